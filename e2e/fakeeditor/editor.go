@@ -1,0 +1,298 @@
+// Package fakeeditor is an ACP client for tests, in the spirit of gopls's fake
+// editor: it drives an agent the way Zed does, keeps an in-memory overlay of
+// open buffers that its fs methods read and write (falling back to the disk
+// for reads, like an editor opening a file), answers permission requests by a
+// policy, and records every message the agent sent, raw and decoded.
+package fakeeditor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// Options configure an Editor.
+type Options struct {
+	// FS advertises fs/read_text_file and fs/write_text_file. When false the
+	// editor answers them with "method not found", like a client without them.
+	FS bool
+	// Permission picks the answer to a permission request. Nil: allow once.
+	Permission func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+}
+
+// Call is an agent→editor request the editor handled.
+type Call struct {
+	Method string
+	Params any
+}
+
+// Editor is the client side of an ACP connection.
+type Editor struct {
+	Conn *sdk.ClientSideConnection
+	opts Options
+
+	mu          sync.Mutex
+	buffers     map[string]string // path → buffer content (unsaved edits included)
+	fsErrors    map[string]error  // path → error to answer fs calls with
+	updates     []sdk.SessionNotification
+	calls       []Call
+	raw         [][]byte // every line the agent wrote, in order
+	updateAdded chan struct{}
+}
+
+// Connect starts a client on the agent's stdio: agentIn is the agent's stdin,
+// agentOut its stdout.
+func Connect(agentIn io.Writer, agentOut io.Reader, opts Options) *Editor {
+	e := &Editor{
+		opts:        opts,
+		buffers:     map[string]string{},
+		fsErrors:    map[string]error{},
+		updateAdded: make(chan struct{}, 1),
+	}
+	pr, pw := io.Pipe()
+	go e.tee(agentOut, pw)
+	e.Conn = sdk.NewClientSideConnection(e, agentIn, pr)
+	return e
+}
+
+// tee records each raw line from the agent and passes it on to the SDK.
+func (e *Editor) tee(from io.Reader, to *io.PipeWriter) {
+	r := bufio.NewReader(from)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			e.mu.Lock()
+			e.raw = append(e.raw, bytes.TrimRight(append([]byte(nil), line...), "\n"))
+			e.mu.Unlock()
+			if _, werr := to.Write(line); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			to.CloseWithError(err)
+			return
+		}
+	}
+}
+
+// Capabilities is what the editor advertises in initialize.
+func (e *Editor) Capabilities() sdk.ClientCapabilities {
+	return sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
+}
+
+// Initialize sends initialize with the editor's capabilities.
+func (e *Editor) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
+	return e.Conn.Initialize(ctx, sdk.InitializeRequest{
+		ProtocolVersion:    sdk.ProtocolVersionNumber,
+		ClientCapabilities: e.Capabilities(),
+		ClientInfo:         &sdk.Implementation{Name: "fakeeditor", Version: "1"},
+	})
+}
+
+// SetBuffer opens path in the editor with the given (possibly unsaved) content.
+func (e *Editor) SetBuffer(path, content string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.buffers[path] = content
+}
+
+// Buffer returns the editor's buffer for path, and whether one is open.
+func (e *Editor) Buffer(path string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.buffers[path]
+	return s, ok
+}
+
+// FailFS makes fs calls on path answer err.
+func (e *Editor) FailFS(path string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fsErrors[path] = err
+}
+
+// Updates returns the session updates received so far.
+func (e *Editor) Updates() []sdk.SessionNotification {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]sdk.SessionNotification(nil), e.updates...)
+}
+
+// Calls returns the fs and permission requests handled so far.
+func (e *Editor) Calls() []Call {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Call(nil), e.calls...)
+}
+
+// Raw returns every line the agent wrote so far.
+func (e *Editor) Raw() [][]byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([][]byte(nil), e.raw...)
+}
+
+// WaitForUpdate blocks until an update satisfying match has arrived or ctx ends.
+func (e *Editor) WaitForUpdate(ctx context.Context, match func(sdk.SessionUpdate) bool) error {
+	for {
+		for _, u := range e.Updates() {
+			if match(u.Update) {
+				return nil
+			}
+		}
+		select {
+		case <-e.updateAdded:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (e *Editor) record(method string, params any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = append(e.calls, Call{Method: method, Params: params})
+}
+
+// SessionUpdate implements sdk.Client.
+func (e *Editor) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+	e.mu.Lock()
+	e.updates = append(e.updates, n)
+	e.mu.Unlock()
+	select {
+	case e.updateAdded <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// ReadTextFile implements sdk.Client: the buffer if open, else the disk.
+func (e *Editor) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	e.record("fs/read_text_file", req)
+	if !e.opts.FS {
+		return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
+	}
+	e.mu.Lock()
+	ferr := e.fsErrors[req.Path]
+	content, open := e.buffers[req.Path]
+	e.mu.Unlock()
+	if ferr != nil {
+		return sdk.ReadTextFileResponse{}, ferr
+	}
+	if !open {
+		b, err := os.ReadFile(req.Path)
+		if errors.Is(err, os.ErrNotExist) {
+			// What Zed answers for a missing file.
+			return sdk.ReadTextFileResponse{}, &sdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"uri": req.Path}}
+		}
+		if err != nil {
+			return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		content = string(b)
+	}
+	return sdk.ReadTextFileResponse{Content: sliceLines(content, req.Line, req.Limit)}, nil
+}
+
+// WriteTextFile implements sdk.Client: the buffer changes; the disk does not
+// (the user saves).
+func (e *Editor) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	e.record("fs/write_text_file", req)
+	if !e.opts.FS {
+		return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ferr := e.fsErrors[req.Path]; ferr != nil {
+		return sdk.WriteTextFileResponse{}, ferr
+	}
+	e.buffers[req.Path] = req.Content
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+// RequestPermission implements sdk.Client.
+func (e *Editor) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	e.record("session/request_permission", req)
+	if e.opts.Permission != nil {
+		return e.opts.Permission(req), nil
+	}
+	return Select("allow_once"), nil
+}
+
+// Select is a permission answer choosing optionID.
+func Select(optionID string) sdk.RequestPermissionResponse {
+	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
+		Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(optionID), Outcome: "selected"},
+	}}
+}
+
+// CreateTerminal implements sdk.Client; the fake editor has no terminals.
+func (e *Editor) CreateTerminal(ctx context.Context, req sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+}
+
+// KillTerminal implements sdk.Client.
+func (e *Editor) KillTerminal(ctx context.Context, req sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+}
+
+// TerminalOutput implements sdk.Client.
+func (e *Editor) TerminalOutput(ctx context.Context, req sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+}
+
+// ReleaseTerminal implements sdk.Client.
+func (e *Editor) ReleaseTerminal(ctx context.Context, req sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+}
+
+// WaitForTerminalExit implements sdk.Client.
+func (e *Editor) WaitForTerminalExit(ctx context.Context, req sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+}
+
+// sliceLines applies ACP's optional 1-based line and limit to content.
+func sliceLines(content string, line, limit *int) string {
+	if line == nil && limit == nil {
+		return content
+	}
+	lines := bytes.SplitAfter([]byte(content), []byte("\n"))
+	start := 0
+	if line != nil && *line > 1 {
+		start = *line - 1
+	}
+	if start > len(lines) {
+		start = len(lines)
+	}
+	end := len(lines)
+	if limit != nil && start+*limit < end {
+		end = start + *limit
+	}
+	return string(bytes.Join(lines[start:end], nil))
+}
+
+// UpdateKinds lists the sessionUpdate discriminators of updates, in order,
+// for compact assertions about ordering.
+func UpdateKinds(updates []sdk.SessionNotification) []string {
+	kinds := make([]string, 0, len(updates))
+	for _, n := range updates {
+		b, err := json.Marshal(n.Update)
+		if err != nil {
+			kinds = append(kinds, fmt.Sprintf("error: %v", err))
+			continue
+		}
+		var d struct {
+			SessionUpdate string `json:"sessionUpdate"`
+		}
+		_ = json.Unmarshal(b, &d)
+		kinds = append(kinds, d.SessionUpdate)
+	}
+	return kinds
+}
