@@ -1,0 +1,291 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/acpschema"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current translation")
+
+// Golden inputs: real `codex exec --json` output of codex 0.169 (copies of
+// the project's shared fixtures) and hand-written lines for cases no capture
+// covers (our own MCP server, unknown types, edge cases).
+const (
+	capturedDir  = "testdata/codex"
+	syntheticDir = "testdata/synthetic"
+	goldenDir    = "testdata/golden"
+)
+
+// sharedFixtures is where the project's shared captures live, relative to
+// this package: the repository's sibling directory shared/.
+var sharedFixtures = filepath.Join("..", "..", "shared", "fixtures", "codex-0.169-exec")
+
+// goldenContextWindow is an arbitrary window size for the goldens.
+const goldenContextWindow = 272000
+
+// golden is what one input file translates to, stored as indented JSON.
+type golden struct {
+	Steps   []goldenStep  `json:"steps"`
+	Outcome goldenOutcome `json:"outcome"`
+}
+
+type goldenStep struct {
+	Event   string `json:"event"` // summary of the input line
+	Updates []any  `json:"updates"`
+}
+
+type goldenOutcome struct {
+	ThreadID      string `json:"threadId"`
+	Completed     bool   `json:"completed"`
+	FailedMessage string `json:"failedMessage"`
+	Usage         Usage  `json:"usage"`
+	ThreadUsage   Usage  `json:"threadUsage"`
+	ContextUsed   int    `json:"contextUsed"`
+	Updates       []any  `json:"updates"`
+}
+
+func TestGolden(t *testing.T) {
+	inputs := goldenInputs(t)
+	if len(inputs) == 0 {
+		t.Fatal("no golden inputs found")
+	}
+	want := map[string]bool{}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".jsonl") + ".json"
+		want[name] = true
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			got := translateFile(t, in)
+			path := filepath.Join(goldenDir, name)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantJSON, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./events -run TestGolden -update to create it)", err)
+			}
+			if !bytes.Equal(got, wantJSON) {
+				t.Errorf("translation of %s differs from %s (review, then -update):\n%s", in, path, lineDiff(string(wantJSON), string(got)))
+			}
+		})
+	}
+	// A golden without an input is stale.
+	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.json"))
+	for _, f := range files {
+		if !want[filepath.Base(f)] {
+			t.Errorf("%s has no input file", f)
+		}
+	}
+}
+
+func goldenInputs(t *testing.T) []string {
+	t.Helper()
+	var all []string
+	for _, dir := range []string{capturedDir, syntheticDir} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, files...)
+	}
+	return all
+}
+
+// translateFile feeds one JSONL file through a fresh Translator as one turn
+// and returns the indented golden JSON. Every update is checked against the
+// ACP schema on the way.
+func translateFile(t *testing.T, path string) []byte {
+	t.Helper()
+	tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: goldenContextWindow})
+	tr.BeginTurn()
+	var g golden
+	for i, line := range readLines(t, path) {
+		ev, err := Parse(line)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		g.Steps = append(g.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
+	}
+	out := tr.EndTurn()
+	g.Outcome = goldenOutcome{
+		ThreadID:      out.ThreadID,
+		Completed:     out.Completed,
+		FailedMessage: out.FailedMessage,
+		Usage:         out.Usage,
+		ThreadUsage:   out.ThreadUsage,
+		ContextUsed:   out.ContextUsed,
+		Updates:       marshalUpdates(t, out.Updates),
+	}
+	// Without HTML escaping, so that commands read as they are ("&&").
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(g); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func summary(ev Event) string {
+	s := ev.Type
+	if ev.Item != nil {
+		s += " " + ev.Item.Type + " " + ev.Item.ID
+	}
+	if !ev.Known() {
+		s += " (unknown)"
+	}
+	return s
+}
+
+// marshalUpdates marshals updates as the SDK sends them, checks each one
+// and returns them decoded, for the golden file.
+func marshalUpdates(t *testing.T, us []acp.SessionUpdate) []any {
+	t.Helper()
+	out := []any{}
+	for _, u := range us {
+		var v any
+		if err := json.Unmarshal(checkUpdate(t, u), &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// checkUpdate marshals u and checks it: one variant set, exactly one
+// sessionUpdate discriminator, valid against the ACP schema, and decoding
+// back to the same variant.
+func checkUpdate(t *testing.T, u acp.SessionUpdate) []byte {
+	t.Helper()
+	if n := variants(u); n != 1 {
+		t.Fatalf("update has %d variants set: %+v", n, u)
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		t.Fatalf("marshal update: %v", err)
+	}
+	if err := acpschema.ValidateSessionUpdate(b); err != nil {
+		t.Errorf("%s: %v", b, err)
+	}
+	var back acp.SessionUpdate
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	if variants(back) != 1 {
+		t.Errorf("%s decodes to %d variants", b, variants(back))
+	}
+	return b
+}
+
+func variants(u acp.SessionUpdate) int {
+	n := 0
+	for _, set := range []bool{
+		u.UserMessageChunk != nil, u.AgentMessageChunk != nil, u.AgentThoughtChunk != nil,
+		u.ToolCall != nil, u.ToolCallUpdate != nil, u.Plan != nil, u.AvailableCommandsUpdate != nil,
+		u.CurrentModeUpdate != nil, u.ConfigOptionUpdate != nil, u.SessionInfoUpdate != nil, u.UsageUpdate != nil,
+	} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCapturedFixturesMatchShared checks that testdata/codex holds exact
+// copies of every shared codex capture, when the shared directory exists
+// (it does beside the repository; a lone clone of the repo lacks it).
+func TestCapturedFixturesMatchShared(t *testing.T) {
+	shared, err := filepath.Glob(filepath.Join(sharedFixtures, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shared) == 0 {
+		t.Skipf("no shared fixtures at %s", sharedFixtures)
+	}
+	ours, err := filepath.Glob(filepath.Join(capturedDir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(paths []string) []string {
+		var n []string
+		for _, p := range paths {
+			n = append(n, filepath.Base(p))
+		}
+		return n
+	}
+	if !slices.Equal(names(shared), names(ours)) {
+		t.Errorf("file sets differ:\nshared: %v\nours:   %v", names(shared), names(ours))
+	}
+	for _, src := range shared {
+		want, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(capturedDir, filepath.Base(src)))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s: copy it again and review its golden", filepath.Base(src), src)
+		}
+	}
+}
+
+// readLines reads a JSONL file without a line length limit.
+func readLines(t testing.TB, path string) [][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			lines = append(lines, line)
+		}
+		if err == io.EOF {
+			return lines
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lineDiff shows the first differing lines of two texts.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl
+		}
+	}
+	return "(no line differs)"
+}

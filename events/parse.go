@@ -1,0 +1,220 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Event types printed by `codex exec --json`.
+const (
+	TypeThreadStarted = "thread.started"
+	TypeTurnStarted   = "turn.started"
+	TypeTurnCompleted = "turn.completed"
+	TypeTurnFailed    = "turn.failed"
+	TypeItemStarted   = "item.started"
+	TypeItemUpdated   = "item.updated"
+	TypeItemCompleted = "item.completed"
+	TypeError         = "error"
+)
+
+// Item types carried by item.* events.
+const (
+	ItemAgentMessage     = "agent_message"
+	ItemReasoning        = "reasoning"
+	ItemCommandExecution = "command_execution"
+	ItemFileChange       = "file_change"
+	ItemMCPToolCall      = "mcp_tool_call"
+	ItemTodoList         = "todo_list"
+	ItemWebSearch        = "web_search"
+	ItemError            = "error"
+)
+
+// Event is one line of `codex exec --json` output. Only the fields of its
+// Type are set; unknown fields are dropped.
+type Event struct {
+	Type     string     `json:"type"`
+	ThreadID string     `json:"thread_id,omitempty"` // thread.started
+	Item     *Item      `json:"item,omitempty"`      // item.*
+	Usage    *Usage     `json:"usage,omitempty"`     // turn.completed: the thread's running totals
+	Error    *ErrorInfo `json:"error,omitempty"`     // turn.failed
+	Message  string     `json:"message,omitempty"`   // top-level error (a warning)
+}
+
+// Known reports whether the event (and, for item events, its item type) is
+// one this package translates. The caller logs the others.
+func (e Event) Known() bool {
+	switch e.Type {
+	case TypeThreadStarted, TypeTurnStarted, TypeTurnCompleted, TypeTurnFailed, TypeError:
+		return true
+	case TypeItemStarted, TypeItemUpdated, TypeItemCompleted:
+		if e.Item == nil {
+			return false
+		}
+		switch e.Item.Type {
+		case ItemAgentMessage, ItemReasoning, ItemCommandExecution, ItemFileChange,
+			ItemMCPToolCall, ItemTodoList, ItemWebSearch, ItemError:
+			return true
+		}
+	}
+	return false
+}
+
+// Item is a codex thread item. Which fields are set depends on Type.
+type Item struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+
+	// agent_message, reasoning
+	Text string `json:"text,omitempty"`
+	// error
+	Message string `json:"message,omitempty"`
+
+	// command_execution
+	Command          string `json:"command,omitempty"`
+	Cwd              string `json:"cwd,omitempty"`
+	AggregatedOutput string `json:"aggregated_output,omitempty"`
+	ExitCode         *int   `json:"exit_code,omitempty"` // nil while running
+
+	// command_execution, file_change, mcp_tool_call: in_progress, completed,
+	// failed (declined is treated as failed).
+	Status string `json:"status,omitempty"`
+
+	// file_change
+	Changes []FileChange `json:"changes,omitempty"`
+
+	// mcp_tool_call
+	Server    string          `json:"server,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    *MCPResult      `json:"result,omitempty"`
+	Error     *ErrorInfo      `json:"error,omitempty"`
+
+	// todo_list
+	Items []TodoItem `json:"items,omitempty"`
+
+	// web_search
+	Query  string           `json:"query,omitempty"`
+	Action *WebSearchAction `json:"action,omitempty"`
+}
+
+// FileChange is one file of a file_change item. Kind is add, update or delete.
+type FileChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+// MCPResult is the result of an MCP tool call as codex reports it. Content
+// blocks are MCP content (text, image, resource, ...), kept verbatim.
+type MCPResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structured_content,omitempty"`
+}
+
+// TodoItem is one entry of a todo_list item.
+type TodoItem struct {
+	Text      string `json:"text"`
+	Completed bool   `json:"completed"`
+}
+
+// WebSearchAction says what a web_search item did: search (Query, Queries),
+// open_page (URL) or find_in_page (URL, Pattern).
+type WebSearchAction struct {
+	Type    string   `json:"type"`
+	Query   string   `json:"query,omitempty"`
+	Queries []string `json:"queries,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	Pattern string   `json:"pattern,omitempty"`
+}
+
+// ErrorInfo is codex's error object ({"message": ...}). A bare JSON string is
+// accepted too.
+type ErrorInfo struct {
+	Message string `json:"message"`
+}
+
+// UnmarshalJSON accepts {"message": "..."} or "...".
+func (e *ErrorInfo) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &e.Message)
+	}
+	type plain ErrorInfo
+	return json.Unmarshal(b, (*plain)(e))
+}
+
+// Usage holds token counts as codex reports them. In turn.completed they are
+// the thread's running totals; Outcome.Usage holds one turn's share.
+// InputTokens includes CachedInputTokens; OutputTokens includes
+// ReasoningOutputTokens (OpenAI Responses semantics).
+type Usage struct {
+	InputTokens           int64 `json:"input_tokens"`
+	CachedInputTokens     int64 `json:"cached_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+}
+
+// Parse decodes one line of `codex exec --json` output. It is tolerant:
+// unknown event and item types, unknown fields and duplicate keys are
+// accepted. A line that is not a JSON object with a string "type" is an error.
+func Parse(line []byte) (Event, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return Event{}, errors.New("parse codex event: empty line")
+	}
+	var ev Event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return Event{}, fmt.Errorf("parse codex event: %w", err)
+	}
+	if ev.Type == "" {
+		return Event{}, errors.New("parse codex event: no \"type\"")
+	}
+	if ev.Item != nil {
+		// encoding/json keeps the last of duplicate keys. web_search items
+		// carry two "id" keys: the item id first, then the search call's id.
+		// The item id is the one item.started and item.completed share.
+		if id, ok := itemID(line); ok {
+			ev.Item.ID = id
+		}
+	}
+	return ev, nil
+}
+
+// itemID returns the first "id" of the "item" object of an event line. It
+// reads only up to that key, which codex prints first, so even a
+// multi-megabyte line costs almost nothing.
+func itemID(line []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if !enterObject(dec) || !skipToKey(dec, "item") || !enterObject(dec) || !skipToKey(dec, "id") {
+		return "", false
+	}
+	tok, err := dec.Token()
+	s, ok := tok.(string)
+	return s, err == nil && ok
+}
+
+// enterObject consumes the '{' that starts an object.
+func enterObject(dec *json.Decoder) bool {
+	tok, err := dec.Token()
+	return err == nil && tok == json.Delim('{')
+}
+
+// skipToKey consumes members of the current object up to and including the
+// first key named key.
+func skipToKey(dec *json.Decoder, key string) bool {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if tok == key {
+			return true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
+}

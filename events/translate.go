@@ -1,0 +1,648 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// DefaultMaxOutputBytes is the default for Options.MaxOutputBytes.
+const DefaultMaxOutputBytes = 64 << 10
+
+// Options configure a Translator.
+type Options struct {
+	// OwnMCPServer is the name under which codexacp's embedded MCP server is
+	// registered with codex ("acp"). Its mcp_tool_call items produce no
+	// updates: the server reports those tool calls itself, with diffs.
+	OwnMCPServer string
+	// ContextWindow is the model's context window in tokens, the size of
+	// usage_update. Zero means unknown: no usage_update is sent.
+	ContextWindow int
+	// ThreadID and ThreadUsage restore a stored session: the codex thread it
+	// resumes and codex's running token totals at the end of that thread's
+	// last turn (Outcome.ThreadUsage), so the next turn's usage is its own.
+	ThreadID    string
+	ThreadUsage Usage
+	// MaxOutputBytes caps the command output put into one update (content
+	// and rawOutput); the middle of longer output is cut out. Zero means
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
+}
+
+// Outcome is how a turn ended, as far as codex's events tell.
+type Outcome struct {
+	// ThreadID is the codex thread id (from thread.started, or the one the
+	// Translator already knew).
+	ThreadID string
+	// Completed is true when codex sent turn.completed.
+	Completed bool
+	// FailedMessage is codex's turn.failed message without any stack
+	// backtrace; empty unless the turn failed.
+	FailedMessage string
+	// Usage holds this turn's tokens (zero when codex reported none).
+	Usage Usage
+	// ThreadUsage holds codex's running totals after the turn; store it
+	// with the session to seed Options.ThreadUsage after a restart.
+	ThreadUsage Usage
+	// ContextUsed estimates the tokens in the model's context after the
+	// turn (see docs/events.md); zero when codex reported no usage.
+	ContextUsed int
+	// Updates mark tool calls that were still running when the turn ended
+	// (cancelled or failed turn) as failed. Send them before answering the
+	// prompt so the editor does not show them running forever.
+	Updates []acp.SessionUpdate
+}
+
+// ACP converts token counts to the PromptResponse usage of ACP.
+func (u Usage) ACP() *acp.Usage {
+	return &acp.Usage{
+		InputTokens:       int(u.InputTokens),
+		OutputTokens:      int(u.OutputTokens),
+		TotalTokens:       int(u.InputTokens + u.OutputTokens),
+		CachedReadTokens:  acp.Ptr(int(u.CachedInputTokens)),
+		CachedWriteTokens: acp.Ptr(int(u.CacheWriteInputTokens)),
+		ThoughtTokens:     acp.Ptr(int(u.ReasoningOutputTokens)),
+	}
+}
+
+// Translator turns the codex events of one ACP session into session
+// updates. It lives as long as the session: turn numbers keep tool call ids
+// unique although every codex process numbers its items from item_0, and
+// the previous turn's token totals turn codex's running totals into
+// per-turn usage. A Translator is not safe for concurrent use; a session's
+// turns never overlap.
+type Translator struct {
+	opts     Options
+	threadID string
+	totals   Usage // codex's running totals after the last turn.completed
+	turn     int
+
+	// State of the current turn, reset by BeginTurn.
+	calls       map[string]*toolCall // by codex item id
+	order       []*toolCall
+	chunk       chunkKind // kind of the last text chunk of the current agent entry
+	modelCalls  int       // tool results codex sent back to the model
+	completed   bool
+	failed      string
+	usage       Usage
+	contextUsed int
+}
+
+type chunkKind int
+
+const (
+	chunkNone chunkKind = iota
+	chunkMessage
+	chunkThought
+)
+
+// toolCall is a tool call announced to the editor and the state last sent.
+type toolCall struct {
+	id   acp.ToolCallId
+	sent toolState
+}
+
+// toolState is everything a tool_call can say about a codex item.
+type toolState struct {
+	title     string
+	kind      acp.ToolKind
+	status    acp.ToolCallStatus
+	locations []acp.ToolCallLocation
+	rawInput  any
+	rawOutput any
+	content   []acp.ToolCallContent
+}
+
+// NewTranslator returns a Translator for one ACP session.
+func NewTranslator(opts Options) *Translator {
+	if opts.MaxOutputBytes <= 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	t := &Translator{opts: opts, threadID: opts.ThreadID, totals: opts.ThreadUsage}
+	t.reset()
+	return t
+}
+
+// BeginTurn starts a new turn (a new codex process). Translate calls before
+// the first BeginTurn belong to turn 1.
+func (t *Translator) BeginTurn() {
+	t.turn++
+	t.reset()
+}
+
+func (t *Translator) reset() {
+	t.calls = map[string]*toolCall{}
+	t.order = nil
+	t.chunk = chunkNone
+	t.modelCalls = 0
+	t.completed = false
+	t.failed = ""
+	t.usage = Usage{}
+	t.contextUsed = 0
+}
+
+// EndTurn reports how the turn ended and closes tool calls left running.
+func (t *Translator) EndTurn() Outcome {
+	out := Outcome{
+		ThreadID:      t.threadID,
+		Completed:     t.completed,
+		FailedMessage: t.failed,
+		Usage:         t.usage,
+		ThreadUsage:   t.totals,
+		ContextUsed:   t.contextUsed,
+	}
+	for _, c := range t.order {
+		if c.sent.status == acp.ToolCallStatusPending || c.sent.status == acp.ToolCallStatusInProgress {
+			c.sent.status = acp.ToolCallStatusFailed
+			out.Updates = append(out.Updates, acp.UpdateToolCall(c.id, acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		}
+	}
+	return out
+}
+
+// Translate returns the session updates for one codex event, possibly none.
+// Unknown event and item types give none (see Event.Known).
+func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
+	if t.turn == 0 {
+		t.turn = 1
+	}
+	switch ev.Type {
+	case TypeThreadStarted:
+		if ev.ThreadID != "" {
+			if t.threadID != "" && t.threadID != ev.ThreadID {
+				t.totals = Usage{} // a new thread counts from zero
+			}
+			t.threadID = ev.ThreadID
+		}
+	case TypeTurnCompleted:
+		t.completed = true
+		if ev.Usage != nil {
+			return t.turnUsage(*ev.Usage)
+		}
+	case TypeTurnFailed:
+		msg := ""
+		if ev.Error != nil {
+			msg = cleanMessage(ev.Error.Message)
+		}
+		if msg == "" {
+			msg = "codex reported the turn as failed"
+		}
+		t.failed = msg
+	case TypeError:
+		return t.warning(ev.Message)
+	case TypeItemStarted, TypeItemUpdated, TypeItemCompleted:
+		if ev.Item != nil {
+			return t.item(ev.Type == TypeItemCompleted, ev.Item)
+		}
+	}
+	return nil
+}
+
+func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
+	switch it.Type {
+	case ItemAgentMessage:
+		// exec sends whole messages in item.completed only; reacting to
+		// started/updated too would repeat the text.
+		if done {
+			return t.text(chunkMessage, it.Text)
+		}
+	case ItemReasoning:
+		if done {
+			return t.text(chunkThought, it.Text)
+		}
+	case ItemError:
+		if done {
+			return t.warning(it.Message)
+		}
+	case ItemTodoList:
+		return []acp.SessionUpdate{planUpdate(it.Items, done)}
+	case ItemCommandExecution:
+		return t.tool(done, it, t.commandState(done, it))
+	case ItemFileChange:
+		return t.tool(done, it, fileChangeState(done, it))
+	case ItemWebSearch:
+		return t.tool(done, it, webSearchState(done, it))
+	case ItemMCPToolCall:
+		if it.Server == t.opts.OwnMCPServer && t.opts.OwnMCPServer != "" {
+			if done {
+				t.modelCalls++
+			}
+			return nil
+		}
+		return t.tool(done, it, mcpState(done, it))
+	}
+	return nil
+}
+
+// text sends an agent message or thought chunk. Codex sends whole messages,
+// while editors append consecutive chunks of one kind to the same block, so
+// a paragraph break keeps two messages from running together.
+func (t *Translator) text(kind chunkKind, s string) []acp.SessionUpdate {
+	if s == "" {
+		return nil
+	}
+	if t.chunk == kind {
+		s = "\n\n" + s
+	}
+	t.chunk = kind
+	if kind == chunkThought {
+		return []acp.SessionUpdate{acp.UpdateAgentThoughtText(s)}
+	}
+	return []acp.SessionUpdate{acp.UpdateAgentMessageText(s)}
+}
+
+// warning shows a non-fatal codex error (retries, fallbacks) as agent text.
+func (t *Translator) warning(msg string) []acp.SessionUpdate {
+	msg = cleanMessage(msg)
+	if msg == "" {
+		return nil
+	}
+	return t.text(chunkMessage, "⚠ "+msg)
+}
+
+// tool announces a tool-like item or sends what changed since last time.
+func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate {
+	if done && it.Type != ItemWebSearch {
+		// Web search runs inside the model's response; every other tool's
+		// result goes back to the model in a further request.
+		t.modelCalls++
+	}
+	c := t.calls[it.ID]
+	if c == nil {
+		c = &toolCall{id: acp.ToolCallId(fmt.Sprintf("t%d-%s", t.turn, it.ID)), sent: st}
+		if it.ID == "" {
+			c.id = acp.ToolCallId(fmt.Sprintf("t%d-anon%d", t.turn, len(t.order)))
+		} else {
+			t.calls[it.ID] = c
+		}
+		t.order = append(t.order, c)
+		t.chunk = chunkNone // the editor starts a new entry after a tool call
+		return []acp.SessionUpdate{{ToolCall: &acp.SessionUpdateToolCall{
+			ToolCallId: c.id,
+			Title:      st.title,
+			Kind:       st.kind,
+			Status:     st.status,
+			Locations:  st.locations,
+			RawInput:   st.rawInput,
+			RawOutput:  st.rawOutput,
+			Content:    st.content,
+		}}}
+	}
+	var opts []acp.ToolCallUpdateOpt
+	if st.title != c.sent.title {
+		opts = append(opts, acp.WithUpdateTitle(st.title))
+	}
+	if st.kind != c.sent.kind {
+		opts = append(opts, acp.WithUpdateKind(st.kind))
+	}
+	if st.status != c.sent.status {
+		opts = append(opts, acp.WithUpdateStatus(st.status))
+	}
+	// Empty lists and nil values would be dropped from the JSON (omitempty),
+	// so only new non-empty values are sent; ACP has no way to clear them.
+	if len(st.locations) > 0 && !sameJSON(st.locations, c.sent.locations) {
+		opts = append(opts, acp.WithUpdateLocations(st.locations))
+	}
+	if st.rawInput != nil && !sameJSON(st.rawInput, c.sent.rawInput) {
+		opts = append(opts, acp.WithUpdateRawInput(st.rawInput))
+	}
+	if st.rawOutput != nil && !sameJSON(st.rawOutput, c.sent.rawOutput) {
+		opts = append(opts, acp.WithUpdateRawOutput(st.rawOutput))
+	}
+	if len(st.content) > 0 && !sameJSON(st.content, c.sent.content) {
+		opts = append(opts, acp.WithUpdateContent(st.content))
+	}
+	c.sent = st
+	if len(opts) == 0 {
+		return nil
+	}
+	return []acp.SessionUpdate{acp.UpdateToolCall(c.id, opts...)}
+}
+
+// turnUsage records this turn's tokens and reports the context use.
+//
+// codex reports the thread's running totals, summed over every model
+// request; each request resends the whole conversation. With k requests in
+// the turn (one, plus one per tool result sent back), the average request
+// input is Δinput/k, and everything the model wrote this turn is now in the
+// context as well: used ≈ Δinput/k + Δoutput.
+func (t *Translator) turnUsage(total Usage) []acp.SessionUpdate {
+	prev := t.totals
+	if total.InputTokens < prev.InputTokens || total.OutputTokens < prev.OutputTokens {
+		prev = Usage{} // counting restarted: a new thread
+	}
+	t.usage = Usage{
+		InputTokens:           total.InputTokens - prev.InputTokens,
+		CachedInputTokens:     max(0, total.CachedInputTokens-prev.CachedInputTokens),
+		CacheWriteInputTokens: max(0, total.CacheWriteInputTokens-prev.CacheWriteInputTokens),
+		OutputTokens:          total.OutputTokens - prev.OutputTokens,
+		ReasoningOutputTokens: max(0, total.ReasoningOutputTokens-prev.ReasoningOutputTokens),
+	}
+	t.totals = total
+	requests := int64(1 + t.modelCalls)
+	used := int((t.usage.InputTokens+requests-1)/requests + t.usage.OutputTokens)
+	if t.opts.ContextWindow > 0 {
+		used = min(used, t.opts.ContextWindow)
+	}
+	t.contextUsed = used
+	if t.opts.ContextWindow <= 0 {
+		return nil
+	}
+	return []acp.SessionUpdate{{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: t.opts.ContextWindow}}}
+}
+
+// planUpdate turns a todo list into a plan. While the turn runs, the first
+// unfinished entry is the one in progress; in the final list (item.completed,
+// sent when the turn ends) unfinished entries are pending.
+func planUpdate(items []TodoItem, done bool) acp.SessionUpdate {
+	entries := make([]acp.PlanEntry, 0, len(items))
+	current := !done
+	for _, it := range items {
+		st := acp.PlanEntryStatusPending
+		switch {
+		case it.Completed:
+			st = acp.PlanEntryStatusCompleted
+		case current:
+			st = acp.PlanEntryStatusInProgress
+			current = false
+		}
+		entries = append(entries, acp.PlanEntry{Content: it.Text, Priority: acp.PlanEntryPriorityMedium, Status: st})
+	}
+	return acp.UpdatePlan(entries...)
+}
+
+func (t *Translator) commandState(done bool, it *Item) toolState {
+	input := map[string]any{"command": it.Command}
+	if it.Cwd != "" {
+		input["cwd"] = it.Cwd
+	}
+	st := toolState{
+		title:    UnwrapShellCommand(it.Command),
+		kind:     acp.ToolKindExecute,
+		status:   itemStatus(done, it.Status, it.ExitCode),
+		rawInput: input,
+	}
+	if st.title == "" {
+		st.title = "Run a command"
+	}
+	out := limitText(it.AggregatedOutput, t.opts.MaxOutputBytes)
+	if out != "" {
+		st.content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
+	}
+	if st.status != acp.ToolCallStatusInProgress {
+		st.rawOutput = map[string]any{"exit_code": it.ExitCode, "output": out}
+	}
+	return st
+}
+
+func fileChangeState(done bool, it *Item) toolState {
+	st := toolState{
+		title:    fileChangeTitle(it.Changes),
+		kind:     acp.ToolKindEdit,
+		status:   itemStatus(done, it.Status, nil),
+		rawInput: map[string]any{"changes": it.Changes},
+	}
+	seen := map[string]bool{}
+	for _, ch := range it.Changes {
+		if !seen[ch.Path] {
+			seen[ch.Path] = true
+			st.locations = append(st.locations, acp.ToolCallLocation{Path: ch.Path})
+		}
+	}
+	return st
+}
+
+// fileChangeTitle names the files by kind of change: "Edit a.go, b.go",
+// "Add x", "Edit a.go; add b.go".
+func fileChangeTitle(changes []FileChange) string {
+	const shown = 3
+	var (
+		verbs  []string
+		byVerb = map[string][]string{}
+	)
+	for _, ch := range changes {
+		v := changeVerb(ch.Kind)
+		if _, ok := byVerb[v]; !ok {
+			verbs = append(verbs, v)
+		}
+		byVerb[v] = append(byVerb[v], filepath.Base(ch.Path))
+	}
+	if len(verbs) == 0 {
+		return "Edit files"
+	}
+	parts := make([]string, 0, len(verbs))
+	for i, v := range verbs {
+		names := byVerb[v]
+		list := strings.Join(names[:min(len(names), shown)], ", ")
+		if len(names) > shown {
+			list += fmt.Sprintf(" and %d more", len(names)-shown)
+		}
+		if i > 0 {
+			v = strings.ToLower(v)
+		}
+		parts = append(parts, v+" "+list)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func changeVerb(kind string) string {
+	switch kind {
+	case "add":
+		return "Add"
+	case "delete":
+		return "Delete"
+	case "update":
+		return "Edit"
+	}
+	return "Change"
+}
+
+func mcpState(done bool, it *Item) toolState {
+	st := toolState{
+		title:  it.Server + ": " + it.Tool,
+		kind:   acp.ToolKindOther,
+		status: itemStatus(done, it.Status, nil),
+	}
+	if len(it.Arguments) > 0 && !bytes.Equal(it.Arguments, []byte("null")) {
+		st.rawInput = it.Arguments
+	}
+	switch {
+	case it.Error != nil:
+		msg := cleanMessage(it.Error.Message)
+		st.rawOutput = map[string]any{"error": msg}
+		if msg != "" {
+			st.content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(msg))}
+		}
+	case it.Result != nil:
+		st.rawOutput = it.Result
+		st.content = mcpContent(it.Result.Content)
+	}
+	return st
+}
+
+// mcpContent shows the text and image blocks of an MCP result; the whole
+// result is in rawOutput.
+func mcpContent(blocks []json.RawMessage) []acp.ToolCallContent {
+	var out []acp.ToolCallContent
+	for _, raw := range blocks {
+		var b struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}
+		if json.Unmarshal(raw, &b) != nil {
+			continue
+		}
+		switch b.Type {
+		case "text":
+			out = append(out, acp.ToolContent(acp.TextBlock(b.Text)))
+		case "image":
+			out = append(out, acp.ToolContent(acp.ImageBlock(b.Data, b.MimeType)))
+		}
+	}
+	return out
+}
+
+func webSearchState(done bool, it *Item) toolState {
+	st := toolState{
+		title:  webSearchTitle(it),
+		kind:   acp.ToolKindFetch,
+		status: acp.ToolCallStatusInProgress,
+	}
+	if done {
+		st.status = acp.ToolCallStatusCompleted
+	}
+	input := map[string]any{}
+	if it.Query != "" {
+		input["query"] = it.Query
+	}
+	if it.Action != nil {
+		input["action"] = it.Action
+	}
+	if len(input) > 0 {
+		st.rawInput = input
+	}
+	return st
+}
+
+func webSearchTitle(it *Item) string {
+	a := it.Action
+	if a == nil {
+		a = &WebSearchAction{}
+	}
+	switch a.Type {
+	case "open_page":
+		if a.URL != "" {
+			return "Open " + a.URL
+		}
+	case "find_in_page":
+		if a.Pattern != "" && a.URL != "" {
+			return fmt.Sprintf("Find %q in %s", a.Pattern, a.URL)
+		}
+	}
+	q := it.Query
+	if q == "" {
+		q = a.Query
+	}
+	if q == "" {
+		q = strings.Join(a.Queries, ", ")
+	}
+	if q == "" {
+		return "Web search"
+	}
+	return "Web search: " + q
+}
+
+// itemStatus maps a codex item status to an ACP tool call status. A non-zero
+// exit code fails a command even when codex says completed; an item.completed
+// without a final status counts as completed.
+func itemStatus(done bool, status string, exitCode *int) acp.ToolCallStatus {
+	failedExit := exitCode != nil && *exitCode != 0
+	switch status {
+	case "failed", "declined":
+		return acp.ToolCallStatusFailed
+	case "completed":
+		if failedExit {
+			return acp.ToolCallStatusFailed
+		}
+		return acp.ToolCallStatusCompleted
+	}
+	if !done {
+		return acp.ToolCallStatusInProgress
+	}
+	if failedExit {
+		return acp.ToolCallStatusFailed
+	}
+	return acp.ToolCallStatusCompleted
+}
+
+// cleanMessage drops a Rust stack backtrace (codex appends one to error
+// messages when RUST_BACKTRACE is set) and surrounding blank space.
+func cleanMessage(msg string) string {
+	for _, marker := range []string{"Stack backtrace:", "stack backtrace:"} {
+		for i := 0; ; {
+			j := strings.Index(msg[i:], marker)
+			if j < 0 {
+				break
+			}
+			j += i
+			// Only a marker that starts a line (after indentation) counts.
+			lineStart := strings.LastIndexByte(msg[:j], '\n') + 1
+			if strings.TrimSpace(msg[lineStart:j]) == "" {
+				msg = msg[:lineStart]
+				break
+			}
+			i = j + len(marker)
+		}
+	}
+	return strings.TrimSpace(msg)
+}
+
+// fenced puts text into a Markdown code block whose fence is longer than any
+// backtick run inside it.
+func fenced(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return fence + "\n" + s + fence
+}
+
+// limitText keeps the head and the tail of s, max bytes in all, cut at
+// rune boundaries, with a note of how much was left out.
+func limitText(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	head := limit / 2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (limit - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n… %d bytes omitted …\n%s", s[:head], tail-head, s[tail:])
+}
+
+// sameJSON reports whether a and b encode to the same JSON.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
