@@ -24,6 +24,9 @@ import (
 // can also reach the editor.
 const DefaultMaxRequestBodyBytes = 8 << 20
 
+// shutdownGrace is how long Close lets requests in flight finish.
+const shutdownGrace = time.Second
+
 // Path is the URL path the host serves MCP on.
 const Path = "/mcp"
 
@@ -153,11 +156,14 @@ func (h *Host) Close() error {
 	for _, s := range sessions {
 		closeSessions(s.server)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	err := h.srv.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, h.srv.Close())
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Still busy after the grace period, or opened by a client's
+		// connection pool but never used (net/http waits 5 s for those):
+		// cut them.
+		err = h.srv.Close()
 	}
 	<-h.served
 	if err != nil {

@@ -1,18 +1,12 @@
 package mcp
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 )
-
-// CodeInternal is the code of failures that are not the model's to fix
-// (JSON-RPC's internal error, as fsops.AsError uses it).
-const CodeInternal = -32603
 
 // ErrorResult is the structuredContent of a failed call.
 type ErrorResult struct {
@@ -28,22 +22,13 @@ type ErrorBody struct {
 }
 
 // toolError turns any error from a call into the *fsops.Error the model
-// and the observer get, with a hint filled in when the engine gave none.
+// and the observer get (a copy), with a hint filled in when there is none.
 func toolError(err error) *fsops.Error {
-	var te *fsops.Error
-	switch {
-	case errors.As(err, &te):
-		cp := *te
-		te = &cp
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		te = &fsops.Error{Code: CodeInternal, Message: "Tool call cancelled", Err: err}
-	default:
-		te = fsops.AsError(err)
-	}
+	te := *fsops.AsError(err)
 	if te.Hint == "" {
-		te.Hint = defaultHint(te)
+		te.Hint = defaultHint(&te)
 	}
-	return te
+	return &te
 }
 
 // defaultHint says what the model can do about an error of this kind.

@@ -29,8 +29,7 @@ const (
 	ToolAppendTextFile    = "append_text_file"
 )
 
-// ToolNames lists the tools every server offers, in the order tools/list
-// returns them.
+// ToolNames lists the tools every server offers.
 var ToolNames = []string{
 	ToolReadTextFile,
 	ToolWriteTextFile,
@@ -311,6 +310,7 @@ func decodeArguments[P any](raw json.RawMessage, schema *jsonschema.Resolved) (P
 // property path ("edits[].new_string: type: ...").
 func plainValidationError(msg string) string {
 	msg = strings.ReplaceAll(msg, "validating root: ", "")
+	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null") // how the validator prints JSON null
 	locs := validatingPointer.FindAllStringSubmatchIndex(msg, -1)
 	if len(locs) == 0 {
 		return msg
