@@ -1,60 +1,464 @@
 package fsops
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"unicode/utf8"
 )
 
-// Engine runs the file tools against a Files port.
+// Tool names, as they appear in Change.Tool.
+const (
+	ToolReadTextFile      = "read_text_file"
+	ToolWriteTextFile     = "write_text_file"
+	ToolEditTextFile      = "edit_text_file"
+	ToolMultiEditTextFile = "multi_edit_text_file"
+	ToolReplaceTextLines  = "replace_text_lines"
+	ToolInsertTextLines   = "insert_text_lines"
+	ToolAppendTextFile    = "append_text_file"
+)
+
+// Read limits.
+const (
+	// DefaultReadLimit is the number of lines read_text_file returns when
+	// no limit is given.
+	DefaultReadLimit = 2000
+	// MaxReadBytes caps the content one read_text_file call returns; the
+	// result then says where to continue.
+	MaxReadBytes = 256 << 10
+)
+
+// Engine runs the file tools against a Files port. It is safe for
+// concurrent use; writes to one path are serialised across all engines of
+// the process.
 type Engine struct {
 	files Files
+	locks *pathLocks
 }
 
 // NewEngine returns an engine that reads and writes through files.
-func NewEngine(files Files) *Engine { return &Engine{files: files} }
+func NewEngine(files Files) *Engine {
+	return &Engine{files: files, locks: processLocks}
+}
 
-var errPending = errors.New("fsops: engine being implemented")
-
-// ReadTextFile implements read_text_file.
+// ReadTextFile implements read_text_file: up to Limit lines from Line on,
+// cut at MaxReadBytes, with the hash and line count of the whole file.
 func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, error) {
-	return nil, errPending
-}
-
-// WriteTextFile implements write_text_file.
-func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before BeforeWrite) (*WriteResult, error) {
-	return nil, errPending
-}
-
-// EditTextFile implements edit_text_file.
-func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWrite) (*EditResult, error) {
-	return nil, errPending
-}
-
-// MultiEditTextFile implements multi_edit_text_file.
-func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, before BeforeWrite) (*MultiEditResult, error) {
-	return nil, errPending
-}
-
-// ReplaceTextLines implements replace_text_lines.
-func (e *Engine) ReplaceTextLines(ctx context.Context, p ReplaceLinesParams, before BeforeWrite) (*LinesResult, error) {
-	return nil, errPending
-}
-
-// InsertTextLines implements insert_text_lines.
-func (e *Engine) InsertTextLines(ctx context.Context, p InsertLinesParams, before BeforeWrite) (*LinesResult, error) {
-	return nil, errPending
-}
-
-// AppendTextFile implements append_text_file.
-func (e *Engine) AppendTextFile(ctx context.Context, p AppendParams, before BeforeWrite) (*LinesResult, error) {
-	return nil, errPending
-}
-
-// AsError returns err as a tool *Error.
-func AsError(err error) *Error {
-	var te *Error
-	if errors.As(err, &te) {
-		return te
+	path, err := checkPath(p.Path)
+	if err != nil {
+		return nil, err
 	}
-	return &Error{Code: -32603, Message: "Internal error: " + err.Error(), Err: err}
+	limit := DefaultReadLimit
+	if p.Limit != nil {
+		if *p.Limit < 1 {
+			return nil, invalidParams(fmt.Sprintf("limit must be at least 1, got %d", *p.Limit),
+				"Omit limit to read up to 2000 lines.")
+		}
+		limit = *p.Limit
+	}
+	data, err := e.readText(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	total := countLines(data)
+	start := 1
+	if p.Line != nil {
+		switch l := *p.Line; {
+		case l == 0:
+			return nil, invalidParams("line must not be 0: lines are 1-based (negative counts from the end)",
+				"Use line=1 for the start of the file or line=-1 for the last line.")
+		case l < 0:
+			start = max(total+l+1, 1)
+		case l > total && !(l == 1 && total == 0):
+			return nil, invalidParams(fmt.Sprintf("line %d is past the end of the file (%d lines)", l, total),
+				fmt.Sprintf("The file has %d lines; use a line between 1 and %d, or a negative line to count from the end.", total, total))
+		default:
+			start = l
+		}
+	}
+
+	body := bytes.TrimPrefix(data, utf8BOM)
+	pos := 0
+	if start > 1 {
+		pos = linesForward(body, 0, start-1)
+	}
+	res := &ReadResult{Hash: HashOf(data), TotalLines: total, StartLine: start, EndLine: start - 1}
+	end := pos
+	for res.EndLine-start+1 < limit && end < len(body) {
+		next := linesForward(body, end, 1)
+		if next-pos > MaxReadBytes {
+			if end == pos {
+				// A single line longer than the cap: return its start.
+				cut := pos + MaxReadBytes
+				for cut > pos && !utf8.RuneStart(body[cut]) {
+					cut--
+				}
+				res.Content = string(body[pos:cut])
+				res.EndLine = start
+				res.HasMore = true
+				res.Hint = fmt.Sprintf("Line %d is longer than %d KiB and was cut; use the shell to inspect it.", start, MaxReadBytes>>10)
+				if start < total {
+					res.Hint += fmt.Sprintf(" Call read_text_file again with line=%d to read on.", start+1)
+				}
+				return res, nil
+			}
+			break
+		}
+		end = next
+		res.EndLine++
+	}
+	res.Content = string(body[pos:end])
+	if res.EndLine < total {
+		res.HasMore = true
+		res.Hint = fmt.Sprintf("Showing lines %d-%d of %d. Call read_text_file again with line=%d to continue.",
+			start, res.EndLine, total, res.EndLine+1)
+	}
+	return res, nil
+}
+
+// WriteTextFile implements write_text_file: it creates or replaces the file.
+// When an existing file starts with a UTF-8 BOM or uses CRLF line endings
+// and the new content has neither, the BOM and CRLF endings are kept.
+func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before BeforeWrite) (*WriteResult, error) {
+	path, err := checkPath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("content", p.Content); err != nil {
+		return nil, err
+	}
+	unlock, err := e.locks.lock(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	info, err := e.files.Stat(ctx, path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if info.IsDir {
+		return nil, IsDirectoryError(path, nil)
+	}
+	var old []byte
+	if info.Exists {
+		if old, err = e.readText(ctx, path); err != nil {
+			return nil, err
+		}
+		if p.ExpectedHash != "" && HashOf(old) != p.ExpectedHash {
+			return nil, staleError(path, p.ExpectedHash, old, true)
+		}
+	} else {
+		if p.ExpectedHash != "" {
+			return nil, staleError(path, p.ExpectedHash, nil, false)
+		}
+		if err := e.checkParent(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+
+	data := []byte(p.Content)
+	if info.Exists {
+		data = keepFileConventions(old, data)
+	}
+	c := &Change{Tool: ToolWriteTextFile, Path: path, Old: old, New: data, Created: !info.Exists}
+	c.Diff, c.ChangedLines = diffAndLines(path, old, data, wholeRegion(old, data))
+	if err := e.commit(ctx, c, before); err != nil {
+		return nil, err
+	}
+	return &WriteResult{Success: true, BytesWritten: len(data), Created: c.Created,
+		Hash: HashOf(data), TotalLines: countLines(data)}, nil
+}
+
+// EditTextFile implements edit_text_file: it replaces old_string, which must
+// occur exactly expected_replacements times (default 1).
+func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWrite) (*EditResult, error) {
+	path, err := checkPath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	want := 1
+	if p.ExpectedReplacements != nil {
+		want = *p.ExpectedReplacements
+		if want < 1 {
+			return nil, invalidParams(fmt.Sprintf("expected_replacements must be at least 1, got %d", want),
+				"Omit expected_replacements to replace a unique occurrence, or give the number of occurrences to replace.")
+		}
+	}
+	if err := checkEditStrings("", p.OldString, p.NewString); err != nil {
+		return nil, err
+	}
+	oldStr, newStr := []byte(p.OldString), []byte(p.NewString)
+
+	var res EditResult
+	_, err = e.mutate(ctx, ToolEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
+		matches := findAll(old, oldStr)
+		switch n := len(matches); {
+		case n == 0:
+			return nil, nil, notFoundInFile(old, p.OldString)
+		case n != want && p.ExpectedReplacements == nil:
+			return nil, nil, &Error{Code: CodeMatchCount,
+				Message: fmt.Sprintf("String appears %d times (must be unique): %s", n, p.OldString),
+				Hint: fmt.Sprintf("Add surrounding lines to old_string so that it matches one place only, "+
+					"or set expected_replacements to %d to replace every occurrence.", n)}
+		case n != want:
+			return nil, nil, &Error{Code: CodeMatchCount,
+				Message: fmt.Sprintf("Expected %d replacements but found %d: %s", want, n, p.OldString),
+				Hint: fmt.Sprintf("old_string occurs %d times. Set expected_replacements to %d to replace them all, "+
+					"or change old_string so that it matches exactly the places you mean.", n, n)}
+		}
+		first := matches[0]
+		res.LineRange = matchLines(old, first, len(oldStr))
+		res.Replacements = len(matches)
+
+		out := make([]byte, 0, len(old)+len(matches)*(len(newStr)-len(oldStr)))
+		regions := make([]region, 0, len(matches))
+		prev := 0
+		for _, m := range matches {
+			out = append(out, old[prev:m]...)
+			regions = append(regions, region{oldStart: m, oldEnd: m + len(oldStr), newStart: len(out), newEnd: len(out) + len(newStr)})
+			out = append(out, newStr...)
+			prev = m + len(oldStr)
+		}
+		out = append(out, old[prev:]...)
+		return out, regions, nil
+	}, func(c *Change) {
+		res.Success, res.Diff, res.Hash, res.TotalLines = true, c.Diff, HashOf(c.New), countLines(c.New)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// MultiEditTextFile implements multi_edit_text_file: the edits apply in
+// order, each to the result of the ones before, and all or none are
+// written.
+func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, before BeforeWrite) (*MultiEditResult, error) {
+	path, err := checkPath(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Edits) == 0 {
+		return nil, invalidParams("Edits array cannot be empty",
+			"Give at least one {old_string, new_string} edit.")
+	}
+	for i, ed := range p.Edits {
+		if err := checkEditStrings(fmt.Sprintf("Edit %d: ", i), ed.OldString, ed.NewString); err != nil {
+			return nil, err
+		}
+	}
+
+	var res MultiEditResult
+	_, err = e.mutate(ctx, ToolMultiEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
+		st := newStaging(old)
+		res.LineRanges = make([]EditLineRange, 0, len(p.Edits))
+		for i, ed := range p.Edits {
+			lr, err := st.apply(i, []byte(ed.OldString), []byte(ed.NewString))
+			if err != nil {
+				return nil, nil, err
+			}
+			res.LineRanges = append(res.LineRanges, EditLineRange{EditIndex: i, Start: lr.Start, End: lr.End})
+		}
+		return st.content, st.regions(), nil
+	}, func(c *Change) {
+		res.Success, res.Diff, res.AppliedCount = true, c.Diff, len(p.Edits)
+		res.Hash, res.TotalLines = HashOf(c.New), countLines(c.New)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// mutate runs the read → compute → diff → BeforeWrite → write sequence of
+// an edit under the path's lock. compute returns the new content and the
+// regions it replaced; done sees the committed change.
+func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, before BeforeWrite,
+	compute func(old []byte) ([]byte, []region, error), done func(*Change)) (*Change, error) {
+	unlock, err := e.locks.lock(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	old, err := e.readText(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if expectedHash != "" && HashOf(old) != expectedHash {
+		return nil, staleError(path, expectedHash, old, true)
+	}
+	data, regions, err := compute(old)
+	if err != nil {
+		return nil, err
+	}
+	c := &Change{Tool: tool, Path: path, Old: old, New: data}
+	c.Diff, c.ChangedLines = diffAndLines(path, old, data, regions)
+	if err := e.commit(ctx, c, before); err != nil {
+		return nil, err
+	}
+	done(c)
+	return c, nil
+}
+
+// commit asks before (if any) and writes the change.
+func (e *Engine) commit(ctx context.Context, c *Change, before BeforeWrite) error {
+	if before != nil {
+		if err := before(ctx, c); err != nil {
+			var te *Error
+			if errors.As(err, &te) {
+				return te
+			}
+			if ctx.Err() != nil {
+				return err
+			}
+			return PermissionError(c.Path, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := e.files.WriteFile(ctx, c.Path, c.New); err != nil {
+		return fileError(c.Path, err)
+	}
+	return nil
+}
+
+// readText reads an existing text file.
+func (e *Engine) readText(ctx context.Context, path string) ([]byte, error) {
+	data, err := e.files.ReadFile(ctx, path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if isBinary(data) {
+		return nil, BinaryError(path)
+	}
+	return data, nil
+}
+
+// checkParent fails unless path's parent directory exists.
+func (e *Engine) checkParent(ctx context.Context, path string) error {
+	parent := filepath.Dir(path)
+	info, err := e.files.Stat(ctx, parent)
+	if err != nil {
+		return fileError(parent, err)
+	}
+	if !info.Exists {
+		return ParentNotFoundError(parent, nil)
+	}
+	if !info.IsDir {
+		pe := ParentNotFoundError(parent, nil)
+		pe.Hint = parent + " is a file, not a directory; choose another path."
+		return pe
+	}
+	return nil
+}
+
+// fileError passes a port's *Error on and gives other errors a tool code
+// by meaning.
+func fileError(path string, err error) error {
+	var te *Error
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, fs.ErrNotExist):
+		return NotFoundError(path, err)
+	case errors.Is(err, fs.ErrPermission):
+		return PermissionError(path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// checkText rejects text the model sent that the tools would not be able
+// to edit afterwards.
+func checkText(field, s string) error {
+	if !utf8.ValidString(s) {
+		return invalidParams(field+" is not valid UTF-8", "Send text only; these tools cannot write binary data.")
+	}
+	if bytes.IndexByte([]byte(s), 0) >= 0 {
+		return invalidParams(field+" contains a NUL character", "Send text only; these tools cannot write binary data.")
+	}
+	return nil
+}
+
+func checkEditStrings(prefix, oldStr, newStr string) error {
+	if oldStr == "" {
+		return invalidParams(prefix+"old_string cannot be empty",
+			"Give the exact text to replace, with enough surrounding lines to be unique; to add text at the end use append_text_file.")
+	}
+	if oldStr == newStr {
+		return invalidParams(prefix+"old_string and new_string are identical",
+			"The edit would change nothing; give the new text in new_string.")
+	}
+	if err := checkText(prefix+"old_string", oldStr); err != nil {
+		return err
+	}
+	return checkText(prefix+"new_string", newStr)
+}
+
+// notFoundInFile is the -32010 error of edit_text_file, with a hint that
+// names the likely cause.
+func notFoundInFile(content []byte, oldStr string) *Error {
+	return &Error{Code: CodeStringNotFound, Message: "String not found in file: " + oldStr,
+		Hint: notFoundHint(content, oldStr)}
+}
+
+func notFoundHint(content []byte, oldStr string) string {
+	hint := "Re-read the file with read_text_file and copy old_string exactly from it, including whitespace, indentation and line breaks."
+	if bytes.Contains(content, []byte("\r\n")) && bytes.Contains([]byte(oldStr), []byte("\n")) && !bytes.Contains([]byte(oldStr), []byte("\r\n")) {
+		hint += ` The file uses CRLF line endings: old_string must contain "\r\n" where the file breaks lines.`
+	}
+	return hint
+}
+
+// findAll returns the offsets of the non-overlapping occurrences of sub.
+func findAll(data, sub []byte) []int {
+	var out []int
+	for pos := 0; ; {
+		i := bytes.Index(data[pos:], sub)
+		if i < 0 {
+			return out
+		}
+		out = append(out, pos+i)
+		pos += i + len(sub)
+	}
+}
+
+// matchLines returns the 1-based lines a match of n bytes at off covers in
+// data: the line of its first byte and the line of its last byte.
+func matchLines(data []byte, off, n int) LineRange {
+	start := 1 + bytes.Count(data[:off], []byte{'\n'})
+	end := start
+	if n > 1 {
+		end += bytes.Count(data[off:off+n-1], []byte{'\n'})
+	}
+	return LineRange{Start: start, End: end}
+}
+
+// keepFileConventions gives new content an existing file's UTF-8 BOM and
+// CRLF line endings when the content itself has neither.
+func keepFileConventions(old, data []byte) []byte {
+	if lineEnding(old) == "\r\n" && !bytes.Contains(data, []byte("\r\n")) && bytes.IndexByte(data, '\n') >= 0 {
+		data = bytes.ReplaceAll(data, []byte{'\n'}, []byte("\r\n"))
+	}
+	if bytes.HasPrefix(old, utf8BOM) && !bytes.HasPrefix(data, utf8BOM) {
+		data = append(append(make([]byte, 0, len(utf8BOM)+len(data)), utf8BOM...), data...)
+	}
+	return data
+}
+
+// wholeRegion is the region of a whole-file change, narrowed to the lines
+// that differ.
+func wholeRegion(old, data []byte) []region {
+	if bytes.Equal(old, data) {
+		return nil
+	}
+	prefix, oldSuffix, newSuffix := commonLineAffixes(old, data)
+	return []region{{oldStart: prefix, oldEnd: oldSuffix, newStart: prefix, newEnd: newSuffix}}
 }

@@ -1,0 +1,115 @@
+package fsops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+)
+
+// CodeInternal is the JSON-RPC "internal error" code, used for failures
+// that are none of the tool codes (an adapter's unexpected error, a
+// cancelled call).
+const CodeInternal = -32603
+
+// AsError returns err as a tool *Error: an *Error (also when wrapped) as it
+// is, a cancelled or timed-out context and unknown errors as CodeInternal
+// with a message the model can read. It returns nil for nil.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var te *Error
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.Is(err, context.Canceled):
+		return &Error{Code: CodeInternal, Message: "Operation cancelled",
+			Hint: "The call was cancelled before it finished; nothing was written.", Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Code: CodeInternal, Message: "Operation timed out",
+			Hint: "The call ran out of time; check the file with read_text_file before retrying.", Err: err}
+	case errors.Is(err, fs.ErrNotExist):
+		return &Error{Code: CodeNotFound, Message: "File not found: " + err.Error(), Err: err}
+	case errors.Is(err, fs.ErrPermission):
+		return &Error{Code: CodePermission, Message: "Permission denied: " + err.Error(), Err: err}
+	}
+	return &Error{Code: CodeInternal, Message: "Internal error: " + err.Error(),
+		Hint: "This is not a problem with the arguments; check the file with read_text_file before retrying.", Err: err}
+}
+
+// NotFoundError is the -32001 "File not found: {path}" error.
+func NotFoundError(path string, cause error) *Error {
+	return &Error{Code: CodeNotFound, Message: "File not found: " + path,
+		Hint: "Check the path (list the directory with the shell), or create the file with write_text_file.", Err: cause}
+}
+
+// ParentNotFoundError is the -32001 "Parent directory not found: {parent}" error.
+func ParentNotFoundError(parent string, cause error) *Error {
+	return &Error{Code: CodeNotFound, Message: "Parent directory not found: " + parent,
+		Hint: "write_text_file does not create directories; create " + parent + " first (e.g. mkdir -p) or fix the path.", Err: cause}
+}
+
+// PermissionError is the -32002 "Permission denied: {path}" error.
+func PermissionError(path string, cause error) *Error {
+	return &Error{Code: CodePermission, Message: "Permission denied: " + path,
+		Hint: "The file cannot be changed here; do not retry the same write. Ask the user or choose another path.", Err: cause}
+}
+
+// ReadOnlyError is the -32002 "Read-only filesystem: {path}" error.
+func ReadOnlyError(path string, cause error) *Error {
+	return &Error{Code: CodePermission, Message: "Read-only filesystem: " + path,
+		Hint: "The file system holding this path is mounted read-only; writes there cannot succeed.", Err: cause}
+}
+
+// IsDirectoryError is the -32003 "{path} is a directory" error.
+func IsDirectoryError(path string, cause error) *Error {
+	return &Error{Code: CodeIsDirectory, Message: path + " is a directory",
+		Hint: "Give the path of a file inside it.", Err: cause}
+}
+
+// BinaryError is the -32004 "Cannot edit binary file: {path}" error.
+func BinaryError(path string) *Error {
+	return &Error{Code: CodeBinary, Message: "Cannot edit binary file: " + path,
+		Hint: "The file holds NUL bytes or is not valid UTF-8; these tools only handle UTF-8 text. Inspect it with the shell instead."}
+}
+
+// DiskFullError is the -32005 "Disk full: cannot write {bytes} bytes to {path}" error.
+func DiskFullError(path string, size int, cause error) *Error {
+	return &Error{Code: CodeDiskFull, Message: fmt.Sprintf("Disk full: cannot write %d bytes to %s", size, path),
+		Hint: "The device has no space left; nothing was changed. Tell the user.", Err: cause}
+}
+
+func invalidParams(msg, hint string) *Error {
+	return &Error{Code: CodeInvalidParams, Message: msg, Hint: hint}
+}
+
+func relativePathError(path string) *Error {
+	return invalidParams("Path must be absolute: "+path,
+		"Pass an absolute path: join "+path+" with the session's working directory.")
+}
+
+// staleError is the -32013 error for an expected hash that does not match.
+func staleError(path, expected string, current []byte, exists bool) *Error {
+	if !exists {
+		return &Error{Code: CodeStale,
+			Message: fmt.Sprintf("Stale content: %s does not exist, but expected hash %s was given", path, expected),
+			Hint:    "The file was deleted or never existed. Check the path; to create it, call write_text_file without expected_hash."}
+	}
+	return &Error{Code: CodeStale,
+		Message: fmt.Sprintf("Stale content: %s changed since it was read (expected hash %s, current hash %s, now %d lines)",
+			path, expected, HashOf(current), countLines(current)),
+		Hint: "Re-read the file with read_text_file to get its current content and hash, check that your change still fits it, then retry with the new hash."}
+}
+
+// checkPath validates a tool's path argument and returns it cleaned.
+func checkPath(path string) (string, error) {
+	if path == "" {
+		return "", invalidParams("Path must be absolute: (empty)", "Pass the absolute path of the file.")
+	}
+	if !filepath.IsAbs(path) {
+		return "", relativePathError(path)
+	}
+	return filepath.Clean(path), nil
+}
