@@ -79,14 +79,14 @@ const serverInstructions = "File tools that read and edit files through the user
 func handler(engine *fsops.Engine, obs Observer, spec toolSpec) sdk.ToolHandler {
 	name := spec.tool.Name
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		raw := append(json.RawMessage(nil), req.Params.Arguments...)
-		c := &Call{ID: newCallID(), Tool: name, Arguments: raw, Path: peekPath(raw)}
+		args := parseArguments(req.Params.Arguments)
+		c := &Call{ID: newCallID(), Tool: name, Arguments: req.Params.Arguments, Path: args.path()}
 		var before fsops.BeforeWrite
 		if obs != nil {
 			obs.CallStarted(ctx, c)
 			before = func(ctx context.Context, ch *fsops.Change) error { return obs.BeforeWrite(ctx, c, ch) }
 		}
-		result, err := spec.run(ctx, engine, raw, before)
+		result, err := spec.run(ctx, engine, args, before)
 		var terr *fsops.Error
 		if err != nil {
 			terr = toolError(err)

@@ -48,7 +48,7 @@ type toolSpec struct {
 	tool *sdk.Tool
 	// run decodes and validates raw arguments and calls the engine. Invalid
 	// arguments come back as a CodeInvalidParams *fsops.Error.
-	run func(ctx context.Context, e *fsops.Engine, args json.RawMessage, before fsops.BeforeWrite) (any, error)
+	run func(ctx context.Context, e *fsops.Engine, args *arguments, before fsops.BeforeWrite) (any, error)
 }
 
 // Shared wording, so that the descriptions agree with each other.
@@ -193,7 +193,7 @@ func defineTool[P, R any](name, title, description string, ann *sdk.ToolAnnotati
 	hint := argumentsHint(name, schema)
 	return toolSpec{
 		tool: tool,
-		run: func(ctx context.Context, e *fsops.Engine, args json.RawMessage, before fsops.BeforeWrite) (any, error) {
+		run: func(ctx context.Context, e *fsops.Engine, args *arguments, before fsops.BeforeWrite) (any, error) {
 			p, err := decodeArguments[P](args, resolved)
 			if err != nil {
 				return nil, &fsops.Error{
@@ -276,29 +276,54 @@ func sortedProperties(s *jsonschema.Schema) []string {
 	return names
 }
 
-// decodeArguments validates raw tool arguments against the tool's schema
-// (types, required properties, no unknown properties) and decodes them.
-// Missing arguments are treated as an empty object, so the error names the
-// required properties.
-func decodeArguments[P any](raw json.RawMessage, schema *jsonschema.Resolved) (P, error) {
+// arguments are a call's raw arguments, parsed once (they may hold a
+// file's whole content).
+type arguments struct {
+	raw   json.RawMessage
+	value any   // raw decoded generically, for validation
+	err   error // why raw is not a JSON object
+}
+
+// parseArguments parses raw arguments. Missing arguments count as an empty
+// object, so that validation names the required properties.
+func parseArguments(raw json.RawMessage) *arguments {
+	a := &arguments{raw: bytes.TrimSpace(raw)}
+	if len(a.raw) == 0 || bytes.Equal(a.raw, []byte("null")) {
+		a.raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(a.raw, &a.value); err != nil {
+		a.err = fmt.Errorf("arguments are not valid JSON: %w", err)
+	} else if _, ok := a.value.(map[string]any); !ok {
+		a.err = errors.New("arguments must be a JSON object")
+	}
+	return a
+}
+
+// path returns the "path" argument for reporting, even when the arguments
+// are otherwise invalid: cleaned when absolute, as given when not, "" when
+// absent or not a string.
+func (a *arguments) path() string {
+	m, _ := a.value.(map[string]any)
+	p, _ := m["path"].(string)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return p
+}
+
+// decodeArguments validates arguments against the tool's schema (types,
+// required properties, no unknown properties, at every level) and decodes
+// them.
+func decodeArguments[P any](a *arguments, schema *jsonschema.Resolved) (P, error) {
 	var p P
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = []byte("{}")
+	if a.err != nil {
+		return p, a.err
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return p, fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return p, fmt.Errorf("arguments must be a JSON object")
-	}
-	if err := schema.Validate(v); err != nil {
+	if err := schema.Validate(a.value); err != nil {
 		return p, errors.New(plainValidationError(err.Error()))
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	// The schema has checked every field, so this cannot meet unknown ones.
+	if err := json.Unmarshal(a.raw, &p); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -333,19 +358,3 @@ func plainValidationError(msg string) string {
 }
 
 var validatingPointer = regexp.MustCompile(`validating (/[^:]*): `)
-
-// peekPath returns the "path" argument for reporting, even when the
-// arguments are otherwise invalid: cleaned when absolute, as given when not,
-// "" when absent.
-func peekPath(raw json.RawMessage) string {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(raw, &a) != nil || a.Path == "" {
-		return ""
-	}
-	if filepath.IsAbs(a.Path) {
-		return filepath.Clean(a.Path)
-	}
-	return a.Path
-}

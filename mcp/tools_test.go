@@ -186,7 +186,7 @@ func TestPlainValidationError(t *testing.T) {
 	}
 }
 
-func TestPeekPath(t *testing.T) {
+func TestArgumentsPath(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"path":"/a/./b/../c.txt"}`, "/a/c.txt"},
 		{`{"path":"rel/x"}`, "rel/x"},
@@ -196,8 +196,8 @@ func TestPeekPath(t *testing.T) {
 		{``, ""},
 	}
 	for _, tt := range tests {
-		if got := peekPath(json.RawMessage(tt.in)); got != tt.want {
-			t.Errorf("peekPath(%s) = %q, want %q", tt.in, got, tt.want)
+		if got := parseArguments(json.RawMessage(tt.in)).path(); got != tt.want {
+			t.Errorf("path of %s = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
