@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -183,5 +184,71 @@ func TestConcurrentCalls(t *testing.T) {
 		if strings.Join(kinds, ",") != "started,before-write,finished" {
 			t.Errorf("call %s: %v", id, kinds)
 		}
+	}
+}
+
+// blockingObserver holds BeforeWrite until the call's context ends, like a
+// permission request the user never answers.
+type blockingObserver struct {
+	recorder
+	reached  chan struct{}
+	finished chan struct{}
+}
+
+func (b *blockingObserver) CallFinished(ctx context.Context, c *Call, result any, err *fsops.Error) {
+	b.recorder.CallFinished(ctx, c, result, err)
+	if c.Tool == ToolWriteTextFile {
+		close(b.finished)
+	}
+}
+
+func (b *blockingObserver) BeforeWrite(ctx context.Context, c *Call, ch *fsops.Change) error {
+	b.recorder.BeforeWrite(ctx, c, ch)
+	close(b.reached)
+	<-ctx.Done()
+	return context.Cause(ctx)
+}
+
+// TestClientCancel checks that a client cancelling a call (MCP
+// notifications/cancelled) ends the call's context: a write waiting for
+// permission is abandoned and nothing is written.
+func TestClientCancel(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			mem := fsopstest.NewMemFiles()
+			setFile(mem, "/w/a.txt", "old\n")
+			obs := &blockingObserver{reached: make(chan struct{}), finished: make(chan struct{})}
+			cs := tr.connect(t, NewServer(fsops.NewEngine(mem), obs))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: ToolWriteTextFile, Arguments: map[string]any{"path": "/w/a.txt", "content": "new\n"}})
+				done <- err
+			}()
+			<-obs.reached
+			cancel()
+			if err := <-done; err == nil {
+				t.Error("cancelled call returned no error")
+			}
+			// The server side finishes once its context is cancelled.
+			select {
+			case <-obs.finished:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call did not end after the client cancelled it")
+			}
+			if strings.Join(obs.kinds(), ",") != "started,before-write,finished" {
+				t.Fatalf("events %v", obs.kinds())
+			}
+			if fin := obs.snapshot()[2]; fin.err == nil {
+				t.Errorf("finished without error")
+			}
+			if got, _ := getFile(mem, "/w/a.txt"); got != "old\n" {
+				t.Errorf("file = %q after cancel", got)
+			}
+			// The session is still usable.
+			if _, sc := call(t, cs, ToolReadTextFile, map[string]any{"path": "/w/a.txt"}); sc["content"] == nil {
+				t.Errorf("read after cancel: %v", sc)
+			}
+		})
 	}
 }

@@ -67,16 +67,17 @@ var specs = sync.OnceValue(func() []toolSpec {
 	}
 	return []toolSpec{
 		defineTool(ToolReadTextFile, "Read file",
-			"Read a text file (the editor's current buffer when the file is open in the editor, unsaved changes included). "+
-				"Returns `content` (up to `limit` lines from `line`), `hash` (SHA-256 of the whole file), `total_lines`, "+
-				"`start_line`/`end_line` (1-based, inclusive) and `has_more` (with a `hint` saying how to read on). "+
+			"Read a text file through the user's editor (open buffers with unsaved changes included). "+
+				fmt.Sprintf("Returns `content` (the raw text, without line numbers: up to `limit` lines from `line`, at most %d KiB), ", fsops.MaxReadBytes>>10)+
+				"`hash` (SHA-256 of the whole file), `total_lines`, `start_line`/`end_line` (1-based, inclusive) "+
+				"and `has_more` (with a `hint` saying how to read on). "+
 				"Read a file before you edit it and pass its `hash` to the edit tools (`expected_hash`, or `hash` for the line tools). "+
 				errorShape,
 			&sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 			map[string]string{
 				"path":  descPath,
 				"line":  "First line to return, 1-based; negative counts from the end (-1 = last line). Default 1.",
-				"limit": "Maximum number of lines to return. Default 2000.",
+				"limit": fmt.Sprintf("Maximum number of lines to return. Default %d.", fsops.DefaultReadLimit),
 			},
 			readTextFile),
 		defineTool(ToolWriteTextFile, "Write file",
