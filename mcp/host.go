@@ -193,6 +193,15 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if r.ContentLength > h.opts.MaxRequestBodyBytes {
+		// Codex shows the model this text (as "HTTP 413: ..."), so say what
+		// to do. Bodies without a length are cut by the go-sdk, with its
+		// own message.
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes: write a large file in parts "+
+			"(write_text_file with the first part, then append_text_file)", h.opts.MaxRequestBodyBytes),
+			http.StatusRequestEntityTooLarge)
+		return
+	}
 	s.handler.ServeHTTP(w, r)
 }
 

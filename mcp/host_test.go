@@ -254,8 +254,21 @@ func TestHostBodyLimit(t *testing.T) {
 	cs2 := dialHTTP(t, h.URL(), token)
 	status, body := post(t, h.URL(), map[string]string{"Authorization": "Bearer " + token, "Mcp-Session-Id": cs2.ID(), "Mcp-Protocol-Version": "2025-06-18"},
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_text_file","arguments":{"path":"/w/big.txt","content":"`+tooBig+`"}}}`)
-	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "request body exceeds") {
-		t.Errorf("status %d (%.100s), want 413", status, body)
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "request body exceeds 8388608 bytes: write a large file in parts") {
+		t.Errorf("status %d (%.100s), want 413 with advice", status, body)
+	}
+	// Without a Content-Length (chunked), the go-sdk's own limit applies.
+	req, _ := http.NewRequest(http.MethodPost, h.URL(), io.MultiReader(strings.NewReader(
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"write_text_file","arguments":{"path":"/w/big.txt","content":"`+tooBig+`"}}}`)))
+	req.Header = http.Header{"Authorization": {"Bearer " + token}, "Mcp-Session-Id": {cs2.ID()}, "Mcp-Protocol-Version": {"2025-06-18"},
+		"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked: status %d, want 413", resp.StatusCode)
 	}
 	if _, sc := call(t, cs2, ToolReadTextFile, map[string]any{"path": "/w/big.txt", "limit": 1}); sc["total_lines"] != float64(strings.Count(big, "\n")) {
 		t.Errorf("read after 413: %v", sc)
