@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +221,31 @@ func TestDefaultHints(t *testing.T) {
 	}
 	if e := toolError(context.Canceled); e.Code != -32603 || e.Hint == "" {
 		t.Errorf("cancelled: %+v", e)
+	}
+}
+
+// TestDocsListEveryArgument keeps docs/mcp.md in step with the schemas.
+func TestDocsListEveryArgument(t *testing.T) {
+	doc, err := os.ReadFile("../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range specs() {
+		s := spec.tool.InputSchema.(*jsonschema.Schema)
+		var row string
+		for _, line := range strings.Split(string(doc), "\n") {
+			if strings.HasPrefix(line, "| `"+spec.tool.Name+"` |") {
+				row = line
+			}
+		}
+		if row == "" {
+			t.Errorf("docs/mcp.md has no table row for %s", spec.tool.Name)
+			continue
+		}
+		for name := range s.Properties {
+			if !strings.Contains(row, "`"+name+"`") {
+				t.Errorf("docs/mcp.md: %s row lacks argument %s", spec.tool.Name, name)
+			}
+		}
 	}
 }
