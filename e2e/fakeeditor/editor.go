@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 
@@ -26,6 +27,8 @@ type Options struct {
 	FS bool
 	// Permission picks the answer to a permission request. Nil: allow once.
 	Permission func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	// Logger receives the client connection's logs. Nil: discarded.
+	Logger *slog.Logger
 }
 
 // Call is an agent→editor request the editor handled.
@@ -60,6 +63,11 @@ func Connect(agentIn io.Writer, agentOut io.Reader, opts Options) *Editor {
 	pr, pw := io.Pipe()
 	go e.tee(agentOut, pw)
 	e.Conn = sdk.NewClientSideConnection(e, agentIn, pr)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e.Conn.SetLogger(log)
 	return e
 }
 

@@ -1,0 +1,316 @@
+// Package acp is codexacp's ACP agent: it answers an editor's initialize,
+// session and prompt requests, runs each prompt as a Codex turn through a
+// Backend, and streams what Codex does back as session updates.
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/mcp"
+)
+
+// Backend runs one Codex turn and hands each JSONL line it prints to onLine,
+// in order, before returning. codex.Runner (codex exec --json) implements it;
+// a persistent backend can slot in later without touching mcp or fsops.
+type Backend interface {
+	Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error
+}
+
+// Options configure an Agent.
+type Options struct {
+	Backend Backend
+	Version string       // reported in agentInfo
+	Logger  *slog.Logger // nil: slog.Default()
+	// Tools serves the file tools to codex. Nil: codex runs without them
+	// (and keeps its own editing).
+	Tools *mcp.Host
+	// Catalog returns the path of a model catalog without codex's own
+	// apply_patch tool. Nil: codex's bundled catalog is used.
+	Catalog func(ctx context.Context) (string, error)
+	// ContextWindow is the model's context window in tokens, reported in
+	// usage_update. 0: unknown, no usage_update is sent.
+	ContextWindow int
+	// LocalFiles is the disk adapter used when the editor lacks fs methods.
+	// Nil: fsops.NewLocalFiles().
+	LocalFiles fsops.Files
+}
+
+// Agent is the ACP agent. Its methods are called concurrently by the SDK (one
+// goroutine per request), so all state is guarded.
+type Agent struct {
+	opts Options
+	log  *slog.Logger
+	conn *sdk.AgentSideConnection
+
+	mu         sync.Mutex
+	clientCaps sdk.ClientCapabilities
+	sessions   map[string]*session
+}
+
+var (
+	_ sdk.Agent = (*Agent)(nil)
+)
+
+// NewAgent returns an agent that runs turns with opts.Backend.
+func NewAgent(opts Options) *Agent {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Agent{opts: opts, log: log, sessions: make(map[string]*session)}
+}
+
+// Serve speaks ACP on in/out until in ends (the editor closed the pipe) or ctx
+// is done, then cancels every running turn and waits for it to finish.
+// Malformed input lines are answered with JSON-RPC errors and skipped.
+func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	w := &syncWriter{w: out}
+	pr, pw := io.Pipe()
+	guardDone := make(chan struct{})
+	go func() {
+		defer close(guardDone)
+		guardInput(in, pw, w, a.log)
+	}()
+
+	a.conn = sdk.NewAgentSideConnection(a, w, pr)
+	a.conn.SetLogger(a.log)
+
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	a.closeAllSessions()
+	// Unblock the guard if the SDK stopped reading first.
+	pr.CloseWithError(io.ErrClosedPipe)
+	if ctx.Err() == nil {
+		<-guardDone
+	}
+	return nil
+}
+
+func (a *Agent) closeAllSessions() {
+	a.mu.Lock()
+	all := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.sessions = map[string]*session{}
+	a.mu.Unlock()
+	for _, s := range all {
+		s.close()
+	}
+}
+
+// Initialize implements sdk.Agent.
+func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.clientCaps = req.ClientCapabilities
+	a.mu.Unlock()
+	a.log.Info("initialize", "client", clientName(req.ClientInfo), "protocol", req.ProtocolVersion,
+		"fs_read", req.ClientCapabilities.Fs.ReadTextFile, "fs_write", req.ClientCapabilities.Fs.WriteTextFile)
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersion(sdk.ProtocolVersionNumber),
+		AgentInfo: &sdk.Implementation{
+			Name:    "codexacp",
+			Title:   sdk.Ptr("Codex (codexacp)"),
+			Version: a.opts.Version,
+		},
+		AgentCapabilities: sdk.AgentCapabilities{
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:    sdk.McpCapabilities{Http: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				Close: &sdk.SessionCloseCapabilities{},
+			},
+		},
+		// Codex authenticates itself (codex login, or an API key in its
+		// environment); there is nothing to negotiate over ACP.
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+func clientName(info *sdk.Implementation) string {
+	if info == nil {
+		return "unknown"
+	}
+	return info.Name + " " + info.Version
+}
+
+// Authenticate implements sdk.Agent. No auth methods are advertised.
+func (a *Agent) Authenticate(ctx context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, invalidParams("codexacp offers no authentication methods; codex uses its own login (run `codex login`)")
+}
+
+// NewSession implements sdk.Agent.
+func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	cwd, err := checkDir(req.Cwd, "cwd")
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	var dirs []string
+	for _, d := range req.AdditionalDirectories {
+		d, err := checkDir(d, "additionalDirectories")
+		if err != nil {
+			return sdk.NewSessionResponse{}, err
+		}
+		dirs = append(dirs, d)
+	}
+	mcpConfig, err := clientMCPConfig(req.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, invalidParams(err.Error())
+	}
+
+	s := newSession(newSessionID(), cwd, dirs, mcpConfig, a.opts.ContextWindow)
+	a.attachTools(s)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
+
+	return sdk.NewSessionResponse{
+		SessionId: sdk.SessionId(s.id),
+		Modes:     modeState(s.currentMode()),
+	}, nil
+}
+
+// attachTools gives the session its own tool server on the shared host. The
+// server's files are the editor's buffers when the editor offers fs methods.
+func (a *Agent) attachTools(s *session) {
+	if a.opts.Tools == nil {
+		return
+	}
+	a.mu.Lock()
+	caps := a.clientCaps.Fs
+	a.mu.Unlock()
+	local := a.opts.LocalFiles
+	if local == nil {
+		local = fsops.NewLocalFiles()
+	}
+	files := newEditorFiles(a.conn, s.id, caps, local)
+	server := mcp.NewServer(fsops.NewEngine(files), newToolReporter(a, s))
+	s.toolsToken, s.unregisterTools = a.opts.Tools.Register(server)
+}
+
+// checkDir requires an absolute path to an existing directory and returns it
+// cleaned.
+func checkDir(p, field string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", invalidParams(fmt.Sprintf("%s must be an absolute path: %q", field, p))
+	}
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", invalidParams(fmt.Sprintf("%s does not exist: %s", field, p))
+	}
+	if !fi.IsDir() {
+		return "", invalidParams(fmt.Sprintf("%s is not a directory: %s", field, p))
+	}
+	return p, nil
+}
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "sess_" + hex.EncodeToString(b[:])
+}
+
+func (a *Agent) session(id sdk.SessionId) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[string(id)]
+	if !ok {
+		return nil, invalidParams(fmt.Sprintf("unknown session: %q", id))
+	}
+	return s, nil
+}
+
+// SetSessionMode implements sdk.Agent.
+func (a *Agent) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	m, ok := parseMode(string(req.ModeId))
+	if !ok {
+		return sdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList()))
+	}
+	s.setMode(m)
+	a.sendUpdate(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
+		SessionUpdate: "current_mode_update",
+		CurrentModeId: sdk.SessionModeId(m),
+	}})
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// Cancel implements sdk.Agent. It only signals: the running Prompt answers
+// "cancelled" once codex has stopped. (Sending a request from here would
+// deadlock the SDK's notification loop.)
+func (a *Agent) Cancel(ctx context.Context, req sdk.CancelNotification) error {
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return err
+	}
+	s.cancelTurn(errCancelledByClient)
+	return nil
+}
+
+// CloseSession implements sdk.Agent.
+func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[string(req.SessionId)]
+	delete(a.sessions, string(req.SessionId))
+	a.mu.Unlock()
+	if !ok {
+		return sdk.CloseSessionResponse{}, invalidParams(fmt.Sprintf("unknown session: %q", req.SessionId))
+	}
+	s.close()
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions implements sdk.Agent; the capability is not advertised.
+func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+}
+
+// ResumeSession implements sdk.Agent; the capability is not advertised.
+func (a *Agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption implements sdk.Agent; no config options are offered.
+func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+// sendUpdate delivers one session update. It ignores the caller's
+// cancellation: updates of a cancelled turn must still reach the editor before
+// the prompt's response.
+func (a *Agent) sendUpdate(ctx context.Context, sessionID string, u sdk.SessionUpdate) {
+	err := a.conn.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{
+		SessionId: sdk.SessionId(sessionID),
+		Update:    u,
+	})
+	if err != nil {
+		a.log.Warn("session/update not delivered", "session", sessionID, "err", err)
+	}
+}
+
+func invalidParams(msg string) *sdk.RequestError {
+	return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
+}
+
+var errCancelledByClient = errors.New("cancelled by the client")

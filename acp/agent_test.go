@@ -1,0 +1,457 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+)
+
+// fakeBackend stands in for codex: each run plays a script.
+type fakeBackend struct {
+	mu     sync.Mutex
+	runs   []codex.Invocation
+	script func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error
+}
+
+func (b *fakeBackend) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+	b.mu.Lock()
+	n := len(b.runs)
+	b.runs = append(b.runs, inv)
+	b.mu.Unlock()
+	return b.script(ctx, n, inv, onLine)
+}
+
+func (b *fakeBackend) invocations() []codex.Invocation {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]codex.Invocation(nil), b.runs...)
+}
+
+// playLines is a script that prints the given JSONL lines and exits 0.
+func playLines(lines ...string) func(context.Context, int, codex.Invocation, func([]byte)) error {
+	return func(_ context.Context, _ int, _ codex.Invocation, onLine func([]byte)) error {
+		for _, l := range lines {
+			onLine([]byte(l))
+		}
+		return nil
+	}
+}
+
+func fixtureLines(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "events", "testdata", "codex", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+type harness struct {
+	agent   *Agent
+	editor  *fakeeditor.Editor
+	agentIn *io.PipeWriter // raw access to the agent's stdin
+	ctx     context.Context
+}
+
+func startAgent(t *testing.T, backend Backend, eopts fakeeditor.Options) *harness {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	agent := NewAgent(Options{Backend: backend, Version: "test", Logger: log, ContextWindow: 272000})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = agent.Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	ed := fakeeditor.Connect(inW, outR, eopts)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Error("agent did not stop after stdin closed")
+		}
+	})
+	return &harness{agent: agent, editor: ed, agentIn: inW, ctx: ctx}
+}
+
+func (h *harness) newSession(t *testing.T, cwd string) sdk.SessionId {
+	t.Helper()
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	return resp.SessionId
+}
+
+func (h *harness) prompt(sid sdk.SessionId, text string) (sdk.PromptResponse, error) {
+	return h.editor.Conn.Prompt(h.ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+}
+
+func TestInitialize(t *testing.T) {
+	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{FS: true})
+	resp, err := h.editor.Initialize(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtocolVersion != 1 || resp.AgentInfo == nil || resp.AgentInfo.Name != "codexacp" || resp.AgentInfo.Version != "test" {
+		t.Errorf("initialize response = %+v", resp)
+	}
+	if resp.AgentCapabilities.LoadSession || resp.AgentCapabilities.PromptCapabilities.Image {
+		t.Errorf("advertises capabilities that do not work: %+v", resp.AgentCapabilities)
+	}
+	// authMethods must be an empty array on the wire, not null or missing.
+	found := false
+	for _, line := range h.editor.Raw() {
+		if bytes.Contains(line, []byte(`"agentInfo"`)) {
+			found = true
+			if !bytes.Contains(line, []byte(`"authMethods":[]`)) {
+				t.Errorf("initialize result lacks authMethods:[]: %s", line)
+			}
+		}
+	}
+	if !found {
+		t.Error("initialize response not seen on the wire")
+	}
+}
+
+func TestNewSessionValidatesCwd(t *testing.T) {
+	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cwd, want string }{
+		{"relative/dir", "must be an absolute path"},
+		{filepath.Join(t.TempDir(), "missing"), "does not exist"},
+		{file, "is not a directory"},
+	} {
+		_, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: tc.cwd, McpServers: []sdk.McpServer{}})
+		var re *sdk.RequestError
+		if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, tc.want) {
+			t.Errorf("cwd %q: err = %v, want -32602 containing %q", tc.cwd, err, tc.want)
+		}
+	}
+}
+
+func TestPromptTurnStreamsAndResumes(t *testing.T) {
+	lines := fixtureLines(t, "agent_message_reasoning.jsonl")
+	be := &fakeBackend{script: playLines(lines...)}
+	h := startAgent(t, be, fakeeditor.Options{FS: true})
+	cwd := t.TempDir()
+	sid := h.newSession(t, cwd)
+
+	resp, err := h.prompt(sid, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("stopReason = %q", resp.StopReason)
+	}
+	kinds := fakeeditor.UpdateKinds(h.editor.Updates())
+	want := []string{"agent_thought_chunk", "agent_message_chunk", "usage_update"}
+	if strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Errorf("updates = %v, want %v", kinds, want)
+	}
+
+	if _, err := h.prompt(sid, "again"); err != nil {
+		t.Fatal(err)
+	}
+	runs := be.invocations()
+	if len(runs) != 2 {
+		t.Fatalf("runs = %d", len(runs))
+	}
+	if runs[0].ThreadID != "" || runs[0].Prompt != "hello" || runs[0].Cwd != cwd || runs[0].Sandbox != "read-only" {
+		t.Errorf("first run = %+v", runs[0])
+	}
+	if runs[1].ThreadID == "" || !strings.Contains(lines[0], runs[1].ThreadID) {
+		t.Errorf("second run does not resume the first thread: %+v", runs[1])
+	}
+}
+
+func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
+	lines := fixtureLines(t, "turn_failed_http400.jsonl")
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+		_ = playLines(lines...)(ctx, n, inv, onLine)
+		return &codex.ExitError{Code: 1}
+	}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	_, err := h.prompt(sid, "hi")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a JSON-RPC error", err)
+	}
+	if !strings.Contains(re.Message, "Codex turn failed") || strings.Contains(strings.ToLower(re.Message), "backtrace") {
+		t.Errorf("message = %q", re.Message)
+	}
+}
+
+func TestPromptCodexExitsWithoutOutput(t *testing.T) {
+	be := &fakeBackend{script: func(context.Context, int, codex.Invocation, func([]byte)) error {
+		return &codex.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}
+	}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	_, err := h.prompt(sid, "hi")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "MCP server acp failed to start") {
+		t.Fatalf("err = %v, want the stderr tail in the message", err)
+	}
+	// The agent keeps serving.
+	if _, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Errorf("agent stopped serving: %v", err)
+	}
+}
+
+// hangAfter prints lines, then blocks until the run is cancelled, like codex
+// waiting on the model.
+func hangAfter(started chan<- struct{}, lines ...string) func(context.Context, int, codex.Invocation, func([]byte)) error {
+	return func(ctx context.Context, _ int, _ codex.Invocation, onLine func([]byte)) error {
+		for _, l := range lines {
+			onLine([]byte(l))
+		}
+		if started != nil {
+			started <- struct{}{}
+		}
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}
+}
+
+func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
+	started := make(chan struct{}, 1)
+	be := &fakeBackend{script: hangAfter(started,
+		`{"type":"thread.started","thread_id":"t-1"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"working"}}`)}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+
+	type result struct {
+		resp sdk.PromptResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := h.prompt(sid, "long task")
+		done <- result{r, err}
+	}()
+	<-started
+	if err := h.editor.Conn.Cancel(h.ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("prompt = %+v, %v; want stopReason cancelled", r.resp, r.err)
+	}
+	if kinds := fakeeditor.UpdateKinds(h.editor.Updates()); len(kinds) != 1 || kinds[0] != "agent_message_chunk" {
+		t.Errorf("updates before the response = %v", kinds)
+	}
+}
+
+func TestSecondPromptCancelsFirst(t *testing.T) {
+	started := make(chan struct{}, 2)
+	be := &fakeBackend{}
+	be.script = func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+		if n == 0 {
+			return hangAfter(started, `{"type":"thread.started","thread_id":"t-1"}`)(ctx, n, inv, onLine)
+		}
+		return playLines(`{"type":"turn.started"}`,
+			`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"second"}}`,
+			`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)(ctx, n, inv, onLine)
+	}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, err := h.prompt(sid, "first")
+		if err != nil {
+			t.Errorf("first prompt: %v", err)
+		}
+		first <- r
+	}()
+	<-started
+	r2, err := h.prompt(sid, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1 := <-first; r1.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("first prompt stopReason = %q, want cancelled", r1.StopReason)
+	}
+	if r2.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("second prompt stopReason = %q", r2.StopReason)
+	}
+	if runs := be.invocations(); len(runs) != 2 || runs[1].ThreadID != "t-1" {
+		t.Errorf("second run should resume t-1: %+v", runs)
+	}
+}
+
+func TestMalformedInputGetsErrorAndAgentKeepsServing(t *testing.T) {
+	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
+	for _, line := range []string{
+		"this is not json",
+		`[1,2,3]`,
+		`{"jsonrpc":"2.0","id":7}`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}`,
+	} {
+		if _, err := io.WriteString(h.agentIn, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An unknown method answers method-not-found.
+	if _, err := io.WriteString(h.agentIn, `{"jsonrpc":"2.0","id":99,"method":"no/such_method","params":{}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatalf("agent stopped serving after bad input: %v", err)
+	}
+	var codes []int
+	for _, raw := range h.editor.Raw() {
+		var m struct {
+			ID    json.RawMessage     `json:"id"`
+			Error *struct{ Code int } `json:"error"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Error != nil {
+			codes = append(codes, m.Error.Code)
+		}
+	}
+	want := []int{-32700, -32600, -32600, -32600, -32601}
+	if len(codes) != len(want) {
+		t.Fatalf("error codes = %v, want %v", codes, want)
+	}
+	for i := range want {
+		if codes[i] != want[i] {
+			t.Errorf("error %d = %d, want %d (all: %v)", i, codes[i], want[i], codes)
+		}
+	}
+}
+
+func TestSetModeChangesSandboxAndNotifies(t *testing.T) {
+	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	for _, tc := range []struct{ mode, sandbox string }{
+		{"read-only", "read-only"}, {"ask", "read-only"}, {"auto", "workspace-write"}, {"full-access", "danger-full-access"},
+	} {
+		if _, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(tc.mode)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.prompt(sid, "x"); err != nil {
+			t.Fatal(err)
+		}
+		runs := be.invocations()
+		if got := runs[len(runs)-1].Sandbox; got != tc.sandbox {
+			t.Errorf("mode %s: sandbox = %q, want %q", tc.mode, got, tc.sandbox)
+		}
+	}
+	modeUpdates := 0
+	for _, u := range h.editor.Updates() {
+		if u.Update.CurrentModeUpdate != nil {
+			modeUpdates++
+		}
+	}
+	if modeUpdates != 4 {
+		t.Errorf("current_mode_update count = %d, want 4", modeUpdates)
+	}
+	_, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: "yolo"})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 {
+		t.Errorf("unknown mode: err = %v", err)
+	}
+}
+
+func TestUnknownSession(t *testing.T) {
+	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.prompt("sess_nope", "x")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "unknown session") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestPromptText(t *testing.T) {
+	res := sdk.ContentBlock{Resource: &sdk.ContentBlockResource{Type: "resource", Resource: sdk.EmbeddedResourceResource{
+		TextResourceContents: &sdk.TextResourceContents{Uri: "file:///w/a.go", Text: "package a"},
+	}}}
+	for _, tc := range []struct {
+		name    string
+		blocks  []sdk.ContentBlock
+		want    string
+		wantErr string
+	}{
+		{"text", []sdk.ContentBlock{sdk.TextBlock("fix it")}, "fix it", ""},
+		{"link", []sdk.ContentBlock{sdk.TextBlock("look at"), sdk.ResourceLinkBlock("a.go", "file:///w/a.go")}, "look at\n[@a.go](file:///w/a.go)", ""},
+		{"embedded", []sdk.ContentBlock{sdk.TextBlock("see"), res}, "see\n<context ref=\"file:///w/a.go\">\npackage a\n</context>", ""},
+		{"image", []sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png")}, "", "images are not supported"},
+		{"empty", []sdk.ContentBlock{sdk.TextBlock("  ")}, "", "empty"},
+		{"none", nil, "", "empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := promptText(tc.blocks)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestClientMCPConfig(t *testing.T) {
+	servers := []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "my tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []sdk.EnvVariable{{Name: "K", Value: "v\\1"}}}},
+		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:9/mcp", Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer x"}}}},
+		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:10/mcp", Headers: []sdk.HttpHeader{}}},
+	}
+	got, err := clientMCPConfig(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`mcp_servers.my_tools={command="/bin/tool", args=["--x", "a\"b"], env={"K"="v\\1"}}`,
+		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", http_headers={"Authorization"="Bearer x"}}`,
+		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", http_headers={}}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := clientMCPConfig([]sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x"}}}); err == nil {
+		t.Error("empty command accepted")
+	}
+}

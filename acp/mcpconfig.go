@@ -1,0 +1,128 @@
+package acp
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// ownServerName is the MCP server name codex knows our file tools by.
+const ownServerName = "acp"
+
+// clientMCPConfig turns the editor's MCP servers into codex -c overrides
+// (mcp_servers.NAME={...}). Names are sanitised to what codex accepts as a
+// TOML bare key; a name that collides with ours or with an earlier server
+// gets a numeric suffix.
+func clientMCPConfig(servers []sdk.McpServer) ([]string, error) {
+	used := map[string]bool{ownServerName: true}
+	var out []string
+	for i, srv := range servers {
+		var name, table string
+		switch {
+		case srv.Stdio != nil:
+			s := srv.Stdio
+			if s.Command == "" {
+				return nil, fmt.Errorf("mcpServers[%d] (%s): command is empty", i, s.Name)
+			}
+			env := make([][2]string, 0, len(s.Env))
+			for _, e := range s.Env {
+				env = append(env, [2]string{e.Name, e.Value})
+			}
+			name = s.Name
+			table = "{" + strings.Join([]string{
+				"command=" + tomlString(s.Command),
+				"args=" + tomlStringArray(s.Args),
+				"env=" + tomlInlineTable(env),
+			}, ", ") + "}"
+		case srv.Http != nil:
+			s := srv.Http
+			if s.Url == "" {
+				return nil, fmt.Errorf("mcpServers[%d] (%s): url is empty", i, s.Name)
+			}
+			headers := make([][2]string, 0, len(s.Headers))
+			for _, h := range s.Headers {
+				headers = append(headers, [2]string{h.Name, h.Value})
+			}
+			name = s.Name
+			table = "{url=" + tomlString(s.Url) + ", http_headers=" + tomlInlineTable(headers) + "}"
+		default:
+			return nil, fmt.Errorf("mcpServers[%d]: only stdio and http servers are supported", i)
+		}
+		key := uniqueName(sanitizeName(name), used)
+		out = append(out, "mcp_servers."+key+"="+table)
+	}
+	return out, nil
+}
+
+func sanitizeName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "server"
+	}
+	return b.String()
+}
+
+func uniqueName(name string, used map[string]bool) string {
+	candidate := name
+	for n := 2; used[candidate]; n++ {
+		candidate = name + "_" + strconv.Itoa(n)
+	}
+	used[candidate] = true
+	return candidate
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func tomlStringArray(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// tomlInlineTable renders key/value string pairs; keys are always quoted so
+// any name survives.
+func tomlInlineTable(kv [][2]string) string {
+	parts := make([]string, len(kv))
+	for i, p := range kv {
+		parts[i] = tomlString(p[0]) + "=" + tomlString(p[1])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

@@ -1,0 +1,148 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/events"
+)
+
+var (
+	errSuperseded    = errors.New("superseded by a newer prompt")
+	errSessionClosed = errors.New("session closed")
+)
+
+// session is one ACP session: a working directory, a mode, and the codex
+// thread its turns continue.
+type session struct {
+	id        string
+	cwd       string
+	dirs      []string // additional workspace directories
+	mcpConfig []string // -c overrides for the editor's MCP servers
+
+	// toolsToken authenticates this session's codex runs to the embedded
+	// MCP server; unregisterTools removes the session's server from the host.
+	toolsToken      string
+	unregisterTools func()
+
+	// turnMu is held by the Prompt running a turn; turns of a session never
+	// overlap. translator is only used while holding it.
+	turnMu     sync.Mutex
+	translator *events.Translator
+
+	mu       sync.Mutex
+	mode     Mode
+	threadID string
+	closed   bool
+	latest   uint64                  // generation of the newest prompt
+	cancel   context.CancelCauseFunc // cancels the running turn; nil when idle
+	allowed  map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
+}
+
+func newSession(id, cwd string, dirs, mcpConfig []string, contextWindow int) *session {
+	return &session{
+		id:         id,
+		cwd:        cwd,
+		dirs:       dirs,
+		mcpConfig:  mcpConfig,
+		mode:       DefaultMode,
+		translator: events.NewTranslator(events.Options{OwnMCPServer: ownServerName, ContextWindow: contextWindow}),
+	}
+}
+
+func (s *session) currentMode() Mode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode
+}
+
+func (s *session) setMode(m Mode) {
+	s.mu.Lock()
+	s.mode = m
+	s.mu.Unlock()
+}
+
+func (s *session) thread() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.threadID
+}
+
+func (s *session) setThread(id string) {
+	s.mu.Lock()
+	s.threadID = id
+	s.mu.Unlock()
+}
+
+// newPrompt registers a prompt and cancels the running turn, which a newer
+// prompt supersedes. It returns the prompt's generation.
+func (s *session) newPrompt() uint64 {
+	s.mu.Lock()
+	s.latest++
+	gen := s.latest
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errSuperseded)
+	}
+	return gen
+}
+
+// beginTurn is called with turnMu held. It reports false when the prompt was
+// superseded while it waited, or the session closed.
+func (s *session) beginTurn(gen uint64, cancel context.CancelCauseFunc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || gen != s.latest {
+		return false
+	}
+	s.cancel = cancel
+	return true
+}
+
+func (s *session) endTurn() {
+	s.mu.Lock()
+	s.cancel = nil
+	s.mu.Unlock()
+}
+
+func (s *session) cancelTurn(cause error) {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+func (s *session) alwaysAllowed(kind sdk.ToolKind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allowed[kind]
+}
+
+func (s *session) allowAlways(kind sdk.ToolKind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.allowed == nil {
+		s.allowed = map[sdk.ToolKind]bool{}
+	}
+	s.allowed[kind] = true
+}
+
+// close cancels the running turn, waits until it has ended, and removes the
+// session's tool server.
+func (s *session) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancelTurn(errSessionClosed)
+	s.turnMu.Lock()
+	s.turnMu.Unlock() // only waiting for the running turn to end
+	if s.unregisterTools != nil {
+		s.unregisterTools()
+	}
+}

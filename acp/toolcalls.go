@@ -1,0 +1,242 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/mcp"
+)
+
+// Permission option ids offered for an edit in ask mode.
+const (
+	optAllowOnce   = "allow_once"
+	optAllowAlways = "allow_always"
+	optRejectOnce  = "reject_once"
+)
+
+// toolReporter implements mcp.Observer for one session: it shows every file
+// tool call in the editor as a tool call, enforces the session's mode and
+// workspace, and asks the editor for permission in ask mode.
+type toolReporter struct {
+	agent *Agent
+	s     *session
+
+	mu      sync.Mutex
+	changes map[string]*fsops.Change // by call id, between BeforeWrite and CallFinished
+}
+
+var _ mcp.Observer = (*toolReporter)(nil)
+
+func newToolReporter(a *Agent, s *session) *toolReporter {
+	return &toolReporter{agent: a, s: s, changes: map[string]*fsops.Change{}}
+}
+
+// CallStarted implements mcp.Observer: a pending tool call with the input.
+func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
+	kind := sdk.ToolKindEdit
+	status := sdk.ToolCallStatusPending
+	if c.Tool == "read_text_file" {
+		kind = sdk.ToolKindRead
+		status = sdk.ToolCallStatusInProgress
+	}
+	var locs []sdk.ToolCallLocation
+	if c.Path != "" {
+		locs = []sdk.ToolCallLocation{{Path: c.Path}}
+	}
+	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+		SessionUpdate: "tool_call",
+		ToolCallId:    sdk.ToolCallId(c.ID),
+		Title:         r.title(c.Tool, c.Path),
+		Kind:          kind,
+		Status:        status,
+		Locations:     locs,
+		RawInput:      c.Arguments,
+	}})
+}
+
+// BeforeWrite implements mcp.Observer: it refuses writes the mode or the
+// workspace forbid, shows the diff, and in ask mode waits for the user.
+func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {
+	mode := r.s.currentMode()
+	if mode == ModeReadOnly {
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: "The session is in read-only mode: files cannot be changed. Tell the user what you would change instead."}
+	}
+	if mode != ModeFullAccess && !r.s.inWorkspace(ch.Path) {
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: fmt.Sprintf("The path is outside the workspace (%s); only files inside it can be changed in %s mode.",
+				strings.Join(r.s.roots(), ", "), mode)}
+	}
+
+	r.mu.Lock()
+	r.changes[c.ID] = ch
+	r.mu.Unlock()
+
+	preview := sdk.SessionToolCallUpdate{
+		SessionUpdate: "tool_call_update",
+		ToolCallId:    sdk.ToolCallId(c.ID),
+		Content:       []sdk.ToolCallContent{diffContent(ch)},
+		Locations:     changeLocations(ch),
+	}
+	if mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit) {
+		preview.Status = sdk.Ptr(sdk.ToolCallStatusInProgress)
+		r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &preview})
+		return nil
+	}
+	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &preview})
+
+	resp, err := r.agent.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+		SessionId: sdk.SessionId(r.s.id),
+		ToolCall: sdk.ToolCallUpdate{
+			ToolCallId: sdk.ToolCallId(c.ID),
+			Title:      sdk.Ptr(r.title(c.Tool, ch.Path)),
+			Kind:       sdk.Ptr(sdk.ToolKindEdit),
+			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+			Content:    preview.Content,
+			Locations:  preview.Locations,
+			RawInput:   c.Arguments,
+		},
+		Options: []sdk.PermissionOption{
+			{OptionId: optAllowOnce, Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
+			{OptionId: optAllowAlways, Name: "Always allow edits in this session", Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: optRejectOnce, Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+		},
+	})
+	if err != nil {
+		r.agent.log.Warn("permission request failed", "session", r.s.id, "err", err)
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: "The permission request did not complete (the turn may have been cancelled); nothing was written.", Err: err}
+	}
+	switch {
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
+		r.s.allowAlways(sdk.ToolKindEdit)
+	case resp.Outcome.Cancelled != nil:
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: "The user cancelled; nothing was written. Stop and wait for the user."}
+	default:
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach."}
+	}
+	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+		SessionUpdate: "tool_call_update",
+		ToolCallId:    sdk.ToolCallId(c.ID),
+		Status:        sdk.Ptr(sdk.ToolCallStatusInProgress),
+	}})
+	return nil
+}
+
+// CallFinished implements mcp.Observer: completed with the diff, or failed
+// with the error the model received.
+func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any, toolErr *fsops.Error) {
+	r.mu.Lock()
+	ch := r.changes[c.ID]
+	delete(r.changes, c.ID)
+	r.mu.Unlock()
+
+	u := &sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(c.ID)}
+	switch {
+	case toolErr != nil:
+		u.Status = sdk.Ptr(sdk.ToolCallStatusFailed)
+		text := toolErr.Message
+		if toolErr.Hint != "" {
+			text += "\n" + toolErr.Hint
+		}
+		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}
+		u.RawOutput = map[string]any{"error": map[string]any{"code": toolErr.Code, "message": toolErr.Message, "hint": toolErr.Hint}}
+	default:
+		u.Status = sdk.Ptr(sdk.ToolCallStatusCompleted)
+		u.RawOutput = result
+		if ch != nil {
+			u.Content = []sdk.ToolCallContent{diffContent(ch)}
+			u.Locations = changeLocations(ch)
+		}
+	}
+	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: u})
+}
+
+// title names the call the way an editor user reads it: "Edit src/x.go".
+func (r *toolReporter) title(tool, path string) string {
+	verb := "Edit"
+	switch tool {
+	case "read_text_file":
+		verb = "Read"
+	case "write_text_file":
+		verb = "Write"
+	}
+	if path == "" {
+		return verb
+	}
+	return verb + " " + r.s.displayPath(path)
+}
+
+func diffContent(ch *fsops.Change) sdk.ToolCallContent {
+	if ch.Created {
+		return sdk.ToolDiffContent(ch.Path, string(ch.New))
+	}
+	return sdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))
+}
+
+func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {
+	if len(ch.ChangedLines) == 0 {
+		return []sdk.ToolCallLocation{{Path: ch.Path}}
+	}
+	locs := make([]sdk.ToolCallLocation, len(ch.ChangedLines))
+	for i, line := range ch.ChangedLines {
+		locs[i] = sdk.ToolCallLocation{Path: ch.Path, Line: sdk.Ptr(line)}
+	}
+	return locs
+}
+
+// displayPath is path relative to the session's cwd when inside it.
+func (s *session) displayPath(path string) string {
+	if rel, err := filepath.Rel(s.cwd, path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// roots are the workspace directories: cwd and the additional directories.
+func (s *session) roots() []string {
+	return append([]string{s.cwd}, s.dirs...)
+}
+
+// inWorkspace reports whether path, with symlinks resolved, lies inside a
+// workspace root (also with symlinks resolved). A file that does not exist
+// yet is judged by its nearest existing ancestor.
+func (s *session) inWorkspace(path string) bool {
+	real := resolvePath(path)
+	for _, root := range s.roots() {
+		rel, err := filepath.Rel(resolvePath(root), real)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+func resolvePath(path string) string {
+	path = filepath.Clean(path)
+	var rest []string
+	for {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return filepath.Join(append([]string{path}, rest...)...)
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return filepath.Join(append([]string{path}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(path)}, rest...)
+		path = parent
+	}
+}

@@ -1,0 +1,142 @@
+// Command codexacp is an ACP agent that runs OpenAI's Codex CLI for an editor.
+// Editors launch it with no arguments and speak ACP on its stdin/stdout; logs
+// go to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/codexacp/codexacp/acp"
+	"github.com/codexacp/codexacp/codex"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "codexacp:", err)
+		os.Exit(1)
+	}
+}
+
+// configFlag collects repeated -c key=value flags.
+type configFlag []string
+
+func (c *configFlag) String() string { return strings.Join(*c, " ") }
+
+func (c *configFlag) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("expected key=value, got %q", v)
+	}
+	*c = append(*c, v)
+	return nil
+}
+
+type options struct {
+	codexPath string
+	config    configFlag
+	logLevel  string
+	version   bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("codexacp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: codexacp [flags]
+
+codexacp is an ACP agent: an editor launches it and speaks the Agent Client
+Protocol on its stdin/stdout. Each prompt runs "codex exec --json".
+
+Flags (environment variables in brackets):
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.codexPath, "codex-path", os.Getenv("CODEXACP_CODEX_PATH"),
+		"codex executable; default: the native binary of an npm install of @openai/codex found on PATH [CODEXACP_CODEX_PATH]")
+	fs.Var(&o.config, "c",
+		"codex config override key=value, passed to every codex run like codex's own -c; repeatable [CODEXACP_CONFIG, one per line]")
+	fs.StringVar(&o.logLevel, "log-level", envOr("CODEXACP_LOG_LEVEL", "info"), "debug, info, warn or error [CODEXACP_LOG_LEVEL]")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if env := os.Getenv("CODEXACP_CONFIG"); env != "" {
+		var fromEnv configFlag
+		for _, line := range strings.Split(env, "\n") {
+			if line = strings.TrimSpace(line); line == "" {
+				continue
+			}
+			if err := fromEnv.Set(line); err != nil {
+				return nil, fmt.Errorf("CODEXACP_CONFIG: %w", err)
+			}
+		}
+		// Flags come last so they win over the environment.
+		o.config = append(fromEnv, o.config...)
+	}
+	return o, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, "codexacp", version)
+		return nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(log)
+
+	var backend acp.Backend
+	path, err := codex.Find(o.codexPath)
+	if err != nil {
+		// Keep serving: the editor shows this error on the first prompt,
+		// which is more useful than an agent that dies at launch.
+		log.Error("codex not available", "err", err)
+		backend = unavailable{err}
+	} else {
+		log.Info("using codex", "path", path)
+		backend = &codex.Runner{Path: path, Config: o.config}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	agent := acp.NewAgent(acp.Options{Backend: backend, Version: version, Logger: log})
+	return agent.Serve(ctx, stdin, stdout)
+}
+
+// unavailable is the backend when codex cannot be found: every turn fails
+// with the reason and how to install codex.
+type unavailable struct{ err error }
+
+func (u unavailable) Run(context.Context, codex.Invocation, func([]byte)) error { return u.err }
