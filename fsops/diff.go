@@ -35,13 +35,28 @@ func UnifiedDiff(path string, old, new []byte) string {
 	return d
 }
 
-// region is a stretch of old that was replaced by a stretch of new. Both
-// start at a line start and end at a line start or at the end of the file.
-// Outside its regions a diff's old and new content are byte-identical.
+// region is a stretch of old (byte offsets) that was replaced by a stretch
+// of new. A diff's regions are sorted and disjoint, and outside them old
+// and new are byte-identical, so the first region starts at the same
+// offset in both.
 type region struct {
 	oldStart, oldEnd int
 	newStart, newEnd int
 }
+
+// wholeRegion is the region of a whole-file change, narrowed to the lines
+// that differ.
+func wholeRegion(old, data []byte) []region {
+	if bytes.Equal(old, data) {
+		return nil
+	}
+	prefix, oldSuffix, newSuffix := commonLineAffixes(old, data)
+	return []region{{oldStart: prefix, oldEnd: oldSuffix, newStart: prefix, newEnd: newSuffix}}
+}
+
+// affixBlock is how many bytes commonLineAffixes compares at a time before
+// looking for the first difference byte by byte.
+const affixBlock = 256
 
 // commonLineAffixes returns where the lines that old and new share at their
 // start end (the same offset in both) and where the lines they share at
@@ -49,14 +64,20 @@ type region struct {
 func commonLineAffixes(old, new []byte) (prefix, oldSuffix, newSuffix int) {
 	n := min(len(old), len(new))
 	k := 0
+	for k+affixBlock <= n && bytes.Equal(old[k:k+affixBlock], new[k:k+affixBlock]) {
+		k += affixBlock
+	}
 	for k < n && old[k] == new[k] {
 		k++
 	}
 	// Keep only whole lines: a line that ends inside the common bytes.
 	prefix = bytes.LastIndexByte(old[:k], '\n') + 1
 
-	s := 0
-	for s < n-prefix && old[len(old)-1-s] == new[len(new)-1-s] {
+	s, limit := 0, n-prefix
+	for s+affixBlock <= limit && bytes.Equal(old[len(old)-s-affixBlock:len(old)-s], new[len(new)-s-affixBlock:len(new)-s]) {
+		s += affixBlock
+	}
+	for s < limit && old[len(old)-1-s] == new[len(new)-1-s] {
 		s++
 	}
 	oldSuffix, newSuffix = len(old)-s, len(new)-s

@@ -254,7 +254,11 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 
 	var res MultiEditResult
 	_, err = e.mutate(ctx, ToolMultiEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
-		st := newStaging(old)
+		oldStrings := make([][]byte, len(p.Edits))
+		for i, ed := range p.Edits {
+			oldStrings[i] = []byte(ed.OldString)
+		}
+		st := newStaging(old, oldStrings)
 		res.LineRanges = make([]EditLineRange, 0, len(p.Edits))
 		for i, ed := range p.Edits {
 			lr, err := st.apply(i, []byte(ed.OldString), []byte(ed.NewString))
@@ -451,14 +455,4 @@ func keepFileConventions(old, data []byte) []byte {
 		data = append(append(make([]byte, 0, len(utf8BOM)+len(data)), utf8BOM...), data...)
 	}
 	return data
-}
-
-// wholeRegion is the region of a whole-file change, narrowed to the lines
-// that differ.
-func wholeRegion(old, data []byte) []region {
-	if bytes.Equal(old, data) {
-		return nil
-	}
-	prefix, oldSuffix, newSuffix := commonLineAffixes(old, data)
-	return []region{{oldStart: prefix, oldEnd: oldSuffix, newStart: prefix, newEnd: newSuffix}}
 }

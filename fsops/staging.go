@@ -1,7 +1,6 @@
 package fsops
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 )
@@ -10,10 +9,17 @@ import (
 // in-memory copy of the file. It remembers which text each edit wrote (to
 // detect an edit that cuts through another's text) and which stretches of
 // the original were replaced (so the diff only looks at those).
+//
+// To find an edit's matches without scanning the whole content once per
+// edit, it searches the original once for every edit's old_string up front;
+// an edit's matches are then the original ones that no earlier edit
+// touched, plus those found near the replaced stretches.
 type staging struct {
 	content []byte
-	written []written // text written by earlier edits, in staged offsets
-	dirty   []dirty   // replaced stretches, sorted, disjoint
+	written []written        // text written by earlier edits, in staged offsets
+	dirty   []dirty          // replaced stretches, sorted, disjoint, never touching
+	orig    map[string][]int // occurrences of each old_string in the original
+	starts  []int            // scratch
 }
 
 // written is the text edit wrote, at [start, end) of the staged content.
@@ -29,24 +35,63 @@ type dirty struct {
 	oStart, oEnd int // original
 }
 
-func newStaging(orig []byte) *staging {
+func newStaging(orig []byte, oldStrings [][]byte) *staging {
 	content := make([]byte, len(orig), len(orig)+len(orig)/8+64)
 	copy(content, orig)
-	return &staging{content: content}
+	return &staging{content: content, orig: occurrences(orig, oldStrings)}
+}
+
+// find returns the first occurrence of oldStr in the staged content and the
+// number of non-overlapping occurrences (-1 and 0 when there is none).
+func (st *staging) find(oldStr []byte) (first, n int) {
+	size := len(oldStr)
+	starts := st.starts[:0]
+	// Occurrences in the original that no replacement touched, moved by
+	// the replacements before them.
+	k, shift := 0, 0
+	for _, p := range st.orig[string(oldStr)] {
+		for k < len(st.dirty) && st.dirty[k].oEnd <= p {
+			d := st.dirty[k]
+			shift += (d.sEnd - d.sStart) - (d.oEnd - d.oStart)
+			k++
+		}
+		if k < len(st.dirty) && st.dirty[k].oStart < p+size {
+			continue // cut by a replacement
+		}
+		starts = append(starts, p+shift)
+	}
+	// Occurrences that overlap replaced text (or span a deletion).
+	for _, d := range st.dirty {
+		lo, hi := max(0, d.sStart-size+1), d.sEnd-1 // range of starts
+		if hi < lo {
+			continue
+		}
+		window := st.content[lo:min(len(st.content), hi+size)]
+		for _, i := range indexAll(window, oldStr) {
+			starts = append(starts, lo+i)
+		}
+	}
+	st.starts = starts
+	if len(starts) == 0 {
+		return -1, 0
+	}
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	return starts[0], countNonOverlapping(starts, size)
 }
 
 // apply replaces the unique occurrence of oldStr with newStr (edit i) and
 // returns the lines the match covered before the replacement.
 func (st *staging) apply(i int, oldStr, newStr []byte) (LineRange, error) {
-	a := bytes.Index(st.content, oldStr)
-	if a < 0 {
+	a, n := st.find(oldStr)
+	if n == 0 {
 		return LineRange{}, &Error{Code: CodeStringNotFound,
 			Message: fmt.Sprintf("Edit %d: String not found: %s", i, oldStr),
 			Hint: notFoundHint(st.content, string(oldStr)) +
 				" Edits apply in order: each old_string must match the content as the edits before it left it."}
 	}
 	b := a + len(oldStr)
-	if n := 1 + bytes.Count(st.content[b:], oldStr); n > 1 {
+	if n > 1 {
 		return LineRange{}, &Error{Code: CodeMatchCount,
 			Message: fmt.Sprintf("Edit %d: String appears %d times: %s", i, n, oldStr),
 			Hint: fmt.Sprintf("Edits apply in order to the result of the edits before them. Add surrounding lines to edit %d's "+

@@ -75,25 +75,6 @@ func linesForward(data []byte, pos, n int) int {
 	return pos
 }
 
-// lineStart returns the start of the line holding offset pos.
-func lineStart(data []byte, pos int) int {
-	return bytes.LastIndexByte(data[:pos], '\n') + 1
-}
-
-// lineEnd returns the offset just after the line feed ending the line that
-// holds offset pos (or len(data) when that line has none). A pos at a line
-// start that is also the end of a previous region stays where it is.
-func lineEnd(data []byte, pos int) int {
-	if pos > 0 && data[pos-1] == '\n' {
-		return pos
-	}
-	nl := bytes.IndexByte(data[pos:], '\n')
-	if nl < 0 {
-		return len(data)
-	}
-	return pos + nl + 1
-}
-
 // lineEnding returns the file's dominant line terminator: "\r\n" when more
 // lines end with CRLF than with a bare LF, else "\n".
 func lineEnding(data []byte) string {
