@@ -1,0 +1,191 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// catalogTimeout bounds the two codex runs that make a catalog.
+const catalogTimeout = 30 * time.Second
+
+var (
+	catalogRuns singleflight.Group
+	// catalogPaths remembers finished catalogs by binary identity and cache
+	// dir, so that later calls in this process run nothing.
+	catalogPaths sync.Map
+)
+
+// ModelCatalog returns the path of a model catalog for codexPath without
+// codex's own apply_patch tool: the binary's bundled catalog
+// (`codex debug models --bundled`) with "apply_patch_tool_type": null in
+// every model. Pass it to codex as -c model_catalog_json="<path>"; the file
+// replaces the whole catalog, which is why it starts from the bundled one.
+//
+// The file is <cacheDir>/model-catalog-<version>.json, written atomically and
+// made once per codex version; concurrent callers share one run.
+func ModelCatalog(ctx context.Context, codexPath, cacheDir string) (string, error) {
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("codex model catalog: %w", context.Cause(ctx))
+	}
+	fi, err := os.Stat(codexPath)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNotFound, err)
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%s", codexPath, fi.Size(), fi.ModTime().UnixNano(), cacheDir)
+	if p, ok := catalogPaths.Load(key); ok {
+		if _, err := os.Stat(p.(string)); err == nil {
+			return p.(string), nil
+		}
+	}
+	// The shared run must not fail for everyone because the first caller
+	// gave up, so it runs detached from ctx, with its own time limit.
+	runCtx := context.WithoutCancel(ctx)
+	ch := catalogRuns.DoChan(key, func() (any, error) {
+		runCtx, cancel := context.WithTimeout(runCtx, catalogTimeout)
+		defer cancel()
+		path, err := makeCatalog(runCtx, codexPath, cacheDir)
+		if err != nil {
+			return "", err
+		}
+		catalogPaths.Store(key, path)
+		return path, nil
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return "", res.Err
+		}
+		return res.Val.(string), nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("codex model catalog: %w", context.Cause(ctx))
+	}
+}
+
+func makeCatalog(ctx context.Context, codexPath, cacheDir string) (string, error) {
+	out, err := runCodex(ctx, codexPath, "--version")
+	if err != nil {
+		return "", err
+	}
+	version := versionOf(string(out))
+	if version == "" {
+		return "", fmt.Errorf("codex --version: no version in %q", out)
+	}
+	path := filepath.Join(cacheDir, "model-catalog-"+version+".json")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	bundled, err := runCodex(ctx, codexPath, "debug", "models", "--bundled")
+	if err != nil {
+		return "", err
+	}
+	catalog, err := withoutApplyPatch(bundled)
+	if err != nil {
+		return "", fmt.Errorf("codex debug models --bundled: %w", err)
+	}
+	if err := writeFileAtomic(path, catalog); err != nil {
+		return "", fmt.Errorf("codex model catalog: %w", err)
+	}
+	return path, nil
+}
+
+// runCodex runs a short codex subcommand and returns its stdout.
+func runCodex(ctx context.Context, codexPath string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, codexPath, args...)
+	cmd.Env = childEnv(nil, nil)
+	var stdout bytes.Buffer
+	stderr := newStderrLog(slogDiscard, stderrTailSize)
+	cmd.Stdout = &stdout
+	cmd.Stderr = stderr
+	cmd.WaitDelay = drainTimeout
+	name := "codex " + strings.Join(args, " ")
+	if err := cmd.Run(); err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			err = &ExitError{Code: exitCode(exitErr.ProcessState), Stderr: trimBacktraces(stderr.tail())}
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return stdout.Bytes(), nil
+}
+
+// withoutApplyPatch sets "apply_patch_tool_type": null in every model of a
+// catalog ({"models":[...]}), leaving every other field as it was.
+func withoutApplyPatch(catalog []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(catalog, &doc); err != nil {
+		return nil, fmt.Errorf("parse catalog: %w", err)
+	}
+	var models []map[string]json.RawMessage
+	if err := json.Unmarshal(doc["models"], &models); err != nil {
+		return nil, fmt.Errorf("parse catalog models: %w", err)
+	}
+	if len(models) == 0 {
+		return nil, errors.New("catalog has no models")
+	}
+	for _, m := range models {
+		m["apply_patch_tool_type"] = json.RawMessage("null")
+	}
+	raw, err := json.Marshal(models)
+	if err != nil {
+		return nil, err
+	}
+	doc["models"] = raw
+	return json.Marshal(doc)
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, so that readers see the old file or the complete new one.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// versionOf extracts the version from `codex --version` output
+// ("codex-cli 0.169.0"), reduced to characters safe in a file name.
+func versionOf(out string) string {
+	fields := strings.Fields(out)
+	if len(fields) == 0 {
+		return ""
+	}
+	v := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == '+':
+			return r
+		}
+		return -1
+	}, fields[len(fields)-1])
+	return strings.Trim(v, ".")
+}

@@ -1,0 +1,67 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// ContextWindow returns the context window, in tokens, of model in the model
+// catalog at catalogPath. An empty model means codex's default: the listed
+// model with the lowest priority number (codex's own choice; measured with
+// 0.169, whose default gpt-6.1-sol has priority 1).
+func ContextWindow(catalogPath, model string) (int, error) {
+	b, err := os.ReadFile(catalogPath)
+	if err != nil {
+		return 0, fmt.Errorf("reading model catalog: %w", err)
+	}
+	var catalog struct {
+		Models []struct {
+			Slug          string `json:"slug"`
+			ContextWindow int    `json:"context_window"`
+			Priority      *int   `json:"priority"`
+			Visibility    string `json:"visibility"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(b, &catalog); err != nil {
+		return 0, fmt.Errorf("parsing model catalog %s: %w", catalogPath, err)
+	}
+	best := -1
+	for i, m := range catalog.Models {
+		if model != "" {
+			if m.Slug == model {
+				return m.ContextWindow, nil
+			}
+			continue
+		}
+		if m.Priority == nil || m.Visibility == "hide" {
+			continue
+		}
+		if best < 0 || *m.Priority < *catalog.Models[best].Priority {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, fmt.Errorf("model %q is not in the catalog", model)
+	}
+	return catalog.Models[best].ContextWindow, nil
+}
+
+// ConfiguredModel returns the model a list of -c key=value overrides selects
+// ("" when none does). Values are TOML; a quoted string is unquoted.
+func ConfiguredModel(config []string) string {
+	model := ""
+	for _, kv := range config {
+		key, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(key) != "model" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+			value = value[1 : len(value)-1]
+		}
+		model = value // the last override wins, as in codex
+	}
+	return model
+}

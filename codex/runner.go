@@ -1,0 +1,394 @@
+package codex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long Run waits after SIGINT before it kills codex's
+// process group, when Runner.Grace is zero. Codex exits within ~40 ms of
+// SIGINT, so the grace period only matters for a wedged process.
+const DefaultGrace = 2 * time.Second
+
+// drainTimeout bounds how long Run keeps reading stdout and stderr after
+// codex exited while nothing arrives: a process codex left behind can hold the write end
+// open, and what it prints is not codex's output.
+const drainTimeout = 500 * time.Millisecond
+
+// stderrTailSize is how much of codex's stderr is kept for error reports.
+const stderrTailSize = 16 << 10
+
+// Sandbox modes accepted by `codex exec -s`.
+const (
+	SandboxReadOnly         = "read-only"
+	SandboxWorkspaceWrite   = "workspace-write"
+	SandboxDangerFullAccess = "danger-full-access"
+)
+
+// ErrNotFound reports that no codex executable could be found or started.
+var ErrNotFound = errors.New("codex executable not found (install the Codex CLI: npm i -g @openai/codex)")
+
+// Runner runs one codex process per turn. Its fields are read-only once Run
+// is in use; a Runner is safe for concurrent runs.
+type Runner struct {
+	Path   string        // codex executable
+	Config []string      // user's -c key=value, passed to every run exactly like codex's own -c
+	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE is always removed
+	Grace  time.Duration // SIGINT → SIGKILL grace; 0 means DefaultGrace
+	Logger *slog.Logger  // debug logs of runs and codex's stderr; nil means slog.Default()
+}
+
+// Invocation is one turn: a new thread, or a resumed one when ThreadID is set.
+type Invocation struct {
+	Cwd      string   // absolute; the workspace root and the process working directory
+	ThreadID string   // non-empty → `resume <ThreadID>`
+	Prompt   string   // written to stdin, then stdin closed (never argv)
+	Sandbox  string   // read-only | workspace-write | danger-full-access; empty: codex's default
+	Model    string   // optional -m
+	Config   []string // extra -c for this run (our MCP server, model catalog, developer_instructions, ...)
+	Env      []string // extra KEY=VALUE (e.g. CODEXACP_MCP_TOKEN=...); later values win
+}
+
+// ExitError reports a codex process that ended with a non-zero status.
+type ExitError struct {
+	Code   int    // exit status, or 128+signal when killed by a signal
+	Stderr string // the tail of stderr, Rust backtraces trimmed
+}
+
+func (e *ExitError) Error() string {
+	if e.Stderr == "" {
+		return fmt.Sprintf("codex exited with status %d", e.Code)
+	}
+	return fmt.Sprintf("codex exited with status %d: %s", e.Code, e.Stderr)
+}
+
+// Command returns the arguments (after the executable) and the environment of
+// the codex process for inv. Every -c is repeated on each call because codex
+// does not store them with the thread. For a resumed thread the exec-level
+// options (-C, -s, -c) go before `resume`, which does not accept -s or -C.
+func (r *Runner) Command(inv Invocation) (args []string, env []string) {
+	args = []string{"exec"}
+	if inv.ThreadID == "" {
+		args = append(args, "--json", "--skip-git-repo-check")
+	}
+	if inv.Cwd != "" {
+		args = append(args, "-C", inv.Cwd)
+	}
+	if inv.Sandbox != "" {
+		args = append(args, "-s", inv.Sandbox)
+	}
+	if inv.ThreadID == "" && inv.Model != "" {
+		args = append(args, "-m", inv.Model)
+	}
+	for _, kv := range r.Config {
+		args = append(args, "-c", kv)
+	}
+	for _, kv := range inv.Config {
+		args = append(args, "-c", kv)
+	}
+	if inv.ThreadID != "" {
+		args = append(args, "resume", "--json", "--skip-git-repo-check")
+		if inv.Model != "" {
+			args = append(args, "-m", inv.Model)
+		}
+		args = append(args, inv.ThreadID)
+	}
+	args = append(args, "-") // the prompt comes on stdin
+	return args, childEnv(r.Env, inv.Env)
+}
+
+// removedEnv are variables never passed to codex: with them set codex appends
+// Rust backtraces to its error messages, even inside JSONL events.
+var removedEnv = map[string]bool{"RUST_BACKTRACE": true, "RUST_LIB_BACKTRACE": true}
+
+// childEnv merges base (nil: os.Environ()) and extra, later values replacing
+// earlier ones in place, without the removed variables.
+func childEnv(base, extra []string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+len(extra))
+	index := make(map[string]int, len(base)+len(extra))
+	for _, list := range [][]string{base, extra} {
+		for _, kv := range list {
+			key, _, _ := strings.Cut(kv, "=")
+			if removedEnv[key] {
+				continue
+			}
+			if i, ok := index[key]; ok {
+				env[i] = kv
+				continue
+			}
+			index[key] = len(env)
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func (inv Invocation) validate() error {
+	if !filepath.IsAbs(inv.Cwd) {
+		return fmt.Errorf("codex: working directory %q is not absolute", inv.Cwd)
+	}
+	switch inv.Sandbox {
+	case "", SandboxReadOnly, SandboxWorkspaceWrite, SandboxDangerFullAccess:
+	default:
+		return fmt.Errorf("codex: unknown sandbox mode %q", inv.Sandbox)
+	}
+	if strings.HasPrefix(inv.ThreadID, "-") {
+		return fmt.Errorf("codex: invalid thread id %q", inv.ThreadID)
+	}
+	return nil
+}
+
+func (r *Runner) grace() time.Duration {
+	if r.Grace > 0 {
+		return r.Grace
+	}
+	return DefaultGrace
+}
+
+func (r *Runner) logger() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return slog.Default()
+}
+
+// Run runs codex for one turn and calls onLine with each line of its stdout
+// (without the newline; empty lines skipped), synchronously, in order, on the
+// calling goroutine. The slice is only valid during the call. Lines have no
+// size limit.
+//
+// Run returns nil when codex exits with status 0 and an *ExitError for any
+// other status. When ctx ends first, codex gets SIGINT and, if it has not
+// exited after the grace period, its process group gets SIGKILL; whatever
+// codex printed is still passed to onLine, and the error satisfies
+// errors.Is(err, context.Canceled) (or DeadlineExceeded) and wraps
+// context.Cause(ctx). Run returns only after the process has been waited for
+// and every goroutine it started has ended.
+func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byte)) error {
+	if err := inv.validate(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return cancelError(ctx)
+	}
+	if r.Path == "" {
+		return ErrNotFound
+	}
+	// A missing working directory fails Start with the same ENOENT as a
+	// missing executable: tell them apart first.
+	if fi, err := os.Stat(inv.Cwd); err != nil {
+		return fmt.Errorf("codex: working directory: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("codex: working directory %s is not a directory", inv.Cwd)
+	}
+	log := r.logger()
+	args, env := r.Command(inv)
+
+	// Run owns all three pipes (no copying goroutines inside exec.Cmd), so
+	// that cmd.Wait returns as soon as codex is reaped even when something it
+	// started still holds a pipe, and the cancel path can act on that.
+	var pipes [3]struct{ r, w *os.File }
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range pipes[:i] {
+				p.r.Close()
+				p.w.Close()
+			}
+			return fmt.Errorf("codex: pipe: %w", err)
+		}
+		pipes[i].r, pipes[i].w = r, w
+	}
+	stdinR, stdinW := pipes[0].r, pipes[0].w
+	stdoutR, stdoutW := pipes[1].r, pipes[1].w
+	stderrR, stderrW := pipes[2].r, pipes[2].w
+	defer stdinW.Close()
+	defer stdoutR.Close()
+	defer stderrR.Close()
+
+	cmd := exec.Command(r.Path, args...)
+	cmd.Dir = inv.Cwd
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	start := time.Now()
+	err := cmd.Start()
+	// The child has its copies; EOF comes when codex (and its heirs) close theirs.
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+			return fmt.Errorf("%w: %s: %v", ErrNotFound, r.Path, err)
+		}
+		return fmt.Errorf("codex: start %s: %w", r.Path, err)
+	}
+	pid := cmd.Process.Pid
+	log.Debug("codex started", "pid", pid, "args", args, "cwd", inv.Cwd)
+
+	p := &process{cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, exited: make(chan struct{})}
+	stderr := newStderrLog(log, stderrTailSize)
+	var wg sync.WaitGroup
+	wg.Add(4)
+	go func() { defer wg.Done(); p.wait() }()
+	go func() { defer wg.Done(); p.superviseCancel(ctx, r.grace(), log) }()
+	go func() {
+		defer wg.Done()
+		// Codex reads the whole prompt before it starts; a write error means
+		// it is gone, which Wait reports better.
+		io.Copy(stdinW, strings.NewReader(inv.Prompt))
+		stdinW.Close()
+	}()
+	go func() {
+		defer wg.Done()
+		io.Copy(stderr, &drainReader{f: stderrR, exited: &p.hasExited})
+		stderr.flush()
+	}()
+	defer func() {
+		// Also reached when onLine panics: never leave codex or the goroutines behind.
+		if !p.done.Load() {
+			p.killGroup()
+		}
+		wg.Wait()
+	}()
+
+	readLines(&drainReader{f: stdoutR, exited: &p.hasExited}, onLine)
+	wg.Wait()
+	p.done.Store(true)
+
+	elapsed := time.Since(start)
+	if p.cancelled.Load() {
+		log.Debug("codex cancelled", "pid", pid, "elapsed", elapsed)
+		return cancelError(ctx)
+	}
+	state := cmd.ProcessState
+	if state == nil {
+		return fmt.Errorf("codex: wait: %w", p.waitErr)
+	}
+	code := exitCode(state)
+	log.Debug("codex exited", "pid", pid, "code", code, "elapsed", elapsed)
+	if code == 0 {
+		return nil
+	}
+	return &ExitError{Code: code, Stderr: trimBacktraces(stderr.tail())}
+}
+
+// process is the state one Run shares with the goroutines it starts.
+type process struct {
+	cmd                   *exec.Cmd
+	stdin, stdout, stderr *os.File // our ends of the pipes
+
+	exited    chan struct{} // closed once cmd.Wait returned
+	hasExited atomic.Bool
+	waitErr   error // set before exited is closed
+	cancelled atomic.Bool
+	done      atomic.Bool
+}
+
+// wait reaps codex and starts the drain countdown of its pipes.
+func (p *process) wait() {
+	p.waitErr = p.cmd.Wait()
+	p.hasExited.Store(true)
+	// Wake reads blocked on pipes that an heir of codex keeps open, and a
+	// prompt write nobody will read any more.
+	p.stdout.SetReadDeadline(time.Now().Add(drainTimeout))
+	p.stderr.SetReadDeadline(time.Now().Add(drainTimeout))
+	p.stdin.SetWriteDeadline(time.Now())
+	close(p.exited)
+}
+
+// superviseCancel interrupts codex when ctx ends, and kills its process group
+// when it has not exited within grace. Once codex has exited after a cancel,
+// the group is killed too, so that nothing it started outlives the turn.
+func (p *process) superviseCancel(ctx context.Context, grace time.Duration, log *slog.Logger) {
+	select {
+	case <-p.exited:
+		return
+	case <-ctx.Done():
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		if errors.Is(err, os.ErrProcessDone) {
+			return // it finished on its own; report that
+		}
+		log.Debug("codex: SIGINT failed", "err", err)
+	}
+	p.cancelled.Store(true)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		p.killGroup()
+	case <-timer.C:
+		log.Debug("codex ignored SIGINT; killing its process group", "pid", p.cmd.Process.Pid, "grace", grace)
+		p.killGroup()
+		<-p.exited
+	}
+}
+
+func (p *process) killGroup() {
+	// The group id is codex's pid (Setpgid); it stays reserved while any
+	// member lives, so this cannot hit an unrelated group.
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// drainReader reads one of codex's output pipes. Once codex has exited, each
+// read gets a fresh deadline, so buffered output is always delivered, however
+// slowly the caller consumes it, but an idle pipe held open by another process
+// is not waited on forever.
+type drainReader struct {
+	f      *os.File
+	exited *atomic.Bool
+}
+
+func (d *drainReader) Read(b []byte) (int, error) {
+	if d.exited.Load() {
+		d.f.SetReadDeadline(time.Now().Add(drainTimeout))
+	}
+	return d.f.Read(b)
+}
+
+func exitCode(state *os.ProcessState) int {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
+}
+
+func cancelError(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil || cause == ctx.Err() {
+		return fmt.Errorf("codex run cancelled: %w", ctx.Err())
+	}
+	return fmt.Errorf("codex run cancelled: %w (%w)", ctx.Err(), cause)
+}
+
+// readLines calls onLine for every non-empty line in r until EOF or a read
+// error, including an unterminated last line.
+func readLines(r io.Reader, onLine func([]byte)) {
+	br := newLineReader(r)
+	for {
+		line, err := br.next()
+		if len(line) > 0 {
+			onLine(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}

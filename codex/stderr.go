@@ -1,0 +1,113 @@
+package codex
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// maxLoggedLine caps one stderr line in the debug log.
+const maxLoggedLine = 4 << 10
+
+// stderrLog receives codex's stderr: it keeps the last max bytes for error
+// reports and logs each line at debug level.
+type stderrLog struct {
+	log *slog.Logger
+	max int
+
+	mu      sync.Mutex
+	buf     []byte // the tail, at most max bytes
+	partial []byte // the current line, not yet logged
+}
+
+func newStderrLog(log *slog.Logger, max int) *stderrLog {
+	return &stderrLog{log: log, max: max}
+}
+
+func (s *stderrLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	if len(s.buf) > s.max {
+		s.buf = append(s.buf[:0], s.buf[len(s.buf)-s.max:]...)
+	}
+	rest := p
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		s.logLine(append(s.partial, rest[:i]...))
+		s.partial = s.partial[:0]
+		rest = rest[i+1:]
+	}
+	if room := maxLoggedLine - len(s.partial); room > 0 {
+		s.partial = append(s.partial, rest[:min(room, len(rest))]...)
+	}
+	return len(p), nil
+}
+
+// flush logs an unterminated last line.
+func (s *stderrLog) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.partial) > 0 {
+		s.logLine(s.partial)
+		s.partial = s.partial[:0]
+	}
+}
+
+func (s *stderrLog) logLine(line []byte) {
+	if len(line) > maxLoggedLine {
+		line = line[:maxLoggedLine]
+	}
+	if len(bytes.TrimSpace(line)) > 0 {
+		s.log.Debug("codex stderr", "line", string(line))
+	}
+}
+
+// tail returns the kept end of stderr, starting at a line boundary when it
+// had to be cut.
+func (s *stderrLog) tail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.buf
+	if len(t) == s.max {
+		if i := bytes.IndexByte(t, '\n'); i >= 0 {
+			t = t[i+1:]
+		}
+	}
+	return string(t)
+}
+
+// trimBacktraces removes Rust backtraces ("Stack backtrace:" and its indented
+// frame lines, and the hint about RUST_BACKTRACE) from codex's stderr, and
+// surrounding blank space.
+func trimBacktraces(s string) string {
+	var out []string
+	inTrace := false
+	for _, line := range strings.Split(s, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.EqualFold(trimmed, "stack backtrace:"):
+			inTrace = true
+			for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+				out = out[:len(out)-1]
+			}
+			continue
+		case inTrace && (trimmed == "" || line[0] == ' ' || line[0] == '\t'):
+			continue
+		case strings.HasPrefix(trimmed, "note: run with `RUST_BACKTRACE=") ||
+			strings.HasPrefix(trimmed, "note: Some details are omitted, run with `RUST_BACKTRACE="):
+			continue
+		}
+		inTrace = false
+		out = append(out, line)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// slogDiscard drops everything; for short helper runs whose stderr only
+// matters in an error.
+var slogDiscard = slog.New(slog.DiscardHandler)

@@ -1,0 +1,125 @@
+// Package codextest gives tests the pinned real codex binary and an isolated
+// environment to run it in.
+//
+// The binary is the one `cd e2e && npm ci` installs from e2e/package-lock.json
+// (@openai/codex 0.169.0), or $CODEXACP_CODEX_PATH. When it is missing, tests
+// that need it are skipped, unless CODEXACP_E2E=1 (set by CI), which makes a
+// missing binary a failure: the real-codex tests must not silently vanish.
+package codextest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/e2e/mockapi"
+)
+
+const (
+	// PinnedVersion is the codex version e2e/package.json pins.
+	PinnedVersion = "0.169.0"
+	// EnvCodexPath names a codex binary to use instead of the pinned one.
+	EnvCodexPath = "CODEXACP_CODEX_PATH"
+	// EnvRequired, set to 1, turns a missing codex into a test failure.
+	EnvRequired = "CODEXACP_E2E"
+)
+
+// Binary returns the codex executable for real-codex tests, skipping the test
+// (or failing it when CODEXACP_E2E=1) if there is none.
+func Binary(t testing.TB) string {
+	t.Helper()
+	path, why := locate()
+	if path == "" {
+		if os.Getenv(EnvRequired) == "1" {
+			t.Fatalf("real codex required (%s=1) but %s", EnvRequired, why)
+		}
+		t.Skipf("skipping real-codex test: %s", why)
+	}
+	checkVersion(t, path)
+	return path
+}
+
+// locate finds the codex binary, or says why there is none.
+func locate() (path, why string) {
+	if p := os.Getenv(EnvCodexPath); p != "" {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+			return "", EnvCodexPath + "=" + p + " is not an executable file"
+		}
+		return p, ""
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err.Error()
+	}
+	if p, ok := codex.NativeBinary(filepath.Join(root, "e2e", "node_modules")); ok {
+		return p, ""
+	}
+	return "", "the pinned codex is not installed: run `cd e2e && npm ci`"
+}
+
+// repoRoot walks up from the working directory (a package directory under
+// `go test`) to the directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}
+
+var versions sync.Map // path → `codex --version` output
+
+// checkVersion logs when the binary is not the pinned version: the e2e tests
+// encode behaviour measured on that version.
+func checkVersion(t testing.TB, path string) {
+	v, ok := versions.Load(path)
+	if !ok {
+		out, err := exec.Command(path, "--version").Output()
+		if err != nil {
+			t.Fatalf("%s --version: %v", path, err)
+		}
+		v, _ = versions.LoadOrStore(path, strings.TrimSpace(string(out)))
+	}
+	if fields := strings.Fields(v.(string)); len(fields) == 0 || fields[len(fields)-1] != PinnedVersion {
+		t.Logf("codex at %s reports %q; the tests were written against %s", path, v, PinnedVersion)
+	}
+}
+
+// Env returns the environment for a codex test run and its CODEX_HOME, a
+// fresh temporary directory (sessions, sqlite state, logs). Variables that
+// would reach a real account or change codex's output are removed: CODEX_*,
+// OPENAI_*, RUST_BACKTRACE.
+func Env(t testing.TB) (env []string, home string) {
+	t.Helper()
+	home = t.TempDir()
+	for _, kv := range os.Environ() {
+		key, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(key, "CODEX_") || strings.HasPrefix(key, "OPENAI_") || key == "RUST_BACKTRACE" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "CODEX_HOME="+home), home
+}
+
+// Runner returns a codex.Runner for the pinned codex, in an isolated
+// CODEX_HOME (returned too), whose model requests go to mock.
+func Runner(t testing.TB, mock *mockapi.Server) (r *codex.Runner, home string) {
+	t.Helper()
+	path := Binary(t)
+	env, home := Env(t)
+	return &codex.Runner{Path: path, Env: env, Config: mockapi.CodexConfig(mock.URL())}, home
+}
