@@ -17,7 +17,7 @@ const diffContext = 3
 // diffTimeout caps the time go-diff spends on one changed region. When it
 // runs out the region is reported as deleted and re-inserted as a whole:
 // coarser, but the diff still applies.
-const diffTimeout = 250 * time.Millisecond
+var diffTimeout = 250 * time.Millisecond
 
 // UnifiedDiff returns the unified diff old → new as GNU `diff -u` prints it
 // (3 lines of context, hunks closer than 7 lines merged, "\ No newline at end
@@ -222,21 +222,53 @@ func (s *diffSpan) markRegion(dmp *diffmatchpatch.DiffMatchPatch, a, b []byte, o
 		s.mark(0, oldLine, countLines(a))
 		return
 	}
-	ca, cb, _ := dmp.DiffLinesToChars(string(a), string(b))
-	for _, d := range dmp.DiffMain(ca, cb, false) {
+	ra, rb, _ := dmp.DiffLinesToRunes(string(a), string(b))
+	// A line that does not occur on the other side is changed in every
+	// alignment: mark it at once and leave it out of the line diff. Files
+	// rewritten wholesale then cost a set lookup per line instead of
+	// go-diff's worst case.
+	keptA, idxA := s.keepShared(0, ra, rb, oldLine)
+	keptB, idxB := s.keepShared(1, rb, ra, newLine)
+	i, j := 0, 0 // indexes into keptA, keptB
+	for _, d := range dmp.DiffMainRunes(keptA, keptB, false) {
 		n := utf8.RuneCountInString(d.Text)
 		switch d.Type {
 		case diffmatchpatch.DiffEqual:
-			oldLine += n
-			newLine += n
+			i += n
+			j += n
 		case diffmatchpatch.DiffDelete:
-			s.mark(0, oldLine, n)
-			oldLine += n
+			for k := i; k < i+n; k++ {
+				s.changed[0][oldLine+idxA[k]+1] = true
+			}
+			i += n
 		case diffmatchpatch.DiffInsert:
-			s.mark(1, newLine, n)
-			newLine += n
+			for k := j; k < j+n; k++ {
+				s.changed[1][newLine+idxB[k]+1] = true
+			}
+			j += n
 		}
 	}
+}
+
+// keepShared marks the lines of side f (runes, from line `first` on) that
+// do not occur in other as changed, and returns the others with their
+// indexes.
+func (s *diffSpan) keepShared(f int, runes, other []rune, first int) ([]rune, []int) {
+	present := make(map[rune]struct{}, len(other))
+	for _, r := range other {
+		present[r] = struct{}{}
+	}
+	kept := make([]rune, 0, len(runes))
+	idx := make([]int, 0, len(runes))
+	for k, r := range runes {
+		if _, ok := present[r]; ok {
+			kept = append(kept, r)
+			idx = append(idx, k)
+		} else {
+			s.changed[f][first+k+1] = true
+		}
+	}
+	return kept, idx
 }
 
 func (s *diffSpan) mark(f, line, n int) {

@@ -111,7 +111,7 @@ func TestCommonLineAffixes(t *testing.T) {
 }
 
 func TestCountLines(t *testing.T) {
-	for in, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "a\n\n": 2, "\n": 1, "a\r\nb\r\n": 2} {
+	for in, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "a\n\n": 2, "\n": 1, "a\r\nb\r\n": 2, "\uFEFF": 0, "\uFEFFa": 1} {
 		if got := CountLines([]byte(in)); got != want {
 			t.Errorf("CountLines(%q) = %d, want %d", in, got, want)
 		}

@@ -63,7 +63,7 @@ func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, e
 	if err != nil {
 		return nil, err
 	}
-	total := countLines(data)
+	total := CountLines(data)
 	start := 1
 	if p.Line != nil {
 		switch l := *p.Line; {
@@ -170,7 +170,7 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 		return nil, err
 	}
 	return &WriteResult{Success: true, BytesWritten: len(data), Created: c.Created,
-		Hash: HashOf(data), TotalLines: countLines(data)}, nil
+		Hash: HashOf(data), TotalLines: CountLines(data)}, nil
 }
 
 // EditTextFile implements edit_text_file: it replaces old_string, which must
@@ -226,7 +226,7 @@ func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWr
 		out = append(out, old[prev:]...)
 		return out, regions, nil
 	}, func(c *Change) {
-		res.Success, res.Diff, res.Hash, res.TotalLines = true, c.Diff, HashOf(c.New), countLines(c.New)
+		res.Success, res.Diff, res.Hash, res.TotalLines = true, c.Diff, HashOf(c.New), CountLines(c.New)
 	})
 	if err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 		return st.content, st.regions(), nil
 	}, func(c *Change) {
 		res.Success, res.Diff, res.AppliedCount = true, c.Diff, len(p.Edits)
-		res.Hash, res.TotalLines = HashOf(c.New), countLines(c.New)
+		res.Hash, res.TotalLines = HashOf(c.New), CountLines(c.New)
 	})
 	if err != nil {
 		return nil, err

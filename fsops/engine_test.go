@@ -483,6 +483,8 @@ func TestReadTextFile(t *testing.T) {
 			want: fsops.ReadResult{TotalLines: 2, StartLine: 1, EndLine: 2}},
 		{name: "bom not shown", file: "\uFEFFa\nb\n", wantContent: "a\nb\n",
 			want: fsops.ReadResult{TotalLines: 2, StartLine: 1, EndLine: 2}},
+		{name: "bom only", file: "\uFEFF", wantContent: "",
+			want: fsops.ReadResult{TotalLines: 0, StartLine: 1, EndLine: 0}},
 		{name: "crlf kept", file: "a\r\nb\r\n", wantContent: "a\r\nb\r\n",
 			want: fsops.ReadResult{TotalLines: 2, StartLine: 1, EndLine: 2}},
 		{name: "default limit", file: big.String(), line: intp(1), wantContent: big.String()[:200*1310],

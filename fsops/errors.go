@@ -99,7 +99,7 @@ func staleError(path, expected string, current []byte, exists bool) *Error {
 	}
 	return &Error{Code: CodeStale,
 		Message: fmt.Sprintf("Stale content: %s changed since it was read (expected hash %s, current hash %s, now %d lines)",
-			path, expected, HashOf(current), countLines(current)),
+			path, expected, HashOf(current), CountLines(current)),
 		Hint: "Re-read the file with read_text_file to get its current content and hash, check that your change still fits it, then retry with the new hash."}
 }
 

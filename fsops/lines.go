@@ -130,7 +130,7 @@ func (e *Engine) lineEdit(ctx context.Context, tool, path, hash string, before B
 		out = append(append(append(out, old[:from]...), repl...), old[to:]...)
 		return out, []region{{oldStart: from, oldEnd: to, newStart: from, newEnd: from + len(repl)}}, nil
 	}, func(c *Change) {
-		res = LinesResult{Success: true, Hash: HashOf(c.New), TotalLines: countLines(c.New), Diff: c.Diff}
+		res = LinesResult{Success: true, Hash: HashOf(c.New), TotalLines: CountLines(c.New), Diff: c.Diff}
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/codexacp/codexacp/fsops"
@@ -381,4 +382,30 @@ func TestEngineDiffsMatchGNU(t *testing.T) {
 	}
 	t.Logf("cases per tool: %v", tools)
 	c.check(t)
+}
+
+// When go-diff runs out of time the diff is coarser, but it must still
+// apply exactly.
+func TestCappedDiffStillApplies(t *testing.T) {
+	g := needGNU(t)
+	defer fsops.SetDiffTimeout(time.Nanosecond)()
+	r := rand.New(rand.NewSource(4))
+	var old, new strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&old, "line %d\n", i)
+		fmt.Fprintf(&new, "line %d\n", (i*7+r.Intn(3))%400)
+	}
+	diff := fsops.UnifiedDiff("/f", []byte(old.String()), []byte(new.String()))
+	deleted, inserted := countTags(diff)
+	t.Logf("capped diff: -%d +%d", deleted, inserted)
+	dir := t.TempDir()
+	oldPath, patchPath, outPath := filepath.Join(dir, "old"), filepath.Join(dir, "patch"), filepath.Join(dir, "out")
+	writeFile(t, oldPath, []byte(old.String()))
+	writeFile(t, patchPath, []byte(diff))
+	if msg, err := exec.Command(g.patch, "--quiet", "-o", outPath, oldPath, patchPath).CombinedOutput(); err != nil {
+		t.Fatalf("patch: %v\n%s", err, msg)
+	}
+	if got, _ := os.ReadFile(outPath); string(got) != new.String() {
+		t.Fatal("patched file differs")
+	}
 }

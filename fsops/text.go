@@ -18,11 +18,15 @@ func HashOf(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CountLines returns the number of lines in data: the number of line feeds,
-// plus one when the data does not end with a line feed. An empty file has
-// 0 lines; "a\n" and "a" have 1; "a\n\n" has 2.
-func CountLines(data []byte) int { return countLines(data) }
+// CountLines returns the number of lines in a file's content, the
+// total_lines the tools report: the number of line feeds, plus one when
+// the content does not end with one. A final line feed ends the last line;
+// it does not start another. An empty file has 0 lines; "a\n" and "a" have
+// 1; "a\n\n" has 2. A UTF-8 BOM alone is no line.
+func CountLines(data []byte) int { return countLines(bytes.TrimPrefix(data, utf8BOM)) }
 
+// countLines counts lines as the diff sees them, a BOM being part of the
+// first line.
 func countLines(data []byte) int {
 	n := bytes.Count(data, []byte{'\n'})
 	if len(data) > 0 && data[len(data)-1] != '\n' {
