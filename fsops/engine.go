@@ -194,7 +194,7 @@ func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWr
 	oldStr, newStr := []byte(p.OldString), []byte(p.NewString)
 
 	var res EditResult
-	_, err = e.mutate(ctx, ToolEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
+	c, err := e.mutate(ctx, ToolEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
 		matches := findAll(old, oldStr)
 		switch n := len(matches); {
 		case n == 0:
@@ -225,12 +225,11 @@ func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWr
 		}
 		out = append(out, old[prev:]...)
 		return out, regions, nil
-	}, func(c *Change) {
-		res.Success, res.Diff, res.Hash, res.TotalLines = true, c.Diff, HashOf(c.New), CountLines(c.New)
 	})
 	if err != nil {
 		return nil, err
 	}
+	res.Success, res.Diff, res.Hash, res.TotalLines = true, c.Diff, HashOf(c.New), CountLines(c.New)
 	return &res, nil
 }
 
@@ -253,7 +252,7 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 	}
 
 	var res MultiEditResult
-	_, err = e.mutate(ctx, ToolMultiEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
+	c, err := e.mutate(ctx, ToolMultiEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
 		oldStrings := make([][]byte, len(p.Edits))
 		for i, ed := range p.Edits {
 			oldStrings[i] = []byte(ed.OldString)
@@ -268,21 +267,20 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 			res.LineRanges = append(res.LineRanges, EditLineRange{EditIndex: i, Start: lr.Start, End: lr.End})
 		}
 		return st.content, st.regions(), nil
-	}, func(c *Change) {
-		res.Success, res.Diff, res.AppliedCount = true, c.Diff, len(p.Edits)
-		res.Hash, res.TotalLines = HashOf(c.New), CountLines(c.New)
 	})
 	if err != nil {
 		return nil, err
 	}
+	res.Success, res.Diff, res.AppliedCount = true, c.Diff, len(p.Edits)
+	res.Hash, res.TotalLines = HashOf(c.New), CountLines(c.New)
 	return &res, nil
 }
 
 // mutate runs the read → compute → diff → BeforeWrite → write sequence of
-// an edit under the path's lock. compute returns the new content and the
-// regions it replaced; done sees the committed change.
+// an edit under the path's lock and returns the written change. compute
+// returns the new content and the regions of the old it replaced.
 func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, before BeforeWrite,
-	compute func(old []byte) ([]byte, []region, error), done func(*Change)) (*Change, error) {
+	compute func(old []byte) ([]byte, []region, error)) (*Change, error) {
 	unlock, err := e.locks.lock(ctx, path)
 	if err != nil {
 		return nil, err
@@ -305,7 +303,6 @@ func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, be
 	if err := e.commit(ctx, c, before); err != nil {
 		return nil, err
 	}
-	done(c)
 	return c, nil
 }
 

@@ -120,8 +120,7 @@ func (e *Engine) AppendTextFile(ctx context.Context, p AppendParams, before Befo
 // content to replace and its replacement.
 func (e *Engine) lineEdit(ctx context.Context, tool, path, hash string, before BeforeWrite,
 	compute func(t *textLines) (from, to int, repl []byte, err error)) (*LinesResult, error) {
-	var res LinesResult
-	_, err := e.mutate(ctx, tool, path, hash, before, func(old []byte) ([]byte, []region, error) {
+	c, err := e.mutate(ctx, tool, path, hash, before, func(old []byte) ([]byte, []region, error) {
 		from, to, repl, err := compute(newTextLines(old))
 		if err != nil {
 			return nil, nil, err
@@ -129,13 +128,11 @@ func (e *Engine) lineEdit(ctx context.Context, tool, path, hash string, before B
 		out := make([]byte, 0, len(old)-(to-from)+len(repl))
 		out = append(append(append(out, old[:from]...), repl...), old[to:]...)
 		return out, []region{{oldStart: from, oldEnd: to, newStart: from, newEnd: from + len(repl)}}, nil
-	}, func(c *Change) {
-		res = LinesResult{Success: true, Hash: HashOf(c.New), TotalLines: CountLines(c.New), Diff: c.Diff}
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &res, nil
+	return &LinesResult{Success: true, Hash: HashOf(c.New), TotalLines: CountLines(c.New), Diff: c.Diff}, nil
 }
 
 func checkLineCall(path, hash string) (string, error) {
