@@ -12,11 +12,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/mcp"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -117,22 +119,51 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 
-	var backend acp.Backend
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	agentOpts := acp.Options{Version: version, Logger: log}
 	path, err := codex.Find(o.codexPath)
 	if err != nil {
 		// Keep serving: the editor shows this error on the first prompt,
 		// which is more useful than an agent that dies at launch.
 		log.Error("codex not available", "err", err)
-		backend = unavailable{err}
+		agentOpts.Backend = unavailable{err}
 	} else {
 		log.Info("using codex", "path", path)
-		backend = &codex.Runner{Path: path, Config: o.config}
+		agentOpts.Backend = &codex.Runner{Path: path, Config: o.config, Logger: log}
+		agentOpts.Catalog, agentOpts.ContextWindow = modelCatalog(ctx, log, path, o.config)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	agent := acp.NewAgent(acp.Options{Backend: backend, Version: version, Logger: log})
-	return agent.Serve(ctx, stdin, stdout)
+	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
+	if err != nil {
+		return fmt.Errorf("starting the file-tool server: %w", err)
+	}
+	defer tools.Close()
+	agentOpts.Tools = tools
+
+	return acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
+}
+
+// modelCatalog prepares codex's model catalog without apply_patch (cached per
+// codex version in the user's cache directory) and reads the configured
+// model's context window from it. On failure codex keeps its own catalog.
+func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), int) {
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		cacheDir = os.TempDir()
+	}
+	cacheDir = filepath.Join(cacheDir, "codexacp")
+	path, err := codex.ModelCatalog(ctx, codexPath, cacheDir)
+	if err != nil {
+		log.Warn("cannot build the model catalog without apply_patch; codex keeps its own patch tool", "err", err)
+		return nil, 0
+	}
+	window, err := codex.ContextWindow(path, codex.ConfiguredModel(config))
+	if err != nil {
+		log.Info("context window unknown; no usage updates", "err", err)
+	}
+	return func(context.Context) (string, error) { return path, nil }, window
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails

@@ -1,0 +1,279 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/codextest"
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/acpschema"
+)
+
+// agentBin is the codexacp binary under test, built once by TestMain.
+var agentBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "codexacp-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	agentBin = filepath.Join(dir, "codexacp")
+	build := exec.Command("go", "build", "-o", agentBin, "github.com/codexacp/codexacp/cmd/codexacp")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building codexacp: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// lockedBuffer collects the agent's stderr (logs) for failure messages.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type setup struct {
+	fs         bool
+	permission func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	codexPath  string // default: the pinned codex
+	mode       string // default: the agent's default (ask)
+}
+
+// env is one codexacp process driven by a fake editor, with real codex
+// talking to a mock model.
+type env struct {
+	t         *testing.T
+	ctx       context.Context
+	mock      *mockapi.Server
+	editor    *fakeeditor.Editor
+	cwd       string
+	codexHome string
+	session   sdk.SessionId
+	stderr    *lockedBuffer
+	agentPID  int
+}
+
+func start(t *testing.T, s setup) *env {
+	t.Helper()
+	codexPath := s.codexPath
+	if codexPath == "" {
+		codexPath = codextest.Binary(t)
+	}
+	mock := mockapi.New(t)
+	home := t.TempDir()
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	args := []string{"--codex-path", codexPath, "--log-level", "debug", "-c", `model="gpt-5.5"`}
+	for _, c := range mockapi.CodexConfig(mock.URL()) {
+		args = append(args, "-c", c)
+	}
+	cmd := exec.Command(agentBin, args...)
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"))
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	e := &env{t: t, ctx: ctx, mock: mock, cwd: cwd, codexHome: home, stderr: stderr, agentPID: cmd.Process.Pid}
+	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission})
+	t.Cleanup(func() {
+		cancel()
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Error("codexacp did not exit after its stdin closed")
+		}
+		e.checkSchema()
+		if t.Failed() {
+			t.Logf("codexacp stderr:\n%s", stderr.String())
+		}
+	})
+
+	if _, err := e.editor.Initialize(ctx); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	resp, err := e.editor.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	e.session = resp.SessionId
+	if s.mode != "" {
+		if _, err := e.editor.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: sdk.SessionModeId(s.mode)}); err != nil {
+			t.Fatalf("set mode: %v", err)
+		}
+	}
+	return e
+}
+
+// checkSchema validates every message the agent sent against the ACP schema.
+func (e *env) checkSchema() {
+	for _, raw := range e.editor.Raw() {
+		if err := acpschema.ValidateMessage(raw); err != nil {
+			e.t.Errorf("agent message violates the ACP schema: %v\n%s", err, raw)
+		}
+	}
+}
+
+func (e *env) prompt(text string) (sdk.PromptResponse, error) {
+	return e.editor.Conn.Prompt(e.ctx, sdk.PromptRequest{SessionId: e.session, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+}
+
+func (e *env) mustPrompt(text string) sdk.PromptResponse {
+	e.t.Helper()
+	resp, err := e.prompt(text)
+	if err != nil {
+		e.t.Fatalf("prompt %q: %v", text, err)
+	}
+	return resp
+}
+
+// writeFile creates a file in the workspace (on disk) and returns its path.
+func (e *env) writeFile(name, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.cwd, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func readDisk(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// processesMatching lists live processes whose command line contains s.
+func processesMatching(s string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, ent := range entries {
+		if ent.Name()[0] < '0' || ent.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		cmdline := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmdline, s) {
+			found = append(found, ent.Name()+": "+cmdline)
+		}
+	}
+	return found
+}
+
+// codexProcesses lists live processes of this test's codex (found by their
+// CODEX_HOME), other than the agent itself.
+func (e *env) codexProcesses() []string {
+	return processesWithEnv("CODEX_HOME="+e.codexHome, e.agentPID)
+}
+
+// processesWithEnv lists live processes whose environment contains kv,
+// except the one with pid except.
+func processesWithEnv(kv string, except int) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, ent := range entries {
+		if ent.Name()[0] < '0' || ent.Name()[0] > '9' || ent.Name() == strconv.Itoa(except) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, v := range bytes.Split(b, []byte{0}) {
+			if string(v) == kv {
+				cmd, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+				found = append(found, ent.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+				break
+			}
+		}
+	}
+	return found
+}
+
+// eventually polls cond for up to d; processes take a moment to be reaped.
+func eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// toolUpdates returns the tool_call and tool_call_update updates, in order.
+func toolUpdates(e *env) []sdk.SessionUpdate {
+	var out []sdk.SessionUpdate
+	for _, n := range e.editor.Updates() {
+		if n.Update.ToolCall != nil || n.Update.ToolCallUpdate != nil {
+			out = append(out, n.Update)
+		}
+	}
+	return out
+}
+
+func agentText(e *env) string {
+	var b strings.Builder
+	for _, n := range e.editor.Updates() {
+		if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			b.WriteString(c.Content.Text.Text)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,200 @@
+package e2e_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/e2e/mockapi"
+)
+
+func TestHelloTurn(t *testing.T) {
+	e := start(t, setup{fs: true})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Reasoning("Thinking about a greeting"), mockapi.Message("Hello from the mock model")))
+
+	resp := e.mustPrompt("say hello")
+	if resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("stopReason = %q", resp.StopReason)
+	}
+	kinds := strings.Join(fakeeditor.UpdateKinds(e.editor.Updates()), ",")
+	if kinds != "agent_thought_chunk,agent_message_chunk,usage_update" {
+		t.Errorf("updates = %s", kinds)
+	}
+	if got := agentText(e); got != "Hello from the mock model" {
+		t.Errorf("message = %q", got)
+	}
+	reqs := e.mock.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("model requests = %d", len(reqs))
+	}
+	if !strings.Contains(strings.Join(reqs[0].Texts("user"), "\n"), "say hello") {
+		t.Errorf("the prompt did not reach the model")
+	}
+	// Our tools are offered and codex's own patch tool is not.
+	if reqs[0].HasTool("apply_patch") {
+		t.Errorf("apply_patch is still offered: %v", reqs[0].ToolNames())
+	}
+	if !strings.Contains(string(reqs[0].Raw), "mcp__acp") {
+		t.Errorf("the acp tools are not offered to the model: %v", reqs[0].ToolNames())
+	}
+}
+
+func TestShellCommandTurn(t *testing.T) {
+	e := start(t, setup{fs: true})
+	e.mock.Enqueue(
+		mockapi.Reply(mockapi.ExecCommand("call_sh", "echo codexacp-e2e-output")),
+		mockapi.Reply(mockapi.Message("ran it")),
+	)
+	e.mustPrompt("run echo")
+
+	tools := toolUpdates(e)
+	if len(tools) < 2 || tools[0].ToolCall == nil {
+		t.Fatalf("tool updates = %+v", tools)
+	}
+	call := tools[0].ToolCall
+	if call.Kind != sdk.ToolKindExecute || call.Title != "echo codexacp-e2e-output" || call.Status != sdk.ToolCallStatusInProgress {
+		t.Errorf("tool_call = kind %q title %q status %q", call.Kind, call.Title, call.Status)
+	}
+	last := tools[len(tools)-1].ToolCallUpdate
+	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusCompleted || last.ToolCallId != call.ToolCallId {
+		t.Fatalf("last tool update = %+v", tools[len(tools)-1])
+	}
+	out, ok := e.mock.Requests()[1].FunctionCallOutput("call_sh")
+	if !ok || !strings.Contains(out, "codexacp-e2e-output") {
+		t.Errorf("the model did not get the command output: %q", out)
+	}
+}
+
+func TestResumeContinuesThread(t *testing.T) {
+	e := start(t, setup{fs: true})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("first answer")))
+	e.mustPrompt("first question")
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("second answer")))
+	e.mustPrompt("second question")
+
+	reqs := e.mock.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model requests = %d", len(reqs))
+	}
+	user := strings.Join(reqs[1].Texts("user"), "\n")
+	assistant := strings.Join(reqs[1].Texts("assistant"), "\n")
+	if !strings.Contains(user, "first question") || !strings.Contains(user, "second question") || !strings.Contains(assistant, "first answer") {
+		t.Errorf("second request lacks the first turn's history:\nuser: %s\nassistant: %s", user, assistant)
+	}
+}
+
+func TestCancelMidStream(t *testing.T) {
+	e := start(t, setup{fs: true})
+	resp, hold := mockapi.Hang(mockapi.Reasoning("working on it"))
+	e.mock.Enqueue(resp)
+	defer hold.Release()
+
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, err := e.prompt("long task")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		done <- r
+	}()
+	select {
+	case <-hold.Reached():
+	case <-time.After(60 * time.Second):
+		t.Fatal("codex never reached the model")
+	}
+	if err := e.editor.Conn.Cancel(e.ctx, sdk.CancelNotification{SessionId: e.session}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stopReason = %q, want cancelled", r.StopReason)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("prompt did not answer after cancel")
+	}
+	if !eventually(3*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
+		t.Errorf("codex processes left after cancel: %v", e.codexProcesses())
+	}
+}
+
+func TestCancelMidCommandLeavesNoProcesses(t *testing.T) {
+	e := start(t, setup{fs: true, mode: "full-access"})
+	const marker = "97.4321"
+	e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", "sleep "+marker)))
+
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, err := e.prompt("sleep")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		done <- r
+	}()
+	// Cancel once the editor shows the command running and it really runs.
+	if err := e.editor.WaitForUpdate(e.ctx, func(u sdk.SessionUpdate) bool {
+		return u.ToolCall != nil && u.ToolCall.Kind == sdk.ToolKindExecute
+	}); err != nil {
+		t.Fatalf("no tool call for the command: %v", err)
+	}
+	if !eventually(10*time.Second, func() bool { return len(processesMatching("sleep "+marker)) > 0 }) {
+		t.Fatal("the command never started")
+	}
+	if err := e.editor.Conn.Cancel(e.ctx, sdk.CancelNotification{SessionId: e.session}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stopReason = %q, want cancelled", r.StopReason)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("prompt did not answer after cancel")
+	}
+	if !eventually(3*time.Second, func() bool { return len(processesMatching("sleep "+marker)) == 0 }) {
+		t.Errorf("command orphaned after cancel: %v", processesMatching("sleep "+marker))
+	}
+	if !eventually(3*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
+		t.Errorf("codex processes left after cancel: %v", e.codexProcesses())
+	}
+	// The running tool call is not left spinning.
+	tools := toolUpdates(e)
+	if len(tools) == 0 {
+		t.Fatal("no tool call for the command")
+	}
+	last := tools[len(tools)-1]
+	if last.ToolCallUpdate == nil || last.ToolCallUpdate.Status == nil || *last.ToolCallUpdate.Status != sdk.ToolCallStatusFailed {
+		t.Errorf("last tool update after cancel = %+v", last)
+	}
+}
+
+func TestModelHTTP400FailsPrompt(t *testing.T) {
+	e := start(t, setup{fs: true})
+	e.mock.Enqueue(mockapi.HTTPError(400, "Invalid value for model: no-such-model"))
+	_, err := e.prompt("hi")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a JSON-RPC error", err)
+	}
+	if !strings.Contains(re.Message, "no-such-model") || strings.Contains(strings.ToLower(re.Message), "backtrace") {
+		t.Errorf("error message = %q", re.Message)
+	}
+	// The session still works afterwards.
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("recovered")))
+	if r := e.mustPrompt("again"); r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("stopReason after failure = %q", r.StopReason)
+	}
+}
+
+func TestCodexNotFound(t *testing.T) {
+	e := start(t, setup{fs: true, codexPath: "/nonexistent/codex"})
+	_, err := e.prompt("hi")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "npm i -g @openai/codex") {
+		t.Fatalf("err = %v, want a message saying how to install codex", err)
+	}
+}
