@@ -282,7 +282,11 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 		return fmt.Errorf("codex: wait: %w", p.waitErr)
 	}
 	code := exitCode(state)
-	log.Debug("codex exited", "pid", pid, "code", code, "elapsed", elapsed)
+	attrs := []any{"pid", pid, "code", code, "elapsed", elapsed}
+	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
+		attrs = append(attrs, "maxrss_kib", ru.Maxrss) // KiB on Linux
+	}
+	log.Debug("codex exited", attrs...)
 	if code == 0 {
 		return nil
 	}

@@ -115,11 +115,19 @@ func Env(t testing.TB) (env []string, home string) {
 	return append(env, "CODEX_HOME="+home), home
 }
 
+// OfflineConfig switches off what makes codex 0.169 reach past loopback in a
+// test run: remote plugin discovery (DNS lookups of api.github.com and
+// chatgpt.com) and analytics (ab.chatgpt.com). Turns work without it; it
+// keeps tests from touching the network and makes them faster.
+var OfflineConfig = []string{"features.plugins=false", "analytics.enabled=false"}
+
 // Runner returns a codex.Runner for the pinned codex, in an isolated
-// CODEX_HOME (returned too), whose model requests go to mock.
+// CODEX_HOME (returned too), whose model requests go to mock, with
+// OfflineConfig.
 func Runner(t testing.TB, mock *mockapi.Server) (r *codex.Runner, home string) {
 	t.Helper()
 	path := Binary(t)
 	env, home := Env(t)
-	return &codex.Runner{Path: path, Env: env, Config: mockapi.CodexConfig(mock.URL())}, home
+	config := append(mockapi.CodexConfig(mock.URL()), OfflineConfig...)
+	return &codex.Runner{Path: path, Env: env, Config: config}, home
 }

@@ -1,0 +1,6 @@
+// Package codexexec holds end-to-end tests of package codex against the
+// pinned real codex binary and the mock Responses API: what `codex exec
+// --json` prints for scripted model output, resume, failures, cancellation
+// and the apply_patch-free model catalog, plus a benchmark of one raw turn.
+// It has no non-test code.
+package codexexec
