@@ -80,19 +80,22 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	r.changes[c.ID] = ch
 	r.mu.Unlock()
 
-	preview := sdk.SessionToolCallUpdate{
-		SessionUpdate: "tool_call_update",
-		ToolCallId:    sdk.ToolCallId(c.ID),
-		Content:       []sdk.ToolCallContent{diffContent(ch)},
-		Locations:     changeLocations(ch),
-	}
+	content := diffContent(ch)
+	locations := changeLocations(ch)
 	if mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit) {
-		preview.Status = sdk.Ptr(sdk.ToolCallStatusInProgress)
-		r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &preview})
+		// No question to ask: show where the edit lands; the diff comes with
+		// the completion (sending a large file's texts once, not twice).
+		r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+			SessionUpdate: "tool_call_update",
+			ToolCallId:    sdk.ToolCallId(c.ID),
+			Status:        sdk.Ptr(sdk.ToolCallStatusInProgress),
+			Locations:     locations,
+		}})
 		return nil
 	}
-	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &preview})
 
+	// The permission request carries the diff preview: the editor shows it
+	// on the pending tool call while the user decides.
 	resp, err := r.agent.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(r.s.id),
 		ToolCall: sdk.ToolCallUpdate{
@@ -100,8 +103,8 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 			Title:      sdk.Ptr(r.title(c.Tool, ch.Path)),
 			Kind:       sdk.Ptr(sdk.ToolKindEdit),
 			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
-			Content:    preview.Content,
-			Locations:  preview.Locations,
+			Content:    content,
+			Locations:  locations,
 			RawInput:   c.Arguments,
 		},
 		Options: []sdk.PermissionOption{
@@ -156,7 +159,7 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 		u.Status = sdk.Ptr(sdk.ToolCallStatusCompleted)
 		u.RawOutput = result
 		if ch != nil {
-			u.Content = []sdk.ToolCallContent{diffContent(ch)}
+			u.Content = diffContent(ch)
 			u.Locations = changeLocations(ch)
 		}
 	}
@@ -178,11 +181,75 @@ func (r *toolReporter) title(tool, path string) string {
 	return verb + " " + r.s.displayPath(path)
 }
 
-func diffContent(ch *fsops.Change) sdk.ToolCallContent {
-	if ch.Created {
-		return sdk.ToolDiffContent(ch.Path, string(ch.New))
+// wholeFileDiffLimit is the largest old+new size sent as whole-file diff
+// content. Past it each hunk (with its context lines) is sent instead: the
+// editor still shows a reviewable diff, and a one-line edit of a large file
+// does not cost megabytes of JSON per update.
+const wholeFileDiffLimit = 256 << 10
+
+func diffContent(ch *fsops.Change) []sdk.ToolCallContent {
+	if len(ch.Old)+len(ch.New) > wholeFileDiffLimit && ch.Diff != "" {
+		if hunks := hunkContents(ch.Path, ch.Diff); len(hunks) > 0 {
+			return hunks
+		}
 	}
-	return sdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))
+	if ch.Created {
+		return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New))}
+	}
+	return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))}
+}
+
+// hunkContents turns a unified diff into one diff content per hunk, old and
+// new text each made of the hunk's context and changed lines.
+func hunkContents(path, diff string) []sdk.ToolCallContent {
+	var out []sdk.ToolCallContent
+	var old, new strings.Builder
+	lastSide := byte(0)
+	flush := func() {
+		if old.Len() > 0 || new.Len() > 0 {
+			out = append(out, sdk.ToolDiffContent(path, new.String(), old.String()))
+		}
+		old.Reset()
+		new.Reset()
+	}
+	trimLast := func(b *strings.Builder) {
+		s := strings.TrimSuffix(b.String(), "\n")
+		b.Reset()
+		b.WriteString(s)
+	}
+	for _, line := range strings.SplitAfter(diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "+++ "):
+		case strings.HasPrefix(line, "@@"):
+			flush()
+		case strings.HasPrefix(line, `\`):
+			// "\ No newline at end of file" applies to the line before it.
+			switch lastSide {
+			case ' ':
+				trimLast(&old)
+				trimLast(&new)
+			case '-':
+				trimLast(&old)
+			case '+':
+				trimLast(&new)
+			}
+		case line == "":
+		default:
+			lastSide = line[0]
+			text := line[1:]
+			switch lastSide {
+			case ' ':
+				old.WriteString(text)
+				new.WriteString(text)
+			case '-':
+				old.WriteString(text)
+			case '+':
+				new.WriteString(text)
+			}
+		}
+	}
+	flush()
+	return out
 }
 
 func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {

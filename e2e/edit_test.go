@@ -86,12 +86,13 @@ func TestEditGoesThroughEditorBuffer(t *testing.T) {
 		t.Errorf("disk changed while the editor handles writes: %q", got)
 	}
 
-	// The exact order: pending call, diff preview, permission, running, completed.
+	// The exact order: pending call, permission (carrying the diff preview),
+	// running, completed.
 	var seq []string
 	for _, u := range toolUpdates(e) {
 		seq = append(seq, status(u))
 	}
-	want := "tool_call:pending,tool_call_update,tool_call_update:in_progress,tool_call_update:completed"
+	want := "tool_call:pending,tool_call_update:in_progress,tool_call_update:completed"
 	if strings.Join(seq, ",") != want {
 		t.Errorf("tool updates = %v, want %s", seq, want)
 	}
@@ -131,8 +132,11 @@ func TestEditGoesThroughEditorBuffer(t *testing.T) {
 		}
 	}
 	// codex's own mcp_tool_call item for our server is not reported again.
-	if n := len(tools); n != 4 {
-		t.Errorf("tool updates = %d, want 4 (no duplicate from codex's item)", n)
+	if n := len(tools); n != 3 {
+		t.Errorf("tool updates = %d, want 3 (no duplicate from codex's item)", n)
+	}
+	if c := perms[0].ToolCall.Content; len(c) != 1 || c[0].Diff == nil || c[0].Diff.NewText != "[server]\nhost = \"localhost\"\nport = 3000\n" {
+		t.Errorf("permission request lacks the diff preview: %+v", c)
 	}
 }
 

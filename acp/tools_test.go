@@ -1,0 +1,316 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/mcp"
+)
+
+// toolsHarness is an in-process agent with the tool host, a fake editor, and
+// an MCP client standing in for codex.
+type toolsHarness struct {
+	*harness
+	host    *mcp.Host
+	session sdk.SessionId
+	cwd     string
+	client  *mcpsdk.ClientSession
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarness {
+	tb.Helper()
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { host.Close() })
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	agent := NewAgent(Options{Backend: &fakeBackend{}, Version: "test", Tools: host,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = agent.Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	ed := fakeeditor.Connect(inW, outR, eopts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	tb.Cleanup(func() {
+		cancel()
+		inW.Close()
+		<-served
+	})
+	h := &harness{agent: agent, editor: ed, agentIn: inW, ctx: ctx}
+
+	cwd, err := filepath.EvalSymlinks(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := ed.Initialize(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := ed.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := ed.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: sdk.SessionModeId(mode)}); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := agent.session(resp.SessionId)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "codex-stand-in", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcpsdk.StreamableClientTransport{
+		Endpoint:   host.URL(),
+		HTTPClient: &http.Client{Transport: bearer{s.toolsToken, http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return &toolsHarness{harness: h, host: host, session: resp.SessionId, cwd: cwd, client: cs}
+}
+
+func (th *toolsHarness) call(tb testing.TB, tool string, args map[string]any) *mcpsdk.CallToolResult {
+	tb.Helper()
+	res, err := th.client.CallTool(th.ctx, &mcpsdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		tb.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
+func errorCode(res *mcpsdk.CallToolResult) (int, string) {
+	m, _ := res.StructuredContent.(map[string]any)
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(float64)
+	msg, _ := e["message"].(string)
+	return int(code), msg
+}
+
+func TestEditorFSErrorsMapByMeaning(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		wantCode int
+		wantMsg  string
+	}{
+		{"zed resource not found", &sdk.RequestError{Code: -32002, Message: "Resource not found"}, fsops.CodeNotFound, "File not found: "},
+		{"acpx ENOENT", &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "ENOENT: no such file or directory"}}, fsops.CodeNotFound, "File not found: "},
+		{"permission", &sdk.RequestError{Code: -32603, Message: "EACCES: permission denied"}, fsops.CodePermission, "Permission denied: "},
+		{"read-only", &sdk.RequestError{Code: -32603, Message: "EROFS: read-only file system"}, fsops.CodePermission, "Read-only filesystem: "},
+		{"other", &sdk.RequestError{Code: -32603, Message: "buffer is locked"}, -32603, "buffer is locked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+			path := filepath.Join(th.cwd, "a.txt")
+			th.editor.SetBuffer(path, "one\n")
+			th.editor.FailFS(path, tc.err)
+			res := th.call(t, "read_text_file", map[string]any{"path": path})
+			code, msg := errorCode(res)
+			if !res.IsError || code != tc.wantCode || !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("got isError=%v code=%d msg=%q; want code %d containing %q", res.IsError, code, msg, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestEditorWriteFailureNeverFallsBackToDisk(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	path := filepath.Join(th.cwd, "a.txt")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	th.editor.FailFS(path, &sdk.RequestError{Code: -32603, Message: "editor refused the write"})
+	res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "two\n"})
+	if !res.IsError {
+		t.Fatalf("write succeeded: %+v", res.StructuredContent)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one\n" {
+		t.Errorf("disk = %q: fell back to disk after the editor failed", b)
+	}
+}
+
+func TestEditorWithoutFSUsesDisk(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: false}, ModeFullAccess)
+	path := filepath.Join(th.cwd, "a.txt")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})
+	if res.IsError {
+		t.Fatalf("edit failed: %+v", res.StructuredContent)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "two\n" {
+		t.Errorf("disk = %q", b)
+	}
+	if calls := th.editor.Calls(); len(calls) != 0 {
+		t.Errorf("editor fs called without the capability: %+v", calls)
+	}
+}
+
+func TestBinaryAndDirectoryOnDiskRefusedBeforeEditor(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	bin := filepath.Join(th.cwd, "blob.bin")
+	if err := os.WriteFile(bin, []byte("ab\x00cd"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		code int
+	}{{bin, fsops.CodeBinary}, {th.cwd, fsops.CodeIsDirectory}} {
+		res := th.call(t, "read_text_file", map[string]any{"path": tc.path})
+		if code, msg := errorCode(res); code != tc.code {
+			t.Errorf("%s: code %d (%s), want %d", tc.path, code, msg, tc.code)
+		}
+	}
+}
+
+func TestPermissionCancelledWritesNothing(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
+	}}, ModeAsk)
+	path := filepath.Join(th.cwd, "a.txt")
+	th.editor.SetBuffer(path, "one\n")
+	res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})
+	if code, msg := errorCode(res); code != fsops.CodePermission || !strings.Contains(msg, "Permission denied") {
+		t.Errorf("code %d %q", code, msg)
+	}
+	if got, _ := th.editor.Buffer(path); got != "one\n" {
+		t.Errorf("buffer = %q", got)
+	}
+}
+
+func TestInWorkspaceResolvesSymlinks(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	extra := t.TempDir()
+	s := newSession("s", root, []string{extra}, nil, 0)
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join(root, "a.txt"), true},
+		{filepath.Join(root, "sub", "new", "deep.txt"), true},
+		{filepath.Join(root, "..", filepath.Base(outside), "x"), false},
+		{filepath.Join(root, "escape", "x.txt"), false},
+		{filepath.Join(outside, "x.txt"), false},
+		{filepath.Join(extra, "y.txt"), true},
+		{root + "-sibling/x", false},
+	} {
+		if got := s.inWorkspace(tc.path); got != tc.want {
+			t.Errorf("inWorkspace(%s) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkEditToolCallEndToEnd is the added latency of one edit as codex
+// sees it: MCP over HTTP to the embedded server, the editor's read and write
+// round trips over ACP, and the tool_call updates. Full-access mode, so no
+// permission prompt.
+func BenchmarkEditToolCallEndToEnd(b *testing.B) {
+	for _, size := range []struct {
+		name  string
+		lines int
+	}{{"small", 10}, {"1MB", 20000}} {
+		b.Run(size.name, func(b *testing.B) {
+			th := startTools(b, fakeeditor.Options{FS: true}, ModeFullAccess)
+			path := filepath.Join(th.cwd, "big.txt")
+			var content strings.Builder
+			for i := 0; content.Len() < size.lines*50 || i < size.lines; i++ {
+				fmt.Fprintf(&content, "line %06d %s\n", i, strings.Repeat("x", 38))
+				if i+1 >= size.lines {
+					break
+				}
+			}
+			text := content.String()
+			target := fmt.Sprintf("line %06d", size.lines/2)
+			th.editor.SetBuffer(path, text)
+			b.SetBytes(int64(len(text)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				from, to := target, target+"!"
+				if i%2 == 1 {
+					from, to = to, from
+				}
+				res := th.call(b, "edit_text_file", map[string]any{"path": path, "old_string": from + " ", "new_string": to + " "})
+				if res.IsError {
+					b.Fatalf("edit failed: %+v", res.StructuredContent)
+				}
+			}
+		})
+	}
+}
+
+
+func TestDiffContentLargeFileSendsHunks(t *testing.T) {
+	var old strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&old, "line %d\n", i)
+	}
+	oldText := old.String() + "tail"
+	newText := strings.Replace(strings.Replace(oldText, "line 100\n", "line one hundred\n", 1), "tail", "TAIL", 1)
+	ch := &fsops.Change{Path: "/w/big.txt", Old: []byte(oldText), New: []byte(newText),
+		Diff: fsops.UnifiedDiff("/w/big.txt", []byte(oldText), []byte(newText))}
+	got := diffContent(ch)
+	if len(got) != 2 {
+		t.Fatalf("contents = %d, want one per hunk (2)", len(got))
+	}
+	first := got[0].Diff
+	if first.OldText == nil || *first.OldText != "line 97\nline 98\nline 99\nline 100\nline 101\nline 102\nline 103\n" ||
+		first.NewText != "line 97\nline 98\nline 99\nline one hundred\nline 101\nline 102\nline 103\n" {
+		t.Errorf("first hunk = %q → %q", *first.OldText, first.NewText)
+	}
+	last := got[1].Diff
+	if *last.OldText != "line 19997\nline 19998\nline 19999\ntail" || last.NewText != "line 19997\nline 19998\nline 19999\nTAIL" {
+		t.Errorf("last hunk = %q → %q", *last.OldText, last.NewText)
+	}
+
+	small := &fsops.Change{Path: "/w/a.txt", Old: []byte("a\n"), New: []byte("b\n"), Diff: "x"}
+	if c := diffContent(small); len(c) != 1 || *c[0].Diff.OldText != "a\n" || c[0].Diff.NewText != "b\n" {
+		t.Errorf("small file content = %+v", c)
+	}
+	created := &fsops.Change{Path: "/w/n.txt", New: []byte("n\n"), Created: true}
+	if c := diffContent(created); len(c) != 1 || c[0].Diff.OldText != nil {
+		t.Errorf("created file content = %+v", c)
+	}
+}
