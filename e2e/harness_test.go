@@ -69,7 +69,7 @@ type setup struct {
 // env is one codexacp process driven by a fake editor, with real codex
 // talking to a mock model.
 type env struct {
-	t         *testing.T
+	t         testing.TB
 	ctx       context.Context
 	mock      *mockapi.Server
 	editor    *fakeeditor.Editor
@@ -80,7 +80,7 @@ type env struct {
 	agentPID  int
 }
 
-func start(t *testing.T, s setup) *env {
+func start(t testing.TB, s setup) *env {
 	t.Helper()
 	codexPath := s.codexPath
 	if codexPath == "" {
@@ -136,17 +136,23 @@ func start(t *testing.T, s setup) *env {
 	if _, err := e.editor.Initialize(ctx); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	resp, err := e.editor.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatalf("session/new: %v", err)
-	}
-	e.session = resp.SessionId
+	e.session = e.newSession()
 	if s.mode != "" {
 		if _, err := e.editor.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: sdk.SessionModeId(s.mode)}); err != nil {
 			t.Fatalf("set mode: %v", err)
 		}
 	}
 	return e
+}
+
+// newSession opens another session in the workspace.
+func (e *env) newSession() sdk.SessionId {
+	e.t.Helper()
+	resp, err := e.editor.Conn.NewSession(e.ctx, sdk.NewSessionRequest{Cwd: e.cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		e.t.Fatalf("session/new: %v", err)
+	}
+	return resp.SessionId
 }
 
 // checkSchema validates every message the agent sent against the ACP schema.
@@ -184,7 +190,7 @@ func (e *env) writeFile(name, content string) string {
 	return p
 }
 
-func readDisk(t *testing.T, p string) string {
+func readDisk(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
