@@ -46,6 +46,9 @@ type Options struct {
 	// LocalFiles is the disk adapter used when the editor lacks fs methods.
 	// Nil: fsops.NewLocalFiles().
 	LocalFiles fsops.Files
+	// ObserveTools, when set, wraps each session's tool observer (the
+	// transcript recorder uses it to see every tool call and its result).
+	ObserveTools func(sessionID string, obs mcp.Observer) mcp.Observer
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
@@ -199,7 +202,11 @@ func (a *Agent) attachTools(s *session) {
 		local = fsops.NewLocalFiles()
 	}
 	files := newEditorFiles(a.conn, s.id, caps, local)
-	server := mcp.NewServer(fsops.NewEngine(files), newToolReporter(a, s))
+	var obs mcp.Observer = newToolReporter(a, s)
+	if a.opts.ObserveTools != nil {
+		obs = a.opts.ObserveTools(s.id, obs)
+	}
+	server := mcp.NewServer(fsops.NewEngine(files), obs)
 	s.toolsToken, s.unregisterTools = a.opts.Tools.Register(server)
 }
 
