@@ -314,3 +314,29 @@ func TestDiffContentLargeFileSendsHunks(t *testing.T) {
 		t.Errorf("created file content = %+v", c)
 	}
 }
+
+// A client that advertises fs but answers "method not found" wrote nothing:
+// the disk is used, once per method, and later calls go straight to disk.
+func TestEditorMethodNotFoundFallsBackToDisk(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true, FSNotImplemented: true}, ModeFullAccess)
+	path := filepath.Join(th.cwd, "a.txt")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range [][2]string{{"one", "two"}, {"two", "three"}} {
+		res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": edit[0], "new_string": edit[1]})
+		if res.IsError {
+			t.Fatalf("edit failed: %+v", res.StructuredContent)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != "three\n" {
+		t.Errorf("disk = %q", b)
+	}
+	var methods []string
+	for _, c := range th.editor.Calls() {
+		methods = append(methods, c.Method)
+	}
+	if strings.Join(methods, ",") != "fs/read_text_file,fs/write_text_file" {
+		t.Errorf("editor calls = %v, want one read and one write before falling back", methods)
+	}
+}

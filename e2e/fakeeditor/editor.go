@@ -25,6 +25,9 @@ type Options struct {
 	// FS advertises fs/read_text_file and fs/write_text_file. When false the
 	// editor answers them with "method not found", like a client without them.
 	FS bool
+	// FSNotImplemented advertises the fs methods (with FS) but answers them
+	// with "method not found", like a client that claims more than it has.
+	FSNotImplemented bool
 	// Permission picks the answer to a permission request. Nil: allow once.
 	Permission func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	// Logger receives the client connection's logs. Nil: discarded.
@@ -185,7 +188,7 @@ func (e *Editor) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 // ReadTextFile implements sdk.Client: the buffer if open, else the disk.
 func (e *Editor) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
 	e.record("fs/read_text_file", req)
-	if !e.opts.FS {
+	if !e.opts.FS || e.opts.FSNotImplemented {
 		return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
 	}
 	e.mu.Lock()
@@ -213,7 +216,7 @@ func (e *Editor) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) 
 // (the user saves).
 func (e *Editor) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
 	e.record("fs/write_text_file", req)
-	if !e.opts.FS {
+	if !e.opts.FS || e.opts.FSNotImplemented {
 		return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
 	}
 	e.mu.Lock()

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantPath   string
+		wantConfig []string
+		wantLevel  string
+		wantErr    string
+	}{
+		{name: "defaults", wantLevel: "info"},
+		{name: "flags", args: []string{"--codex-path", "/opt/codex", "-c", `model="gpt-5.5"`, "-c", "x=1", "--log-level", "debug"},
+			wantPath: "/opt/codex", wantConfig: []string{`model="gpt-5.5"`, "x=1"}, wantLevel: "debug"},
+		{name: "env", env: map[string]string{"CODEXACP_CODEX_PATH": "/env/codex", "CODEXACP_CONFIG": "a=1\n\n b=2 \n", "CODEXACP_LOG_LEVEL": "warn"},
+			wantPath: "/env/codex", wantConfig: []string{"a=1", "b=2"}, wantLevel: "warn"},
+		{name: "flags win over env", args: []string{"--codex-path", "/flag", "-c", "a=3"}, env: map[string]string{"CODEXACP_CODEX_PATH": "/env", "CODEXACP_CONFIG": "a=1"},
+			wantPath: "/flag", wantConfig: []string{"a=1", "a=3"}, wantLevel: "info"},
+		{name: "bad -c", args: []string{"-c", "novalue"}, wantErr: "expected key=value"},
+		{name: "bad env config", env: map[string]string{"CODEXACP_CONFIG": "novalue"}, wantErr: "CODEXACP_CONFIG"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL"} {
+				t.Setenv(k, tc.env[k])
+			}
+			var stderr bytes.Buffer
+			o, err := parseFlags(tc.args, &stderr)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.codexPath != tc.wantPath || strings.Join(o.config, "|") != strings.Join(tc.wantConfig, "|") || o.logLevel != tc.wantLevel {
+				t.Errorf("got path %q config %q level %q", o.codexPath, o.config, o.logLevel)
+			}
+		})
+	}
+}
+
+func TestRunVersionAndBadLevel(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"--version"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "codexacp ") {
+		t.Errorf("version output = %q", stdout.String())
+	}
+	stdout.Reset()
+	err := run([]string{"--log-level", "loud"}, strings.NewReader(""), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "--log-level") {
+		t.Errorf("err = %v", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("wrote to stdout: %q", stdout.String())
+	}
+}
+
+// With stdin closed at once the agent serves nothing and exits cleanly,
+// writing nothing to stdout (logs go to stderr).
+func TestRunEmptyInput(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"--codex-path", "/nonexistent/codex"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "codex not available") {
+		t.Errorf("stderr lacks the missing-codex log: %q", stderr.String())
+	}
+}
