@@ -281,7 +281,6 @@ func BenchmarkEditToolCallEndToEnd(b *testing.B) {
 	}
 }
 
-
 func TestDiffContentLargeFileSendsHunks(t *testing.T) {
 	var old strings.Builder
 	for i := 0; i < 20000; i++ {
