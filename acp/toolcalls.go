@@ -43,7 +43,7 @@ func newToolReporter(a *Agent, s *session) *toolReporter {
 func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
 	kind := sdk.ToolKindEdit
 	status := sdk.ToolCallStatusPending
-	if c.Tool == "read_text_file" {
+	if c.Tool == fsops.ToolReadTextFile {
 		kind = sdk.ToolKindRead
 		status = sdk.ToolCallStatusInProgress
 	}
@@ -170,9 +170,9 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 func (r *toolReporter) title(tool, path string) string {
 	verb := "Edit"
 	switch tool {
-	case "read_text_file":
+	case fsops.ToolReadTextFile:
 		verb = "Read"
-	case "write_text_file":
+	case fsops.ToolWriteTextFile:
 		verb = "Write"
 	}
 	if path == "" {

@@ -35,7 +35,7 @@ func BenchmarkWrite1MiB(b *testing.B) {
 	content := strings.Repeat("abcdefghijklmno\n", 1<<16)
 	for _, tr := range transports {
 		b.Run(tr.name, func(b *testing.B) {
-			benchCall(b, tr, func(m *fsopstest.MemFiles) { setDir(m, "/test") }, ToolWriteTextFile,
+			benchCall(b, tr, func(m *fsopstest.MemFiles) { setDir(m, "/test") }, fsops.ToolWriteTextFile,
 				func(int) map[string]any { return map[string]any{"path": "/test/large.txt", "content": content} })
 		})
 	}
@@ -51,7 +51,7 @@ func BenchmarkMultiEdit100(b *testing.B) {
 	}
 	for _, tr := range transports {
 		b.Run(tr.name, func(b *testing.B) {
-			benchCall(b, tr, func(m *fsopstest.MemFiles) { setFile(m, "/test/many.txt", in) }, ToolMultiEditTextFile,
+			benchCall(b, tr, func(m *fsopstest.MemFiles) { setFile(m, "/test/many.txt", in) }, fsops.ToolMultiEditTextFile,
 				func(i int) map[string]any {
 					if i%2 == 1 {
 						return map[string]any{"path": "/test/many.txt", "edits": back}
@@ -65,7 +65,7 @@ func BenchmarkMultiEdit100(b *testing.B) {
 func BenchmarkEditSmall(b *testing.B) {
 	for _, tr := range transports {
 		b.Run(tr.name, func(b *testing.B) {
-			benchCall(b, tr, func(m *fsopstest.MemFiles) { setFile(m, "/test/config.toml", configToml) }, ToolEditTextFile,
+			benchCall(b, tr, func(m *fsopstest.MemFiles) { setFile(m, "/test/config.toml", configToml) }, fsops.ToolEditTextFile,
 				func(i int) map[string]any {
 					if i%2 == 1 {
 						return map[string]any{"path": "/test/config.toml", "old_string": "port = 3000", "new_string": "port = 8080"}

@@ -133,14 +133,14 @@ func TestHostIsolatesSessions(t *testing.T) {
 
 	csA := dialHTTP(t, h.URL(), tokA)
 	csB := dialHTTP(t, h.URL(), tokB)
-	_, scA := call(t, csA, ToolReadTextFile, map[string]any{"path": "/w/file.txt"})
-	_, scB := call(t, csB, ToolReadTextFile, map[string]any{"path": "/w/file.txt"})
+	_, scA := call(t, csA, fsops.ToolReadTextFile, map[string]any{"path": "/w/file.txt"})
+	_, scB := call(t, csB, fsops.ToolReadTextFile, map[string]any{"path": "/w/file.txt"})
 	if !strings.Contains(scA["content"].(string), "A's file") || !strings.Contains(scB["content"].(string), "B's file") {
 		t.Fatalf("A read %q, B read %q", scA["content"], scB["content"])
 	}
 
 	// A writes; B's file does not change.
-	if res, sc := call(t, csA, ToolWriteTextFile, map[string]any{"path": "/w/file.txt", "content": "changed by A\n"}); res.IsError {
+	if res, sc := call(t, csA, fsops.ToolWriteTextFile, map[string]any{"path": "/w/file.txt", "content": "changed by A\n"}); res.IsError {
 		t.Fatalf("write: %v", sc)
 	}
 	if got, _ := getFile(memA, "/w/file.txt"); got != "changed by A\n" {
@@ -175,12 +175,12 @@ func TestHostUnregister(t *testing.T) {
 	setFile(mem, "/w/a.txt", "a\n")
 	token, unregister := h.Register(NewServer(fsops.NewEngine(mem), nil))
 	cs := dialHTTP(t, h.URL(), token)
-	call(t, cs, ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
+	call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
 
 	unregister()
 	unregister() // idempotent
 
-	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: ToolReadTextFile, Arguments: map[string]any{"path": "/w/a.txt"}}); err == nil {
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fsops.ToolReadTextFile, Arguments: map[string]any{"path": "/w/a.txt"}}); err == nil {
 		t.Error("call after unregister succeeded")
 	}
 	if status, _ := post(t, h.URL(), map[string]string{"Authorization": "Bearer " + token}, initializeBody); status != http.StatusUnauthorized {
@@ -228,13 +228,13 @@ func TestHostBodyLimit(t *testing.T) {
 	cs := dialHTTP(t, h.URL(), token)
 
 	big := strings.Repeat("0123456789abcdef\n", 3<<20/17) // ~3 MiB
-	res, sc := call(t, cs, ToolWriteTextFile, map[string]any{"path": "/w/big.txt", "content": big})
+	res, sc := call(t, cs, fsops.ToolWriteTextFile, map[string]any{"path": "/w/big.txt", "content": big})
 	if res.IsError || sc["bytes_written"].(float64) != float64(len(big)) {
 		t.Fatalf("3 MiB write: %v", sc)
 	}
 
 	tooBig := strings.Repeat("x", DefaultMaxRequestBodyBytes)
-	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: ToolWriteTextFile,
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fsops.ToolWriteTextFile,
 		Arguments: map[string]any{"path": "/w/big.txt", "content": tooBig}})
 	if err == nil || !strings.Contains(err.Error(), "Request Entity Too Large") {
 		t.Fatalf("write over the body limit: err = %v, want 413", err)
@@ -270,7 +270,7 @@ func TestHostBodyLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("chunked: status %d, want 413", resp.StatusCode)
 	}
-	if _, sc := call(t, cs2, ToolReadTextFile, map[string]any{"path": "/w/big.txt", "limit": 1}); sc["total_lines"] != float64(strings.Count(big, "\n")) {
+	if _, sc := call(t, cs2, fsops.ToolReadTextFile, map[string]any{"path": "/w/big.txt", "limit": 1}); sc["total_lines"] != float64(strings.Count(big, "\n")) {
 		t.Errorf("read after 413: %v", sc)
 	}
 }
@@ -294,7 +294,7 @@ func TestHostClose(t *testing.T) {
 	setFile(mem, "/w/a.txt", "a\n")
 	token, unregister := h.Register(NewServer(fsops.NewEngine(mem), nil))
 	cs := dialHTTP(t, h.URL(), token) // holds a standalone SSE stream open
-	call(t, cs, ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
+	call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
 
 	if err := h.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

@@ -25,7 +25,7 @@ func TestObserverSeesEditInOrder(t *testing.T) {
 			cs := tr.connect(t, NewServer(fsops.NewEngine(mem), rec))
 
 			args := map[string]any{"path": "/w/./config.toml", "old_string": "port = 8080", "new_string": "port = 3000"}
-			res, sc := call(t, cs, ToolEditTextFile, args)
+			res, sc := call(t, cs, fsops.ToolEditTextFile, args)
 			if res.IsError {
 				t.Fatalf("edit failed: %v", sc)
 			}
@@ -37,7 +37,7 @@ func TestObserverSeesEditInOrder(t *testing.T) {
 			if started.call.ID == "" || started.call.ID != bw.call.ID || bw.call.ID != fin.call.ID {
 				t.Errorf("call ids %q %q %q, want one non-empty id", started.call.ID, bw.call.ID, fin.call.ID)
 			}
-			if started.call.Tool != ToolEditTextFile || started.call.Path != "/w/config.toml" {
+			if started.call.Tool != fsops.ToolEditTextFile || started.call.Path != "/w/config.toml" {
 				t.Errorf("call = %+v", started.call)
 			}
 			var gotArgs map[string]any
@@ -70,7 +70,7 @@ func TestObserverRead(t *testing.T) {
 	setFile(mem, "/w/a.txt", "one\ntwo\n")
 	rec := &recorder{}
 	cs := connectInMemory(t, NewServer(fsops.NewEngine(mem), rec))
-	_, sc := call(t, cs, ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
+	_, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
 	if sc["hash"] != sha("one\ntwo\n") || sc["total_lines"] != 2.0 {
 		t.Errorf("read result %v", sc)
 	}
@@ -100,12 +100,12 @@ func TestVeto(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{ToolWriteTextFile, map[string]any{"path": "/w/a.txt", "content": "new\n"}},
-		{ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": "old", "new_string": "new"}},
-		{ToolMultiEditTextFile, map[string]any{"path": "/w/a.txt", "edits": []any{map[string]any{"old_string": "old", "new_string": "new"}}}},
-		{ToolReplaceTextLines, map[string]any{"path": "/w/a.txt", "hash": sha("old\n"), "lines": []int{1, 2}, "old": "old\n", "new": "new\n"}},
-		{ToolInsertTextLines, map[string]any{"path": "/w/a.txt", "hash": sha("old\n"), "line": 1, "anchor": "old", "content": "new\n"}},
-		{ToolAppendTextFile, map[string]any{"path": "/w/a.txt", "hash": sha("old\n"), "content": "new\n"}},
+		{fsops.ToolWriteTextFile, map[string]any{"path": "/w/a.txt", "content": "new\n"}},
+		{fsops.ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": "old", "new_string": "new"}},
+		{fsops.ToolMultiEditTextFile, map[string]any{"path": "/w/a.txt", "edits": []any{map[string]any{"old_string": "old", "new_string": "new"}}}},
+		{fsops.ToolReplaceTextLines, map[string]any{"path": "/w/a.txt", "hash": sha("old\n"), "lines": []int{1, 2}, "old": "old\n", "new": "new\n"}},
+		{fsops.ToolInsertTextLines, map[string]any{"path": "/w/a.txt", "hash": sha("old\n"), "line": 1, "anchor": "old", "content": "new\n"}},
+		{fsops.ToolAppendTextFile, map[string]any{"path": "/w/a.txt", "hash": sha("old\n"), "content": "new\n"}},
 	}
 	for _, tr := range transports {
 		for _, tt := range tests {
@@ -158,7 +158,7 @@ func TestConcurrentCalls(t *testing.T) {
 		wg.Go(func() {
 			path := fmt.Sprintf("/w/f%d.txt", i)
 			for v := range 5 {
-				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: ToolEditTextFile,
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fsops.ToolEditTextFile,
 					Arguments: map[string]any{"path": path, "old_string": fmt.Sprintf("v%d\n", v), "new_string": fmt.Sprintf("v%d\n", v+1)}})
 				if err != nil || res.IsError {
 					t.Errorf("%s v%d: %v %v", path, v, err, res)
@@ -197,7 +197,7 @@ type blockingObserver struct {
 
 func (b *blockingObserver) CallFinished(ctx context.Context, c *Call, result any, err *fsops.Error) {
 	b.recorder.CallFinished(ctx, c, result, err)
-	if c.Tool == ToolWriteTextFile {
+	if c.Tool == fsops.ToolWriteTextFile {
 		close(b.finished)
 	}
 }
@@ -222,7 +222,7 @@ func TestClientCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
-				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: ToolWriteTextFile, Arguments: map[string]any{"path": "/w/a.txt", "content": "new\n"}})
+				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: fsops.ToolWriteTextFile, Arguments: map[string]any{"path": "/w/a.txt", "content": "new\n"}})
 				done <- err
 			}()
 			<-obs.reached
@@ -246,7 +246,7 @@ func TestClientCancel(t *testing.T) {
 				t.Errorf("file = %q after cancel", got)
 			}
 			// The session is still usable.
-			if _, sc := call(t, cs, ToolReadTextFile, map[string]any{"path": "/w/a.txt"}); sc["content"] == nil {
+			if _, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"}); sc["content"] == nil {
 				t.Errorf("read after cancel: %v", sc)
 			}
 		})

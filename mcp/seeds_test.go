@@ -68,14 +68,14 @@ func seedCases() []seedCase {
 		// Seed 000: edit_text_file.
 		{
 			name: "000/TC1 simple replacement", setup: files("/test/config.toml", configToml),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/config.toml", "old_string": "port = 8080", "new_string": "port = 3000"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/config.toml", "old_string": "port = 8080", "new_string": "port = 3000"},
 			want:      `{"success":true,"line_range":{"start":3,"end":3},"replacements":1,"total_lines":3}`,
 			check:     diffHas("-port = 8080", "+port = 3000"),
 			wantFiles: map[string]*string{"/test/config.toml": str("[server]\nhost = \"localhost\"\nport = 3000\n")},
 		},
 		{
 			name: "000/TC2 multi-line replacement", setup: files("/test/code.rs", codeRs),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/code.rs",
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/code.rs",
 				"old_string": "fn old_func() {\n    println!(\"old\");\n}", "new_string": "fn new_func() {\n    println!(\"new\");\n}"},
 			want: `{"success":true,"line_range":{"start":1,"end":3}}`,
 			check: diffHas("@@ -1,3 +1,3 @@", "-fn old_func() {", `-    println!("old");`,
@@ -84,38 +84,38 @@ func seedCases() []seedCase {
 		},
 		{
 			name: "000/TC3 string not found", setup: files("/test/file.txt", "Hello World"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "Goodbye", "new_string": "Hello"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "Goodbye", "new_string": "Hello"},
 			wantCode: fsops.CodeStringNotFound, wantMsg: "String not found in file: Goodbye",
 			wantFiles: map[string]*string{"/test/file.txt": str("Hello World")},
 		},
 		{
 			name: "000/TC4 multiple matches", setup: files("/test/file.txt", "foo\nfoo\nfoo"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "foo", "new_string": "bar"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "foo", "new_string": "bar"},
 			wantCode: fsops.CodeMatchCount, wantMsg: "String appears 3 times (must be unique): foo",
 			wantFiles: map[string]*string{"/test/file.txt": str("foo\nfoo\nfoo")},
 		},
 		{
 			name: "000/TC5 delete line", setup: files("/test/file.txt", "line 1\nline 2\nline 3\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "line 2\n", "new_string": ""},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "line 2\n", "new_string": ""},
 			want: `{"success":true}`, check: diffHas("-line 2"),
 			wantFiles: map[string]*string{"/test/file.txt": str("line 1\nline 3\n")},
 		},
 		{
 			name: "000/TC6 file not found", setup: files("/test/other.txt", "x"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/missing.txt", "old_string": "a", "new_string": "b"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/missing.txt", "old_string": "a", "new_string": "b"},
 			wantCode: fsops.CodeNotFound, wantMsg: "File not found: /test/missing.txt",
 			wantFiles: map[string]*string{"/test/missing.txt": nil},
 		},
 		{
 			name: "000/TC7 identical strings", setup: files(),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "same", "new_string": "same"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "same", "new_string": "same"},
 			wantCode: fsops.CodeInvalidParams, wantMsg: "old_string and new_string are identical",
 		},
 
 		// Seed 001: multi_edit_text_file.
 		{
 			name: "001/TC1 multiple edits", setup: files("/test/config.toml", multiToml),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/config.toml", "edits": []any{
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/config.toml", "edits": []any{
 				map[string]any{"old_string": "port = 8080", "new_string": "port = 3000"},
 				map[string]any{"old_string": `host = "localhost"`, "new_string": `host = "0.0.0.0"`},
 				map[string]any{"old_string": "debug = false", "new_string": "debug = true"},
@@ -126,7 +126,7 @@ func seedCases() []seedCase {
 		},
 		{
 			name: "001/TC2 sequential edits", setup: files("/test/file.txt", "AAA"),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
 				map[string]any{"old_string": "AAA", "new_string": "BBB"},
 				map[string]any{"old_string": "BBB", "new_string": "CCC"},
 			}},
@@ -135,7 +135,7 @@ func seedCases() []seedCase {
 		},
 		{
 			name: "001/TC3 string not found in edit 2", setup: files("/test/file.txt", "line 1\nline 2\n"),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
 				map[string]any{"old_string": "line 1", "new_string": "LINE 1"},
 				map[string]any{"old_string": "line 3", "new_string": "LINE 3"},
 			}},
@@ -144,13 +144,13 @@ func seedCases() []seedCase {
 		},
 		{
 			name: "001/TC4 empty edits", setup: files("/test/file.txt", "x\n"),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{}},
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{}},
 			wantCode: fsops.CodeInvalidParams, wantMsg: "Edits array cannot be empty",
 			wantFiles: map[string]*string{"/test/file.txt": str("x\n")},
 		},
 		{
 			name: "001/TC5 duplicate edits", setup: files("/test/file.txt", "foo"),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
 				map[string]any{"old_string": "foo", "new_string": "bar"},
 				map[string]any{"old_string": "foo", "new_string": "baz"},
 			}},
@@ -159,13 +159,13 @@ func seedCases() []seedCase {
 		},
 		{
 			name: "001/TC6 hundred edits", setup: files("/test/many.txt", hundredIn),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/many.txt", "edits": hundredEdits},
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/many.txt", "edits": hundredEdits},
 			want:      `{"success":true,"applied_count":100}`,
 			wantFiles: map[string]*string{"/test/many.txt": str(hundredOut)},
 		},
 		{
 			name: "001/TC7 edits creating ambiguity", setup: files("/test/file.txt", "A"),
-			tool: ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
+			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{
 				map[string]any{"old_string": "A", "new_string": "AA"},
 				map[string]any{"old_string": "A", "new_string": "B"},
 			}},
@@ -176,19 +176,19 @@ func seedCases() []seedCase {
 		// Seed 003: write_text_file.
 		{
 			name: "003/TC1 create", setup: files("/test/keep.txt", "k"),
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/test/new.txt", "content": "Hello\n"},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/test/new.txt", "content": "Hello\n"},
 			want:      fmt.Sprintf(`{"success":true,"bytes_written":6,"created":true,"hash":%q,"total_lines":1}`, sha("Hello\n")),
 			wantFiles: map[string]*string{"/test/new.txt": str("Hello\n")},
 		},
 		{
 			name: "003/TC2 overwrite", setup: files("/test/existing.txt", "Old content\n"),
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/test/existing.txt", "content": "New content\n"},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/test/existing.txt", "content": "New content\n"},
 			want:      `{"success":true,"bytes_written":12,"created":false}`,
 			wantFiles: map[string]*string{"/test/existing.txt": str("New content\n")},
 		},
 		{
 			name: "003/TC3 empty file", setup: files("/test/keep.txt", "k"),
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/test/empty.txt", "content": ""},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/test/empty.txt", "content": ""},
 			want:      `{"success":true,"bytes_written":0,"created":true}`,
 			wantFiles: map[string]*string{"/test/empty.txt": str("")},
 		},
@@ -198,29 +198,29 @@ func seedCases() []seedCase {
 				setDir(m, "/root")
 				denyWrites(m, "/root/secret.txt")
 			},
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/root/secret.txt", "content": "data"},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/root/secret.txt", "content": "data"},
 			wantCode: fsops.CodePermission, wantMsg: "Permission denied: /root/secret.txt",
 			wantFiles: map[string]*string{"/root/secret.txt": nil},
 		},
 		{
 			name: "003/TC5 relative path", setup: files(),
-			tool: ToolWriteTextFile, args: map[string]any{"path": "relative/path.txt", "content": "data"},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "relative/path.txt", "content": "data"},
 			wantCode: fsops.CodeInvalidParams, wantMsg: "Path must be absolute: relative/path.txt",
 		},
 		{
 			name: "003/TC6 parent directory not found", setup: files("/test/keep.txt", "k"),
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/test/missing-dir/file.txt", "content": "data"},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/test/missing-dir/file.txt", "content": "data"},
 			wantCode: fsops.CodeNotFound, wantMsg: "Parent directory not found: /test/missing-dir",
 			wantFiles: map[string]*string{"/test/missing-dir/file.txt": nil},
 		},
 		{
 			name: "003/TC7 path is a directory", setup: func(m *fsopstest.MemFiles) { setDir(m, "/test/dir") },
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/test/dir", "content": "data"},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/test/dir", "content": "data"},
 			wantCode: fsops.CodeIsDirectory, wantMsg: "/test/dir is a directory",
 		},
 		{
 			name: "003/TC8 large file", setup: files("/test/keep.txt", "k"),
-			tool: ToolWriteTextFile, args: map[string]any{"path": "/test/large.txt", "content": strings.Repeat("abcdefghijklmno\n", 1<<16)},
+			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "/test/large.txt", "content": strings.Repeat("abcdefghijklmno\n", 1<<16)},
 			want:      `{"success":true,"bytes_written":1048576,"created":true,"total_lines":65536}`,
 			wantFiles: map[string]*string{"/test/large.txt": str(strings.Repeat("abcdefghijklmno\n", 1<<16))},
 		},
@@ -228,43 +228,43 @@ func seedCases() []seedCase {
 		// Seed 002: expected_replacements; the file is untouched on failure.
 		{
 			name: "002 one match, default expected 1", setup: files("/test/readme.md", "say foo here\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar"},
 			want:      `{"success":true,"replacements":1}`,
 			wantFiles: map[string]*string{"/test/readme.md": str("say bar here\n")},
 		},
 		{
 			name: "002 zero matches", setup: files("/test/readme.md", "say foo here\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "qux", "new_string": "bar"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "qux", "new_string": "bar"},
 			wantCode: fsops.CodeStringNotFound, wantMsg: "String not found in file: qux",
 			wantFiles: map[string]*string{"/test/readme.md": str("say foo here\n")},
 		},
 		{
 			name: "002 two matches, expected 1", setup: files("/test/readme.md", "foo and foo\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar"},
 			wantCode: fsops.CodeMatchCount, wantMsg: "String appears 2 times (must be unique): foo",
 			wantFiles: map[string]*string{"/test/readme.md": str("foo and foo\n")},
 		},
 		{
 			name: "002 two matches, expected 2", setup: files("/test/readme.md", "foo and foo\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 2},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 2},
 			want:      `{"success":true,"replacements":2}`,
 			wantFiles: map[string]*string{"/test/readme.md": str("bar and bar\n")},
 		},
 		{
 			name: "002 expected 3, found 2", setup: files("/test/readme.md", "foo and foo\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 3},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 3},
 			wantCode: fsops.CodeMatchCount, wantMsg: "Expected 3 replacements but found 2: foo",
 			wantFiles: map[string]*string{"/test/readme.md": str("foo and foo\n")},
 		},
 		{
 			name: "002 invalid input: empty old_string", setup: files("/test/readme.md", "foo\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "", "new_string": "bar"},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "", "new_string": "bar"},
 			wantCode:  fsops.CodeInvalidParams,
 			wantFiles: map[string]*string{"/test/readme.md": str("foo\n")},
 		},
 		{
 			name: "002 invalid input: expected_replacements 0", setup: files("/test/readme.md", "foo\n"),
-			tool: ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 0},
+			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 0},
 			wantCode:  fsops.CodeInvalidParams,
 			wantFiles: map[string]*string{"/test/readme.md": str("foo\n")},
 		},
@@ -413,81 +413,81 @@ func lineCases() []seedCase {
 	return []seedCase{
 		{
 			name: "004 replace [2, 4) is lines 2 and 3", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{2, 4}, "l2\nl3", "X"),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{2, 4}, "l2\nl3", "X"),
 			want: ok("l1\nX\nl4\nl5\n"), check: diffHas("-l2", "-l3", "+X", " l1", " l4"),
 			wantFiles: map[string]*string{"/w/five.txt": str("l1\nX\nl4\nl5\n")},
 		},
 		{
 			name: "004 replace [-3, 0] is the last three lines", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{-3, 0}, "l3\nl4\nl5\n", "END\n"),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{-3, 0}, "l3\nl4\nl5\n", "END\n"),
 			want: ok("l1\nl2\nEND\n"), wantFiles: map[string]*string{"/w/five.txt": str("l1\nl2\nEND\n")},
 		},
 		{
 			name: "004 replace [-1, 0] deletes the last line", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{-1, 0}, "l5", ""),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{-1, 0}, "l5", ""),
 			want: ok("l1\nl2\nl3\nl4\n"), check: diffHas("-l5"),
 			wantFiles: map[string]*string{"/w/five.txt": str("l1\nl2\nl3\nl4\n")},
 		},
 		{
 			name: "004 replace [1, -1] stops before the last line", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{1, -1}, "l1\nl2\nl3\nl4", "A"),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{1, -1}, "l1\nl2\nl3\nl4", "A"),
 			want: ok("A\nl5\n"), wantFiles: map[string]*string{"/w/five.txt": str("A\nl5\n")},
 		},
 		{
 			name: "004 replace with an empty range", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{4, 2}, "", "x"),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{4, 2}, "", "x"),
 			wantCode: fsops.CodeInvalidParams, wantMsg: "Invalid line range [4, 2) for a file of 5 lines", wantFiles: unchanged,
 		},
 		{
 			name: "004 replace with line 0", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{0, 1}, "", "x"),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{0, 1}, "", "x"),
 			wantCode: fsops.CodeInvalidParams, wantFiles: unchanged,
 		},
 		{
 			name: "004 replace with a stale hash", setup: files("/w/five.txt", fiveLines),
-			tool: ToolReplaceTextLines, args: map[string]any{"path": "/w/five.txt", "hash": sha("older content\n"), "lines": []int{1, 2}, "old": "l1", "new": "x"},
+			tool: fsops.ToolReplaceTextLines, args: map[string]any{"path": "/w/five.txt", "hash": sha("older content\n"), "lines": []int{1, 2}, "old": "l1", "new": "x"},
 			wantCode: fsops.CodeStale, wantFiles: unchanged,
 		},
 		{
 			name: "004 replace when old is not the lines", setup: five,
-			tool: ToolReplaceTextLines, args: replace([]int{2, 3}, "l3", "x"),
+			tool: fsops.ToolReplaceTextLines, args: replace([]int{2, 3}, "l3", "x"),
 			wantCode: fsops.CodeOldMismatch, wantMsg: `Line 2 contains "l2", not "l3"`, wantFiles: unchanged,
 		},
 		{
 			name: "004 insert before line 1", setup: five,
-			tool: ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": h, "line": 1, "anchor": "l1", "content": "l0"},
+			tool: fsops.ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": h, "line": 1, "anchor": "l1", "content": "l0"},
 			want: ok("l0\n" + fiveLines), check: diffHas("+l0"),
 			wantFiles: map[string]*string{"/w/five.txt": str("l0\n" + fiveLines)},
 		},
 		{
 			name: "004 insert before line -1", setup: five,
-			tool: ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": h, "line": -1, "anchor": "l5", "content": "l4.5\n"},
+			tool: fsops.ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": h, "line": -1, "anchor": "l5", "content": "l4.5\n"},
 			want: ok("l1\nl2\nl3\nl4\nl4.5\nl5\n"), wantFiles: map[string]*string{"/w/five.txt": str("l1\nl2\nl3\nl4\nl4.5\nl5\n")},
 		},
 		{
 			name: "004 insert when anchor is not the line", setup: five,
-			tool: ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": h, "line": 2, "anchor": "l3", "content": "x"},
+			tool: fsops.ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": h, "line": 2, "anchor": "l3", "content": "x"},
 			wantCode: fsops.CodeAnchorMismatch, wantMsg: `Line 2 contains "l2", not "l3"`, wantFiles: unchanged,
 		},
 		{
 			name: "004 insert with a stale hash", setup: five,
-			tool: ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": sha("x"), "line": 1, "anchor": "l1", "content": "x"},
+			tool: fsops.ToolInsertTextLines, args: map[string]any{"path": "/w/five.txt", "hash": sha("x"), "line": 1, "anchor": "l1", "content": "x"},
 			wantCode: fsops.CodeStale, wantFiles: unchanged,
 		},
 		{
 			name: "004 append", setup: five,
-			tool: ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": h, "content": "l6"},
+			tool: fsops.ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": h, "content": "l6"},
 			want: ok(fiveLines + "l6\n"), check: diffHas("+l6"),
 			wantFiles: map[string]*string{"/w/five.txt": str(fiveLines + "l6\n")},
 		},
 		{
 			name: "004 append with a stale hash", setup: five,
-			tool: ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": sha("x"), "content": "l6"},
+			tool: fsops.ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": sha("x"), "content": "l6"},
 			wantCode: fsops.CodeStale, wantFiles: unchanged,
 		},
 		{
 			name: "004 append without a hash", setup: five,
-			tool: ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": "", "content": "l6"},
+			tool: fsops.ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": "", "content": "l6"},
 			wantCode: fsops.CodeInvalidParams, wantMsg: "hash is required", wantFiles: unchanged,
 		},
 	}

@@ -18,30 +18,19 @@ import (
 	"github.com/codexacp/codexacp/fsops"
 )
 
-// Tool names, as the model calls them (namespace mcp__acp in codex).
-const (
-	ToolReadTextFile      = "read_text_file"
-	ToolWriteTextFile     = "write_text_file"
-	ToolEditTextFile      = "edit_text_file"
-	ToolMultiEditTextFile = "multi_edit_text_file"
-	ToolReplaceTextLines  = "replace_text_lines"
-	ToolInsertTextLines   = "insert_text_lines"
-	ToolAppendTextFile    = "append_text_file"
-)
-
 // ToolNames lists the tools every server offers.
 var ToolNames = []string{
-	ToolReadTextFile,
-	ToolWriteTextFile,
-	ToolEditTextFile,
-	ToolMultiEditTextFile,
-	ToolReplaceTextLines,
-	ToolInsertTextLines,
-	ToolAppendTextFile,
+	fsops.ToolReadTextFile,
+	fsops.ToolWriteTextFile,
+	fsops.ToolEditTextFile,
+	fsops.ToolMultiEditTextFile,
+	fsops.ToolReplaceTextLines,
+	fsops.ToolInsertTextLines,
+	fsops.ToolAppendTextFile,
 }
 
 // IsReadOnly reports whether the named tool never writes.
-func IsReadOnly(tool string) bool { return tool == ToolReadTextFile }
+func IsReadOnly(tool string) bool { return tool == fsops.ToolReadTextFile }
 
 // toolSpec is one tool: what tools/list shows and how a call runs.
 type toolSpec struct {
@@ -66,7 +55,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 		return &sdk.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: new(false)}
 	}
 	return []toolSpec{
-		defineTool(ToolReadTextFile, "Read file",
+		defineTool(fsops.ToolReadTextFile, "Read file",
 			"Read a text file through the user's editor (open buffers with unsaved changes included). "+
 				fmt.Sprintf("Returns `content` (the raw text, without line numbers: up to `limit` lines from `line`, at most %d KiB), ", fsops.MaxReadBytes>>10)+
 				"`hash` (SHA-256 of the whole file), `total_lines`, `start_line`/`end_line` (1-based, inclusive) "+
@@ -80,7 +69,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"limit": fmt.Sprintf("Maximum number of lines to return. Default %d.", fsops.DefaultReadLimit),
 			},
 			readTextFile),
-		defineTool(ToolWriteTextFile, "Write file",
+		defineTool(fsops.ToolWriteTextFile, "Write file",
 			"Create a file, or replace the whole content of an existing one. Use it for new files and complete rewrites; "+
 				"for changes inside an existing file prefer edit_text_file or multi_edit_text_file (smaller, reviewable diffs). "+
 				"The parent directory must exist. Returns `success`, `bytes_written`, `created`, and the file's new `hash` and `total_lines`. "+
@@ -92,7 +81,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"expected_hash": descExpectedHash + " Omit when creating a new file.",
 			},
 			(*fsops.Engine).WriteTextFile),
-		defineTool(ToolEditTextFile, "Edit file",
+		defineTool(fsops.ToolEditTextFile, "Edit file",
 			"Replace one exact piece of text in an existing file: the preferred tool for a small change. "+
 				"`old_string` must match the file exactly (whitespace, indentation and line breaks included) and occur exactly once "+
 				"(or exactly `expected_replacements` times, which replaces all of them); add surrounding lines to make it unique. "+
@@ -108,7 +97,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"expected_hash":         descExpectedHash,
 			},
 			(*fsops.Engine).EditTextFile),
-		defineTool(ToolMultiEditTextFile, "Edit file (several changes)",
+		defineTool(fsops.ToolMultiEditTextFile, "Edit file (several changes)",
 			"Apply several exact text replacements to one file in a single all-or-nothing step. "+
 				"Edits apply in order, each to the text left by the previous ones, and each `old_string` must occur exactly once at that point; "+
 				"if any edit fails nothing is written. "+
@@ -124,7 +113,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"expected_hash":      descExpectedHash,
 			},
 			(*fsops.Engine).MultiEditTextFile),
-		defineTool(ToolReplaceTextLines, "Replace lines",
+		defineTool(fsops.ToolReplaceTextLines, "Replace lines",
 			"Replace a range of whole lines, checked against the hash and the lines' current content. "+
 				"Use it after read_text_file when you know the line numbers; for a change located by its text, edit_text_file is simpler. "+
 				"Returns the new `hash`, `total_lines` and a unified `diff`. "+errorShape,
@@ -137,7 +126,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"new":   "Text that replaces those lines; an empty string deletes them.",
 			},
 			(*fsops.Engine).ReplaceTextLines),
-		defineTool(ToolInsertTextLines, "Insert lines",
+		defineTool(fsops.ToolInsertTextLines, "Insert lines",
 			"Insert text before a given line, checked against the hash and that line's current content. "+
 				"Returns the new `hash`, `total_lines` and a unified `diff`. To add at the end of a file use append_text_file. "+errorShape,
 			rw(false, false),
@@ -149,7 +138,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"content": "The text to insert before that line.",
 			},
 			(*fsops.Engine).InsertTextLines),
-		defineTool(ToolAppendTextFile, "Append to file",
+		defineTool(fsops.ToolAppendTextFile, "Append to file",
 			"Add text at the end of an existing file, checked against the hash. "+
 				"Returns the new `hash`, `total_lines` and a unified `diff`. "+errorShape,
 			rw(false, false),

@@ -31,13 +31,13 @@ func TestToolList(t *testing.T) {
 		t.Fatalf("tools %v, want %v", names, ToolNames)
 	}
 	wantRequired := map[string][]string{
-		ToolReadTextFile:      {"path"},
-		ToolWriteTextFile:     {"path", "content"},
-		ToolEditTextFile:      {"path", "old_string", "new_string"},
-		ToolMultiEditTextFile: {"path", "edits"},
-		ToolReplaceTextLines:  {"path", "hash", "lines", "old", "new"},
-		ToolInsertTextLines:   {"path", "hash", "line", "anchor", "content"},
-		ToolAppendTextFile:    {"path", "hash", "content"},
+		fsops.ToolReadTextFile:      {"path"},
+		fsops.ToolWriteTextFile:     {"path", "content"},
+		fsops.ToolEditTextFile:      {"path", "old_string", "new_string"},
+		fsops.ToolMultiEditTextFile: {"path", "edits"},
+		fsops.ToolReplaceTextLines:  {"path", "hash", "lines", "old", "new"},
+		fsops.ToolInsertTextLines:   {"path", "hash", "line", "anchor", "content"},
+		fsops.ToolAppendTextFile:    {"path", "hash", "content"},
 	}
 	for _, tool := range res.Tools {
 		t.Run(tool.Name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestToolList(t *testing.T) {
 				t.Errorf("readOnlyHint %v", a.ReadOnlyHint)
 			}
 			if !a.ReadOnlyHint {
-				additive := tool.Name == ToolInsertTextLines || tool.Name == ToolAppendTextFile
+				additive := tool.Name == fsops.ToolInsertTextLines || tool.Name == fsops.ToolAppendTextFile
 				if a.DestructiveHint == nil || *a.DestructiveHint == additive {
 					t.Errorf("destructiveHint %v", a.DestructiveHint)
 				}
@@ -101,34 +101,34 @@ func TestInvalidArguments(t *testing.T) {
 		args    any
 		wantMsg string // substring
 	}{
-		{"unknown argument", ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": "a", "new_string": "b", "bogus": 1},
+		{"unknown argument", fsops.ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": "a", "new_string": "b", "bogus": 1},
 			`Invalid arguments for edit_text_file: unexpected additional properties ["bogus"]`},
-		{"misspelled argument", ToolReadTextFile, map[string]any{"path": "/w/a.txt", "offset": 3},
+		{"misspelled argument", fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt", "offset": 3},
 			`unexpected additional properties ["offset"]`},
-		{"wrong type", ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": 1, "new_string": "b"},
+		{"wrong type", fsops.ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": 1, "new_string": "b"},
 			`Invalid arguments for edit_text_file: old_string: type: 1 has type "integer", want "string"`},
-		{"wrong type integer", ToolReadTextFile, map[string]any{"path": "/w/a.txt", "line": "3"},
+		{"wrong type integer", fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt", "line": "3"},
 			`line: type: 3 has type "string", want "integer"`},
-		{"fraction for integer", ToolReadTextFile, map[string]any{"path": "/w/a.txt", "limit": 2.5},
+		{"fraction for integer", fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt", "limit": 2.5},
 			`limit: type: 2.5 has type "number", want "integer"`},
-		{"missing required", ToolEditTextFile, map[string]any{"path": "/w/a.txt"},
+		{"missing required", fsops.ToolEditTextFile, map[string]any{"path": "/w/a.txt"},
 			`missing properties: ["old_string" "new_string"]`},
-		{"no arguments", ToolWriteTextFile, nil, `missing properties: ["path" "content"]`},
-		{"not an object", ToolWriteTextFile, []string{"/w/a.txt"}, "arguments must be a JSON object"},
-		{"null for string", ToolWriteTextFile, map[string]any{"path": "/w/a.txt", "content": nil},
+		{"no arguments", fsops.ToolWriteTextFile, nil, `missing properties: ["path" "content"]`},
+		{"not an object", fsops.ToolWriteTextFile, []string{"/w/a.txt"}, "arguments must be a JSON object"},
+		{"null for string", fsops.ToolWriteTextFile, map[string]any{"path": "/w/a.txt", "content": nil},
 			`content: type: null has type "null", want "string"`},
-		{"nested wrong type", ToolMultiEditTextFile, map[string]any{"path": "/w/a.txt", "edits": []any{map[string]any{"old_string": "a", "new_string": 2}}},
+		{"nested wrong type", fsops.ToolMultiEditTextFile, map[string]any{"path": "/w/a.txt", "edits": []any{map[string]any{"old_string": "a", "new_string": 2}}},
 			`edits[].new_string: type: 2 has type "integer", want "string"`},
-		{"nested unknown argument", ToolMultiEditTextFile, map[string]any{"path": "/w/a.txt", "edits": []any{map[string]any{"old_string": "a", "new_string": "b", "replace_all": true}}},
+		{"nested unknown argument", fsops.ToolMultiEditTextFile, map[string]any{"path": "/w/a.txt", "edits": []any{map[string]any{"old_string": "a", "new_string": "b", "replace_all": true}}},
 			`unexpected additional properties ["replace_all"]`},
-		{"lines not integers", ToolReplaceTextLines, map[string]any{"path": "/w/a.txt", "hash": sha("a\n"), "lines": []any{"1", "2"}, "old": "a\n", "new": "b\n"},
+		{"lines not integers", fsops.ToolReplaceTextLines, map[string]any{"path": "/w/a.txt", "hash": sha("a\n"), "lines": []any{"1", "2"}, "old": "a\n", "new": "b\n"},
 			`lines[]: type: 1 has type "string", want "integer"`},
 		// Caught by the engine rather than the schema, with the seed wording.
-		{"empty old_string", ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": "", "new_string": "b"}, "old_string"},
-		{"relative path read", ToolReadTextFile, map[string]any{"path": "w/a.txt"}, "Path must be absolute: w/a.txt"},
-		{"relative path edit", ToolEditTextFile, map[string]any{"path": "a.txt", "old_string": "a", "new_string": "b"}, "Path must be absolute: a.txt"},
-		{"relative path multi", ToolMultiEditTextFile, map[string]any{"path": "./a.txt", "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}, "Path must be absolute: ./a.txt"},
-		{"relative path append", ToolAppendTextFile, map[string]any{"path": "a.txt", "hash": sha("a\n"), "content": "b\n"}, "Path must be absolute: a.txt"},
+		{"empty old_string", fsops.ToolEditTextFile, map[string]any{"path": "/w/a.txt", "old_string": "", "new_string": "b"}, "old_string"},
+		{"relative path read", fsops.ToolReadTextFile, map[string]any{"path": "w/a.txt"}, "Path must be absolute: w/a.txt"},
+		{"relative path edit", fsops.ToolEditTextFile, map[string]any{"path": "a.txt", "old_string": "a", "new_string": "b"}, "Path must be absolute: a.txt"},
+		{"relative path multi", fsops.ToolMultiEditTextFile, map[string]any{"path": "./a.txt", "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}, "Path must be absolute: ./a.txt"},
+		{"relative path append", fsops.ToolAppendTextFile, map[string]any{"path": "a.txt", "hash": sha("a\n"), "content": "b\n"}, "Path must be absolute: a.txt"},
 	}
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestInvalidArguments(t *testing.T) {
 }
 
 func TestArgumentsHint(t *testing.T) {
-	got := argumentsHint(ToolMultiEditTextFile, specs()[3].tool.InputSchema.(*jsonschema.Schema))
+	got := argumentsHint(fsops.ToolMultiEditTextFile, specs()[3].tool.InputSchema.(*jsonschema.Schema))
 	want := "Call multi_edit_text_file again with exactly these arguments: path (string, required), " +
 		"edits (array of {old_string, new_string}, required), expected_hash (string, optional). " +
 		"Other arguments are not accepted; paths must be absolute."

@@ -13,10 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/codexacp/codexacp/e2e/codextest"
+	"github.com/codexacp/codexacp/e2e/npmbin"
 )
 
 const (
@@ -33,80 +32,32 @@ const (
 func Binary(t testing.TB) string {
 	t.Helper()
 	path, why := locate()
-	if path == "" {
-		if os.Getenv(codextest.EnvRequired) == "1" {
-			t.Fatalf("acpx required (%s=1) but %s", codextest.EnvRequired, why)
-		}
-		t.Skipf("skipping acpx test: %s", why)
-	}
-	checkVersion(t, path)
+	npmbin.Require(t, "acpx", path, why)
+	npmbin.CheckVersion(t, "acpx", path, PinnedVersion)
 	return path
 }
 
 // locate finds acpx, or says why there is none.
 func locate() (path, why string) {
 	if p := os.Getenv(EnvAcpxPath); p != "" {
-		if !isExecutable(p) {
+		if !npmbin.IsExecutable(p) {
 			return "", EnvAcpxPath + "=" + p + " is not an executable file"
 		}
 		return p, ""
 	}
-	root, err := repoRoot()
+	modules, err := npmbin.NodeModules()
 	if err != nil {
 		return "", "no go.mod above the working directory: " + err.Error()
 	}
 	// npm links the package's bin here; the link's target is a node script.
-	p := filepath.Join(root, "e2e", "node_modules", ".bin", "acpx")
-	if !isExecutable(p) {
+	p := filepath.Join(modules, ".bin", "acpx")
+	if !npmbin.IsExecutable(p) {
 		return "", "the pinned acpx is not installed: run `cd e2e && npm ci`"
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		return "", "acpx is installed but node is not on PATH"
 	}
 	return p, ""
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p) // follows npm's bin link
-	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
-}
-
-// repoRoot walks up from the working directory (a package directory under
-// `go test`) to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
-}
-
-var versions sync.Map // path → `acpx --version` output
-
-// checkVersion logs when acpx is not the pinned version: the tests encode
-// what that version sends and prints.
-func checkVersion(t testing.TB, path string) {
-	t.Helper()
-	v, ok := versions.Load(path)
-	if !ok {
-		out, err := exec.Command(path, "--version").Output()
-		if err != nil {
-			t.Fatalf("%s --version: %v", path, err)
-		}
-		v, _ = versions.LoadOrStore(path, strings.TrimSpace(string(out)))
-	}
-	if v.(string) != PinnedVersion {
-		t.Logf("acpx at %s reports %q; the tests were written against %s", path, v, PinnedVersion)
-	}
 }
 
 // ErrEmptyArg is returned by CommandLine for an empty argument: acpx's

@@ -9,14 +9,12 @@ package codextest
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/e2e/npmbin"
 )
 
 const (
@@ -25,7 +23,7 @@ const (
 	// EnvCodexPath names a codex binary to use instead of the pinned one.
 	EnvCodexPath = "CODEXACP_CODEX_PATH"
 	// EnvRequired, set to 1, turns a missing codex into a test failure.
-	EnvRequired = "CODEXACP_E2E"
+	EnvRequired = npmbin.EnvRequired
 )
 
 // Binary returns the codex executable for real-codex tests, skipping the test
@@ -33,69 +31,27 @@ const (
 func Binary(t testing.TB) string {
 	t.Helper()
 	path, why := locate()
-	if path == "" {
-		if os.Getenv(EnvRequired) == "1" {
-			t.Fatalf("real codex required (%s=1) but %s", EnvRequired, why)
-		}
-		t.Skipf("skipping real-codex test: %s", why)
-	}
-	checkVersion(t, path)
+	npmbin.Require(t, "real codex", path, why)
+	npmbin.CheckVersion(t, "codex", path, PinnedVersion)
 	return path
 }
 
 // locate finds the codex binary, or says why there is none.
 func locate() (path, why string) {
 	if p := os.Getenv(EnvCodexPath); p != "" {
-		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		if !npmbin.IsExecutable(p) {
 			return "", EnvCodexPath + "=" + p + " is not an executable file"
 		}
 		return p, ""
 	}
-	root, err := repoRoot()
+	modules, err := npmbin.NodeModules()
 	if err != nil {
 		return "", err.Error()
 	}
-	if p, ok := codex.NativeBinary(filepath.Join(root, "e2e", "node_modules")); ok {
+	if p, ok := codex.NativeBinary(modules); ok {
 		return p, ""
 	}
 	return "", "the pinned codex is not installed: run `cd e2e && npm ci`"
-}
-
-// repoRoot walks up from the working directory (a package directory under
-// `go test`) to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
-}
-
-var versions sync.Map // path → `codex --version` output
-
-// checkVersion logs when the binary is not the pinned version: the e2e tests
-// encode behaviour measured on that version.
-func checkVersion(t testing.TB, path string) {
-	v, ok := versions.Load(path)
-	if !ok {
-		out, err := exec.Command(path, "--version").Output()
-		if err != nil {
-			t.Fatalf("%s --version: %v", path, err)
-		}
-		v, _ = versions.LoadOrStore(path, strings.TrimSpace(string(out)))
-	}
-	if fields := strings.Fields(v.(string)); len(fields) == 0 || fields[len(fields)-1] != PinnedVersion {
-		t.Logf("codex at %s reports %q; the tests were written against %s", path, v, PinnedVersion)
-	}
 }
 
 // Env returns the environment for a codex test run and its CODEX_HOME, a
