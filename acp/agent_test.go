@@ -69,13 +69,21 @@ type harness struct {
 
 func startAgent(t *testing.T, backend Backend, eopts fakeeditor.Options) *harness {
 	t.Helper()
+	return startAgentWith(t, Options{Backend: backend, ContextWindow: 272000}, eopts)
+}
+
+// startAgentWith serves an in-process agent (Version and Logger filled in)
+// to a fake editor over pipes.
+func startAgentWith(tb testing.TB, opts Options, eopts fakeeditor.Options) *harness {
+	tb.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Version = "test"
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	agent := NewAgent(Options{Backend: backend, Version: "test", Logger: log, ContextWindow: 272000})
+	agent := NewAgent(opts)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -83,14 +91,14 @@ func startAgent(t *testing.T, backend Backend, eopts fakeeditor.Options) *harnes
 		outW.Close()
 	}()
 	ed := fakeeditor.Connect(inW, outR, eopts)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(func() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	tb.Cleanup(func() {
 		cancel()
 		inW.Close()
 		select {
 		case <-served:
 		case <-time.After(10 * time.Second):
-			t.Error("agent did not stop after stdin closed")
+			tb.Error("agent did not stop after stdin closed")
 		}
 	})
 	return &harness{agent: agent, editor: ed, agentIn: inW, ctx: ctx}

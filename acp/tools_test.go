@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,24 +47,8 @@ func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarnes
 	}
 	tb.Cleanup(func() { host.Close() })
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	agent := NewAgent(Options{Backend: &fakeBackend{}, Version: "test", Tools: host,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = agent.Serve(context.Background(), inR, outW)
-		outW.Close()
-	}()
-	ed := fakeeditor.Connect(inW, outR, eopts)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	tb.Cleanup(func() {
-		cancel()
-		inW.Close()
-		<-served
-	})
-	h := &harness{agent: agent, editor: ed, agentIn: inW, ctx: ctx}
+	h := startAgentWith(tb, Options{Backend: &fakeBackend{}, Tools: host}, eopts)
+	ctx, ed, agent := h.ctx, h.editor, h.agent
 
 	cwd, err := filepath.EvalSymlinks(tb.TempDir())
 	if err != nil {
