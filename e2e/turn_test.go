@@ -93,30 +93,13 @@ func TestCancelMidStream(t *testing.T) {
 	e.mock.Enqueue(resp)
 	defer hold.Release()
 
-	done := make(chan sdk.PromptResponse, 1)
-	go func() {
-		r, err := e.prompt("long task")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- r
-	}()
+	done := e.promptAsync("long task")
 	select {
 	case <-hold.Reached():
 	case <-time.After(60 * time.Second):
 		t.Fatal("codex never reached the model")
 	}
-	if err := e.editor.Conn.Cancel(e.ctx, sdk.CancelNotification{SessionId: e.session}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-done:
-		if r.StopReason != sdk.StopReasonCancelled {
-			t.Errorf("stopReason = %q, want cancelled", r.StopReason)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("prompt did not answer after cancel")
-	}
+	e.cancelAndExpectCancelled(done)
 	if !eventually(3*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
 		t.Errorf("codex processes left after cancel: %v", e.codexProcesses())
 	}
@@ -127,14 +110,7 @@ func TestCancelMidCommandLeavesNoProcesses(t *testing.T) {
 	const marker = "97.4321"
 	e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", "sleep "+marker)))
 
-	done := make(chan sdk.PromptResponse, 1)
-	go func() {
-		r, err := e.prompt("sleep")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- r
-	}()
+	done := e.promptAsync("sleep")
 	// Cancel once the editor shows the command running and it really runs.
 	if err := e.editor.WaitForUpdate(e.ctx, func(u sdk.SessionUpdate) bool {
 		return u.ToolCall != nil && u.ToolCall.Kind == sdk.ToolKindExecute
@@ -144,17 +120,7 @@ func TestCancelMidCommandLeavesNoProcesses(t *testing.T) {
 	if !eventually(10*time.Second, func() bool { return len(processesMatching("sleep "+marker)) > 0 }) {
 		t.Fatal("the command never started")
 	}
-	if err := e.editor.Conn.Cancel(e.ctx, sdk.CancelNotification{SessionId: e.session}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-done:
-		if r.StopReason != sdk.StopReasonCancelled {
-			t.Errorf("stopReason = %q, want cancelled", r.StopReason)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("prompt did not answer after cancel")
-	}
+	e.cancelAndExpectCancelled(done)
 	if !eventually(3*time.Second, func() bool { return len(processesMatching("sleep "+marker)) == 0 }) {
 		t.Errorf("command orphaned after cancel: %v", processesMatching("sleep "+marker))
 	}
@@ -196,5 +162,35 @@ func TestCodexNotFound(t *testing.T) {
 	var re *sdk.RequestError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "npm i -g @openai/codex") {
 		t.Fatalf("err = %v, want a message saying how to install codex", err)
+	}
+}
+
+// promptAsync sends a prompt and delivers its response on the channel.
+func (e *env) promptAsync(text string) <-chan sdk.PromptResponse {
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, err := e.prompt(text)
+		if err != nil {
+			e.t.Errorf("prompt: %v", err)
+		}
+		done <- r
+	}()
+	return done
+}
+
+// cancelAndExpectCancelled sends session/cancel and requires the running
+// prompt to answer stopReason "cancelled" promptly.
+func (e *env) cancelAndExpectCancelled(done <-chan sdk.PromptResponse) {
+	e.t.Helper()
+	if err := e.editor.Conn.Cancel(e.ctx, sdk.CancelNotification{SessionId: e.session}); err != nil {
+		e.t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.StopReason != sdk.StopReasonCancelled {
+			e.t.Errorf("stopReason = %q, want cancelled", r.StopReason)
+		}
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("prompt did not answer after cancel")
 	}
 }
