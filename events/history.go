@@ -1,0 +1,200 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// HistoryOptions configure History.
+type HistoryOptions struct {
+	// OwnMCPServer is codexacp's tool server ("acp"): its calls are shown as
+	// read/edit tool calls with the diff they made, like in a live turn.
+	OwnMCPServer string
+	// MaxOutputBytes caps command output as in Options; 0: the default.
+	MaxOutputBytes int
+}
+
+// rolloutLine is one record of codex's rollout file
+// ($CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl). History reads only the
+// event_msg item_completed records: they carry what the user and the model
+// said and did, without the instructions and context codex injects.
+type rolloutLine struct {
+	Type    string `json:"type"`
+	Payload struct {
+		Type string          `json:"type"`
+		Item json.RawMessage `json:"item"`
+	} `json:"payload"`
+}
+
+type rolloutItem struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	SummaryText      []string        `json:"summary_text"`
+	Command          []string        `json:"command"`
+	AggregatedOutput string          `json:"aggregated_output"`
+	ExitCode         *int            `json:"exit_code"`
+	Status           string          `json:"status"`
+	Server           string          `json:"server"`
+	Tool             string          `json:"tool"`
+	Arguments        json.RawMessage `json:"arguments"`
+	Result           *struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	} `json:"result"`
+	Error json.RawMessage `json:"error"`
+}
+
+// History turns a codex rollout file into the session updates that replay
+// the conversation for session/load: user messages, the model's messages and
+// reasoning, and completed tool calls. Records it does not know are skipped;
+// a line that is not JSON is an error (the file is not a rollout).
+func History(r io.Reader, opts HistoryOptions) ([]acp.SessionUpdate, error) {
+	if opts.MaxOutputBytes == 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	br := bufio.NewReader(r)
+	var out []acp.SessionUpdate
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var rec rolloutLine
+			if jerr := json.Unmarshal(line, &rec); jerr != nil {
+				return nil, fmt.Errorf("rollout line %d: %w", n, jerr)
+			}
+			if rec.Type == "event_msg" && rec.Payload.Type == "item_completed" && len(rec.Payload.Item) > 0 {
+				var it rolloutItem
+				if jerr := json.Unmarshal(rec.Payload.Item, &it); jerr == nil {
+					out = append(out, historyItem(&it, len(out), opts)...)
+				}
+			}
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading rollout: %w", err)
+		}
+	}
+}
+
+func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acp.SessionUpdate {
+	id := acp.ToolCallId(fmt.Sprintf("history-%d-%s", seq, it.ID))
+	switch it.Type {
+	case "UserMessage":
+		if text := joinText(it); text != "" {
+			return []acp.SessionUpdate{acp.UpdateUserMessageText(text)}
+		}
+	case "AgentMessage":
+		if text := joinText(it); text != "" {
+			return []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}
+		}
+	case "Reasoning":
+		if text := strings.Join(it.SummaryText, "\n\n"); text != "" {
+			return []acp.SessionUpdate{acp.UpdateAgentThoughtText(text)}
+		}
+	case "CommandExecution":
+		command := shellJoin(it.Command)
+		title := UnwrapShellCommand(command)
+		if title == "" {
+			title = "Run a command"
+		}
+		status := itemStatus(true, it.Status, it.ExitCode)
+		out := limitText(it.AggregatedOutput, opts.MaxOutputBytes)
+		tc := &acp.SessionUpdateToolCall{
+			ToolCallId: id, Title: title, Kind: acp.ToolKindExecute, Status: status,
+			RawInput:  map[string]any{"command": command},
+			RawOutput: map[string]any{"exit_code": it.ExitCode, "output": out},
+		}
+		if out != "" {
+			tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
+		}
+		return []acp.SessionUpdate{{ToolCall: tc}}
+	case "McpToolCall":
+		return []acp.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts)}}
+	}
+	return nil
+}
+
+func joinText(it *rolloutItem) string {
+	var parts []string
+	for _, c := range it.Content {
+		if c.Text != "" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// shellJoin renders an argv the way codex's JSONL shows commands, so the
+// same unwrapping applies: `/bin/bash -lc 'script'`.
+func shellJoin(argv []string) string {
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		if w != "" && strings.IndexFunc(w, func(r rune) bool { return !isShellSafe(r) }) < 0 {
+			words[i] = w
+		} else {
+			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func isShellSafe(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)
+}
+
+// mcpHistoryCall shows an MCP call. Calls of our own tool server get the
+// kinds and titles of a live turn and the unified diff they returned.
+func mcpHistoryCall(id acp.ToolCallId, it *rolloutItem, opts HistoryOptions) *acp.SessionUpdateToolCall {
+	status := acp.ToolCallStatusCompleted
+	if it.Status != "completed" || len(it.Error) > 0 && string(it.Error) != "null" {
+		status = acp.ToolCallStatusFailed
+	}
+	tc := &acp.SessionUpdateToolCall{ToolCallId: id, Title: it.Server + ": " + it.Tool, Kind: acp.ToolKindOther, Status: status}
+	if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
+		tc.RawInput = it.Arguments
+	}
+	if it.Result != nil {
+		if len(it.Result.StructuredContent) > 0 {
+			tc.RawOutput = it.Result.StructuredContent
+		}
+		tc.Content = mcpContent(it.Result.Content)
+	}
+	if it.Server != opts.OwnMCPServer || opts.OwnMCPServer == "" {
+		return tc
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(it.Arguments, &args)
+	verb, kind := "Edit", acp.ToolKindEdit
+	switch it.Tool {
+	case "read_text_file":
+		verb, kind = "Read", acp.ToolKindRead
+	case "write_text_file":
+		verb = "Write"
+	}
+	tc.Title, tc.Kind = strings.TrimSpace(verb+" "+args.Path), kind
+	if args.Path != "" {
+		tc.Locations = []acp.ToolCallLocation{{Path: args.Path}}
+	}
+	if it.Result != nil {
+		var res struct {
+			Diff string `json:"diff"`
+		}
+		if json.Unmarshal(it.Result.StructuredContent, &res) == nil && res.Diff != "" {
+			tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(res.Diff)))}
+		}
+	}
+	return tc
+}

@@ -1,0 +1,87 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHistoryGolden replays a real codex 0.169 rollout (a turn with a
+// reasoning summary, an edit through our tool server and a shell command,
+// then a resumed turn), trimmed to the records History reads.
+func TestHistoryGolden(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join("testdata", "rollout", "edit_command_resume.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := History(bytes.NewReader(in), HistoryOptions{OwnMCPServer: "acp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(marshalUpdates(t, us), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	goldenPath := filepath.Join("testdata", "golden-history", "edit_command_resume.json")
+	if *update {
+		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("history differs from %s:\n%s", goldenPath, lineDiff(string(want), string(got)))
+	}
+	var kinds []string
+	for _, u := range us {
+		switch {
+		case u.UserMessageChunk != nil:
+			kinds = append(kinds, "user")
+		case u.AgentMessageChunk != nil:
+			kinds = append(kinds, "agent")
+		case u.AgentThoughtChunk != nil:
+			kinds = append(kinds, "thought")
+		case u.ToolCall != nil:
+			kinds = append(kinds, string(u.ToolCall.Kind)+":"+u.ToolCall.Title)
+		}
+	}
+	want2 := "user,thought,edit:Edit /workspace/a.txt,execute:echo hi,agent,user,agent"
+	if strings.Join(kinds, ",") != want2 {
+		t.Errorf("history = %v, want %s", kinds, want2)
+	}
+}
+
+func TestHistoryRejectsNonRollout(t *testing.T) {
+	if _, err := History(strings.NewReader("{\"type\":\"session_meta\"}\nnot json\n"), HistoryOptions{}); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("err = %v, want an error naming line 2", err)
+	}
+	us, err := History(strings.NewReader(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"SomethingNew"}}}`), HistoryOptions{})
+	if err != nil || len(us) != 0 {
+		t.Errorf("unknown item: %v, %v", us, err)
+	}
+}
+
+func TestShellJoin(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"/bin/bash", "-lc", "echo hi"}, `/bin/bash -lc 'echo hi'`},
+		{[]string{"/bin/bash", "-lc", "echo 'x'"}, `/bin/bash -lc 'echo '\''x'\'''`},
+		{[]string{"ls", ""}, `ls ''`},
+	} {
+		if got := shellJoin(tc.argv); got != tc.want {
+			t.Errorf("shellJoin(%q) = %s, want %s", tc.argv, got, tc.want)
+		}
+		if got := UnwrapShellCommand(shellJoin(tc.argv)); len(tc.argv) == 3 && tc.argv[0] == "/bin/bash" && got != tc.argv[2] {
+			t.Errorf("unwrap(shellJoin(%q)) = %q", tc.argv, got)
+		}
+	}
+}
