@@ -18,6 +18,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -43,6 +44,11 @@ type Options struct {
 	// ContextWindow is the model's context window in tokens, reported in
 	// usage_update. 0: unknown, no usage_update is sent.
 	ContextWindow int
+	// StateDir keeps session records (session id → codex thread, cwd, mode,
+	// title) so that session/list and session/load work after a restart.
+	// Empty: sessions live only as long as the process, and neither
+	// capability is advertised.
+	StateDir string
 	// LocalFiles is the disk adapter used when the editor lacks fs methods.
 	// Nil: fsops.NewLocalFiles().
 	LocalFiles fsops.Files
@@ -54,9 +60,10 @@ type Options struct {
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
 // goroutine per request), so all state is guarded.
 type Agent struct {
-	opts Options
-	log  *slog.Logger
-	conn *sdk.AgentSideConnection
+	opts  Options
+	log   *slog.Logger
+	conn  *sdk.AgentSideConnection
+	store *sessionStore // nil without Options.StateDir
 
 	mu         sync.Mutex
 	clientCaps sdk.ClientCapabilities
@@ -64,7 +71,8 @@ type Agent struct {
 }
 
 var (
-	_ sdk.Agent = (*Agent)(nil)
+	_ sdk.Agent       = (*Agent)(nil)
+	_ sdk.AgentLoader = (*Agent)(nil)
 )
 
 // NewAgent returns an agent that runs turns with opts.Backend.
@@ -73,7 +81,11 @@ func NewAgent(opts Options) *Agent {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Agent{opts: opts, log: log, sessions: make(map[string]*session)}
+	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session)}
+	if opts.StateDir != "" {
+		a.store = &sessionStore{dir: opts.StateDir}
+	}
+	return a
 }
 
 // Serve speaks ACP on in/out until in ends (the editor closed the pipe) or ctx
@@ -124,6 +136,10 @@ func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.
 	a.mu.Unlock()
 	a.log.Info("initialize", "client", clientName(req.ClientInfo), "protocol", req.ProtocolVersion,
 		"fs_read", req.ClientCapabilities.Fs.ReadTextFile, "fs_write", req.ClientCapabilities.Fs.WriteTextFile)
+	sessionCaps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
+	if a.store != nil {
+		sessionCaps.List = &sdk.SessionListCapabilities{}
+	}
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersion(sdk.ProtocolVersionNumber),
 		AgentInfo: &sdk.Implementation{
@@ -132,11 +148,10 @@ func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.
 			Version: a.opts.Version,
 		},
 		AgentCapabilities: sdk.AgentCapabilities{
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
-			McpCapabilities:    sdk.McpCapabilities{Http: true},
-			SessionCapabilities: sdk.SessionCapabilities{
-				Close: &sdk.SessionCloseCapabilities{},
-			},
+			LoadSession:         a.store != nil,
+			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:     sdk.McpCapabilities{Http: true},
+			SessionCapabilities: sessionCaps,
 		},
 		// Codex authenticates itself (codex login, or an API key in its
 		// environment); there is nothing to negotiate over ACP.
@@ -158,34 +173,49 @@ func (a *Agent) Authenticate(ctx context.Context, req sdk.AuthenticateRequest) (
 
 // NewSession implements sdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	cwd, err := checkDir(req.Cwd, "cwd")
+	cwd, dirs, mcpConfig, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	var dirs []string
-	for _, d := range req.AdditionalDirectories {
-		d, err := checkDir(d, "additionalDirectories")
-		if err != nil {
-			return sdk.NewSessionResponse{}, err
-		}
-		dirs = append(dirs, d)
-	}
-	mcpConfig, err := clientMCPConfig(req.McpServers)
-	if err != nil {
-		return sdk.NewSessionResponse{}, invalidParams(err.Error())
-	}
-
-	s := newSession(newSessionID(), cwd, dirs, mcpConfig, a.opts.ContextWindow)
-	a.attachTools(s)
-	a.mu.Lock()
-	a.sessions[s.id] = s
-	a.mu.Unlock()
+	s := newSession(newSessionID(), cwd, dirs, mcpConfig, events.Options{ContextWindow: a.opts.ContextWindow})
+	a.addSession(s)
 	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
 
 	return sdk.NewSessionResponse{
 		SessionId: sdk.SessionId(s.id),
 		Modes:     modeState(s.currentMode()),
 	}, nil
+}
+
+// sessionSetup validates what session/new and session/load share: an
+// absolute existing cwd and additional directories, and the editor's MCP
+// servers as codex config.
+func sessionSetup(cwd string, addDirs []string, servers []sdk.McpServer) (string, []string, []string, error) {
+	cwd, err := checkDir(cwd, "cwd")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var dirs []string
+	for _, d := range addDirs {
+		d, err := checkDir(d, "additionalDirectories")
+		if err != nil {
+			return "", nil, nil, err
+		}
+		dirs = append(dirs, d)
+	}
+	mcpConfig, err := clientMCPConfig(servers)
+	if err != nil {
+		return "", nil, nil, invalidParams(err.Error())
+	}
+	return cwd, dirs, mcpConfig, nil
+}
+
+// addSession attaches the session's tools and makes it reachable by id.
+func (a *Agent) addSession(s *session) {
+	a.attachTools(s)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
 }
 
 // attachTools gives the session its own tool server on the shared host. The
@@ -256,6 +286,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, req sdk.SetSessionModeReques
 		return sdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList()))
 	}
 	s.setMode(m)
+	a.persist(s)
 	a.sendUpdate(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update",
 		CurrentModeId: sdk.SessionModeId(m),
@@ -286,11 +317,6 @@ func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (
 	}
 	s.close()
 	return sdk.CloseSessionResponse{}, nil
-}
-
-// ListSessions implements sdk.Agent; the capability is not advertised.
-func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
 }
 
 // ResumeSession implements sdk.Agent; the capability is not advertised.

@@ -68,9 +68,8 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 	for _, u := range out.Updates {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	if out.ThreadID != "" {
-		s.setThread(out.ThreadID)
-	}
+	s.turnEnded(text, out)
+	a.persist(s)
 
 	if ctx.Err() != nil {
 		log.Info("turn cancelled", "cause", context.Cause(ctx))

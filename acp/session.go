@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -33,23 +34,29 @@ type session struct {
 	turnMu     sync.Mutex
 	translator *events.Translator
 
-	mu       sync.Mutex
-	mode     Mode
-	threadID string
+	mu          sync.Mutex
+	mode        Mode
+	threadID    string
+	title       string       // first line of the first prompt
+	threadUsage events.Usage // codex's token totals after the last turn
 	closed   bool
 	latest   uint64                  // generation of the newest prompt
 	cancel   context.CancelCauseFunc // cancels the running turn; nil when idle
 	allowed  map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
 }
 
-func newSession(id, cwd string, dirs, mcpConfig []string, contextWindow int) *session {
+// newSession makes a session; a restored one passes its thread and token
+// totals in topts (ThreadID, ThreadUsage).
+func newSession(id, cwd string, dirs, mcpConfig []string, topts events.Options) *session {
+	topts.OwnMCPServer = ownServerName
 	return &session{
 		id:         id,
 		cwd:        cwd,
 		dirs:       dirs,
 		mcpConfig:  mcpConfig,
 		mode:       DefaultMode,
-		translator: events.NewTranslator(events.Options{OwnMCPServer: ownServerName, ContextWindow: contextWindow}),
+		threadID:   topts.ThreadID,
+		translator: events.NewTranslator(topts),
 	}
 }
 
@@ -71,10 +78,36 @@ func (s *session) thread() string {
 	return s.threadID
 }
 
-func (s *session) setThread(id string) {
+// turnEnded records what a finished turn tells about the thread.
+func (s *session) turnEnded(prompt string, out events.Outcome) {
 	s.mu.Lock()
-	s.threadID = id
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if out.ThreadID != "" {
+		s.threadID = out.ThreadID
+	}
+	if out.ThreadUsage != (events.Usage{}) {
+		s.threadUsage = out.ThreadUsage
+	}
+	if s.title == "" {
+		s.title = sessionTitle(prompt)
+	}
+}
+
+// record is the session as stored; ok is false before codex gave the
+// session a thread (nothing to resume yet).
+func (s *session) record() (rec sessionRecord, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sessionRecord{
+		SessionID:             s.id,
+		ThreadID:              s.threadID,
+		Cwd:                   s.cwd,
+		AdditionalDirectories: s.dirs,
+		Mode:                  s.mode,
+		Title:                 s.title,
+		UpdatedAt:             time.Now().UTC(),
+		ThreadUsage:           s.threadUsage,
+	}, s.threadID != ""
 }
 
 // newPrompt registers a prompt and cancels the running turn, which a newer

@@ -14,6 +14,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -206,7 +207,7 @@ func TestInWorkspaceResolvesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra := t.TempDir()
-	s := newSession("s", root, []string{extra}, nil, 0)
+	s := newSession("s", root, []string{extra}, nil, events.Options{})
 	for _, tc := range []struct {
 		path string
 		want bool
