@@ -39,10 +39,10 @@ type session struct {
 	threadID    string
 	title       string       // first line of the first prompt
 	threadUsage events.Usage // codex's token totals after the last turn
-	closed   bool
-	latest   uint64                  // generation of the newest prompt
-	cancel   context.CancelCauseFunc // cancels the running turn; nil when idle
-	allowed  map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
+	closed      bool
+	latest      uint64                  // generation of the newest prompt
+	cancel      context.CancelCauseFunc // cancels the running turn; nil when idle
+	allowed     map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
 }
 
 // newSession makes a session; a restored one passes its thread and token
