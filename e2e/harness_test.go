@@ -97,6 +97,8 @@ func start(t testing.TB, s setup) *env {
 	for _, c := range mockapi.CodexConfig(mock.URL()) {
 		args = append(args, "-c", c)
 	}
+	// The test's temporary directory holds the workspace and codex's home.
+	args = append(args, recordCorpus(t, filepath.Dir(cwd))...)
 	cmd := exec.Command(agentBin, args...)
 	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"))
 	stderr := &lockedBuffer{}

@@ -48,6 +48,7 @@ type options struct {
 	codexPath string
 	config    configFlag
 	logLevel  string
+	record    string
 	version   bool
 }
 
@@ -70,6 +71,8 @@ Flags (environment variables in brackets):
 	fs.Var(&o.config, "c",
 		"codex config override key=value, passed to every codex run like codex's own -c; repeatable [CODEXACP_CONFIG, one per line]")
 	fs.StringVar(&o.logLevel, "log-level", envOr("CODEXACP_LOG_LEVEL", "info"), "debug, info, warn or error [CODEXACP_LOG_LEVEL]")
+	fs.StringVar(&o.record, "record", os.Getenv("CODEXACP_RECORD"),
+		"write a transcript of the session (ACP messages, codex runs, tool calls; secrets redacted) to FILE, or to a new file in FILE when it is a directory or ends in /; see docs/replay.md [CODEXACP_RECORD]")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -142,6 +145,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer tools.Close()
 	agentOpts.Tools = tools
 
+	if o.record != "" {
+		if rec := startRecording(o.record, log, &agentOpts); rec != nil {
+			defer closeRecording(rec, log)
+			stdin, stdout = rec.Input(stdin), rec.Output(stdout)
+		}
+	}
 	return acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 }
 

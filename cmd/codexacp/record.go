@@ -1,0 +1,39 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/codexacp/codexacp/acp"
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/record"
+)
+
+// startRecording opens the transcript at path and hooks the recorder into
+// the agent's backend and tool observers; the caller wraps stdin and stdout.
+// A transcript that cannot be created is logged and the agent runs without
+// one: a dead agent would help nobody file a bug.
+func startRecording(path string, log *slog.Logger, opts *acp.Options) *record.Recorder {
+	rec, err := record.Create(path)
+	if err != nil {
+		log.Error("not recording", "err", err)
+		return nil
+	}
+	log.Info("recording the session", "transcript", rec.Path())
+	rec.AddSecretsFromEnv(os.Environ())
+	rec.Start("codexacp "+version, opts.ContextWindow)
+
+	var command record.CommandFunc
+	if r, ok := opts.Backend.(*codex.Runner); ok {
+		command = r.Command
+	}
+	opts.Backend = rec.Backend(opts.Backend, command)
+	opts.ObserveTools = rec.ToolObserver
+	return rec
+}
+
+func closeRecording(rec *record.Recorder, log *slog.Logger) {
+	if err := rec.Close(); err != nil {
+		log.Error("transcript incomplete", "transcript", rec.Path(), "err", err)
+	}
+}

@@ -1,0 +1,157 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/record"
+)
+
+// The replay corpus (e2e/testdata/transcripts) is recorded from these tests,
+// real codex and the mock model, when CODEXACP_RECORD_CORPUS=1:
+//
+//	CODEXACP_RECORD_CORPUS=1 go test -count=1 ./e2e/
+//
+// (`just record-corpus`). Each test writes <TestName>.ndjson after it
+// passed; e2e/replay replays them with a fake codex (docs/replay.md).
+const envRecordCorpus = "CODEXACP_RECORD_CORPUS"
+
+// corpusDir is where recorded transcripts go, relative to this package.
+const corpusDir = "testdata/transcripts"
+
+// corpusRoot replaces each test's temporary directory in the corpus, so
+// that transcripts name no path of the machine they were recorded on and
+// re-recording changes only what changed.
+const corpusRoot = "/replay"
+
+// corpusTests are the tests whose sessions make up the corpus. Left out:
+// TestCodexNotFound (no codex run to replay) and benchmarks.
+var corpusTests = map[string]bool{
+	"TestHelloTurn":                           true,
+	"TestShellCommandTurn":                    true,
+	"TestResumeContinuesThread":               true,
+	"TestCancelMidStream":                     true,
+	"TestCancelMidCommandLeavesNoProcesses":   true,
+	"TestModelHTTP400FailsPrompt":             true,
+	"TestEditGoesThroughEditorBuffer":         true,
+	"TestAllSevenToolsInAutoMode":             true,
+	"TestMultiEditErrorLeavesFileUnchanged":   true,
+	"TestPermissionRejectWritesNothing":       true,
+	"TestPermissionAllowAlwaysAsksOnce":       true,
+	"TestReadOnlyModeRefusesWrites":           true,
+	"TestClientWithoutFSWritesDiskAtomically": true,
+	"TestClientFSErrorReachesModel":           true,
+	"TestWriteOutsideWorkspaceRefused":        true,
+	"TestCreatedFileDiffHasNoOldText":         true,
+}
+
+// recordCorpus returns the agent flags that record the test's session when
+// the corpus is being recorded, and arranges for the transcript to be saved
+// to the corpus once the agent has exited (cleanups run last-in first-out:
+// call it before registering the cleanup that stops the agent). root is
+// the test's temporary directory, which holds the workspace.
+func recordCorpus(t testing.TB, root string) []string {
+	if os.Getenv(envRecordCorpus) != "1" || !corpusTests[t.Name()] {
+		return nil
+	}
+	f, err := os.CreateTemp("", "codexacp-corpus-*.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Cleanup(func() {
+		defer os.Remove(f.Name())
+		if t.Failed() || t.Skipped() {
+			return
+		}
+		dst := filepath.Join(corpusDir, t.Name()+".ndjson")
+		if err := saveCorpusTranscript(f.Name(), dst, root); err != nil {
+			t.Errorf("saving the transcript: %v", err)
+			return
+		}
+		t.Logf("recorded %s", dst)
+	})
+	return []string{"--record", f.Name()}
+}
+
+// saveCorpusTranscript copies a transcript into the corpus with root
+// replaced by corpusRoot (also set as the header's root), the home directory
+// by /home/user, and only the environment names that matter to codex.
+func saveCorpusTranscript(src, dst, root string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	data = bytes.ReplaceAll(data, jsonText(root), jsonText(corpusRoot))
+	// Shell output can name the recording user's home (a login shell's
+	// warnings, say).
+	if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
+		data = bytes.ReplaceAll(data, jsonText(home+"/"), []byte("/home/user/"))
+	}
+	entries, err := record.Read(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	entries[0].Root = corpusRoot
+	for i := range entries {
+		e := &entries[i]
+		var keep []string
+		for _, name := range e.Env {
+			if strings.HasPrefix(name, "CODEX") || strings.HasPrefix(name, "OPENAI") {
+				keep = append(keep, name)
+			}
+		}
+		e.Env = keep
+	}
+	var out bytes.Buffer
+	if err := record.Write(&out, entries); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, out.Bytes(), 0o644)
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b[1 : len(b)-1]
+}
+
+func TestMultiEditErrorLeavesFileUnchanged(t *testing.T) {
+	e := start(t, setup{fs: true, mode: "auto"})
+	path := e.writeFile("list.txt", "one\ntwo\nthree\n")
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "c_multi", "multi_edit_text_file", map[string]any{"path": path, "edits": []map[string]any{
+			{"old_string": "one", "new_string": "ONE"},
+			{"old_string": "four", "new_string": "FOUR"},
+		}})),
+		mockapi.Reply(mockapi.Message("the second edit did not match")),
+	)
+	if r := e.mustPrompt("uppercase one and four"); r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("stopReason = %q", r.StopReason)
+	}
+	out := toolOutput(t, e, "c_multi")
+	if !strings.Contains(out, "-32010") || !strings.Contains(out, "Edit 1: String not found: four") {
+		t.Errorf("model output = %s", out)
+	}
+	if _, open := e.editor.Buffer(path); open {
+		t.Errorf("a failed multi-edit was written to the editor")
+	}
+	tools := toolUpdates(e)
+	if len(tools) == 0 {
+		t.Fatal("no tool updates")
+	}
+	last := tools[len(tools)-1].ToolCallUpdate
+	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
+		t.Errorf("last update = %+v, want failed", tools[len(tools)-1])
+	}
+}

@@ -1,0 +1,487 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codexacp/codexacp/record"
+)
+
+// Environment variables the fake reads.
+const (
+	EnvTranscript = "CODEXACP_FAKE_TRANSCRIPT"
+	EnvState      = "CODEXACP_FAKE_STATE"
+	EnvRoot       = "CODEXACP_FAKE_ROOT"
+	EnvGates      = "CODEXACP_FAKE_GATES"
+)
+
+// versionLine is what `--version` prints; the agent names its cached model
+// catalog after the version.
+const versionLine = "codex-cli 0.169.0-replay"
+
+// Exit statuses besides the recorded ones.
+const (
+	exitInterrupted = 1 // SIGINT, as codex
+	exitMismatch    = 2 // the run does not match the recording, or bad usage
+)
+
+// gatePoll is how often a gate file is looked for.
+const gatePoll = time.Millisecond
+
+// run is the whole program; main only wires the process to it.
+func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "fakecodex: "+format+"\n", a...)
+		return exitMismatch
+	}
+	path := getenv(EnvTranscript)
+	if path == "" {
+		return fail("%s is not set", EnvTranscript)
+	}
+	entries, err := loadTranscript(path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	switch {
+	case len(args) == 1 && args[0] == "--version":
+		fmt.Fprintln(stdout, versionLine)
+		return 0
+	case len(args) >= 2 && args[0] == "debug" && args[1] == "models":
+		b, _ := json.Marshal(catalog(entries[0].ContextWindow))
+		stdout.Write(append(b, '\n'))
+		return 0
+	case len(args) >= 1 && args[0] == "exec":
+	default:
+		return fail("unsupported arguments %q", args)
+	}
+
+	ex, err := parseExec(args[1:])
+	if err != nil {
+		return fail("%v", err)
+	}
+	state := getenv(EnvState)
+	if state == "" {
+		return fail("%s is not set", EnvState)
+	}
+	n, err := claimRun(state)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := planRun(entries, n)
+	if err != nil {
+		return fail("%v", err)
+	}
+	prompt, err := io.ReadAll(stdin) // codex reads the whole prompt first
+	if err != nil {
+		return fail("reading the prompt: %v", err)
+	}
+	if ex.prompt != "" {
+		prompt = []byte(ex.prompt)
+	}
+	if err := p.check(ex, string(prompt)); err != nil {
+		return fail("run %d: %v", n, err)
+	}
+	r := &replayer{
+		stdout: stdout, stderr: stderr, root: getenv(EnvRoot),
+		state: state, gates: getenv(EnvGates) == "1",
+	}
+	return r.replay(p, ex, getenv, sigs)
+}
+
+// catalog is a model catalog with one model of the recorded context window,
+// so the agent reports the same usage_update size as when it was recorded.
+func catalog(contextWindow int) map[string]any {
+	return map[string]any{"models": []map[string]any{{
+		"slug":                  "replay",
+		"display_name":          "replay",
+		"context_window":        contextWindow,
+		"priority":              0,
+		"visibility":            "list",
+		"apply_patch_tool_type": "freeform",
+	}}}
+}
+
+func loadTranscript(path string) ([]record.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return record.Read(f)
+}
+
+// execArgs is what the fake needs from an `exec` command line.
+type execArgs struct {
+	resume   bool
+	threadID string
+	config   []string // -c values
+	prompt   string   // a prompt given in argv rather than as "-" on stdin
+}
+
+// valueFlags are codex exec options that take a value.
+var valueFlags = map[string]bool{
+	"-C": true, "--cd": true, "-s": true, "--sandbox": true, "-m": true, "--model": true,
+	"-c": true, "--config": true, "-p": true, "--profile": true, "--add-dir": true,
+	"-o": true, "--output-last-message": true, "--output-schema": true, "--color": true,
+}
+
+// parseExec reads `exec` arguments as codex does:
+// [options] [resume [options] <thread>] <prompt or ->.
+func parseExec(args []string) (execArgs, error) {
+	var ex execArgs
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			positional = append(positional, a)
+		case strings.Contains(a, "=") && strings.HasPrefix(a, "--"):
+			name, value, _ := strings.Cut(a, "=")
+			if name == "--config" {
+				ex.config = append(ex.config, value)
+			}
+		case valueFlags[a]:
+			if i+1 >= len(args) {
+				return ex, fmt.Errorf("exec: %s needs a value", a)
+			}
+			i++
+			if a == "-c" || a == "--config" {
+				ex.config = append(ex.config, args[i])
+			}
+		}
+	}
+	if len(positional) > 0 && positional[0] == "resume" {
+		ex.resume = true
+		positional = positional[1:]
+		if len(positional) == 0 {
+			return ex, errors.New("exec resume: no thread id")
+		}
+		ex.threadID = positional[0]
+		positional = positional[1:]
+	}
+	switch len(positional) {
+	case 0:
+		return ex, errors.New("exec: no prompt (want - to read it from stdin)")
+	case 1:
+		if positional[0] != "-" {
+			ex.prompt = positional[0]
+		}
+	default:
+		return ex, fmt.Errorf("exec: unexpected arguments %q", positional[1:])
+	}
+	return ex, nil
+}
+
+var (
+	mcpURL      = regexp.MustCompile(`\burl\s*=\s*"([^"]*)"`)
+	mcpTokenVar = regexp.MustCompile(`\bbearer_token_env_var\s*=\s*"([^"]*)"`)
+)
+
+// mcpServer returns the URL of the agent's embedded server (mcp_servers.acp)
+// and the variable holding its bearer token, "" when not configured.
+func (ex execArgs) mcpServer() (url, tokenVar string) {
+	for _, kv := range ex.config {
+		key, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(key) != "mcp_servers.acp" {
+			continue
+		}
+		if m := mcpURL.FindStringSubmatch(value); m != nil {
+			url = m[1]
+		}
+		if m := mcpTokenVar.FindStringSubmatch(value); m != nil {
+			tokenVar = m[1]
+		}
+	}
+	return url, tokenVar
+}
+
+// claimRun numbers this process among the runs of one replay: the first
+// exec is run 1. Concurrent claims get distinct numbers (O_EXCL).
+func claimRun(state string) (int, error) {
+	for n := 1; ; n++ {
+		f, err := os.OpenFile(filepath.Join(state, fmt.Sprintf("run-%d", n)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			f.Close()
+			return n, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return 0, fmt.Errorf("counting runs: %w", err)
+		}
+	}
+}
+
+// plan is one recorded run.
+type plan struct {
+	run   int
+	start *record.Entry
+	steps []step        // lines, files and tool calls, in recorded order
+	exit  *record.Entry // nil when the recording ended during the run
+}
+
+type step struct {
+	index int // position in the transcript; names the gate of a tool call
+	e     *record.Entry
+}
+
+func planRun(entries []record.Entry, n int) (*plan, error) {
+	p := &plan{run: n}
+	for i := range entries {
+		e := &entries[i]
+		if e.Run != n {
+			continue
+		}
+		switch e.Kind {
+		case record.KindCodexStart:
+			p.start = e
+		case record.KindCodexLine, record.KindFile, record.KindMCPCall:
+			p.steps = append(p.steps, step{index: i, e: e})
+		case record.KindCodexExit:
+			p.exit = e
+		}
+	}
+	if p.start == nil {
+		return nil, fmt.Errorf("the transcript has no codex run %d", n)
+	}
+	return p, nil
+}
+
+// check compares the live run with the recorded one where a difference
+// means the agent went another way: a new thread or a resumed one, which
+// thread, and the prompt.
+func (p *plan) check(live execArgs, prompt string) error {
+	rec, err := parseExec(stripExec(p.start.Args))
+	if err != nil {
+		return fmt.Errorf("recorded arguments: %w", err)
+	}
+	switch {
+	case rec.resume != live.resume:
+		return fmt.Errorf("recorded resume=%v, got resume=%v", rec.resume, live.resume)
+	case rec.threadID != live.threadID:
+		return fmt.Errorf("recorded thread %q, got %q", rec.threadID, live.threadID)
+	case p.start.Prompt != "" && p.start.Prompt != prompt:
+		return fmt.Errorf("recorded prompt %q, got %q", p.start.Prompt, prompt)
+	}
+	return nil
+}
+
+func stripExec(args []string) []string {
+	if len(args) > 0 && args[0] == "exec" {
+		return args[1:]
+	}
+	return args
+}
+
+// replayer plays one run.
+type replayer struct {
+	stdout, stderr io.Writer
+	root           string
+	state          string
+	gates          bool
+}
+
+func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs <-chan os.Signal) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var interrupted atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+			interrupted.Store(true)
+			cancel()
+		case <-done:
+		}
+	}()
+	// A run recorded as cancelled prints everything codex printed before it
+	// stopped; any other run stops at SIGINT, like codex.
+	cancelledRun := p.exit == nil || p.exit.Cancelled
+
+	var session *sdk.ClientSession
+	if url, tokenVar := ex.mcpServer(); url != "" {
+		// Codex connects to a required server before anything else and
+		// exits 1 without output when it cannot.
+		// A cancelled run connects even when SIGINT came first: it still
+		// prints what codex printed.
+		connectCtx := ctx
+		if cancelledRun {
+			connectCtx = context.Background()
+		}
+		s, err := connect(connectCtx, url, getenv(tokenVar))
+		if err != nil {
+			fmt.Fprintf(r.stderr, "fakecodex: MCP server acp: %v\n", err)
+			return 1
+		}
+		session = s
+		defer session.Close()
+	}
+
+	for _, s := range p.steps {
+		if interrupted.Load() && !cancelledRun {
+			return exitInterrupted
+		}
+		switch s.e.Kind {
+		case record.KindCodexLine:
+			line := []byte(s.e.Line)
+			if len(line) == 0 {
+				line = []byte(s.e.Text)
+			}
+			if _, err := r.stdout.Write(append(line, '\n')); err != nil {
+				return exitInterrupted
+			}
+			if r.gates {
+				r.mark(fmt.Sprintf("line-%d", s.index))
+			}
+		case record.KindFile:
+			if err := r.recreate(s.e); err != nil {
+				fmt.Fprintf(r.stderr, "fakecodex: %v\n", err)
+			}
+		case record.KindMCPCall:
+			if interrupted.Load() {
+				continue
+			}
+			if session == nil {
+				fmt.Fprintf(r.stderr, "fakecodex: recorded %s call, but no MCP server is configured\n", s.e.Tool)
+				continue
+			}
+			if r.gates && !r.waitGate(ctx, s.index) {
+				continue
+			}
+			_, err := session.CallTool(ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
+			if err != nil && !interrupted.Load() {
+				fmt.Fprintf(r.stderr, "fakecodex: %s call failed: %v\n", s.e.Tool, err)
+			}
+		}
+	}
+
+	if cancelledRun {
+		<-ctx.Done() // SIGINT
+		return exitInterrupted
+	}
+	if interrupted.Load() {
+		return exitInterrupted
+	}
+	if p.exit.Stderr != "" {
+		fmt.Fprintln(r.stderr, p.exit.Stderr)
+	}
+	if p.exit.Error != "" {
+		fmt.Fprintln(r.stderr, p.exit.Error)
+		return 1
+	}
+	if p.exit.Code == nil {
+		return 0
+	}
+	return *p.exit.Code
+}
+
+// mark tells the harness how far the run got (see CODEXACP_FAKE_GATES).
+func (r *replayer) mark(name string) {
+	if err := os.WriteFile(filepath.Join(r.state, name), nil, 0o644); err != nil {
+		fmt.Fprintf(r.stderr, "fakecodex: %v\n", err)
+	}
+}
+
+// waitGate waits for the harness to open the gate of the tool call at
+// transcript position index; false when interrupted first.
+func (r *replayer) waitGate(ctx context.Context, index int) bool {
+	gate := filepath.Join(r.state, fmt.Sprintf("gate-%d", index))
+	t := time.NewTicker(gatePoll)
+	defer t.Stop()
+	for {
+		if _, err := os.Stat(gate); err == nil {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// recreate puts a file back in the state the recording found it in, when it
+// lies under the replay root (never anywhere else on this machine).
+func (r *replayer) recreate(e *record.Entry) error {
+	if r.root == "" {
+		return nil
+	}
+	rel, err := filepath.Rel(r.root, e.Path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("not recreating %s: outside the replay root", e.Path)
+	}
+	switch {
+	case e.IsDir:
+		return os.MkdirAll(e.Path, 0o755)
+	case !e.Exists:
+		if e.ParentExists {
+			if err := os.MkdirAll(filepath.Dir(e.Path), 0o755); err != nil {
+				return err
+			}
+		}
+		if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	case e.Omitted:
+		return fmt.Errorf("not recreating %s: its content (%d bytes) was not recorded", e.Path, e.Size)
+	}
+	var data []byte
+	switch {
+	case e.Content != nil:
+		data = []byte(*e.Content)
+	case e.Base64 != "":
+		if data, err = base64.StdEncoding.DecodeString(e.Base64); err != nil {
+			return fmt.Errorf("%s: %w", e.Path, err)
+		}
+	}
+	mode := fs.FileMode(e.Mode)
+	if mode == 0 {
+		mode = 0o644
+	}
+	if err := os.MkdirAll(filepath.Dir(e.Path), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(e.Path, data, mode); err != nil {
+		return err
+	}
+	return os.Chmod(e.Path, mode) // WriteFile keeps the mode of an existing file
+}
+
+// connect opens an MCP session on the agent's embedded server as codex does:
+// streamable HTTP with the bearer token on every request.
+func connect(ctx context.Context, url, token string) (*sdk.ClientSession, error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "fakecodex", Version: "replay"}, nil)
+	transport := &sdk.StreamableClientTransport{
+		Endpoint:             url,
+		HTTPClient:           &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}},
+		MaxRetries:           -1,
+		DisableStandaloneSSE: true,
+	}
+	return client.Connect(ctx, transport, nil)
+}
+
+// bearer adds "Authorization: Bearer <token>" to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(req)
+}

@@ -1,0 +1,148 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/codexacp/codexacp/fsops"
+)
+
+// rootPlaceholder stands for the replay's workspace root in compared messages.
+const rootPlaceholder = "$ROOT"
+
+// randomIDs are ids the agent draws at random: session ids and the ids of
+// file tool calls. Each becomes <prefix><n>, numbered by first appearance in
+// its stream, so that the same structure compares equal.
+var randomIDs = regexp.MustCompile(`\b(sess_|acp_)[0-9a-f]{8,}\b`)
+
+// timeKeys are fields holding wall-clock times.
+var timeKeys = map[string]bool{"updatedAt": true, "createdAt": true, "timestamp": true}
+
+// normaliseAll normalises one stream of agent messages.
+func normaliseAll(msgs [][]byte, root string) []string {
+	n := &normaliser{root: jsonText(root), ids: map[string]string{}, next: map[string]int{}, requests: map[string]string{}}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = n.message(m)
+	}
+	return out
+}
+
+type normaliser struct {
+	root     []byte
+	ids      map[string]string // random id → placeholder
+	next     map[string]int    // last number given, by prefix
+	requests map[string]string // the agent's JSON-RPC request id → placeholder
+}
+
+// message returns raw with run-specific values replaced, as indented JSON
+// with sorted keys (or as it is when it is not JSON).
+func (n *normaliser) message(raw []byte) string {
+	if len(n.root) > 0 {
+		raw = bytes.ReplaceAll(raw, n.root, []byte(rootPlaceholder))
+	}
+	raw = randomIDs.ReplaceAllFunc(raw, func(id []byte) []byte {
+		if p, ok := n.ids[string(id)]; ok {
+			return []byte(p)
+		}
+		prefix := string(randomIDs.FindSubmatch(id)[1])
+		n.next[prefix]++
+		p := fmt.Sprintf("%s%d", prefix, n.next[prefix])
+		n.ids[string(id)] = p
+		return []byte(p)
+	})
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	if m, ok := v.(map[string]any); ok {
+		n.rpc(m)
+	}
+	clearTimes(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// rpc replaces the ids of the agent's own requests (a counter in the SDK)
+// and the agent version in the initialize result.
+func (n *normaliser) rpc(m map[string]any) {
+	if method, ok := m["method"].(string); ok {
+		if id, ok := m["id"]; ok {
+			m["id"] = n.request(id)
+		}
+		if params, ok := m["params"].(map[string]any); ok && method == "$/cancel_request" {
+			if id, ok := params["requestId"]; ok {
+				params["requestId"] = n.request(id)
+			}
+		}
+	}
+	if result, ok := m["result"].(map[string]any); ok {
+		if info, ok := result["agentInfo"].(map[string]any); ok {
+			if _, ok := info["version"]; ok {
+				info["version"] = "<version>"
+			}
+		}
+	}
+}
+
+func (n *normaliser) request(id any) string {
+	key := fmt.Sprint(id)
+	if p, ok := n.requests[key]; ok {
+		return p
+	}
+	p := fmt.Sprintf("<agent request %d>", len(n.requests)+1)
+	n.requests[key] = p
+	return p
+}
+
+func clearTimes(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if _, ok := child.(string); ok && timeKeys[k] {
+				v[k] = "<time>"
+				continue
+			}
+			clearTimes(child)
+		}
+	case []any:
+		for _, child := range v {
+			clearTimes(child)
+		}
+	}
+}
+
+// Diff returns a unified diff of two normalised message streams ("" when
+// they are equal): "-" lines are the recording's, "+" lines the replay's.
+func Diff(want, got []string) string {
+	w, g := joinMessages(want), joinMessages(got)
+	if w == g {
+		return ""
+	}
+	d := fsops.UnifiedDiff("messages", []byte(w), []byte(g))
+	// Replace fsops's "--- path" / "+++ path" headers.
+	if _, rest, ok := strings.Cut(d, "\n"); ok {
+		if _, rest, ok = strings.Cut(rest, "\n"); ok {
+			d = rest
+		}
+	}
+	return fmt.Sprintf("agent messages differ (%d recorded, %d replayed):\n--- recorded\n+++ replayed\n%s", len(want), len(got), d)
+}
+
+func joinMessages(msgs []string) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	return strings.Join(msgs, "\n") + "\n"
+}

@@ -1,0 +1,589 @@
+// Package replay turns a recorded session transcript (package record) into a
+// deterministic test: it starts the codexacp binary with the fake codex
+// (e2e/fakecodex) in place of codex, plays the editor's side of the
+// recording — sends the editor's messages, each once the agent messages that
+// preceded it in the recording have arrived, and answers the agent's fs and
+// permission requests with the recorded answers — and compares every message
+// the agent sends with the recording after normalising what legitimately
+// differs between runs (session and tool call ids, the agent's request ids,
+// the agent version, the workspace path).
+//
+// Nothing here needs codex or a network: the fake codex prints the recorded
+// JSONL and makes the recorded tool calls against the agent's embedded MCP
+// server, so the agent runs its real code paths.
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codexacp/codexacp/record"
+)
+
+// DefaultStepTimeout is how long Run waits for the agent's next expected
+// message before it gives up, when Options.StepTimeout is zero. A replay
+// takes well under a second; the wait only runs out when the agent went
+// another way than in the recording.
+const DefaultStepTimeout = 10 * time.Second
+
+// Options configure Run.
+type Options struct {
+	Agent       string        // the codexacp binary
+	FakeCodex   string        // the fakecodex binary
+	StepTimeout time.Duration // 0: DefaultStepTimeout
+}
+
+// Result is the outcome of one replay.
+type Result struct {
+	// Want and Got are the agent's messages, recorded and replayed,
+	// normalised and indented; they are equal when the replay matched.
+	Want, Got []string
+	// Raw are the replayed agent messages as the agent wrote them.
+	Raw [][]byte
+	// Stderr is the agent's log output.
+	Stderr string
+	// Incomplete says why the replay stopped early ("" when it ran to the
+	// end): the agent did not send an expected message in time, or exited.
+	Incomplete string
+	Elapsed    time.Duration
+}
+
+// Match reports whether the replayed agent messages equal the recorded ones.
+func (r *Result) Match() bool { return r.Incomplete == "" && Diff(r.Want, r.Got) == "" }
+
+// Run replays the transcript at path.
+func Run(ctx context.Context, path string, opts Options) (*Result, error) {
+	began := time.Now()
+	if opts.StepTimeout == 0 {
+		opts.StepTimeout = DefaultStepTimeout
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "codexacp-replay-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// The directory the transcript's workspace paths are rewritten to, and
+	// the fake codex's run counter and gates.
+	root := filepath.Join(tmp, "root")
+	state := filepath.Join(tmp, "state")
+	for _, d := range []string{root, state} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		return nil, err
+	}
+
+	entries, err := record.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if recorded := recordedRoot(entries); recorded != "" {
+		data = rebase(data, recorded, root)
+		if entries, err = record.Read(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
+		}
+	}
+	transcript := filepath.Join(tmp, "transcript.ndjson")
+	if err := os.WriteFile(transcript, data, 0o644); err != nil {
+		return nil, err
+	}
+	sc, err := newScript(entries)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := sc.makeDirs(root); err != nil {
+		return nil, err
+	}
+
+	p := &player{script: sc, state: state, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
+	if err := p.start(ctx, opts, transcript, root, tmp); err != nil {
+		return nil, err
+	}
+	p.play()
+	p.stop()
+
+	res := &Result{Raw: p.got, Stderr: p.stderr.String(), Incomplete: p.incomplete}
+	res.Want = normaliseAll(sc.outs, root)
+	res.Got = normaliseAll(p.got, root)
+	res.Elapsed = time.Since(began)
+	return res, nil
+}
+
+// recordedRoot is the directory the recording's workspace paths lie under:
+// the header's root, else the cwd of the first session/new.
+func recordedRoot(entries []record.Entry) string {
+	if entries[0].Root != "" {
+		return entries[0].Root
+	}
+	for _, e := range entries {
+		if e.Kind != record.KindACP || e.Dir != record.DirIn {
+			continue
+		}
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Cwd string `json:"cwd"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(e.Msg, &m) == nil && m.Method == "session/new" && m.Params.Cwd != "" {
+			return m.Params.Cwd
+		}
+	}
+	return ""
+}
+
+// rebase rewrites every path under from (as it appears in JSON text) to lie
+// under to instead.
+func rebase(data []byte, from, to string) []byte {
+	f, t := jsonText(from), jsonText(to)
+	// Only whole path prefixes: followed by a separator or the end of the
+	// string (a quote, or the backslash of an escaped quote).
+	for _, next := range []string{"/", `"`, `\`} {
+		data = bytes.ReplaceAll(data, append(append([]byte(nil), f...), next...), append(append([]byte(nil), t...), next...))
+	}
+	return data
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b[1 : len(b)-1]
+}
+
+// script is what the recording says the editor side does.
+type script struct {
+	outs    [][]byte // the agent's messages, in order
+	actions []action // the editor's messages and the end of input, in order
+	// answers are the editor's recorded answers to the agent's requests, by
+	// method, in the order of the requests (nil: never answered).
+	answers map[string][]*answer
+	gates   []gate
+	// responses are the agent's recorded responses by request id, for
+	// mapping session ids.
+	responses map[string][]byte
+}
+
+type action struct {
+	after int // agent messages that must have arrived first
+	// codex names the marker file the fake codex makes once it has printed
+	// the codex output that preceded the action in the recording (run-N for
+	// a run that has just started, line-I for the line at transcript
+	// position I); "" when no run was in progress.
+	codex string
+	msg   []byte // nil with eof
+	eof   bool
+}
+
+type answer struct {
+	result, err json.RawMessage
+}
+
+// gate is the point of a tool call: the fake codex makes it once the agent
+// messages before it in the recording have arrived.
+type gate struct {
+	after int
+	name  string
+}
+
+// message is the part of a JSON-RPC message the player looks at.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (m *message) isRequest() bool  { return m.Method != "" && len(m.ID) > 0 }
+func (m *message) isResponse() bool { return m.Method == "" && len(m.ID) > 0 }
+
+func newScript(entries []record.Entry) (*script, error) {
+	sc := &script{answers: map[string][]*answer{}, responses: map[string][]byte{}}
+	pending := map[string]*answer{} // agent request id → its answer slot
+	codex := ""                     // the fake codex's progress marker so far
+	for i, e := range entries {
+		switch {
+		case e.Kind == record.KindCodexStart:
+			codex = fmt.Sprintf("run-%d", e.Run)
+		case e.Kind == record.KindCodexLine:
+			codex = fmt.Sprintf("line-%d", i)
+		case e.Kind == record.KindCodexExit:
+			codex = ""
+		case e.Kind == record.KindACP && e.Dir == record.DirOut:
+			raw := []byte(e.Msg)
+			if len(raw) == 0 {
+				raw = []byte(e.Text)
+			}
+			sc.outs = append(sc.outs, raw)
+			var m message
+			if json.Unmarshal(raw, &m) != nil {
+				continue
+			}
+			switch {
+			case m.isRequest():
+				a := &answer{}
+				sc.answers[m.Method] = append(sc.answers[m.Method], a)
+				pending[string(m.ID)] = a
+			case m.isResponse():
+				sc.responses[string(m.ID)] = raw
+			}
+		case e.Kind == record.KindACP && e.Dir == record.DirIn:
+			if e.EOF {
+				sc.actions = append(sc.actions, action{after: len(sc.outs), codex: codex, eof: true})
+				continue
+			}
+			raw := []byte(e.Msg)
+			if len(raw) == 0 {
+				raw = []byte(e.Text)
+			}
+			var m message
+			if json.Unmarshal(raw, &m) == nil && m.isResponse() {
+				if a := pending[string(m.ID)]; a != nil {
+					a.result, a.err = m.Result, m.Error
+					if a.result == nil && a.err == nil {
+						a.result = json.RawMessage("null")
+					}
+					delete(pending, string(m.ID))
+				}
+				continue
+			}
+			sc.actions = append(sc.actions, action{after: len(sc.outs), codex: codex, msg: raw})
+		case e.Kind == record.KindMCPCall:
+			sc.gates = append(sc.gates, gate{after: len(sc.outs), name: fmt.Sprintf("gate-%d", i)})
+		}
+	}
+	// Answers that never came stay nil: the agent's request goes unanswered,
+	// as it did.
+	for method, list := range sc.answers {
+		for i, a := range list {
+			if a.result == nil && a.err == nil {
+				sc.answers[method][i] = nil
+			}
+		}
+	}
+	if len(sc.actions) == 0 {
+		return nil, errors.New("the transcript has no message from the editor")
+	}
+	return sc, nil
+}
+
+// makeDirs creates the session directories the editor's messages name
+// (cwd, additionalDirectories) that lie under root.
+func (sc *script) makeDirs(root string) error {
+	for _, a := range sc.actions {
+		var m struct {
+			Params struct {
+				Cwd  string   `json:"cwd"`
+				Dirs []string `json:"additionalDirectories"`
+			} `json:"params"`
+		}
+		if a.msg == nil || json.Unmarshal(a.msg, &m) != nil {
+			continue
+		}
+		for _, d := range append([]string{m.Params.Cwd}, m.Params.Dirs...) {
+			if d == "" || !strings.HasPrefix(d, root+string(filepath.Separator)) && d != root {
+				continue
+			}
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// player runs the agent and plays the editor's side of a script.
+type player struct {
+	script  *script
+	state   string
+	timeout time.Duration
+
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	stderr     lockedBuffer
+	readerDone chan struct{}
+
+	writeMu sync.Mutex // whole messages to the agent's stdin
+
+	mu         sync.Mutex
+	got        [][]byte
+	sessions   map[string]string // recorded session id → live one
+	asked      map[string]int    // agent requests seen, by method
+	sent       map[string][]byte // the editor's requests sent, by id
+	opened     int               // gates opened
+	incomplete string
+	arrived    chan struct{} // signalled when a message arrived or the agent's output ended
+}
+
+func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp string) error {
+	cmd := exec.CommandContext(ctx, opts.Agent, "--codex-path", opts.FakeCodex, "--log-level", "debug")
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "CODEXACP_") || name == "XDG_CACHE_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	cmd.Env = append(env,
+		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
+		"CODEXACP_FAKE_TRANSCRIPT="+transcript,
+		"CODEXACP_FAKE_STATE="+p.state,
+		"CODEXACP_FAKE_ROOT="+root,
+		"CODEXACP_FAKE_GATES=1",
+	)
+	cmd.Stderr = &p.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the agent: %w", err)
+	}
+	p.cmd, p.stdin = cmd, stdin
+	p.asked = map[string]int{}
+	p.sent = map[string][]byte{}
+	p.readerDone = make(chan struct{})
+	go p.read(stdout)
+	p.openGates()
+	return nil
+}
+
+// read collects the agent's messages, answers its requests and opens gates.
+func (p *player) read(stdout io.Reader) {
+	defer close(p.readerDone)
+	r := bufio.NewReader(stdout)
+	for {
+		line, err := r.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			p.received(line)
+		}
+		if err != nil {
+			p.signal()
+			return
+		}
+	}
+}
+
+func (p *player) received(line []byte) {
+	var m message
+	isJSON := json.Unmarshal(line, &m) == nil
+	var reply []byte
+	p.mu.Lock()
+	p.got = append(p.got, line)
+	if isJSON && m.isRequest() {
+		n := p.asked[m.Method]
+		p.asked[m.Method]++
+		if list := p.script.answers[m.Method]; n < len(list) && list[n] != nil {
+			reply = answerMessage(m.ID, list[n])
+		}
+	}
+	if isJSON && m.isResponse() {
+		if req := p.sent[string(m.ID)]; req != nil {
+			p.mapSessions(p.script.responses[string(m.ID)], line)
+		}
+	}
+	p.mu.Unlock()
+	if reply != nil {
+		p.write(reply)
+	}
+	p.openGates()
+	p.signal()
+}
+
+func answerMessage(id json.RawMessage, a *answer) []byte {
+	m := map[string]any{"jsonrpc": "2.0", "id": id}
+	if a.err != nil {
+		m["error"] = a.err
+	} else {
+		m["result"] = a.result
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+var sessionIDField = regexp.MustCompile(`"sessionId":"([^"]+)"`)
+
+// mapSessions pairs the session ids in a recorded response with those in
+// the live one, so that later editor messages name the live sessions.
+func (p *player) mapSessions(recorded, live []byte) {
+	r := sessionIDField.FindAllSubmatch(recorded, -1)
+	l := sessionIDField.FindAllSubmatch(live, -1)
+	for i := 0; i < len(r) && i < len(l); i++ {
+		p.sessions[string(r[i][1])] = string(l[i][1])
+	}
+}
+
+func (p *player) signal() {
+	select {
+	case p.arrived <- struct{}{}:
+	default:
+	}
+}
+
+// openGates lets the fake codex make each tool call whose preceding agent
+// messages have all arrived.
+func (p *player) openGates() {
+	p.mu.Lock()
+	n := len(p.got)
+	var open []gate
+	for p.opened < len(p.script.gates) && p.script.gates[p.opened].after <= n {
+		open = append(open, p.script.gates[p.opened])
+		p.opened++
+	}
+	p.mu.Unlock()
+	for _, g := range open {
+		os.WriteFile(filepath.Join(p.state, g.name), nil, 0o644)
+	}
+}
+
+func (p *player) write(msg []byte) {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	p.stdin.Write(append(msg, '\n'))
+}
+
+// waitFor waits until n agent messages have arrived; false when the step
+// timed out or the agent's output ended first.
+func (p *player) waitFor(n int) bool {
+	timer := time.NewTimer(p.timeout)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		have := len(p.got)
+		p.mu.Unlock()
+		if have >= n {
+			return true
+		}
+		select {
+		case <-p.arrived:
+		case <-p.readerDone:
+			p.mu.Lock()
+			have = len(p.got)
+			p.mu.Unlock()
+			if have >= n {
+				return true
+			}
+			p.setIncomplete(fmt.Sprintf("the agent's output ended after %d messages; the recording expects %d before the next step", have, n))
+			return false
+		case <-timer.C:
+			p.setIncomplete(fmt.Sprintf("waited %v for agent message %d of %d; got %d", p.timeout, n, len(p.script.outs), have))
+			return false
+		}
+	}
+}
+
+// waitCodex waits for the fake codex's progress marker; false when the step
+// timed out.
+func (p *player) waitCodex(marker string) bool {
+	if marker == "" {
+		return true
+	}
+	deadline := time.Now().Add(p.timeout)
+	for {
+		if _, err := os.Stat(filepath.Join(p.state, marker)); err == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			p.setIncomplete(fmt.Sprintf("waited %v for the fake codex to reach %s", p.timeout, marker))
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (p *player) setIncomplete(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.incomplete == "" {
+		p.incomplete = why
+	}
+}
+
+// play sends the editor's messages at their recorded points.
+func (p *player) play() {
+	closed := false
+	for _, a := range p.script.actions {
+		if !p.waitFor(a.after) || !p.waitCodex(a.codex) {
+			return
+		}
+		if a.eof {
+			p.writeMu.Lock()
+			p.stdin.Close()
+			p.writeMu.Unlock()
+			closed = true
+			continue
+		}
+		msg := a.msg
+		var m message
+		p.mu.Lock()
+		for rec, live := range p.sessions {
+			msg = bytes.ReplaceAll(msg, []byte(`"`+rec+`"`), []byte(`"`+live+`"`))
+		}
+		if json.Unmarshal(msg, &m) == nil && m.isRequest() {
+			p.sent[string(m.ID)] = msg
+		}
+		p.mu.Unlock()
+		p.write(msg)
+	}
+	if !closed {
+		// The recording ended with the editor still connected.
+		p.waitFor(len(p.script.outs))
+	}
+}
+
+// stop ends the agent: its input closes (if the recording did not close it
+// already), it gets time to finish, then it is killed.
+func (p *player) stop() {
+	p.writeMu.Lock()
+	p.stdin.Close()
+	p.writeMu.Unlock()
+	// The agent's output ends when it exits; only then may Wait close the pipe.
+	select {
+	case <-p.readerDone:
+	case <-time.After(p.timeout):
+		p.cmd.Process.Kill()
+		<-p.readerDone
+		p.setIncomplete("the agent did not exit after its input closed")
+	}
+	p.cmd.Wait()
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,230 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Recorder writes one transcript. It is safe for concurrent use: entries
+// from the ACP streams, codex runs and tool calls are serialised in the order
+// they happen. Each entry is written at once (no buffering), so a transcript
+// survives an agent the editor kills.
+//
+// Recording never disturbs the session: after a write error the Recorder
+// drops further entries and reports the error from Err and Close.
+type Recorder struct {
+	start time.Time
+
+	mu      sync.Mutex
+	w       io.Writer
+	closer  io.Closer
+	path    string
+	err     error
+	secrets secretSet
+	runs    int             // runs started so far
+	active  []int           // runs in progress, oldest first
+	touched map[string]bool // paths whose disk state was recorded
+}
+
+// New returns a Recorder writing to w.
+func New(w io.Writer) *Recorder {
+	return &Recorder{start: time.Now(), w: w, touched: map[string]bool{}}
+}
+
+// Create starts a transcript file at path, truncating an existing file. When
+// path is an existing directory (or ends in a separator), a new file named
+// codexacp-<time>-<pid>.ndjson is made inside it, so that every agent process
+// an editor starts gets its own transcript.
+func Create(path string) (*Recorder, error) {
+	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || os.IsPathSeparator(path[len(path)-1]) {
+		if err := os.MkdirAll(path, 0o700); err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		name := fmt.Sprintf("codexacp-%s-%d.ndjson", time.Now().Format("20060102-150405"), os.Getpid())
+		path = filepath.Join(path, name)
+	}
+	// Transcripts hold file contents and prompts: readable by the user only.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	r := New(f)
+	r.closer = f
+	r.path = path
+	return r, nil
+}
+
+// Path is the transcript file's path ("" for a Recorder made with New).
+func (r *Recorder) Path() string { return r.path }
+
+// AddSecrets makes the recorder replace these values wherever they would
+// appear. Values shorter than 8 bytes are ignored.
+func (r *Recorder) AddSecrets(values ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range values {
+		r.secrets.add(v)
+	}
+}
+
+// AddSecretsFromEnv treats the values of secret-looking variables
+// (names containing KEY, TOKEN, SECRET, PASSWORD, AUTH, COOKIE, CREDENTIAL)
+// of a KEY=VALUE list, typically os.Environ(), as secrets.
+func (r *Recorder) AddSecretsFromEnv(env []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets.addEnv(env)
+}
+
+// Start writes the transcript's first entry. Call it once, before anything
+// else is recorded.
+func (r *Recorder) Start(agent string, contextWindow int) {
+	r.write(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow})
+}
+
+// Err returns the first write error.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if errors.Is(r.err, errClosed) {
+		return nil
+	}
+	return r.err
+}
+
+// Close closes the transcript file (if Create made it) and returns the first
+// error the recorder met.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var err error
+	if r.closer != nil {
+		err = r.closer.Close()
+		r.closer = nil
+	}
+	if r.err == nil {
+		r.err = err
+	}
+	if r.err == nil {
+		// Later entries (a goroutine still finishing) are dropped quietly.
+		r.err = errClosed
+		return nil
+	}
+	if errors.Is(r.err, errClosed) {
+		return nil
+	}
+	return r.err
+}
+
+var errClosed = errors.New("record: recorder closed")
+
+// write stamps, redacts and writes e.
+func (r *Recorder) write(e *Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writeLocked(e)
+}
+
+func (r *Recorder) writeLocked(e *Entry) {
+	if r.err != nil {
+		return
+	}
+	e.T = math.Round(float64(time.Since(r.start).Microseconds())) / 1000
+	b, err := Encode(e)
+	if err != nil {
+		r.err = fmt.Errorf("record: encoding a %s entry: %w", e.Kind, err)
+		return
+	}
+	b = r.secrets.scrub(b)
+	if _, err := r.w.Write(b); err != nil {
+		r.err = fmt.Errorf("record: %w", err)
+	}
+}
+
+// Input returns a reader that passes in through and records each line read
+// from it as an ACP message from the editor, and its end.
+func (r *Recorder) Input(in io.Reader) io.Reader {
+	return &inputTap{r: r, in: in}
+}
+
+// Output returns a writer that writes to out and records each line written
+// as an ACP message to the editor. A line is recorded before it is written,
+// so the transcript has it even when the editor reacts at once by closing
+// the agent's input (which ends the recording).
+func (r *Recorder) Output(out io.Writer) io.Writer {
+	return &outputTap{r: r, out: out}
+}
+
+// acpLine records one ACP message line.
+func (r *Recorder) acpLine(dir string, line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	e := &Entry{Kind: KindACP, Dir: dir}
+	if json.Valid(line) {
+		e.Msg = redactMessage(json.RawMessage(line))
+	} else {
+		e.Text = string(line)
+	}
+	r.write(e)
+}
+
+type inputTap struct {
+	r       *Recorder
+	in      io.Reader
+	partial []byte
+	ended   bool
+}
+
+func (t *inputTap) Read(p []byte) (int, error) {
+	n, err := t.in.Read(p)
+	t.partial = append(t.partial, p[:n]...)
+	for {
+		i := bytes.IndexByte(t.partial, '\n')
+		if i < 0 {
+			break
+		}
+		t.r.acpLine(DirIn, t.partial[:i])
+		t.partial = t.partial[i+1:]
+	}
+	if err != nil && !t.ended {
+		t.ended = true
+		t.r.acpLine(DirIn, t.partial)
+		t.partial = nil
+		if errors.Is(err, io.EOF) {
+			t.r.write(&Entry{Kind: KindACP, Dir: DirIn, EOF: true})
+		}
+	}
+	return n, err
+}
+
+type outputTap struct {
+	r       *Recorder
+	out     io.Writer
+	mu      sync.Mutex
+	partial []byte
+}
+
+func (t *outputTap) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.partial = append(t.partial, p...)
+	for {
+		i := bytes.IndexByte(t.partial, '\n')
+		if i < 0 {
+			break
+		}
+		t.r.acpLine(DirOut, t.partial[:i])
+		t.partial = t.partial[i+1:]
+	}
+	return t.out.Write(p)
+}

@@ -1,0 +1,152 @@
+package record
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/mcp"
+)
+
+// maxFileBytes bounds the content of one recorded file; larger files are
+// recorded with their size only.
+const maxFileBytes = 1 << 20
+
+// ToolObserver wraps a session's tool observer so that each file tool call is
+// recorded: on its first touch of a path, the file's state on disk (a file
+// entry, so that replay can recreate the workspace), then the call
+// (mcp_call) and, once the inner observer has reported it, the result
+// (mcp_result). Its signature fits acp.Options.ObserveTools.
+func (r *Recorder) ToolObserver(sessionID string, inner mcp.Observer) mcp.Observer {
+	return &toolObserver{rec: r, session: sessionID, inner: inner}
+}
+
+type toolObserver struct {
+	rec     *Recorder
+	session string
+	inner   mcp.Observer
+}
+
+func (o *toolObserver) CallStarted(ctx context.Context, c *mcp.Call) {
+	o.rec.toolCall(o.session, c)
+	if o.inner != nil {
+		o.inner.CallStarted(ctx, c)
+	}
+}
+
+func (o *toolObserver) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {
+	if o.inner == nil {
+		return nil
+	}
+	return o.inner.BeforeWrite(ctx, c, ch)
+}
+
+func (o *toolObserver) CallFinished(ctx context.Context, c *mcp.Call, result any, err *fsops.Error) {
+	if o.inner != nil {
+		o.inner.CallFinished(ctx, c, result, err)
+	}
+	o.rec.toolResult(o.session, c, result, err)
+}
+
+func (r *Recorder) toolCall(session string, c *mcp.Call) {
+	var snapshot *Entry
+	if filepath.IsAbs(c.Path) {
+		r.mu.Lock()
+		first := !r.touched[c.Path]
+		r.touched[c.Path] = true
+		r.mu.Unlock()
+		if first {
+			snapshot = fileState(c.Path)
+		}
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run := r.currentRun()
+	if snapshot != nil {
+		snapshot.Run = run
+		r.writeLocked(snapshot)
+	}
+	r.writeLocked(&Entry{Kind: KindMCPCall, Run: run, Session: session, Call: c.ID, Tool: c.Tool, Arguments: validJSON(c.Arguments)})
+}
+
+func (r *Recorder) toolResult(session string, c *mcp.Call, result any, terr *fsops.Error) {
+	e := &Entry{Kind: KindMCPResult, Session: session, Call: c.ID, Tool: c.Tool}
+	if terr != nil {
+		e.ToolError = &ToolError{Code: terr.Code, Message: terr.Message, Hint: terr.Hint}
+	} else if b, err := json.Marshal(result); err == nil {
+		e.Result = b
+	} else {
+		e.Error = "result not recordable: " + err.Error()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.Run = r.currentRun()
+	r.writeLocked(e)
+}
+
+// validJSON returns raw when it is JSON, else the JSON string of its text
+// (the observer also hears of calls with malformed arguments).
+func validJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+// fileState describes path on disk: missing (and whether its directory
+// exists), a directory, or a file with its mode and content.
+func fileState(path string) *Entry {
+	e := &Entry{Kind: KindFile, Path: path}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if pfi, perr := os.Stat(filepath.Dir(path)); perr == nil && pfi.IsDir() {
+			e.ParentExists = true
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			e.Error = err.Error()
+		}
+		return e
+	}
+	e.Exists = true
+	e.ParentExists = true
+	e.Mode = uint32(fi.Mode().Perm())
+	if fi.IsDir() {
+		e.IsDir = true
+		return e
+	}
+	if fi.Size() > maxFileBytes {
+		e.Omitted, e.Size = true, fi.Size()
+		return e
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		e.Error = err.Error()
+		return e
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	switch {
+	case err != nil:
+		e.Error = err.Error()
+	case len(data) > maxFileBytes:
+		e.Omitted, e.Size = true, int64(len(data))
+	case utf8.Valid(data):
+		s := string(data)
+		e.Content = &s
+	default:
+		e.Base64 = base64.StdEncoding.EncodeToString(data)
+	}
+	return e
+}

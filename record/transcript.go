@@ -1,0 +1,171 @@
+// Package record writes and reads session transcripts: NDJSON files holding
+// every ACP message an agent exchanged with its editor, each codex run (its
+// arguments, the JSONL it printed, how it ended), and every call of the
+// embedded file tools with its result.
+//
+// A transcript is written by a [Recorder] (codexacp --record FILE) and read
+// back with [Read]; the e2e replay harness turns one into a deterministic test
+// that needs neither codex nor a network. Secrets never reach the file: the
+// Recorder redacts known secret values, API-key and bearer-token patterns,
+// secret-looking fields of ACP messages and codex -c arguments, and records
+// the names of environment variables, never their values.
+//
+// The format is documented in docs/replay.md.
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// FormatVersion is the transcript format a Recorder writes and Read accepts.
+const FormatVersion = 1
+
+// Entry kinds.
+const (
+	KindStart      = "start"       // first line: format, agent, context window, root
+	KindACP        = "acp"         // one ACP message (dir in: editor → agent, out: agent → editor), or the end of input
+	KindCodexStart = "codex_start" // a codex run began: args (redacted), env names, cwd, prompt
+	KindCodexLine  = "codex_line"  // one line codex printed on stdout
+	KindCodexExit  = "codex_exit"  // a codex run ended: exit code, stderr tail, cancelled, or a start error
+	KindFile       = "file"        // the disk state of a file when a tool first touched it
+	KindMCPCall    = "mcp_call"    // codex called a file tool
+	KindMCPResult  = "mcp_result"  // the tool's result (or error) went back to codex
+)
+
+// ACP message directions.
+const (
+	DirIn  = "in"  // editor → agent
+	DirOut = "out" // agent → editor
+)
+
+// Entry is one line of a transcript. Which fields are set depends on Kind;
+// see the field groups below.
+type Entry struct {
+	T    float64 `json:"t"` // milliseconds since the recording started (monotonic clock)
+	Kind string  `json:"kind"`
+
+	// start
+	Format        int    `json:"format,omitempty"`
+	Agent         string `json:"agent,omitempty"`          // "codexacp <version>"
+	ContextWindow int    `json:"context_window,omitempty"` // the model's context window the agent used (0: unknown)
+	// Root, when set, is a directory every workspace path of the transcript
+	// lies under; replay maps it to a fresh temporary directory. Without it
+	// replay uses the cwd of the first session/new.
+	Root string `json:"root,omitempty"`
+
+	// acp
+	Dir string          `json:"dir,omitempty"`
+	Msg json.RawMessage `json:"msg,omitempty"`
+	EOF bool            `json:"eof,omitempty"` // dir in: the editor closed the agent's stdin
+
+	// codex_start, codex_line, codex_exit; also the run of file, mcp_call and
+	// mcp_result (0: no codex run was in progress).
+	Run    int      `json:"run,omitempty"`
+	Args   []string `json:"args,omitempty"`
+	Env    []string `json:"env,omitempty"` // names only, sorted
+	Cwd    string   `json:"cwd,omitempty"`
+	Prompt string   `json:"prompt,omitempty"`
+	// Line is a codex stdout line that is JSON (all of them, normally); Text
+	// holds a line (or an ACP message) that is not.
+	Line json.RawMessage `json:"line,omitempty"`
+	Text string          `json:"text,omitempty"`
+	// codex_exit: Code is the exit status of a run that exited; Cancelled
+	// marks a run stopped by the agent (SIGINT); Error a run that never
+	// started or failed otherwise.
+	Code      *int   `json:"code,omitempty"`
+	Stderr    string `json:"stderr,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+	Error     string `json:"error,omitempty"`
+
+	// mcp_call, mcp_result
+	Session   string          `json:"session,omitempty"`
+	Call      string          `json:"call,omitempty"` // the call's id (also its ACP toolCallId)
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	ToolError *ToolError      `json:"tool_error,omitempty"`
+
+	// file
+	Path         string  `json:"path,omitempty"`
+	Exists       bool    `json:"exists,omitempty"`
+	IsDir        bool    `json:"is_dir,omitempty"`
+	ParentExists bool    `json:"parent_exists,omitempty"`
+	Mode         uint32  `json:"mode,omitempty"`    // permission bits
+	Content      *string `json:"content,omitempty"` // UTF-8 content
+	Base64       string  `json:"base64,omitempty"`  // content that is not UTF-8
+	Size         int64   `json:"size,omitempty"`    // set with Omitted
+	Omitted      bool    `json:"omitted,omitempty"` // too large to record
+}
+
+// ToolError is a file tool's error as the model received it.
+type ToolError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// Read parses a transcript. The first entry must be a start entry of a
+// known format version. Lines have no length limit.
+func Read(r io.Reader) ([]Entry, error) {
+	br := bufio.NewReader(r)
+	var entries []Entry
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var e Entry
+			if jerr := json.Unmarshal(line, &e); jerr != nil {
+				return nil, fmt.Errorf("transcript line %d: %w", n, jerr)
+			}
+			if len(entries) == 0 {
+				if e.Kind != KindStart {
+					return nil, fmt.Errorf("transcript line %d: first entry is %q, want %q", n, e.Kind, KindStart)
+				}
+				if e.Format != FormatVersion {
+					return nil, fmt.Errorf("transcript format %d, want %d", e.Format, FormatVersion)
+				}
+			}
+			entries = append(entries, e)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading transcript: %w", err)
+		}
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("empty transcript")
+	}
+	return entries, nil
+}
+
+// Encode returns e as one NDJSON line (with the newline), HTML characters
+// unescaped so that commands and diffs stay readable.
+func Encode(e *Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Write writes entries as a transcript.
+func Write(w io.Writer, entries []Entry) error {
+	for i := range entries {
+		b, err := Encode(&entries[i])
+		if err != nil {
+			return fmt.Errorf("transcript entry %d: %w", i, err)
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
