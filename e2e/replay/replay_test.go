@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/codexacp/codexacp/e2e/replay"
 	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/record"
 )
 
 // corpusDir holds the transcripts recorded from the e2e suite.
@@ -95,4 +97,106 @@ func replayFile(t *testing.T, path string) *replay.Result {
 		t.Logf("agent stderr:\n%s", res.Stderr)
 	}
 	return res
+}
+
+// TestAlteredTranscriptFails replays transcripts altered on purpose: the
+// replay must fail and the diff must show what differs.
+func TestAlteredTranscriptFails(t *testing.T) {
+	const source = corpusDir + "/TestHelloTurn.ndjson"
+	tests := []struct {
+		name   string
+		alter  func(out []byte) []byte // applied to each recorded agent message
+		inDiff []string
+	}{
+		{"changed text", func(out []byte) []byte {
+			return bytes.ReplaceAll(out, []byte(`Hello from the mock model`), []byte(`Hello from the recording`))
+		}, []string{`-        "text": "Hello from the recording",`, `+        "text": "Hello from the mock model",`}},
+		{"missing message", func(out []byte) []byte {
+			if bytes.Contains(out, []byte("agent_thought_chunk")) {
+				return nil
+			}
+			return out
+			// The replay closes the agent's input where the shorter recording
+			// did, so it also shows the turn cancelled.
+		}, []string{`+        "text": "Thinking about a greeting",`, "(5 recorded, "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			altered := alterTranscript(t, source, tt.alter)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			o := opts
+			o.StepTimeout = 2 * time.Second
+			res, err := replay.Run(ctx, altered, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Match() {
+				t.Fatal("the altered transcript replayed as a match")
+			}
+			diff := replay.Diff(res.Want, res.Got)
+			for _, s := range append(tt.inDiff, "--- recorded", "+++ replayed") {
+				if !strings.Contains(diff, s) {
+					t.Errorf("diff lacks %q:\n%s", s, diff)
+				}
+			}
+		})
+	}
+}
+
+// alterTranscript writes a copy of path whose agent messages went through
+// alter (nil drops the message).
+func alterTranscript(t *testing.T, path string, alter func([]byte) []byte) string {
+	t.Helper()
+	return rewriteTranscript(t, path, func(entries []record.Entry) []record.Entry {
+		var kept []record.Entry
+		for _, e := range entries {
+			if e.Kind == record.KindACP && e.Dir == record.DirOut && e.Msg != nil {
+				if e.Msg = alter(e.Msg); e.Msg == nil {
+					continue
+				}
+			}
+			kept = append(kept, e)
+		}
+		return kept
+	})
+}
+
+// rewriteTranscript writes a copy of path with its entries rewritten.
+func rewriteTranscript(t *testing.T, path string, rewrite func([]record.Entry) []record.Entry) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, err := record.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := record.Write(&buf, rewrite(entries)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestReplayWithoutRoot replays transcripts as a user's recording comes:
+// no root in the header, so the first session's cwd is mapped.
+func TestReplayWithoutRoot(t *testing.T) {
+	for _, name := range []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically"} {
+		t.Run(name, func(t *testing.T) {
+			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
+				entries[0].Root = ""
+				return entries
+			})
+			if res := replayFile(t, path); !res.Match() {
+				t.Errorf("replay without a root does not match the recording")
+			}
+		})
+	}
 }

@@ -1,0 +1,413 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/mcp"
+	"github.com/codexacp/codexacp/record"
+)
+
+func TestParseExec(t *testing.T) {
+	tests := []struct {
+		args    string
+		want    execArgs
+		wantErr bool
+	}{
+		{"--json --skip-git-repo-check -C /w -s read-only -c a=1 -c b=2 -", execArgs{config: []string{"a=1", "b=2"}}, false},
+		{"--json -C /w -c a=1 resume --json --skip-git-repo-check -m gpt thread-1 -", execArgs{resume: true, threadID: "thread-1", config: []string{"a=1"}}, false},
+		{"--config=x=1 say hi", execArgs{}, true},
+		{"--config=x=1 hello", execArgs{config: []string{"x=1"}, prompt: "hello"}, false},
+		{"resume -", execArgs{}, true},
+		{"resume", execArgs{}, true},
+		{"-C", execArgs{}, true},
+		{"--json", execArgs{}, true},
+	}
+	for _, tt := range tests {
+		got, err := parseExec(strings.Fields(tt.args))
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseExec(%s) error = %v, want error %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		if err == nil && (got.resume != tt.want.resume || got.threadID != tt.want.threadID || got.prompt != tt.want.prompt ||
+			strings.Join(got.config, "|") != strings.Join(tt.want.config, "|")) {
+			t.Errorf("parseExec(%s) = %+v, want %+v", tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestMCPServerFromConfig(t *testing.T) {
+	ex := execArgs{config: []string{
+		`mcp_servers.other={url="http://127.0.0.1:1/mcp"}`,
+		`mcp_servers.acp={url="http://127.0.0.1:2/mcp", bearer_token_env_var="TOK", required=true}`,
+	}}
+	url, tokenVar := ex.mcpServer()
+	if url != "http://127.0.0.1:2/mcp" || tokenVar != "TOK" {
+		t.Errorf("mcpServer = %q, %q", url, tokenVar)
+	}
+	if url, _ := (execArgs{}).mcpServer(); url != "" {
+		t.Errorf("no server configured, got %q", url)
+	}
+}
+
+// fake is one test's transcript and state directory.
+type fake struct {
+	t     *testing.T
+	path  string
+	state string
+	env   map[string]string
+}
+
+func newFake(t *testing.T, entries ...record.Entry) *fake {
+	t.Helper()
+	dir := t.TempDir()
+	all := append([]record.Entry{{Kind: record.KindStart, Format: record.FormatVersion, ContextWindow: 1234}}, entries...)
+	var buf bytes.Buffer
+	if err := record.Write(&buf, all); err != nil {
+		t.Fatal(err)
+	}
+	f := &fake{t: t, path: filepath.Join(dir, "t.ndjson"), state: filepath.Join(dir, "state")}
+	if err := os.WriteFile(f.path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(f.state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.env = map[string]string{EnvTranscript: f.path, EnvState: f.state}
+	return f
+}
+
+// syncBuffer is a goroutine-safe output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr *syncBuffer
+}
+
+// start runs the fake in the background; sigs delivers SIGINT.
+func (f *fake) start(args, prompt string, sigs chan os.Signal) (<-chan int, *syncBuffer, *syncBuffer) {
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(strings.Fields(args), func(k string) string { return f.env[k] }, strings.NewReader(prompt), stdout, stderr, sigs)
+	}()
+	return done, stdout, stderr
+}
+
+func (f *fake) run(args, prompt string) outcome {
+	done, stdout, stderr := f.start(args, prompt, make(chan os.Signal))
+	return outcome{<-done, stdout, stderr}
+}
+
+func line(run int, s string) record.Entry {
+	return record.Entry{Kind: record.KindCodexLine, Run: run, Line: json.RawMessage(s)}
+}
+
+func code(n int) *int { return &n }
+
+func TestVersionAndCatalog(t *testing.T) {
+	f := newFake(t)
+	if o := f.run("--version", ""); o.code != 0 || o.stdout.String() != versionLine+"\n" {
+		t.Errorf("--version = %d %q", o.code, o.stdout)
+	}
+	o := f.run("debug models --bundled", "")
+	var cat struct {
+		Models []struct {
+			Slug          string `json:"slug"`
+			ContextWindow int    `json:"context_window"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout.String()), &cat); err != nil || o.code != 0 {
+		t.Fatalf("catalog %q: %v (exit %d)", o.stdout, err, o.code)
+	}
+	if len(cat.Models) != 1 || cat.Models[0].ContextWindow != 1234 {
+		t.Errorf("catalog = %+v, want one model with the recorded window", cat)
+	}
+	if o := f.run("login", ""); o.code != exitMismatch || !strings.Contains(o.stderr.String(), "unsupported") {
+		t.Errorf("unknown command: exit %d, stderr %q", o.code, o.stderr)
+	}
+}
+
+func TestReplaysRunsInOrder(t *testing.T) {
+	f := newFake(t,
+		record.Entry{Kind: record.KindCodexStart, Run: 1, Args: strings.Fields("exec --json -C /w -"), Prompt: "first"},
+		line(1, `{"type":"thread.started","thread_id":"t1"}`),
+		record.Entry{Kind: record.KindCodexLine, Run: 1, Text: "not json"},
+		line(1, `{"type":"turn.completed"}`),
+		record.Entry{Kind: record.KindCodexExit, Run: 1, Code: code(0)},
+		record.Entry{Kind: record.KindCodexStart, Run: 2, Args: strings.Fields("exec -C /w resume --json t1 -"), Prompt: "second"},
+		line(2, `{"type":"turn.failed","error":{"message":"boom"}}`),
+		record.Entry{Kind: record.KindCodexExit, Run: 2, Code: code(1), Stderr: "codex said no"},
+	)
+	o := f.run("exec --json -C /w -", "first")
+	if o.code != 0 || o.stdout.String() != `{"type":"thread.started","thread_id":"t1"}`+"\nnot json\n"+`{"type":"turn.completed"}`+"\n" {
+		t.Errorf("run 1: exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
+	o = f.run("exec -C /w resume --json t1 -", "second")
+	if o.code != 1 || !strings.Contains(o.stdout.String(), "turn.failed") || strings.TrimSpace(o.stderr.String()) != "codex said no" {
+		t.Errorf("run 2: exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
+	if o = f.run("exec -", "third"); o.code != exitMismatch || !strings.Contains(o.stderr.String(), "no codex run 3") {
+		t.Errorf("run 3: exit %d, stderr %q", o.code, o.stderr)
+	}
+}
+
+func TestRunThatWentAnotherWayFails(t *testing.T) {
+	start := record.Entry{Kind: record.KindCodexStart, Run: 1, Args: strings.Fields("exec resume --json t1 -"), Prompt: "hi"}
+	tests := []struct{ args, prompt, want string }{
+		{"exec --json -", "hi", "recorded resume=true, got resume=false"},
+		{"exec resume t2 -", "hi", `recorded thread "t1", got "t2"`},
+		{"exec resume t1 -", "hello", `recorded prompt "hi", got "hello"`},
+	}
+	for _, tt := range tests {
+		f := newFake(t, start, record.Entry{Kind: record.KindCodexExit, Run: 1, Code: code(0)})
+		o := f.run(tt.args, tt.prompt)
+		if o.code != exitMismatch || !strings.Contains(o.stderr.String(), tt.want) || o.stdout.String() != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want %q", tt.args, o.code, o.stderr, o.stdout, tt.want)
+		}
+	}
+}
+
+// recordingObserver counts the tool calls the server saw.
+type recordingObserver struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (o *recordingObserver) CallStarted(ctx context.Context, c *mcp.Call) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, c.Tool+" "+c.Path)
+}
+
+func (o *recordingObserver) BeforeWrite(context.Context, *mcp.Call, *fsops.Change) error { return nil }
+
+func (o *recordingObserver) CallFinished(context.Context, *mcp.Call, any, *fsops.Error) {}
+
+func (o *recordingObserver) seen() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.calls...)
+}
+
+// serveTools starts a tool host with one server on the local disk and
+// returns the -c argument naming it and the token variable.
+func serveTools(t *testing.T, f *fake) (*recordingObserver, string) {
+	t.Helper()
+	host, err := mcp.NewHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close() })
+	obs := &recordingObserver{}
+	token, unregister := host.Register(mcp.NewServer(fsops.NewEngine(fsops.NewLocalFiles()), obs))
+	t.Cleanup(unregister)
+	f.env["TOK"] = token
+	return obs, `-c mcp_servers.acp={url="` + host.URL() + `",bearer_token_env_var="TOK"}`
+}
+
+func TestToolCallsAndFiles(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "w", "a.txt")
+	gone := filepath.Join(root, "w", "gone.txt")
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	content := "alpha\n"
+	f := newFake(t,
+		record.Entry{Kind: record.KindCodexStart, Run: 1, Args: []string{"exec", "-"}},
+		line(1, `{"type":"item.started"}`),
+		record.Entry{Kind: record.KindFile, Run: 1, Path: file, Exists: true, ParentExists: true, Mode: 0o600, Content: &content},
+		record.Entry{Kind: record.KindFile, Run: 1, Path: gone, ParentExists: true},
+		record.Entry{Kind: record.KindFile, Run: 1, Path: outside, Exists: true, ParentExists: true, Content: &content},
+		record.Entry{Kind: record.KindMCPCall, Run: 1, Tool: "read_text_file", Arguments: json.RawMessage(`{"path":"` + file + `"}`)},
+		line(1, `{"type":"item.completed"}`),
+		record.Entry{Kind: record.KindCodexExit, Run: 1, Code: code(0)},
+	)
+	f.env[EnvRoot] = root
+	// A file the recording did not find is removed.
+	if err := os.MkdirAll(filepath.Dir(gone), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gone, []byte("left over"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obs, cfg := serveTools(t, f)
+
+	o := f.run("exec "+cfg+" -", "")
+	if o.code != 0 {
+		t.Fatalf("exit %d, stderr %q", o.code, o.stderr)
+	}
+	if got := obs.seen(); len(got) != 1 || got[0] != "read_text_file "+file {
+		t.Errorf("tool calls = %q", got)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != content {
+		t.Errorf("recreated file = %q, %v", b, err)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("recreated mode = %v, %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("a file missing in the recording exists: %v", err)
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("a file outside the replay root was created")
+	}
+	if !strings.Contains(o.stderr.String(), "outside the replay root") {
+		t.Errorf("stderr = %q", o.stderr)
+	}
+	if o.stdout.String() != "{\"type\":\"item.started\"}\n{\"type\":\"item.completed\"}\n" {
+		t.Errorf("stdout = %q", o.stdout)
+	}
+}
+
+func TestUnreachableServerExitsLikeCodex(t *testing.T) {
+	f := newFake(t,
+		record.Entry{Kind: record.KindCodexStart, Run: 1, Args: []string{"exec", "-"}},
+		line(1, `{"type":"turn.started"}`),
+		record.Entry{Kind: record.KindCodexExit, Run: 1, Code: code(0)},
+	)
+	// A closed host: nothing listens on its port any more.
+	host, err := mcp.NewHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Close()
+	o := f.run(`exec -c mcp_servers.acp={url="`+host.URL()+`"} -`, "")
+	if o.code != 1 || o.stdout.String() != "" || !strings.Contains(o.stderr.String(), "MCP server acp") {
+		t.Errorf("exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
+}
+
+// TestSIGINTStopsAWaitingRun interrupts a run that waits at a closed gate:
+// it exits 1 without printing the rest, like codex.
+func TestSIGINTStopsAWaitingRun(t *testing.T) {
+	f := newFake(t,
+		record.Entry{Kind: record.KindCodexStart, Run: 1, Args: []string{"exec", "-"}},
+		line(1, `{"type":"turn.started"}`),
+		record.Entry{Kind: record.KindMCPCall, Run: 1, Tool: "read_text_file", Arguments: json.RawMessage(`{"path":"/x"}`)},
+		line(1, `{"type":"turn.completed"}`),
+		record.Entry{Kind: record.KindCodexExit, Run: 1, Code: code(0)},
+	)
+	f.env[EnvGates] = "1"
+	obs, cfg := serveTools(t, f)
+	sigs := make(chan os.Signal, 1)
+	done, stdout, _ := f.start("exec "+cfg+" -", "", sigs)
+	waitFile(t, filepath.Join(f.state, "line-2")) // turn.started printed
+	sigs <- os.Interrupt
+	select {
+	case c := <-done:
+		if c != exitInterrupted {
+			t.Errorf("exit %d, want %d", c, exitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fake did not exit on SIGINT")
+	}
+	if stdout.String() != "{\"type\":\"turn.started\"}\n" || len(obs.seen()) != 0 {
+		t.Errorf("after SIGINT: stdout %q, tool calls %q", stdout, obs.seen())
+	}
+}
+
+// TestCancelledRunPrintsAllThenWaits replays a run the agent cancelled: all
+// its lines come out, then the fake waits for SIGINT.
+func TestCancelledRunPrintsAllThenWaits(t *testing.T) {
+	f := newFake(t,
+		record.Entry{Kind: record.KindCodexStart, Run: 1, Args: []string{"exec", "-"}},
+		line(1, `{"type":"turn.started"}`),
+		line(1, `{"type":"item.completed"}`),
+		record.Entry{Kind: record.KindCodexExit, Run: 1, Cancelled: true},
+	)
+	f.env[EnvGates] = "1"
+	sigs := make(chan os.Signal, 1)
+	done, stdout, _ := f.start("exec -", "", sigs)
+	waitFile(t, filepath.Join(f.state, "line-3"))
+	select {
+	case c := <-done:
+		t.Fatalf("a cancelled run exited (%d) before SIGINT", c)
+	case <-time.After(20 * time.Millisecond):
+	}
+	sigs <- os.Interrupt
+	if c := <-done; c != exitInterrupted {
+		t.Errorf("exit %d", c)
+	}
+	if stdout.String() != "{\"type\":\"turn.started\"}\n{\"type\":\"item.completed\"}\n" {
+		t.Errorf("stdout = %q", stdout)
+	}
+}
+
+// TestSIGINTBeforeACancelledRunPrints: a cancel that reaches the fake
+// before it printed anything still lets it print what codex printed.
+func TestSIGINTBeforeACancelledRunPrints(t *testing.T) {
+	f := newFake(t,
+		record.Entry{Kind: record.KindCodexStart, Run: 1, Args: []string{"exec", "-"}},
+		line(1, `{"type":"turn.started"}`),
+	) // the recording ends mid-run: treated as cancelled
+	sigs := make(chan os.Signal, 1)
+	sigs <- os.Interrupt
+	done, stdout, _ := f.start("exec -", "", sigs)
+	if c := <-done; c != exitInterrupted || stdout.String() != "{\"type\":\"turn.started\"}\n" {
+		t.Errorf("exit %d, stdout %q", c, stdout)
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestClaimRunNumbersConcurrentRuns(t *testing.T) {
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	got := make(chan int, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := claimRun(dir)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- n
+		}()
+	}
+	wg.Wait()
+	close(got)
+	seen := map[int]bool{}
+	for n := range got {
+		if seen[n] || n < 1 || n > 20 {
+			t.Errorf("run number %d given twice or out of range", n)
+		}
+		seen[n] = true
+	}
+}

@@ -1,0 +1,74 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNormalise(t *testing.T) {
+	const root = "/tmp/replay-123/root"
+	msgs := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":1,"result":{"agentInfo":{"name":"codexacp","version":"v1.2.3"}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_0123456789abcdef0123456789abcdef"}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_0123456789abcdef0123456789abcdef","update":{"toolCallId":"acp_aaaaaaaaaaaaaaaaaaaaaaaa","locations":[{"path":"/tmp/replay-123/root/002/a.txt"}],"updatedAt":"2026-01-01T00:00:00Z"}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"toolCall":{"toolCallId":"acp_bbbbbbbbbbbbbbbbbbbbbbbb"}}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}`),
+		[]byte(`{"jsonrpc":"2.0","id":8,"method":"fs/read_text_file","params":{"toolCallId":"acp_aaaaaaaaaaaaaaaaaaaaaaaa"}}`),
+		[]byte(`not json`),
+	}
+	got := normaliseAll(msgs, root)
+	want := []string{
+		`"version": "<version>"`,
+		`"sessionId": "sess_1"`,
+		`"toolCallId": "acp_1"`,
+		`"path": "$ROOT/002/a.txt"`,
+		`"updatedAt": "<time>"`,
+		`"id": "<agent request 1>"`,
+		`"toolCallId": "acp_2"`,
+		`"requestId": "<agent request 1>"`,
+		`"id": "<agent request 2>"`,
+	}
+	all := strings.Join(got, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("normalised messages lack %s:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, "v1.2.3") || strings.Contains(all, "0123456789abcdef") || strings.Contains(all, root) {
+		t.Errorf("run-specific values left:\n%s", all)
+	}
+	if !strings.Contains(got[5], `"toolCallId": "acp_1"`) {
+		t.Errorf("the same tool call id got another placeholder: %s", got[5])
+	}
+	if got[6] != "not json" {
+		t.Errorf("non-JSON message = %q", got[6])
+	}
+	// Client request ids (in responses) are kept: the harness sends the
+	// recorded ones.
+	if !strings.Contains(got[1], `"id": 2`) {
+		t.Errorf("response id changed: %s", got[1])
+	}
+	// Keys are sorted, so field order does not matter.
+	a := normaliseAll([][]byte{[]byte(`{"b":1,"a":2}`)}, root)
+	b := normaliseAll([][]byte{[]byte(`{"a":2,"b":1}`)}, root)
+	if a[0] != b[0] {
+		t.Errorf("field order matters: %s vs %s", a[0], b[0])
+	}
+}
+
+func TestDiff(t *testing.T) {
+	want := []string{"{\n  \"a\": 1\n}", "{\n  \"b\": 2\n}"}
+	if d := Diff(want, want); d != "" {
+		t.Errorf("equal streams differ:\n%s", d)
+	}
+	got := []string{"{\n  \"a\": 1\n}", "{\n  \"b\": 3\n}", "{\n  \"c\": 4\n}"}
+	d := Diff(want, got)
+	for _, s := range []string{"(2 recorded, 3 replayed)", "--- recorded\n+++ replayed\n@@", "-  \"b\": 2", "+  \"b\": 3", "+  \"c\": 4"} {
+		if !strings.Contains(d, s) {
+			t.Errorf("diff lacks %q:\n%s", s, d)
+		}
+	}
+	if d := Diff(nil, want); !strings.Contains(d, "+  \"a\": 1") {
+		t.Errorf("diff against nothing:\n%s", d)
+	}
+}

@@ -1,0 +1,156 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The replay corpus (e2e/testdata/transcripts, recorded from real codex
+// 0.169 runs through the e2e suite) is golden-tested here too: each
+// transcript's codex output, run by run through one Translator as the agent
+// does for a session, against testdata/golden/corpus/<transcript>.json.
+// Regenerate with go test ./events -run TestCorpusGolden -update.
+const (
+	corpusTranscripts = "../e2e/testdata/transcripts"
+	corpusGoldenDir   = "testdata/golden/corpus"
+)
+
+type corpusGolden struct {
+	Runs []corpusRun `json:"runs"`
+}
+
+type corpusRun struct {
+	Run     int           `json:"run"`
+	Steps   []goldenStep  `json:"steps"`
+	Outcome goldenOutcome `json:"outcome"`
+}
+
+func TestCorpusGolden(t *testing.T) {
+	transcripts, err := filepath.Glob(filepath.Join(corpusTranscripts, "*.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(transcripts) == 0 {
+		t.Fatalf("no transcripts in %s", corpusTranscripts)
+	}
+	want := map[string]bool{}
+	for _, path := range transcripts {
+		name := strings.TrimSuffix(filepath.Base(path), ".ndjson") + ".json"
+		want[name] = true
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			got := translateTranscript(t, path)
+			golden := filepath.Join(corpusGoldenDir, name)
+			if *update {
+				if err := os.MkdirAll(corpusGoldenDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantJSON, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./events -run TestCorpusGolden -update to create it)", err)
+			}
+			if !bytes.Equal(got, wantJSON) {
+				t.Errorf("translation of %s differs from %s (review, then -update):\n%s", path, golden, lineDiff(string(wantJSON), string(got)))
+			}
+		})
+	}
+	files, _ := filepath.Glob(filepath.Join(corpusGoldenDir, "*.json"))
+	for _, f := range files {
+		switch {
+		case want[filepath.Base(f)]:
+		case *update:
+			os.Remove(f)
+		default:
+			t.Errorf("%s has no transcript (-update removes it)", f)
+		}
+	}
+}
+
+// transcriptEntry is the part of a transcript line this test reads (the
+// format is package record's; reading it here keeps events free of it).
+type transcriptEntry struct {
+	Kind          string          `json:"kind"`
+	ContextWindow int             `json:"context_window"`
+	Run           int             `json:"run"`
+	Line          json.RawMessage `json:"line"`
+	Text          string          `json:"text"`
+}
+
+// translateTranscript feeds each codex run of a transcript through one
+// Translator, a turn per run, and returns the indented golden JSON.
+func translateTranscript(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var tr *Translator
+	var g corpusGolden
+	var cur *corpusRun
+	r := bufio.NewReader(f)
+	for {
+		raw, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(raw)) > 0 {
+			var e transcriptEntry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			switch e.Kind {
+			case "start":
+				tr = NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: e.ContextWindow})
+			case "codex_start":
+				tr.BeginTurn()
+				g.Runs = append(g.Runs, corpusRun{Run: e.Run})
+				cur = &g.Runs[len(g.Runs)-1]
+			case "codex_line":
+				line := []byte(e.Line)
+				if len(line) == 0 {
+					line = []byte(e.Text)
+				}
+				ev, err := Parse(line)
+				if err != nil {
+					cur.Steps = append(cur.Steps, goldenStep{Event: "unparsable: " + err.Error(), Updates: []any{}})
+					continue
+				}
+				cur.Steps = append(cur.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
+			case "codex_exit":
+				out := tr.EndTurn()
+				cur.Outcome = goldenOutcome{
+					ThreadID:      out.ThreadID,
+					Completed:     out.Completed,
+					FailedMessage: out.FailedMessage,
+					Usage:         out.Usage,
+					ThreadUsage:   out.ThreadUsage,
+					ContextUsed:   out.ContextUsed,
+					Updates:       marshalUpdates(t, out.Updates),
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(g); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,437 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/mcp"
+)
+
+// fakeRunner prints lines and returns err, like a codex run.
+type fakeRunner struct {
+	lines []string
+	err   error
+}
+
+func (f *fakeRunner) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+	for _, l := range f.lines {
+		onLine([]byte(l))
+	}
+	return f.err
+}
+
+// fakeObserver remembers what it was told.
+type fakeObserver struct{ events []string }
+
+func (o *fakeObserver) CallStarted(ctx context.Context, c *mcp.Call) {
+	o.events = append(o.events, "started "+c.Tool)
+}
+
+func (o *fakeObserver) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {
+	o.events = append(o.events, "before "+c.Tool)
+	return errors.New("vetoed")
+}
+
+func (o *fakeObserver) CallFinished(ctx context.Context, c *mcp.Call, result any, err *fsops.Error) {
+	o.events = append(o.events, "finished "+c.Tool)
+}
+
+func readAll(t *testing.T, b []byte) []Entry {
+	t.Helper()
+	entries, err := Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	return entries
+}
+
+func kinds(entries []Entry) string {
+	var k []string
+	for _, e := range entries {
+		s := e.Kind
+		if e.Dir != "" {
+			s += ":" + e.Dir
+		}
+		if e.EOF {
+			s += ":eof"
+		}
+		k = append(k, s)
+	}
+	return strings.Join(k, ",")
+}
+
+func TestACPStreams(t *testing.T) {
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.Start("codexacp test", 1000)
+
+	// Input arrives in odd pieces; the last line has no newline.
+	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n\nnot json\n{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\"}"
+	got, err := io.ReadAll(r.Input(iotest.OneByteReader(strings.NewReader(in))))
+	if err != nil || string(got) != in {
+		t.Fatalf("input passed through = %q, %v", got, err)
+	}
+	var out bytes.Buffer
+	w := r.Output(&out)
+	fmt.Fprint(w, "{\"jsonrpc\":\"2.0\",\"id\":1,")
+	fmt.Fprint(w, "\"result\":{}}\n")
+	if out.String() != "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n" {
+		t.Errorf("output passed through = %q", out.String())
+	}
+
+	entries := readAll(t, buf.Bytes())
+	if got, want := kinds(entries), "start,acp:in,acp:in,acp:in,acp:in:eof,acp:out"; got != want {
+		t.Fatalf("entries = %s, want %s", got, want)
+	}
+	if h := entries[0]; h.Format != FormatVersion || h.Agent != "codexacp test" || h.ContextWindow != 1000 {
+		t.Errorf("header = %+v", h)
+	}
+	if string(entries[1].Msg) != `{"jsonrpc":"2.0","id":1,"method":"initialize"}` {
+		t.Errorf("first message = %s", entries[1].Msg)
+	}
+	if entries[2].Text != "not json" || entries[2].Msg != nil {
+		t.Errorf("invalid JSON entry = %+v", entries[2])
+	}
+	if !strings.Contains(string(entries[3].Msg), "session/cancel") {
+		t.Errorf("unterminated last line = %+v", entries[3])
+	}
+	if string(entries[5].Msg) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Errorf("output entry = %s", entries[5].Msg)
+	}
+	for i := 1; i < len(entries); i++ {
+		if entries[i].T < entries[i-1].T {
+			t.Errorf("time goes backwards at entry %d: %v < %v", i, entries[i].T, entries[i-1].T)
+		}
+	}
+}
+
+func TestBackendRecordsRuns(t *testing.T) {
+	inv := codex.Invocation{Cwd: "/w", Prompt: "hi", Env: []string{"CODEXACP_MCP_TOKEN=0123456789abcdef"}}
+	command := func(inv codex.Invocation) ([]string, []string) {
+		return []string{"exec", "--json", "-C", inv.Cwd, "-"}, []string{"PATH=/bin", "HOME=/h", "PATH=/usr/bin"}
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		runner *fakeRunner
+		check  func(t *testing.T, exit Entry)
+	}{
+		{"ok", context.Background(), &fakeRunner{lines: []string{`{"type":"turn.started"}`, "garbage"}}, func(t *testing.T, exit Entry) {
+			if exit.Code == nil || *exit.Code != 0 || exit.Cancelled || exit.Error != "" {
+				t.Errorf("exit = %+v", exit)
+			}
+		}},
+		{"exit status", context.Background(), &fakeRunner{err: &codex.ExitError{Code: 3, Stderr: "boom"}}, func(t *testing.T, exit Entry) {
+			if exit.Code == nil || *exit.Code != 3 || exit.Stderr != "boom" {
+				t.Errorf("exit = %+v", exit)
+			}
+		}},
+		{"cancelled", cancelled, &fakeRunner{err: fmt.Errorf("codex run cancelled: %w", context.Canceled)}, func(t *testing.T, exit Entry) {
+			if !exit.Cancelled || exit.Code != nil {
+				t.Errorf("exit = %+v", exit)
+			}
+		}},
+		{"not started", context.Background(), &fakeRunner{err: codex.ErrNotFound}, func(t *testing.T, exit Entry) {
+			if exit.Error != codex.ErrNotFound.Error() || exit.Code != nil {
+				t.Errorf("exit = %+v", exit)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			r := New(&buf)
+			r.Start("codexacp test", 0)
+			var seen []string
+			err := r.Backend(tt.runner, command).Run(tt.ctx, inv, func(l []byte) { seen = append(seen, string(l)) })
+			if err != tt.runner.err {
+				t.Errorf("Run returned %v, want the inner error %v", err, tt.runner.err)
+			}
+			if len(seen) != len(tt.runner.lines) {
+				t.Errorf("lines passed on = %q", seen)
+			}
+			entries := readAll(t, buf.Bytes())
+			want := "start,codex_start" + strings.Repeat(",codex_line", len(tt.runner.lines)) + ",codex_exit"
+			if got := kinds(entries); got != want {
+				t.Fatalf("entries = %s, want %s", got, want)
+			}
+			start := entries[1]
+			if start.Run != 1 || start.Cwd != "/w" || start.Prompt != "hi" || strings.Join(start.Args, " ") != "exec --json -C /w -" {
+				t.Errorf("codex_start = %+v", start)
+			}
+			if got := strings.Join(start.Env, ","); got != "CODEXACP_MCP_TOKEN,HOME,PATH" {
+				t.Errorf("env names = %s", got)
+			}
+			if len(tt.runner.lines) > 0 {
+				if string(entries[2].Line) != `{"type":"turn.started"}` || entries[3].Text != "garbage" {
+					t.Errorf("lines = %+v, %+v", entries[2], entries[3])
+				}
+			}
+			tt.check(t, entries[len(entries)-1])
+			if strings.Contains(buf.String(), "0123456789abcdef") {
+				t.Errorf("the token is in the transcript:\n%s", buf.String())
+			}
+		})
+	}
+}
+
+func TestToolObserverRecordsCallsAndFiles(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(existing, []byte("one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(dir, "b.bin")
+	if err := os.WriteFile(binary, []byte{0xff, 0, 1}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "sub", "new.txt")
+
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.Start("codexacp test", 0)
+	inner := &fakeObserver{}
+	obs := r.ToolObserver("sess_1", inner)
+	ctx := context.Background()
+
+	call := func(id, tool, path string, result any, terr *fsops.Error) {
+		args, _ := json.Marshal(map[string]string{"path": path})
+		c := &mcp.Call{ID: id, Tool: tool, Arguments: args, Path: path}
+		obs.CallStarted(ctx, c)
+		if err := obs.BeforeWrite(ctx, c, &fsops.Change{}); err == nil || err.Error() != "vetoed" {
+			t.Errorf("BeforeWrite = %v, want the inner veto", err)
+		}
+		obs.CallFinished(ctx, c, result, terr)
+	}
+	call("c1", "read_text_file", existing, map[string]any{"hash": "h"}, nil)
+	call("c2", "edit_text_file", existing, nil, &fsops.Error{Code: -32010, Message: "String not found in file: x", Hint: "read it"})
+	call("c3", "write_text_file", missing, map[string]any{"created": true}, nil)
+	call("c4", "read_text_file", binary, nil, &fsops.Error{Code: -32004, Message: "binary"})
+	call("c5", "read_text_file", dir, nil, &fsops.Error{Code: -32003, Message: "dir"})
+
+	if got := strings.Join(inner.events, ","); !strings.HasPrefix(got, "started read_text_file,before read_text_file,finished read_text_file,started edit_text_file") {
+		t.Errorf("inner observer saw %s", got)
+	}
+	entries := readAll(t, buf.Bytes())
+	want := "start,file,mcp_call,mcp_result,mcp_call,mcp_result,file,mcp_call,mcp_result,file,mcp_call,mcp_result,file,mcp_call,mcp_result"
+	if got := kinds(entries); got != want {
+		t.Fatalf("entries = %s\nwant      %s", got, want)
+	}
+	if f := entries[1]; !f.Exists || f.Mode != 0o600 || f.Content == nil || *f.Content != "one\n" || f.Path != existing {
+		t.Errorf("existing file = %+v", f)
+	}
+	if c := entries[2]; c.Session != "sess_1" || c.Call != "c1" || c.Tool != "read_text_file" || !strings.Contains(string(c.Arguments), "a.txt") {
+		t.Errorf("mcp_call = %+v", c)
+	}
+	if res := entries[3]; string(res.Result) != `{"hash":"h"}` || res.ToolError != nil {
+		t.Errorf("mcp_result = %+v", res)
+	}
+	if res := entries[5]; res.ToolError == nil || res.ToolError.Code != -32010 || res.ToolError.Hint != "read it" || res.Result != nil {
+		t.Errorf("error result = %+v", res)
+	}
+	if f := entries[6]; f.Exists || f.ParentExists || f.Path != missing {
+		t.Errorf("missing file in a missing directory = %+v", f)
+	}
+	if f := entries[9]; f.Base64 != "/wAB" || f.Content != nil {
+		t.Errorf("binary file = %+v", f)
+	}
+	if f := entries[12]; !f.IsDir || f.Content != nil {
+		t.Errorf("directory = %+v", f)
+	}
+}
+
+func TestRecordsOnlyFirstTouchOfAPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.txt")
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.Start("codexacp test", 0)
+	obs := r.ToolObserver("s", nil) // a nil inner observer is allowed
+	for i := 0; i < 3; i++ {
+		c := &mcp.Call{ID: fmt.Sprint(i), Tool: "write_text_file", Path: path, Arguments: json.RawMessage(`{`)}
+		obs.CallStarted(context.Background(), c)
+		obs.CallFinished(context.Background(), c, struct{}{}, nil)
+	}
+	entries := readAll(t, buf.Bytes())
+	if got := strings.Count(kinds(entries), "file"); got != 1 {
+		t.Errorf("%d file entries, want 1: %s", got, kinds(entries))
+	}
+	if string(entries[2].Arguments) != `"{"` {
+		t.Errorf("malformed arguments recorded as %s, want a JSON string", entries[2].Arguments)
+	}
+}
+
+// TestSecretsNeverReachTheTranscript records a session in which the MCP token
+// and an API key appear everywhere they could: the environment, codex
+// arguments, ACP messages, codex output and tool arguments.
+func TestSecretsNeverReachTheTranscript(t *testing.T) {
+	const (
+		token  = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
+		apiKey = "sk-proj-TESTKEYabcdefghijklmnopqrstuvwxyz0123456789"
+		header = "hdr-secret-value-42"
+		ghTok  = "ghp_testtoken000000000000000000000000"
+	)
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.AddSecretsFromEnv([]string{"OPENAI_API_KEY=" + apiKey, "GITHUB_TOKEN=" + ghTok, "PATH=/usr/bin"})
+	r.Start("codexacp test", 0)
+
+	in := `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[` +
+		`{"type":"http","name":"gh","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"Bearer ` + header + `"},{"name":"X-Api-Key","value":"` + header + `"}]},` +
+		`{"name":"local","command":"srv","args":[],"env":[{"name":"SERVICE_PASSWORD","value":"` + header + `"}]}]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","_meta":{"apiKey":"` + header + `"},"prompt":[{"type":"text","text":"my key is ` + apiKey + `"}]}}` + "\n"
+	io.ReadAll(r.Input(strings.NewReader(in)))
+
+	runner := &fakeRunner{lines: []string{
+		`{"type":"item.completed","item":{"type":"agent_message","text":"the token is ` + token + ` and ` + ghTok + `"}}`,
+	}}
+	command := func(inv codex.Invocation) ([]string, []string) {
+		return []string{"exec",
+				"-c", `mcp_servers.gh={url="http://127.0.0.1:1/mcp", http_headers={"Authorization"="Bearer ` + header + `", "X-Api-Key"="` + header + `"}}`,
+				"-c", `mcp_servers.local={command="srv", args=[], env={"SERVICE_PASSWORD"="` + header + `"}}`,
+				"-c", `model_providers.p={base_url="http://127.0.0.1:2/v1", env_key="MOCK_API_KEY"}`,
+				"-"},
+			[]string{"OPENAI_API_KEY=" + apiKey}
+	}
+	inv := codex.Invocation{Cwd: "/w", Prompt: "use " + apiKey, Env: []string{"CODEXACP_MCP_TOKEN=" + token}}
+	r.Backend(runner, command).Run(context.Background(), inv, func([]byte) {})
+
+	obs := r.ToolObserver("s", nil)
+	c := &mcp.Call{ID: "c1", Tool: "write_text_file", Arguments: json.RawMessage(`{"path":"/w/.env","content":"KEY=` + apiKey + `\nTOKEN=` + token + `"}`)}
+	obs.CallStarted(context.Background(), c)
+	obs.CallFinished(context.Background(), c, map[string]string{"echo": token}, nil)
+	fmt.Fprintf(r.Output(io.Discard), `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"text":"Authorization: Bearer %s"}}}`+"\n", header)
+
+	out := buf.String()
+	for _, secret := range []string{token, apiKey, header, ghTok} {
+		if strings.Contains(out, secret) {
+			t.Errorf("secret %q is in the transcript:\n%s", secret, out)
+		}
+	}
+	entries := readAll(t, buf.Bytes()) // still valid NDJSON after redaction
+	if !strings.Contains(out, Redacted) {
+		t.Errorf("nothing was marked redacted")
+	}
+	// What is not secret survives: names of variables, the provider's
+	// env_key (a variable name), ordinary text.
+	for _, keep := range []string{`"OPENAI_API_KEY"`, `env_key=\"MOCK_API_KEY\"`, `"name":"Authorization"`, "my key is", "SERVICE_PASSWORD"} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("transcript lost %s:\n%s", keep, out)
+		}
+	}
+	if len(entries) < 8 {
+		t.Errorf("only %d entries", len(entries))
+	}
+}
+
+func TestRedactArg(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`model="gpt-5.5"`, `model="gpt-5.5"`},
+		{`mcp_servers.x={url="http://h/mcp", http_headers={"Authorization"="Bearer abc"}}`, `mcp_servers.x={url="http://h/mcp", http_headers={"Authorization"="[REDACTED]"}}`},
+		{`mcp_servers.x={env={API_KEY='v', MODE="fast"}}`, `mcp_servers.x={env={API_KEY="[REDACTED]", MODE="fast"}}`},
+		{`mcp_servers.acp={url="u", bearer_token_env_var="CODEXACP_MCP_TOKEN"}`, `mcp_servers.acp={url="u", bearer_token_env_var="CODEXACP_MCP_TOKEN"}`},
+		{`x={"Cookie"="a\"b"}`, `x={"Cookie"="[REDACTED]"}`},
+	}
+	for _, tt := range tests {
+		if got := redactArg(tt.in); got != tt.want {
+			t.Errorf("redactArg(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestIsSecretName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"OPENAI_API_KEY": true, "CODEXACP_MCP_TOKEN": true, "Authorization": true, "DB_PASSWORD": true,
+		"client_secret": true, "Cookie": true, "PATH": false, "HOME": false, "model": false,
+		"env_key": false, "bearer_token_env_var": false,
+	} {
+		if got := IsSecretName(name); got != want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactMessageKeepsCleanMessagesByteForByte(t *testing.T) {
+	clean := json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{"usage":{"totalTokens":5},"b":1,"a":2}}`)
+	if got := redactMessage(clean); string(got) != string(clean) {
+		t.Errorf("a message without secrets was rewritten: %s", got)
+	}
+}
+
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start("codexacp test", 0)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(r.Path()) != dir || !strings.HasPrefix(filepath.Base(r.Path()), "codexacp-") || filepath.Ext(r.Path()) != ".ndjson" {
+		t.Errorf("file in a directory = %s", r.Path())
+	}
+	fi, err := os.Stat(r.Path())
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("transcript mode = %v, %v; want 0600", fi.Mode(), err)
+	}
+	// Entries after Close are dropped quietly.
+	r.Start("late", 0)
+	if err := r.Err(); err != nil {
+		t.Errorf("Err after Close = %v", err)
+	}
+	b, _ := os.ReadFile(r.Path())
+	if n := bytes.Count(b, []byte("\n")); n != 1 {
+		t.Errorf("%d lines after a write past Close, want 1", n)
+	}
+
+	file := filepath.Join(dir, "named.ndjson")
+	r2, err := Create(file)
+	if err != nil || r2.Path() != file {
+		t.Fatalf("Create(%s) = %v, %v", file, r2.Path(), err)
+	}
+	r2.Close()
+	if _, err := Create(filepath.Join(dir, "missing", "x.ndjson")); err == nil {
+		t.Errorf("Create in a missing directory succeeded")
+	}
+}
+
+func TestWriteErrorStopsRecording(t *testing.T) {
+	r := New(failingWriter{})
+	r.Start("codexacp test", 0)
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Err = %v", err)
+	}
+	if err := r.Close(); err == nil {
+		t.Errorf("Close did not report the write error")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestReadRejects(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":        "",
+		"no header":    `{"t":0,"kind":"acp","dir":"in","msg":{}}` + "\n",
+		"newer format": `{"t":0,"kind":"start","format":99}` + "\n",
+		"not JSON":     `{"t":0,"kind":"start","format":1}` + "\nnope\n",
+	} {
+		if _, err := Read(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: Read succeeded", name)
+		}
+	}
+}
