@@ -19,3 +19,15 @@ bench-turn:
 # one edit tool call end to end (MCP over HTTP + editor round trip)
 bench-edit:
     go test -run '^$' -bench EditToolCallEndToEnd -benchtime=200x ./acp/
+
+# replay the recorded sessions in e2e/testdata/transcripts (no codex, no network)
+replay:
+    go test -count=1 ./e2e/replay/
+
+# re-record the replay corpus from the real-codex e2e tests (needs `just e2e-install`),
+# then refresh the events goldens made from it and check that it replays
+record-corpus:
+    rm -f e2e/testdata/transcripts/*.ndjson
+    CODEXACP_E2E=1 CODEXACP_RECORD_CORPUS=1 go test -count=1 ./e2e/
+    go test -count=1 ./events/ -run TestCorpusGolden -update
+    go test -count=1 ./e2e/replay/ ./events/

@@ -335,16 +335,27 @@ type player struct {
 
 func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp string) error {
 	cmd := exec.CommandContext(ctx, opts.Agent, "--codex-path", opts.FakeCodex, "--log-level", "debug")
+	// The agent's caches and state (model catalog, session records) go to
+	// the temporary directory, never the user's.
+	isolated := map[string]string{
+		"HOME":            filepath.Join(tmp, "home"),
+		"XDG_CACHE_HOME":  filepath.Join(tmp, "cache"),
+		"XDG_STATE_HOME":  filepath.Join(tmp, "state-home"),
+		"XDG_DATA_HOME":   filepath.Join(tmp, "data"),
+		"XDG_CONFIG_HOME": filepath.Join(tmp, "config"),
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "CODEXACP_") || name == "XDG_CACHE_HOME" {
+		if _, ok := isolated[name]; ok || strings.HasPrefix(name, "CODEXACP_") || name == "CODEX_HOME" {
 			continue
 		}
 		env = append(env, kv)
 	}
+	for name, dir := range isolated {
+		env = append(env, name+"="+dir)
+	}
 	cmd.Env = append(env,
-		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
 		"CODEXACP_FAKE_TRANSCRIPT="+transcript,
 		"CODEXACP_FAKE_STATE="+p.state,
 		"CODEXACP_FAKE_ROOT="+root,

@@ -200,3 +200,25 @@ func TestReplayWithoutRoot(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReplayCorpus replays the whole corpus once per iteration, one
+// transcript after another: the time a replay run costs.
+func BenchmarkReplayCorpus(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*.ndjson"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no corpus: %v", err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		for _, path := range files {
+			res, err := replay.Run(ctx, path, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !res.Match() {
+				b.Fatalf("%s does not match:\n%s", path, replay.Diff(res.Want, res.Got))
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(len(files)), "ms/transcript")
+}
