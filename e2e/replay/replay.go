@@ -43,6 +43,7 @@ type Options struct {
 	Agent       string        // the codexacp binary
 	FakeCodex   string        // the fakecodex binary
 	StepTimeout time.Duration // 0: DefaultStepTimeout
+	AgentArgs   []string      // extra agent flags (e.g. --record FILE)
 }
 
 // Result is the outcome of one replay.
@@ -334,7 +335,8 @@ type player struct {
 }
 
 func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp string) error {
-	cmd := exec.CommandContext(ctx, opts.Agent, "--codex-path", opts.FakeCodex, "--log-level", "debug")
+	args := append([]string{"--codex-path", opts.FakeCodex, "--log-level", "debug"}, opts.AgentArgs...)
+	cmd := exec.CommandContext(ctx, opts.Agent, args...)
 	// The agent's caches and state (model catalog, session records) go to
 	// the temporary directory, never the user's.
 	isolated := map[string]string{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +222,48 @@ func BenchmarkReplayCorpus(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(len(files)), "ms/transcript")
+}
+
+var hex64 = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+
+// TestRecordingOfAReplayReplays records the agent (--record) while it
+// replays a transcript, then replays that new recording: the recorder in the
+// agent binary captures everything a replay needs, with no codex involved.
+func TestRecordingOfAReplayReplays(t *testing.T) {
+	for _, name := range []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			again := filepath.Join(t.TempDir(), name+".ndjson")
+			o := opts
+			o.AgentArgs = []string{"--record", again}
+			res, err := replay.Run(context.Background(), filepath.Join(corpusDir, name+".ndjson"), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Match() {
+				t.Fatalf("the replay being recorded does not match:\n%s", replay.Diff(res.Want, res.Got))
+			}
+			// The session's MCP token (64 hex digits, random) is not in the
+			// new recording: every such string there is a content hash the
+			// original has too.
+			orig, _ := os.ReadFile(filepath.Join(corpusDir, name+".ndjson"))
+			data, err := os.ReadFile(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hex64.FindAll(data, -1) {
+				if !bytes.Contains(orig, h) {
+					t.Errorf("the new recording holds an unknown 64-digit hex string (the token?): %s", h)
+				}
+			}
+			if !bytes.Contains(data, []byte(`"CODEXACP_MCP_TOKEN"`)) {
+				t.Errorf("the token's variable name is not recorded")
+			}
+			if res2 := replayFile(t, again); !res2.Match() {
+				t.Errorf("the recording of a replay does not replay")
+			} else if len(res2.Got) != len(res.Got) {
+				t.Errorf("%d messages replayed from the new recording, %d from the original", len(res2.Got), len(res.Got))
+			}
+		})
+	}
 }
