@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 
@@ -433,5 +434,49 @@ func TestReadRejects(t *testing.T) {
 		if _, err := Read(strings.NewReader(in)); err == nil {
 			t.Errorf("%s: Read succeeded", name)
 		}
+	}
+}
+
+// TestConcurrentRecording writes from many goroutines at once, as the agent
+// does (ACP writers, codex runs, tool calls): every entry arrives whole.
+func TestConcurrentRecording(t *testing.T) {
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.Start("codexacp test", 0)
+	out := r.Output(io.Discard)
+	obs := r.ToolObserver("s", nil)
+	backend := r.Backend(&fakeRunner{lines: []string{`{"type":"turn.started"}`, `{"type":"turn.completed"}`}}, nil)
+	var wg sync.WaitGroup
+	const workers, each = 8, 50
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"n":%d}}`+"\n", i)
+				c := &mcp.Call{ID: fmt.Sprint(w, i), Tool: "read_text_file", Arguments: json.RawMessage(`{}`)}
+				obs.CallStarted(context.Background(), c)
+				obs.CallFinished(context.Background(), c, struct{}{}, nil)
+				backend.Run(context.Background(), codex.Invocation{}, func([]byte) {})
+			}
+		}()
+	}
+	wg.Wait()
+	entries := readAll(t, buf.Bytes())
+	// Per iteration: 1 acp, 2 tool entries, 4 run entries.
+	if want := 1 + workers*each*7; len(entries) != want {
+		t.Errorf("%d entries, want %d", len(entries), want)
+	}
+	runs := map[int]bool{}
+	for _, e := range entries {
+		if e.Kind == KindCodexStart {
+			if runs[e.Run] {
+				t.Errorf("run %d started twice", e.Run)
+			}
+			runs[e.Run] = true
+		}
+	}
+	if len(runs) != workers*each {
+		t.Errorf("%d distinct runs, want %d", len(runs), workers*each)
 	}
 }
