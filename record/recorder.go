@@ -44,6 +44,9 @@ func New(w io.Writer) *Recorder {
 // codexacp-<time>-<pid>.ndjson is made inside it, so that every agent process
 // an editor starts gets its own transcript.
 func Create(path string) (*Recorder, error) {
+	if path == "" {
+		return nil, errors.New("record: no transcript path")
+	}
 	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || os.IsPathSeparator(path[len(path)-1]) {
 		if err := os.MkdirAll(path, 0o700); err != nil {
 			return nil, fmt.Errorf("record: %w", err)

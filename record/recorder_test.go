@@ -404,6 +404,9 @@ func TestCreate(t *testing.T) {
 		t.Fatalf("Create(%s) = %v, %v", file, r2.Path(), err)
 	}
 	r2.Close()
+	if _, err := Create(""); err == nil {
+		t.Errorf("Create with no path succeeded")
+	}
 	if _, err := Create(filepath.Join(dir, "missing", "x.ndjson")); err == nil {
 		t.Errorf("Create in a missing directory succeeded")
 	}
