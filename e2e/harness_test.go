@@ -87,7 +87,7 @@ func start(t testing.TB, s setup) *env {
 		codexPath = codextest.Binary(t)
 	}
 	mock := mockapi.New(t)
-	home := t.TempDir()
+	baseEnv, home := codextest.Env(t)
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func start(t testing.TB, s setup) *env {
 	// The test's temporary directory holds the workspace and codex's home.
 	args = append(args, recordCorpus(t, filepath.Dir(cwd))...)
 	cmd := exec.Command(agentBin, args...)
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"))
+	cmd.Env = baseEnv
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()

@@ -9,6 +9,7 @@ package codextest
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,18 +58,29 @@ func locate() (path, why string) {
 // Env returns the environment for a codex test run and its CODEX_HOME, a
 // fresh temporary directory (sessions, sqlite state, logs). Variables that
 // would reach a real account or change codex's output are removed: CODEX_*,
-// OPENAI_*, RUST_BACKTRACE.
+// OPENAI_*, RUST_BACKTRACE. HOME and the XDG directories point into the
+// same temporary directory, so no dotfile of the machine's user takes part:
+// codex's shell snapshot sources ~/.bashrc, which can take seconds (a pyenv
+// rehash waiting for its lock) and outlive a cancelled turn.
 func Env(t testing.TB) (env []string, home string) {
 	t.Helper()
 	home = t.TempDir()
+	user := filepath.Join(home, "user")
+	if err := os.Mkdir(user, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, kv := range os.Environ() {
 		key, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(key, "CODEX_") || strings.HasPrefix(key, "OPENAI_") || key == "RUST_BACKTRACE" {
+		switch {
+		case strings.HasPrefix(key, "CODEX_"), strings.HasPrefix(key, "OPENAI_"), key == "RUST_BACKTRACE",
+			key == "HOME", strings.HasPrefix(key, "XDG_"):
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "CODEX_HOME="+home), home
+	return append(env, "CODEX_HOME="+home, "HOME="+user,
+		"XDG_CACHE_HOME="+filepath.Join(user, ".cache"), "XDG_STATE_HOME="+filepath.Join(user, ".local", "state"),
+		"XDG_CONFIG_HOME="+filepath.Join(user, ".config")), home
 }
 
 // OfflineConfig switches off what makes codex 0.169 reach past loopback in a
