@@ -78,6 +78,8 @@ type env struct {
 	session   sdk.SessionId
 	stderr    *lockedBuffer
 	agentPID  int
+	args      []string // the agent's command line (without recording)
+	baseEnv   []string // the agent's environment
 }
 
 func start(t testing.TB, s setup) *env {
@@ -97,10 +99,34 @@ func start(t testing.TB, s setup) *env {
 	for _, c := range mockapi.CodexConfig(mock.URL()) {
 		args = append(args, "-c", c)
 	}
+	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv}
 	// The test's temporary directory holds the workspace and codex's home.
-	args = append(args, recordCorpus(t, filepath.Dir(cwd))...)
-	cmd := exec.Command(agentBin, args...)
-	cmd.Env = baseEnv
+	e.launch(s, recordCorpus(t, filepath.Dir(cwd)))
+	e.session = e.newSession()
+	if s.mode != "" {
+		if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: sdk.SessionModeId(s.mode)}); err != nil {
+			t.Fatalf("set mode: %v", err)
+		}
+	}
+	return e
+}
+
+// restart starts a second codexacp process on the same workspace, codex
+// home, state directory and mock model (the first keeps running), as an
+// editor does after a restart. No session is opened.
+func (e *env) restart(s setup) *env {
+	e.t.Helper()
+	e2 := &env{t: e.t, mock: e.mock, cwd: e.cwd, codexHome: e.codexHome, args: e.args, baseEnv: e.baseEnv}
+	e2.launch(s, nil)
+	return e2
+}
+
+// launch starts the agent process, connects the fake editor and initializes.
+func (e *env) launch(s setup, extraArgs []string) {
+	t := e.t
+	t.Helper()
+	cmd := exec.Command(agentBin, append(append([]string(nil), e.args...), extraArgs...)...)
+	cmd.Env = e.baseEnv
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -115,7 +141,7 @@ func start(t testing.TB, s setup) *env {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	e := &env{t: t, ctx: ctx, mock: mock, cwd: cwd, codexHome: home, stderr: stderr, agentPID: cmd.Process.Pid}
+	e.ctx, e.stderr, e.agentPID = ctx, stderr, cmd.Process.Pid
 	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission})
 	t.Cleanup(func() {
 		cancel()
@@ -134,17 +160,9 @@ func start(t testing.TB, s setup) *env {
 			t.Logf("codexacp stderr:\n%s", stderr.String())
 		}
 	})
-
 	if _, err := e.editor.Initialize(ctx); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	e.session = e.newSession()
-	if s.mode != "" {
-		if _, err := e.editor.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: sdk.SessionModeId(s.mode)}); err != nil {
-			t.Fatalf("set mode: %v", err)
-		}
-	}
-	return e
 }
 
 // newSession opens another session in the workspace.

@@ -194,3 +194,46 @@ func (e *env) cancelAndExpectCancelled(done <-chan sdk.PromptResponse) {
 		e.t.Fatal("prompt did not answer after cancel")
 	}
 }
+
+// After a restart of the agent, session/list shows the session and
+// session/load replays its conversation from codex's rollout; the next
+// prompt continues the same codex thread.
+func TestSessionLoadAfterRestart(t *testing.T) {
+	e := start(t, setup{fs: true})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Reasoning("recalling"), mockapi.Message("the answer is 42")))
+	e.mustPrompt("what is the answer?")
+
+	e2 := e.restart(setup{fs: true})
+	list, err := e2.editor.Conn.ListSessions(e2.ctx, sdk.ListSessionsRequest{Cwd: &e.cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != e.session || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "what is the answer?" {
+		t.Fatalf("session/list = %+v", list.Sessions)
+	}
+	if _, err := e2.editor.Conn.LoadSession(e2.ctx, sdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	kinds := strings.Join(fakeeditor.UpdateKinds(e2.editor.Updates()), ",")
+	if kinds != "user_message_chunk,agent_thought_chunk,agent_message_chunk" {
+		t.Errorf("history = %s", kinds)
+	}
+	var user string
+	for _, u := range e2.editor.Updates() {
+		if c := u.Update.UserMessageChunk; c != nil && c.Content.Text != nil {
+			user += c.Content.Text.Text
+		}
+	}
+	if user != "what is the answer?" || agentText(e2) != "the answer is 42" {
+		t.Errorf("history texts: user %q, agent %q", user, agentText(e2))
+	}
+
+	e2.session = e.session
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("still 42")))
+	e2.mustPrompt("are you sure?")
+	reqs := e.mock.Requests()
+	last := strings.Join(reqs[len(reqs)-1].Texts("user"), "\n")
+	if !strings.Contains(last, "what is the answer?") || !strings.Contains(last, "are you sure?") {
+		t.Errorf("the loaded session did not resume the codex thread: %s", last)
+	}
+}

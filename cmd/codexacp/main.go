@@ -49,6 +49,7 @@ type options struct {
 	config    configFlag
 	logLevel  string
 	record    string
+	stateDir  string
 	version   bool
 }
 
@@ -73,6 +74,8 @@ Flags (environment variables in brackets):
 	fs.StringVar(&o.logLevel, "log-level", envOr("CODEXACP_LOG_LEVEL", "info"), "debug, info, warn or error [CODEXACP_LOG_LEVEL]")
 	fs.StringVar(&o.record, "record", os.Getenv("CODEXACP_RECORD"),
 		"write a transcript of the session (ACP messages, codex runs, tool calls; secrets redacted) to FILE, or to a new file in FILE when it is a directory or ends in /; see docs/replay.md [CODEXACP_RECORD]")
+	fs.StringVar(&o.stateDir, "state-dir", envOr("CODEXACP_STATE_DIR", defaultStateDir()),
+		"where sessions are kept for session/list and session/load after a restart; empty: not kept [CODEXACP_STATE_DIR]")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -94,6 +97,17 @@ Flags (environment variables in brackets):
 		o.config = append(fromEnv, o.config...)
 	}
 	return o, nil
+}
+
+// defaultStateDir is $XDG_STATE_HOME/codexacp, else ~/.local/state/codexacp.
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "codexacp")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "codexacp")
+	}
+	return ""
 }
 
 func envOr(key, def string) string {
@@ -126,6 +140,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer stop()
 
 	agentOpts := acp.Options{Version: version, Logger: log}
+	if o.stateDir != "" {
+		agentOpts.StateDir = filepath.Join(o.stateDir, "sessions")
+	}
 	path, err := codex.Find(o.codexPath)
 	if err != nil {
 		// Keep serving: the editor shows this error on the first prompt,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL"} {
+			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL", "CODEXACP_STATE_DIR"} {
 				t.Setenv(k, tc.env[k])
 			}
 			var stderr bytes.Buffer
@@ -46,6 +47,27 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("got path %q config %q level %q", o.codexPath, o.config, o.logLevel)
 			}
 		})
+	}
+}
+
+func TestStateDirDefault(t *testing.T) {
+	t.Setenv("CODEXACP_STATE_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "/xdg/state")
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil || o.stateDir != "/xdg/state/codexacp" {
+		t.Errorf("state dir = %q, %v", o.stateDir, err)
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if o, _ := parseFlags(nil, io.Discard); o.stateDir != "/home/u/.local/state/codexacp" {
+		t.Errorf("state dir = %q", o.stateDir)
+	}
+	t.Setenv("CODEXACP_STATE_DIR", "/env/state")
+	if o, _ := parseFlags(nil, io.Discard); o.stateDir != "/env/state" {
+		t.Errorf("state dir = %q", o.stateDir)
+	}
+	if o, _ := parseFlags([]string{"--state-dir", ""}, io.Discard); o.stateDir != "" {
+		t.Errorf("--state-dir '' = %q", o.stateDir)
 	}
 }
 
@@ -71,6 +93,7 @@ func TestRunVersionAndBadLevel(t *testing.T) {
 // writing nothing to stdout (logs go to stderr).
 func TestRunEmptyInput(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	var stdout, stderr bytes.Buffer
 	if err := run([]string{"--codex-path", "/nonexistent/codex"}, strings.NewReader(""), &stdout, &stderr); err != nil {
 		t.Fatal(err)
