@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -40,41 +39,7 @@ func TestCorpusGolden(t *testing.T) {
 	if len(transcripts) == 0 {
 		t.Fatalf("no transcripts in %s", corpusTranscripts)
 	}
-	want := map[string]bool{}
-	for _, path := range transcripts {
-		name := strings.TrimSuffix(filepath.Base(path), ".ndjson") + ".json"
-		want[name] = true
-		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
-			got := translateTranscript(t, path)
-			golden := filepath.Join(corpusGoldenDir, name)
-			if *update {
-				if err := os.MkdirAll(corpusGoldenDir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			wantJSON, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./events -run TestCorpusGolden -update to create it)", err)
-			}
-			if !bytes.Equal(got, wantJSON) {
-				t.Errorf("translation of %s differs from %s (review, then -update):\n%s", path, golden, lineDiff(string(wantJSON), string(got)))
-			}
-		})
-	}
-	files, _ := filepath.Glob(filepath.Join(corpusGoldenDir, "*.json"))
-	for _, f := range files {
-		switch {
-		case want[filepath.Base(f)]:
-		case *update:
-			os.Remove(f)
-		default:
-			t.Errorf("%s has no transcript (-update removes it)", f)
-		}
-	}
+	checkGoldenDir(t, corpusGoldenDir, transcripts, translateTranscript)
 }
 
 // transcriptEntry is the part of a transcript line this test reads (the

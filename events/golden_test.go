@@ -62,34 +62,53 @@ func TestGolden(t *testing.T) {
 	if len(inputs) == 0 {
 		t.Fatal("no golden inputs found")
 	}
+	checkGoldenDir(t, goldenDir, inputs, translateFile)
+}
+
+// checkGoldenDir translates each input and compares the result with
+// dir/<input base name>.json (-update rewrites it). A golden in dir without
+// an input is stale: an error, removed with -update.
+func checkGoldenDir(t *testing.T, dir string, inputs []string, translate func(*testing.T, string) []byte) {
+	t.Helper()
 	want := map[string]bool{}
 	for _, in := range inputs {
-		name := strings.TrimSuffix(filepath.Base(in), ".jsonl") + ".json"
+		name := strings.TrimSuffix(filepath.Base(in), filepath.Ext(in)) + ".json"
 		want[name] = true
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
-			got := translateFile(t, in)
-			path := filepath.Join(goldenDir, name)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			wantJSON, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./events -run TestGolden -update to create it)", err)
-			}
-			if !bytes.Equal(got, wantJSON) {
-				t.Errorf("translation of %s differs from %s (review, then -update):\n%s", in, path, lineDiff(string(wantJSON), string(got)))
-			}
+			checkGolden(t, filepath.Join(dir, name), translate(t, in), in)
 		})
 	}
-	// A golden without an input is stale.
-	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.json"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	for _, f := range files {
-		if !want[filepath.Base(f)] {
-			t.Errorf("%s has no input file", f)
+		switch {
+		case want[filepath.Base(f)]:
+		case *update:
+			os.Remove(f)
+		default:
+			t.Errorf("%s has no input file (-update removes it)", f)
 		}
+	}
+}
+
+// checkGolden compares got, translated from input, with the golden file at
+// path; -update rewrites the file instead.
+func checkGolden(t *testing.T, path string, got []byte, input string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./events -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("translation of %s differs from %s (review, then -update):\n%s", input, path, lineDiff(string(want), string(got)))
 	}
 }
 

@@ -25,20 +25,7 @@ func TestHistoryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	goldenPath := filepath.Join("testdata", "golden-history", "edit_command_resume.json")
-	if *update {
-		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("history differs from %s:\n%s", goldenPath, lineDiff(string(want), string(got)))
-	}
+	checkGolden(t, filepath.Join("testdata", "golden-history", "edit_command_resume.json"), append(got, '\n'), "edit_command_resume.jsonl")
 	var kinds []string
 	for _, u := range us {
 		switch {
