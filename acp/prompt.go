@@ -60,6 +60,9 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 			log.Warn("unreadable codex output line", "err", err, "bytes", len(line))
 			return
 		}
+		if !ev.Known() {
+			log.Debug("codex event not translated", "type", ev.Type)
+		}
 		for _, u := range s.translator.Translate(ev) {
 			a.sendUpdate(ctx, s.id, u)
 		}

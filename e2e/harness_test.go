@@ -64,6 +64,7 @@ type setup struct {
 	permission func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	codexPath  string // default: the pinned codex
 	mode       string // default: the agent's default (ask)
+	args       []string
 }
 
 // env is one codexacp process driven by a fake editor, with real codex
@@ -99,6 +100,7 @@ func start(t testing.TB, s setup) *env {
 	for _, c := range mockapi.CodexConfig(mock.URL()) {
 		args = append(args, "-c", c)
 	}
+	args = append(args, s.args...)
 	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv}
 	// The test's temporary directory holds the workspace and codex's home.
 	e.launch(s, recordCorpus(t, filepath.Dir(cwd)))

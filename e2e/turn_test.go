@@ -237,3 +237,20 @@ func TestSessionLoadAfterRestart(t *testing.T) {
 		t.Errorf("the loaded session did not resume the codex thread: %s", last)
 	}
 }
+
+// Codex exits before printing any JSONL when a required MCP server cannot
+// start: the prompt fails with codex's own words from stderr.
+func TestCodexStartupFailureShowsStderr(t *testing.T) {
+	e := start(t, setup{fs: true, args: []string{"-c", `mcp_servers.broken={command="/nonexistent/mcp-server", required=true}`}})
+	_, err := e.prompt("hi")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a JSON-RPC error", err)
+	}
+	if !strings.Contains(re.Message, "broken") || !strings.Contains(re.Message, "codex exited with status 1") {
+		t.Errorf("message = %q, want codex's stderr about the server", re.Message)
+	}
+	if len(e.mock.Requests()) != 0 {
+		t.Errorf("codex reached the model despite the failed startup")
+	}
+}
