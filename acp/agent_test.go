@@ -341,15 +341,13 @@ func TestMalformedInputGetsErrorAndAgentKeepsServing(t *testing.T) {
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatalf("agent stopped serving after bad input: %v", err)
 	}
+	// Requests are handled concurrently: the answer to request 99 may come
+	// after initialize's, so wait for all five errors.
 	var codes []int
-	for _, raw := range h.editor.Raw() {
-		var m struct {
-			ID    json.RawMessage     `json:"id"`
-			Error *struct{ Code int } `json:"error"`
-		}
-		if json.Unmarshal(raw, &m) == nil && m.Error != nil {
-			codes = append(codes, m.Error.Code)
-		}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(codes) < 5 && time.Now().Before(deadline) {
+		codes = errorCodes(h.editor.Raw())
+		time.Sleep(10 * time.Millisecond)
 	}
 	want := []int{-32700, -32600, -32600, -32600, -32601}
 	if len(codes) != len(want) {
@@ -360,6 +358,19 @@ func TestMalformedInputGetsErrorAndAgentKeepsServing(t *testing.T) {
 			t.Errorf("error %d = %d, want %d (all: %v)", i, codes[i], want[i], codes)
 		}
 	}
+}
+
+func errorCodes(raw [][]byte) []int {
+	var codes []int
+	for _, line := range raw {
+		var m struct {
+			Error *struct{ Code int } `json:"error"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Error != nil {
+			codes = append(codes, m.Error.Code)
+		}
+	}
+	return codes
 }
 
 func TestSetModeChangesSandboxAndNotifies(t *testing.T) {
