@@ -94,14 +94,15 @@ func NewAgent(opts Options) *Agent {
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out}
 	pr, pw := io.Pipe()
+	a.conn = sdk.NewAgentSideConnection(a, w, pr)
+	// The SDK's reader reads its logger only once input arrives, so setting
+	// it before the guard starts feeding input is race-free.
+	a.conn.SetLogger(a.log)
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
 		guardInput(in, pw, w, a.log)
 	}()
-
-	a.conn = sdk.NewAgentSideConnection(a, w, pr)
-	a.conn.SetLogger(a.log)
 
 	select {
 	case <-a.conn.Done():
