@@ -4,33 +4,24 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
-
-	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // diffContext is the number of unchanged lines shown around a change, as
 // with `diff -u`.
 const diffContext = 3
 
-// diffTimeout caps the time go-diff spends on one changed region. When it
-// runs out the region is reported as deleted and re-inserted as a whole:
-// coarser, but the diff still applies.
-var diffTimeout = 250 * time.Millisecond
-
 // UnifiedDiff returns the unified diff old → new as GNU `diff -u` prints it
 // (3 lines of context, hunks closer than 7 lines merged, "\ No newline at end
 // of file" markers) under the headers "--- path" and "+++ path". It returns
 // "" when old and new are equal.
 //
-// Lines common to the start and the end of both files are skipped with plain
-// byte comparisons, so a small change in a large file costs little more
-// than comparing the two files.
+// The body is byte-identical to GNU diff's, also where several alignments
+// are equally short: the lines are aligned as GNU diff aligns them (see
+// align.go) and changes are slid as it slides them. Lines common to the
+// start and the end of both files are skipped with plain byte comparisons,
+// so a small change in a large file costs little more than comparing the
+// two files.
 func UnifiedDiff(path string, old, new []byte) string {
-	if bytes.Equal(old, new) {
-		return ""
-	}
 	d, _ := diffAndLines(path, old, new, wholeRegion(old, new))
 	return d
 }
@@ -50,7 +41,7 @@ func wholeRegion(old, data []byte) []region {
 	if bytes.Equal(old, data) {
 		return nil
 	}
-	prefix, oldSuffix, newSuffix := commonLineAffixes(old, data)
+	prefix, oldSuffix, newSuffix := commonLineAffixes(old, data, 0, 0)
 	return []region{{oldStart: prefix, oldEnd: oldSuffix, newStart: prefix, newEnd: newSuffix}}
 }
 
@@ -60,10 +51,11 @@ const affixBlock = 256
 
 // commonLineAffixes returns where the lines that old and new share at their
 // start end (the same offset in both) and where the lines they share at
-// their end begin in old and in new.
-func commonLineAffixes(old, new []byte) (prefix, oldSuffix, newSuffix int) {
+// their end begin in old and in new. The caller may know that the first
+// `same` bytes are common, and the last `sameEnd`.
+func commonLineAffixes(old, new []byte, same, sameEnd int) (prefix, oldSuffix, newSuffix int) {
 	n := min(len(old), len(new))
-	k := 0
+	k := min(same, n)
 	for k+affixBlock <= n && bytes.Equal(old[k:k+affixBlock], new[k:k+affixBlock]) {
 		k += affixBlock
 	}
@@ -73,7 +65,8 @@ func commonLineAffixes(old, new []byte) (prefix, oldSuffix, newSuffix int) {
 	// Keep only whole lines: a line that ends inside the common bytes.
 	prefix = bytes.LastIndexByte(old[:k], '\n') + 1
 
-	s, limit := 0, n-prefix
+	limit := n - prefix
+	s := min(sameEnd, limit)
 	for s+affixBlock <= limit && bytes.Equal(old[len(old)-s-affixBlock:len(old)-s], new[len(new)-s-affixBlock:len(new)-s]) {
 		s += affixBlock
 	}
@@ -95,203 +88,67 @@ func commonLineAffixes(old, new []byte) (prefix, oldSuffix, newSuffix int) {
 	return prefix, oldSuffix, newSuffix
 }
 
-// diffAndLines aligns an edit's regions (sorted, disjoint, outside which
-// old and new are identical) to whole lines and returns the unified diff of
-// old → new and the 1-based lines in new where each change starts. Only the
-// regions go through the line differ; the lines around them supply context
-// and room for GNU's boundary shifting.
+// diffAndLines returns the unified diff of old → new and the 1-based lines
+// in new where each change starts. regions (sorted, disjoint, outside
+// which old and new are identical) only say where to look: the result is
+// that of the whole files, but the scan for the lines common to their
+// start and end begins at the first and last region instead of at the
+// ends of the files.
 func diffAndLines(path string, old, new []byte, regions []region) (string, []int) {
-	regions = alignRegions(old, new, regions)
 	if len(regions) == 0 {
 		return "", nil
 	}
-	pad := 2 * diffContext
-	for {
-		s := newDiffSpan(old, new, regions, pad)
-		if s.needsMoreRoom() {
-			pad *= 4
-			continue
-		}
-		chs := s.changes()
-		if len(chs) == 0 {
-			return "", nil
-		}
-		total := countLines(new)
-		lines := make([]int, len(chs))
-		for i, c := range chs {
-			lines[i] = min(max(s.firstLine+c.new+1, 1), max(total, 1))
-		}
-		return s.format(path, chs), lines
+	first, last := regions[0], regions[len(regions)-1]
+	prefix, oldSuffix, _ := commonLineAffixes(old, new, first.oldStart, len(old)-last.oldEnd)
+	s := newDiffSpan(old, new, prefix, oldSuffix)
+	chs := s.changes()
+	if len(chs) == 0 {
+		return "", nil
 	}
-}
-
-// alignRegions widens regions to whole lines, merging those that meet.
-func alignRegions(old, new []byte, in []region) []region {
-	out := make([]region, 0, len(in))
-	for k, r := range in {
-		lo := 0
-		if len(out) > 0 {
-			lo = out[len(out)-1].oldEnd
-		}
-		// The bytes between lo and the region are the same in old and new,
-		// so moving both starts back by the same amount keeps them paired.
-		if r.oldStart > lo && old[r.oldStart-1] != '\n' {
-			back := r.oldStart - (lo + bytes.LastIndexByte(old[lo:r.oldStart], '\n') + 1)
-			r.oldStart -= back
-			r.newStart -= back
-		}
-		if len(out) > 0 && r.oldStart <= lo {
-			prev := out[len(out)-1]
-			out = out[:len(out)-1]
-			r.oldStart, r.newStart = prev.oldStart, prev.newStart
-		}
-		hi := len(old)
-		if k+1 < len(in) {
-			hi = in[k+1].oldStart
-		}
-		if !atLineBoundary(old, r.oldEnd) || !atLineBoundary(new, r.newEnd) {
-			adv := hi - r.oldEnd
-			if nl := bytes.IndexByte(old[r.oldEnd:hi], '\n'); nl >= 0 {
-				adv = nl + 1
-			}
-			r.oldEnd += adv
-			r.newEnd += adv
-		}
-		out = append(out, r)
+	total := countLines(new)
+	lines := make([]int, len(chs))
+	for i, c := range chs {
+		lines[i] = min(max(s.firstLine+c.new+1, 1), max(total, 1))
 	}
-	return out
+	return s.format(path, chs), lines
 }
 
-// atLineBoundary reports whether pos is where a line starts or the data ends.
-func atLineBoundary(data []byte, pos int) bool {
-	return pos == 0 || pos == len(data) || data[pos-1] == '\n'
-}
-
-// diffSpan holds the lines of old and new from a little before the first
-// region to a little after the last, with the changed-line marks of each.
+// diffSpan holds the lines of old and new around the ones that differ,
+// with the changed-line marks of each.
 type diffSpan struct {
 	firstLine int // 0-based line number of the span's first line (same in both)
 	lines     [2][][]byte
 	changed   [2][]bool // changed[f][k+1] marks line k; index 0 and len-1 are sentinels
-	atStart   bool      // the span begins at the start of the files
-	atEnd     bool      // the span ends at the end of the files
 }
 
-func newDiffSpan(old, new []byte, regions []region, pad int) *diffSpan {
-	first, last := regions[0], regions[len(regions)-1]
-	start := linesBack(old, first.oldStart, pad)
-	oldEnd := linesForward(old, last.oldEnd, pad)
-	newEnd := last.newEnd + (oldEnd - last.oldEnd)
-
-	s := &diffSpan{
-		firstLine: bytes.Count(old[:start], []byte{'\n'}),
-		atStart:   start == 0,
-		atEnd:     oldEnd == len(old),
-	}
-	s.lines[0] = splitLines(old[start:oldEnd])
-	s.lines[1] = splitLines(new[start:newEnd])
-	for f := range 2 {
-		s.changed[f] = make([]bool, len(s.lines[f])+2)
-	}
-
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = diffTimeout
-	oldLine, newLine := 0, 0 // span line indexes of the current offsets
-	oldPos := start
-	for _, r := range regions {
-		gap := bytes.Count(old[oldPos:r.oldStart], []byte{'\n'})
-		oldLine += gap
-		newLine += gap
-		s.markRegion(dmp, old[r.oldStart:r.oldEnd], new[r.newStart:r.newEnd], oldLine, newLine)
-		oldLine += countLines(old[r.oldStart:r.oldEnd])
-		newLine += countLines(new[r.newStart:r.newEnd])
-		oldPos = r.oldEnd
-	}
-	s.shiftBoundaries()
-	return s
-}
-
-// markRegion diffs one region line by line and marks the deleted lines of
-// old and the inserted lines of new.
-func (s *diffSpan) markRegion(dmp *diffmatchpatch.DiffMatchPatch, a, b []byte, oldLine, newLine int) {
-	switch {
-	case len(a) == 0:
-		s.mark(1, newLine, countLines(b))
-		return
-	case len(b) == 0:
-		s.mark(0, oldLine, countLines(a))
-		return
-	}
-	ra, rb, _ := dmp.DiffLinesToRunes(string(a), string(b))
-	// A line that does not occur on the other side is changed in every
-	// alignment: mark it at once and leave it out of the line diff. Files
-	// rewritten wholesale then cost a set lookup per line instead of
-	// go-diff's worst case.
-	keptA, idxA := s.keepShared(0, ra, rb, oldLine)
-	keptB, idxB := s.keepShared(1, rb, ra, newLine)
-	i, j := 0, 0 // indexes into keptA, keptB
-	for _, d := range dmp.DiffMainRunes(keptA, keptB, false) {
-		n := utf8.RuneCountInString(d.Text)
-		switch d.Type {
-		case diffmatchpatch.DiffEqual:
-			i += n
-			j += n
-		case diffmatchpatch.DiffDelete:
-			for k := i; k < i+n; k++ {
-				s.changed[0][oldLine+idxA[k]+1] = true
-			}
-			i += n
-		case diffmatchpatch.DiffInsert:
-			for k := j; k < j+n; k++ {
-				s.changed[1][newLine+idxB[k]+1] = true
-			}
-			j += n
-		}
-	}
-}
-
-// keepShared marks the lines of side f (runes, from line `first` on) that
-// do not occur in other as changed, and returns the others with their
-// indexes.
-func (s *diffSpan) keepShared(f int, runes, other []rune, first int) ([]rune, []int) {
-	present := make(map[rune]struct{}, len(other))
-	for _, r := range other {
-		present[r] = struct{}{}
-	}
-	kept := make([]rune, 0, len(runes))
-	idx := make([]int, 0, len(runes))
-	for k, r := range runes {
-		if _, ok := present[r]; ok {
-			kept = append(kept, r)
-			idx = append(idx, k)
-		} else {
-			s.changed[f][first+k+1] = true
-		}
-	}
-	return kept, idx
-}
-
-func (s *diffSpan) mark(f, line, n int) {
-	for k := line; k < line+n; k++ {
-		s.changed[f][k+1] = true
-	}
-}
-
-// needsMoreRoom reports whether a change lies so close to a cut edge of the
-// span that its context or its boundary shifting could reach past it.
-func (s *diffSpan) needsMoreRoom() bool {
-	for f := range 2 {
+// newDiffSpan aligns the lines of old from prefix to oldSuffix with those
+// of new from prefix to the same distance from its end (the lines that are
+// not common to the start or the end of both) as GNU diff does. Like GNU
+// diff, it compares diffContext common lines on either side too: they
+// count when deciding which lines occur in both files, and changes may
+// slide among them, but no further. The span has diffContext more lines on
+// either side for the hunks' context.
+func newDiffSpan(old, new []byte, prefix, oldSuffix int) *diffSpan {
+	from := linesBack(old, prefix, diffContext)
+	to := linesForward(old, oldSuffix, diffContext)
+	start := linesBack(old, from, diffContext)
+	end := linesForward(old, to, diffContext)
+	s := &diffSpan{firstLine: bytes.Count(old[:start], []byte{'\n'})}
+	before := bytes.Count(old[start:from], []byte{'\n'})
+	after := countLines(old[to:end])
+	var compared [2][][]byte
+	var marks [2][]bool // with sentinels
+	for f, data := range [2][]byte{old, new} {
+		shift := len(data) - len(old) // moves an offset in old's common suffix to data's
+		s.lines[f] = splitLines(data[start : end+shift])
 		n := len(s.lines[f])
-		for k := 0; k < n && k < diffContext+1; k++ {
-			if !s.atStart && s.changed[f][k+1] {
-				return true
-			}
-			if !s.atEnd && s.changed[f][n-k] {
-				return true
-			}
-		}
+		compared[f] = s.lines[f][before : n-after]
+		s.changed[f] = make([]bool, n+2)
+		marks[f] = s.changed[f][before : n-after+2]
 	}
-	return false
+	alignLines(compared[0], compared[1], marks[0][1:len(marks[0])-1], marks[1][1:len(marks[1])-1])
+	shiftBoundaries(compared, marks)
+	return s
 }
 
 // shiftBoundaries moves runs of changed lines the way GNU diff does before
@@ -299,11 +156,14 @@ func (s *diffSpan) needsMoreRoom() bool {
 // are equally short: runs slide back to merge with earlier runs, then
 // forward as far as the text allows, then back again to line up with a run
 // of changes in the other file.
-func (s *diffSpan) shiftBoundaries() {
+//
+// changed[f][k+1] marks text[f][k]; changed[f][0] and the last element are
+// false sentinels.
+func shiftBoundaries(text [2][][]byte, changed [2][]bool) {
 	for f := range 2 {
-		lines := s.lines[f]
+		lines := text[f]
 		n := len(lines)
-		cur, other := s.changed[f], s.changed[1-f]
+		cur, other := changed[f], changed[1-f]
 		is := func(c []bool, k int) bool { return c[k+1] }
 		set := func(c []bool, k int, v bool) { c[k+1] = v }
 

@@ -1,11 +1,9 @@
 package fsops
 
-import "time"
-
-// SetDiffTimeout changes the cap on go-diff's time per region and returns
-// a function that restores it.
-func SetDiffTimeout(d time.Duration) (restore func()) {
-	old := diffTimeout
-	diffTimeout = d
-	return func() { diffTimeout = old }
+// SetDiffBudget changes the work budget of one line alignment and returns a
+// function that restores it.
+func SetDiffBudget(n int) (restore func()) {
+	old := diffBudget
+	diffBudget = n
+	return func() { diffBudget = old }
 }
