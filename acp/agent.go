@@ -55,6 +55,12 @@ type Options struct {
 	// ObserveTools, when set, wraps each session's tool observer (the
 	// transcript recorder uses it to see every tool call and its result).
 	ObserveTools func(sessionID string, obs mcp.Observer) mcp.Observer
+	// ObserveStored, when set, is told the path of each stored file that
+	// session/list and session/load read, before they answer: the session
+	// records a list returns, and the record and codex's rollout of the
+	// thread a load restores (the transcript recorder copies them, so that a
+	// replay can list and load too).
+	ObserveStored func(path string)
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one

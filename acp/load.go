@@ -43,6 +43,7 @@ func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (
 	}
 	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
 	for _, r := range recs {
+		a.observeStored(a.store.path(r.SessionID))
 		info := sdk.SessionInfo{
 			SessionId:             sdk.SessionId(r.SessionID),
 			Cwd:                   r.Cwd,
@@ -71,6 +72,7 @@ func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 	if err != nil {
 		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
 	}
+	a.observeStored(a.store.path(rec.SessionID))
 	cwd, dirs, mcpConfig, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
@@ -117,10 +119,19 @@ func (a *Agent) threadHistory(threadID string) ([]sdk.SessionUpdate, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.observeStored(path, nil)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return events.History(f, events.HistoryOptions{OwnMCPServer: ownServerName})
+}
+
+// observeStored tells Options.ObserveStored of a stored file read for
+// session/list or session/load.
+func (a *Agent) observeStored(path string, err error) {
+	if a.opts.ObserveStored != nil && err == nil {
+		a.opts.ObserveStored(path)
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -130,6 +132,81 @@ func TestLoadSessionErrors(t *testing.T) {
 	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_gone", Cwd: cwd, McpServers: []sdk.McpServer{}})
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "no rollout") {
 		t.Errorf("missing rollout: %v", err)
+	}
+}
+
+// TestObserveStoredSeesWhatListAndLoadRead checks the hook the transcript
+// recorder copies stored files through: a list reports the records it
+// returns (not those of other workspaces), a load the record and the
+// rollout, and a failed load nothing it did not read.
+func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
+	home := codexHomeWithRollout(t)
+	rollout := filepath.Join(home, "sessions", "2026", "11", "23", "rollout-2026-11-23T01-25-33-"+loadThreadID+".jsonl")
+	state := t.TempDir()
+	cwd, other := t.TempDir(), t.TempDir()
+	st := &sessionStore{dir: state}
+	for _, rec := range []sessionRecord{
+		{SessionID: "sess_here", ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAsk},
+		{SessionID: "sess_elsewhere", ThreadID: loadThreadID, Cwd: other, Mode: ModeAsk},
+		{SessionID: "sess_gone", ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk},
+	} {
+		if err := st.save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var seen []string
+	observe := func(path string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, path)
+	}
+	h := startAgentWith(t, Options{Backend: &fakeBackend{}, StateDir: state, ObserveStored: observe}, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	record := func(id string) string { return filepath.Join(state, id+".json") }
+	tests := []struct {
+		name string
+		call func() error
+		want []string
+	}{
+		{"list of a workspace", func() error {
+			_, err := h.editor.Conn.ListSessions(h.ctx, sdk.ListSessionsRequest{Cwd: &other})
+			return err
+		}, []string{record("sess_elsewhere")}},
+		{"load", func() error {
+			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_here", Cwd: cwd, McpServers: []sdk.McpServer{}})
+			return err
+		}, []string{record("sess_here"), rollout}},
+		{"load without a rollout", func() error {
+			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_gone", Cwd: cwd, McpServers: []sdk.McpServer{}})
+			if err == nil {
+				return errors.New("loaded a session without a rollout")
+			}
+			return nil
+		}, []string{record("sess_gone")}},
+		{"load of an unknown session", func() error {
+			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_unknown", Cwd: cwd, McpServers: []sdk.McpServer{}})
+			if err == nil {
+				return errors.New("loaded an unknown session")
+			}
+			return nil
+		}, nil},
+	}
+	for _, tt := range tests {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		if err := tt.call(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		mu.Lock()
+		got := seen
+		mu.Unlock()
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: observed %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 

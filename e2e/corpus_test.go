@@ -52,13 +52,26 @@ var corpusTests = map[string]bool{
 	"TestCreatedFileDiffHasNoOldText":         true,
 }
 
+// restartCorpusTests are tests whose corpus transcript is the session of
+// their second agent process (env.restart), which lists and loads what the
+// first one left in the state directory and codex's home; their first
+// process is not recorded.
+var restartCorpusTests = map[string]bool{
+	"TestSessionLoadAfterRestart": true,
+}
+
 // recordCorpus returns the agent flags that record the test's session when
 // the corpus is being recorded, and arranges for the transcript to be saved
 // to the corpus once the agent has exited (cleanups run last-in first-out:
 // call it before registering the cleanup that stops the agent). root is
-// the test's temporary directory, which holds the workspace.
-func recordCorpus(t testing.TB, root string) []string {
-	if os.Getenv(envRecordCorpus) != "1" || !corpusTests[t.Name()] {
+// the test's temporary directory, which holds the workspace and codex's
+// home; restarted says whether the agent is the test's second process.
+func recordCorpus(t testing.TB, root string, restarted bool) []string {
+	recorded := corpusTests[t.Name()]
+	if restarted {
+		recorded = restartCorpusTests[t.Name()]
+	}
+	if os.Getenv(envRecordCorpus) != "1" || !recorded {
 		return nil
 	}
 	f, err := os.CreateTemp("", "codexacp-corpus-*.ndjson")

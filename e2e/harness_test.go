@@ -103,7 +103,7 @@ func start(t testing.TB, s setup) *env {
 	args = append(args, s.args...)
 	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv}
 	// The test's temporary directory holds the workspace and codex's home.
-	e.launch(s, recordCorpus(t, filepath.Dir(cwd)))
+	e.launch(s, recordCorpus(t, filepath.Dir(cwd), false))
 	e.session = e.newSession()
 	if s.mode != "" {
 		if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: sdk.SessionModeId(s.mode)}); err != nil {
@@ -115,11 +115,12 @@ func start(t testing.TB, s setup) *env {
 
 // restart starts a second codexacp process on the same workspace, codex
 // home, state directory and mock model (the first keeps running), as an
-// editor does after a restart. No session is opened.
+// editor does after a restart. No session is opened. It is the process a
+// restartCorpusTests test records.
 func (e *env) restart(s setup) *env {
 	e.t.Helper()
 	e2 := &env{t: e.t, mock: e.mock, cwd: e.cwd, codexHome: e.codexHome, args: e.args, baseEnv: e.baseEnv}
-	e2.launch(s, nil)
+	e2.launch(s, recordCorpus(e.t, filepath.Dir(e.cwd), true))
 	return e2
 }
 

@@ -29,9 +29,10 @@ type Recorder struct {
 	path    string
 	err     error
 	secrets secretSet
-	runs    int             // runs started so far
-	active  []int           // runs in progress, oldest first
-	touched map[string]bool // paths whose disk state was recorded
+	runs    int              // runs started so far
+	active  []int            // runs in progress, oldest first
+	touched map[string]bool  // paths whose disk state was recorded
+	dirs    []dirPlaceholder // directories written as placeholders (SetDirs)
 }
 
 // New returns a Recorder writing to w.
@@ -146,7 +147,7 @@ func (r *Recorder) writeLocked(e *Entry) {
 		r.err = fmt.Errorf("record: encoding a %s entry: %w", e.Kind, err)
 		return
 	}
-	b = r.secrets.scrub(b)
+	b = r.abbreviate(r.secrets.scrub(b))
 	if _, err := r.w.Write(b); err != nil {
 		r.err = fmt.Errorf("record: %w", err)
 	}

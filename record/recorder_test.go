@@ -276,7 +276,8 @@ func TestRecordsOnlyFirstTouchOfAPath(t *testing.T) {
 
 // TestSecretsNeverReachTheTranscript records a session in which the MCP token
 // and an API key appear everywhere they could: the environment, codex
-// arguments, ACP messages, codex output and tool arguments.
+// arguments, ACP messages, codex output, tool arguments and a stored file
+// (a rollout session/load read).
 func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	const (
 		token  = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
@@ -314,6 +315,9 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	obs.CallStarted(context.Background(), c)
 	obs.CallFinished(context.Background(), c, map[string]string{"echo": token}, nil)
 	fmt.Fprintf(r.Output(io.Discard), `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"text":"Authorization: Bearer %s"}}}`+"\n", header)
+	rollout := filepath.Join(t.TempDir(), "rollout.jsonl")
+	os.WriteFile(rollout, []byte(`{"type":"response_item","payload":{"output":"OPENAI_API_KEY=`+apiKey+` token `+token+` -H 'Authorization: Bearer `+header+`'"}}`+"\n"), 0o600)
+	r.Stored(rollout)
 
 	out := buf.String()
 	for _, secret := range []string{token, apiKey, header, ghTok} {
@@ -332,7 +336,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 			t.Errorf("transcript lost %s:\n%s", keep, out)
 		}
 	}
-	if len(entries) < 8 {
+	if len(entries) < 9 {
 		t.Errorf("only %d entries", len(entries))
 	}
 }

@@ -63,7 +63,7 @@ func (r *Recorder) toolCall(session string, c *mcp.Call) {
 		r.touched[c.Path] = true
 		r.mu.Unlock()
 		if first {
-			snapshot = fileState(c.Path)
+			snapshot = fileState(KindFile, c.Path, maxFileBytes)
 		}
 	}
 
@@ -105,10 +105,11 @@ func validJSON(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-// fileState describes path on disk: missing (and whether its directory
-// exists), a directory, or a file with its mode and content.
-func fileState(path string) *Entry {
-	e := &Entry{Kind: KindFile, Path: path}
+// fileState describes path on disk as an entry of kind: missing (and
+// whether its directory exists), a directory, or a file with its mode and
+// content (at most limit bytes).
+func fileState(kind, path string, limit int64) *Entry {
+	e := &Entry{Kind: kind, Path: path}
 	fi, err := os.Stat(path)
 	if err != nil {
 		if pfi, perr := os.Stat(filepath.Dir(path)); perr == nil && pfi.IsDir() {
@@ -126,7 +127,7 @@ func fileState(path string) *Entry {
 		e.IsDir = true
 		return e
 	}
-	if fi.Size() > maxFileBytes {
+	if fi.Size() > limit {
 		e.Omitted, e.Size = true, fi.Size()
 		return e
 	}
@@ -136,11 +137,11 @@ func fileState(path string) *Entry {
 		return e
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	switch {
 	case err != nil:
 		e.Error = err.Error()
-	case len(data) > maxFileBytes:
+	case int64(len(data)) > limit:
 		e.Omitted, e.Size = true, int64(len(data))
 	case utf8.Valid(data):
 		s := string(data)

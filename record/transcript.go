@@ -1,7 +1,8 @@
 // Package record writes and reads session transcripts: NDJSON files holding
 // every ACP message an agent exchanged with its editor, each codex run (its
-// arguments, the JSONL it printed, how it ended), and every call of the
-// embedded file tools with its result.
+// arguments, the JSONL it printed, how it ended), every call of the
+// embedded file tools with its result, and the stored files (session
+// records, codex rollouts) that session/list and session/load read.
 //
 // A transcript is written by a [Recorder] (codexacp --record FILE) and read
 // back with [Read]; the e2e replay harness turns one into a deterministic test
@@ -16,6 +17,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +37,7 @@ const (
 	KindFile       = "file"        // the disk state of a file when a tool first touched it
 	KindMCPCall    = "mcp_call"    // codex called a file tool
 	KindMCPResult  = "mcp_result"  // the tool's result (or error) went back to codex
+	KindStored     = "stored"      // a file the agent read to list or load sessions: a session record, a rollout
 )
 
 // ACP message directions.
@@ -90,7 +93,7 @@ type Entry struct {
 	Result    json.RawMessage `json:"result,omitempty"`
 	ToolError *ToolError      `json:"tool_error,omitempty"`
 
-	// file
+	// file, stored
 	Path         string  `json:"path,omitempty"`
 	Exists       bool    `json:"exists,omitempty"`
 	IsDir        bool    `json:"is_dir,omitempty"`
@@ -100,6 +103,23 @@ type Entry struct {
 	Base64       string  `json:"base64,omitempty"`  // content that is not UTF-8
 	Size         int64   `json:"size,omitempty"`    // set with Omitted
 	Omitted      bool    `json:"omitted,omitempty"` // too large to record
+}
+
+// Data returns the content of a file or stored entry.
+func (e *Entry) Data() ([]byte, error) {
+	switch {
+	case e.Content != nil:
+		return []byte(*e.Content), nil
+	case e.Base64 != "":
+		b, err := base64.StdEncoding.DecodeString(e.Base64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Path, err)
+		}
+		return b, nil
+	case e.Omitted:
+		return nil, fmt.Errorf("%s: its content (%d bytes) was not recorded", e.Path, e.Size)
+	}
+	return nil, nil
 }
 
 // ToolError is a file tool's error as the model received it.

@@ -163,7 +163,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	agentOpts.Tools = tools
 
 	if o.record != "" {
-		if rec := startRecording(o.record, log, &agentOpts); rec != nil {
+		if rec := startRecording(o.record, log, &agentOpts, o.stateDir); rec != nil {
 			defer closeRecording(rec, log)
 			stdin, stdout = rec.Input(stdin), rec.Output(stdout)
 		}

@@ -10,10 +10,11 @@ import (
 )
 
 // startRecording opens the transcript at path and hooks the recorder into
-// the agent's backend and tool observers; the caller wraps stdin and stdout.
-// A transcript that cannot be created is logged and the agent runs without
-// one: a dead agent would help nobody file a bug.
-func startRecording(path string, log *slog.Logger, opts *acp.Options) *record.Recorder {
+// the agent's backend, tool observers and session store reads (stateDir is
+// the --state-dir); the caller wraps stdin and stdout. A transcript that
+// cannot be created is logged and the agent runs without one: a dead agent
+// would help nobody file a bug.
+func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir string) *record.Recorder {
 	rec, err := record.Create(path)
 	if err != nil {
 		log.Error("not recording", "err", err)
@@ -21,6 +22,10 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options) *record.Re
 	}
 	log.Info("recording the session", "transcript", rec.Path())
 	rec.AddSecretsFromEnv(os.Environ())
+	// Session records and codex's rollouts lie under these; a replay has its
+	// own. (No codex home is only an unloadable session, not a reason to stop.)
+	codexHome, _ := codex.Home()
+	rec.SetDirs(stateDir, codexHome)
 	rec.Start("codexacp "+version, opts.ContextWindow)
 
 	var command record.CommandFunc
@@ -29,6 +34,7 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options) *record.Re
 	}
 	opts.Backend = rec.Backend(opts.Backend, command)
 	opts.ObserveTools = rec.ToolObserver
+	opts.ObserveStored = rec.Stored
 	return rec
 }
 

@@ -79,11 +79,13 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	// The directory the transcript's workspace paths are rewritten to, and
-	// the fake codex's run counter and gates.
+	// The directory the transcript's workspace paths are rewritten to, the
+	// fake codex's run counter and gates, and the agent's state directory
+	// and codex home (where stored files are recreated).
 	root := filepath.Join(tmp, "root")
 	state := filepath.Join(tmp, "state")
-	for _, d := range []string{root, state} {
+	dirs := storeDirs{state: filepath.Join(tmp, "agent-state"), codexHome: filepath.Join(tmp, "codex-home")}
+	for _, d := range []string{root, state, dirs.state, dirs.codexHome} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return nil, err
 		}
@@ -97,10 +99,12 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if recorded := recordedRoot(entries); recorded != "" {
-		data = rebase(data, recorded, root)
-		if entries, err = record.Read(bytes.NewReader(data)); err != nil {
-			return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
-		}
+		data = record.RebasePaths(data, recorded, root)
+	}
+	data = record.RebasePaths(data, record.StateDirPlaceholder, dirs.state)
+	data = record.RebasePaths(data, record.CodexHomePlaceholder, dirs.codexHome)
+	if entries, err = record.Read(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
 	}
 	transcript := filepath.Join(tmp, "transcript.ndjson")
 	if err := os.WriteFile(transcript, data, 0o644); err != nil {
@@ -114,7 +118,7 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	p := &player{script: sc, state: state, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
+	p := &player{script: sc, state: state, dirs: dirs, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
 	if err := p.start(ctx, opts, transcript, root, tmp); err != nil {
 		return nil, err
 	}
@@ -129,7 +133,7 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 }
 
 // recordedRoot is the directory the recording's workspace paths lie under:
-// the header's root, else the cwd of the first session/new.
+// the header's root, else the cwd of the first session/new or session/load.
 func recordedRoot(entries []record.Entry) string {
 	if entries[0].Root != "" {
 		return entries[0].Root
@@ -144,23 +148,11 @@ func recordedRoot(entries []record.Entry) string {
 				Cwd string `json:"cwd"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(e.Msg, &m) == nil && m.Method == "session/new" && m.Params.Cwd != "" {
+		if json.Unmarshal(e.Msg, &m) == nil && (m.Method == "session/new" || m.Method == methodLoad) && m.Params.Cwd != "" {
 			return m.Params.Cwd
 		}
 	}
 	return ""
-}
-
-// rebase rewrites every path under from (as it appears in JSON text) to lie
-// under to instead.
-func rebase(data []byte, from, to string) []byte {
-	f, t := jsonText(from), jsonText(to)
-	// Only whole path prefixes: followed by a separator or the end of the
-	// string (a quote, or the backslash of an escaped quote).
-	for _, next := range []string{"/", `"`, `\`} {
-		data = bytes.ReplaceAll(data, append(append([]byte(nil), f...), next...), append(append([]byte(nil), t...), next...))
-	}
-	return data
 }
 
 // jsonText is s as it appears inside a JSON string.
@@ -184,6 +176,9 @@ type script struct {
 
 type action struct {
 	after int // agent messages that must have arrived first
+	// stored are the files the agent read to serve this request (a
+	// session/list or session/load), recreated just before it is sent.
+	stored []*record.Entry
 	// codex names the marker file the fake codex makes once it has printed
 	// the codex output that preceded the action in the recording (run-N for
 	// a run that has just started, line-I for the line at transcript
@@ -220,7 +215,9 @@ func newScript(entries []record.Entry) (*script, error) {
 	sc := &script{answers: map[string][]*answer{}, responses: map[string][]byte{}}
 	pending := map[string]*answer{} // agent request id → its answer slot
 	codex := ""                     // the fake codex's progress marker so far
-	for i, e := range entries {
+	loading := -1                   // the last session/list or session/load action
+	for i := range entries {
+		e := &entries[i]
 		switch {
 		case e.Kind == record.KindCodexStart:
 			codex = fmt.Sprintf("run-%d", e.Run)
@@ -266,7 +263,20 @@ func newScript(entries []record.Entry) (*script, error) {
 				}
 				continue
 			}
+			if m.Method == methodList || m.Method == methodLoad {
+				loading = len(sc.actions)
+			}
 			sc.actions = append(sc.actions, action{after: len(sc.outs), codex: codex, msg: raw})
+		case e.Kind == record.KindStored:
+			// The agent read it while serving the last list or load
+			// request (recorded when the request came in).
+			target := loading
+			if target < 0 {
+				target = len(sc.actions) - 1
+			}
+			if target >= 0 {
+				sc.actions[target].stored = append(sc.actions[target].stored, e)
+			}
 		case e.Kind == record.KindMCPCall:
 			sc.gates = append(sc.gates, gate{after: len(sc.outs), name: fmt.Sprintf("gate-%d", i)})
 		}
@@ -285,6 +295,12 @@ func newScript(entries []record.Entry) (*script, error) {
 	}
 	return sc, nil
 }
+
+// The editor's requests the agent serves from stored files.
+const (
+	methodList = "session/list"
+	methodLoad = "session/load"
+)
 
 // makeDirs creates the session directories the editor's messages name
 // (cwd, additionalDirectories) that lie under root.
@@ -315,6 +331,7 @@ func (sc *script) makeDirs(root string) error {
 type player struct {
 	script  *script
 	state   string
+	dirs    storeDirs
 	timeout time.Duration
 
 	cmd        *exec.Cmd
@@ -335,7 +352,7 @@ type player struct {
 }
 
 func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp string) error {
-	args := append([]string{"--codex-path", opts.FakeCodex, "--log-level", "debug"}, opts.AgentArgs...)
+	args := append([]string{"--codex-path", opts.FakeCodex, "--log-level", "debug", "--state-dir", p.dirs.state}, opts.AgentArgs...)
 	cmd := exec.CommandContext(ctx, opts.Agent, args...)
 	// The agent's caches and state (model catalog, session records) go to
 	// the temporary directory, never the user's.
@@ -358,6 +375,7 @@ func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp 
 		env = append(env, name+"="+dir)
 	}
 	cmd.Env = append(env,
+		"CODEX_HOME="+p.dirs.codexHome,
 		"CODEXACP_FAKE_TRANSCRIPT="+transcript,
 		"CODEXACP_FAKE_STATE="+p.state,
 		"CODEXACP_FAKE_ROOT="+root,
@@ -549,6 +567,7 @@ func (p *player) play() {
 			closed = true
 			continue
 		}
+		p.recreateStored(a.stored)
 		msg := a.msg
 		var m message
 		p.mu.Lock()

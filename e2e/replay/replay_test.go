@@ -186,10 +186,62 @@ func rewriteTranscript(t *testing.T, path string, rewrite func([]record.Entry) [
 	return out
 }
 
+// TestLoadReadsTheStoredFiles replays the session/load transcript with
+// its stored files (the session record, codex's rollout) missing or
+// altered: the agent's real list and load read what the replay recreated,
+// so the replay fails and the diff shows the difference.
+func TestLoadReadsTheStoredFiles(t *testing.T) {
+	const source = corpusDir + "/TestSessionLoadAfterRestart.ndjson"
+	tests := []struct {
+		name   string
+		alter  func(e *record.Entry) bool // false drops the entry
+		inDiff []string
+	}{
+		{"no stored files", func(e *record.Entry) bool { return e.Kind != record.KindStored },
+			[]string{`+    "sessions": []`, `+    "message": "Invalid params: unknown session: \"sess_1\""`}},
+		{"another rollout", func(e *record.Entry) bool {
+			if e.Kind == record.KindStored && e.Content != nil && strings.Contains(e.Path, "rollout-") {
+				c := strings.ReplaceAll(*e.Content, "the answer is 42", "the answer is 43")
+				e.Content = &c
+			}
+			return true
+		}, []string{`-        "text": "the answer is 42",`, `+        "text": "the answer is 43",`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			altered := rewriteTranscript(t, source, func(entries []record.Entry) []record.Entry {
+				var kept []record.Entry
+				for _, e := range entries {
+					if tt.alter(&e) {
+						kept = append(kept, e)
+					}
+				}
+				return kept
+			})
+			o := opts
+			o.StepTimeout = 2 * time.Second
+			res, err := replay.Run(context.Background(), altered, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Match() {
+				t.Fatal("the altered transcript replayed as a match")
+			}
+			diff := replay.Diff(res.Want, res.Got)
+			for _, s := range tt.inDiff {
+				if !strings.Contains(diff, s) {
+					t.Errorf("diff lacks %q:\n%s", s, diff)
+				}
+			}
+		})
+	}
+}
+
 // TestReplayWithoutRoot replays transcripts as a user's recording comes:
-// no root in the header, so the first session's cwd is mapped.
+// no root in the header, so the first session's cwd (new or loaded) is
+// mapped.
 func TestReplayWithoutRoot(t *testing.T) {
-	for _, name := range []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically"} {
+	for _, name := range []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart"} {
 		t.Run(name, func(t *testing.T) {
 			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
 				entries[0].Root = ""
@@ -230,7 +282,7 @@ var hex64 = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 // replays a transcript, then replays that new recording: the recorder in the
 // agent binary captures everything a replay needs, with no codex involved.
 func TestRecordingOfAReplayReplays(t *testing.T) {
-	for _, name := range []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream"} {
+	for _, name := range []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			again := filepath.Join(t.TempDir(), name+".ndjson")

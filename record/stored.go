@@ -1,0 +1,134 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Placeholders for the directories of the recording machine that a replay
+// brings its own of. Every path under them is written with the placeholder
+// in place of the directory (see Recorder.SetDirs).
+const (
+	StateDirPlaceholder  = "$CODEXACP_STATE" // the agent's state directory (--state-dir)
+	CodexHomePlaceholder = "$CODEX_HOME"     // codex's home (CODEX_HOME, default ~/.codex)
+)
+
+// maxStoredBytes bounds the content of one stored file. Rollouts of long
+// threads grow to megabytes, and a load cannot be replayed without its
+// rollout, so the bound is far above maxFileBytes.
+const maxStoredBytes = 64 << 20
+
+// SetDirs names the agent's state directory and codex's home. From then
+// on, every path under them is written as StateDirPlaceholder/… and
+// CodexHomePlaceholder/…, in every entry: a replay puts its own directories
+// there. Relative directories are taken from the working directory; empty
+// ones and the root are ignored. Call it before Start.
+func (r *Recorder) SetDirs(stateDir, codexHome string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dirs = nil
+	for _, d := range []struct{ dir, placeholder string }{
+		{stateDir, StateDirPlaceholder},
+		{codexHome, CodexHomePlaceholder},
+	} {
+		if d.dir == "" {
+			continue
+		}
+		dir, err := filepath.Abs(d.dir)
+		if err != nil || dir == filepath.Dir(dir) { // the root: every path would match
+			continue
+		}
+		r.dirs = append(r.dirs, dirPlaceholder{from: dir, to: d.placeholder})
+	}
+	// A directory inside the other one is replaced first.
+	sort.SliceStable(r.dirs, func(i, j int) bool { return len(r.dirs[i].from) > len(r.dirs[j].from) })
+}
+
+type dirPlaceholder struct {
+	from, to string
+}
+
+// abbreviate writes the placeholders of SetDirs into an encoded entry.
+func (r *Recorder) abbreviate(line []byte) []byte {
+	for _, d := range r.dirs {
+		line = RebasePaths(line, d.from, d.to)
+	}
+	return line
+}
+
+// Stored records the file at path, which the agent read to list or load
+// sessions (a session record, codex's rollout of a thread), with its
+// content as it is now: a replay recreates it before it sends the editor's
+// request. Its signature fits acp.Options.ObserveStored.
+func (r *Recorder) Stored(path string) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // the agent's state directory may be relative
+	}
+	r.write(fileState(KindStored, path, maxStoredBytes))
+}
+
+// RebasePaths rewrites, in JSON text, every path under the directory from
+// to lie under to instead. Only whole paths are rewritten: from must not
+// continue a longer path before it, and must be followed by a separator or
+// by what ends a path (a quote, the backslash of an escape, a space).
+func RebasePaths(data []byte, from, to string) []byte {
+	f, t := jsonText(from), jsonText(to)
+	if len(f) == 0 || !bytes.Contains(data, f) {
+		return data
+	}
+	var out []byte
+	copied := 0 // data[:copied] is in out
+	for pos := 0; ; {
+		i := bytes.Index(data[pos:], f)
+		if i < 0 {
+			break
+		}
+		start, end := pos+i, pos+i+len(f)
+		pos = end
+		if start > 0 && pathByte(data[start-1]) && !afterEscape(data[:start]) ||
+			end < len(data) && pathByte(data[end]) && data[end] != '/' {
+			continue // part of a longer name
+		}
+		out = append(append(out, data[copied:start]...), t...)
+		copied = end
+	}
+	if copied == 0 {
+		return data
+	}
+	return append(out, data[copied:]...)
+}
+
+// afterEscape reports whether text ends in a JSON escape such as \n: what
+// follows starts a new line, not a longer name.
+func afterEscape(text []byte) bool {
+	n := len(text)
+	if n < 2 || strings.IndexByte("nrtbf", text[n-1]) < 0 {
+		return false
+	}
+	backslashes := 0
+	for i := n - 2; i >= 0 && text[i] == '\\'; i-- {
+		backslashes++
+	}
+	return backslashes%2 == 1
+}
+
+// pathByte reports whether b can belong to a file name or path, so that a
+// directory's path next to it is part of a longer one.
+func pathByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b >= 0x80 ||
+		strings.IndexByte("/._-~+@%$", b) >= 0
+}
+
+// jsonText is s as it appears inside a JSON string of an entry (Encode
+// leaves HTML characters unescaped).
+func jsonText(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b[1 : len(b)-1]
+}
