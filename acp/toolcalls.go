@@ -157,13 +157,26 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 		u.RawOutput = map[string]any{"error": map[string]any{"code": toolErr.Code, "message": toolErr.Message, "hint": toolErr.Hint}}
 	default:
 		u.Status = sdk.Ptr(sdk.ToolCallStatusCompleted)
-		u.RawOutput = result
+		u.RawOutput = rawOutput(result)
 		if ch != nil {
 			u.Content = diffContent(ch)
 			u.Locations = changeLocations(ch)
 		}
 	}
 	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: u})
+}
+
+// rawOutput is the result shown to the editor. A read's content is left
+// out: the editor has the file, and a read can carry 256 KiB.
+func rawOutput(result any) any {
+	r, ok := result.(*fsops.ReadResult)
+	if !ok {
+		return result
+	}
+	return map[string]any{
+		"hash": r.Hash, "total_lines": r.TotalLines, "start_line": r.StartLine, "end_line": r.EndLine,
+		"has_more": r.HasMore, "content_bytes": len(r.Content),
+	}
 }
 
 // title names the call the way an editor user reads it: "Edit src/x.go".

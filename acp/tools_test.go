@@ -322,3 +322,42 @@ func TestEditorMethodNotFoundFallsBackToDisk(t *testing.T) {
 		t.Errorf("editor calls = %v, want one read and one write before falling back", methods)
 	}
 }
+
+func TestReadToolCallUpdates(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true}, ModeAsk)
+	path := filepath.Join(th.cwd, "src", "a.go")
+	th.editor.SetBuffer(path, "package a\n")
+	res := th.call(t, "read_text_file", map[string]any{"path": path})
+	if res.IsError {
+		t.Fatalf("read failed: %+v", res.StructuredContent)
+	}
+	// The editor handles notifications on its own goroutine: wait for the last.
+	if err := th.editor.WaitForUpdate(th.ctx, func(u sdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusCompleted
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var call *sdk.SessionUpdateToolCall
+	var done *sdk.SessionToolCallUpdate
+	for _, n := range th.editor.Updates() {
+		if n.Update.ToolCall != nil {
+			call = n.Update.ToolCall
+		}
+		if n.Update.ToolCallUpdate != nil {
+			done = n.Update.ToolCallUpdate
+		}
+	}
+	if call == nil || call.Kind != sdk.ToolKindRead || call.Title != "Read src/a.go" || call.Status != sdk.ToolCallStatusInProgress {
+		t.Fatalf("tool_call = %+v", call)
+	}
+	if done == nil || done.Status == nil || *done.Status != sdk.ToolCallStatusCompleted {
+		t.Fatalf("completion = %+v", done)
+	}
+	out, _ := done.RawOutput.(map[string]any)
+	if _, has := out["content"]; has || out["content_bytes"] != float64(10) || out["total_lines"] != float64(1) {
+		t.Errorf("rawOutput = %+v, want the read's facts without its content", done.RawOutput)
+	}
+	if n := len(th.editor.Calls()); n != 1 {
+		t.Errorf("editor calls = %d; a read in ask mode needs no permission", n)
+	}
+}
