@@ -2,7 +2,9 @@ package e2e_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,5 +254,54 @@ func TestCodexStartupFailureShowsStderr(t *testing.T) {
 	}
 	if len(e.mock.Requests()) != 0 {
 		t.Errorf("codex reached the model despite the failed startup")
+	}
+}
+
+// Codex dying mid-turn (killed, crashed) fails the prompt with a clear error,
+// and the session works again on the next prompt.
+func TestCodexCrashMidTurn(t *testing.T) {
+	e := start(t, setup{fs: true})
+	resp, hold := mockapi.Hang(mockapi.Reasoning("about to crash"))
+	e.mock.Enqueue(resp)
+	defer hold.Release()
+
+	type result struct {
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, err := e.prompt("crash please")
+		done <- result{err}
+	}()
+	select {
+	case <-hold.Reached():
+	case <-time.After(60 * time.Second):
+		t.Fatal("codex never reached the model")
+	}
+	var codexPID int
+	for _, p := range e.codexProcesses() {
+		if pid, cmdline, ok := strings.Cut(p, ": "); ok && strings.Contains(cmdline, " exec ") {
+			codexPID, _ = strconv.Atoi(pid)
+		}
+	}
+	if codexPID == 0 {
+		t.Fatalf("codex process not found: %v", e.codexProcesses())
+	}
+	if err := syscall.Kill(codexPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("prompt did not answer after codex died")
+	}
+	var re *sdk.RequestError
+	if !errors.As(r.err, &re) || !strings.Contains(re.Message, "codex exited with status 137") {
+		t.Fatalf("err = %v, want codex's exit status", r.err)
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("back again")))
+	if resp := e.mustPrompt("are you there?"); resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("next prompt: stopReason %q", resp.StopReason)
 	}
 }
