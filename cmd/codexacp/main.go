@@ -59,9 +59,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: codexacp [flags]
+       codexacp doctor [flags]
 
 codexacp is an ACP agent: an editor launches it and speaks the Agent Client
 Protocol on its stdin/stdout. Each prompt runs "codex exec --json".
+"codexacp doctor" checks codex, the model catalog, the state directory and
+the tool server, and prints what it found.
 
 Flags (environment variables in brackets):
 `)
@@ -118,6 +121,10 @@ func envOr(key, def string) string {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	isDoctor := len(args) > 0 && args[0] == "doctor"
+	if isDoctor {
+		args = args[1:]
+	}
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -128,6 +135,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if o.version {
 		fmt.Fprintln(stdout, "codexacp", version)
 		return nil
+	}
+	if isDoctor {
+		return doctor(context.Background(), o, stdout)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -123,4 +125,43 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// fakeCodex writes a script answering what doctor asks codex.
+func fakeCodex(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "codex")
+	script := `#!/bin/sh
+case "$*" in
+  --version) echo "codex-cli 0.169.0" ;;
+  "debug models --bundled") echo '{"models":[{"slug":"m1","context_window":1000,"priority":1,"visibility":"list","apply_patch_tool_type":"freeform"}]}' ;;
+  *) exit 2 ;;
+esac
+`
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDoctor(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	state := t.TempDir()
+	var out bytes.Buffer
+	err := run([]string{"doctor", "--codex-path", fakeCodex(t), "--state-dir", state}, strings.NewReader(""), &out, io.Discard)
+	if err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"ok   codex", "codex-cli 0.169.0", "ok   model catalog", "without apply_patch",
+		"ok   model         codex's default, context window 1000 tokens", "ok   state dir     " + filepath.Join(state, "sessions"), "ok   tool server   listens on http://127.0.0.1:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	out.Reset()
+	err = run([]string{"doctor", "--codex-path", filepath.Join(t.TempDir(), "missing"), "--state-dir", ""}, strings.NewReader(""), &out, io.Discard)
+	if err == nil || !strings.Contains(out.String(), "FAIL codex") || !strings.Contains(out.String(), "npm i -g @openai/codex") {
+		t.Errorf("missing codex: err %v, output:\n%s", err, out.String())
+	}
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/mcp"
+)
+
+// doctor checks what the agent needs, the way the agent would find it, and
+// prints one line per check to out. It fails when codex cannot be used.
+func doctor(ctx context.Context, o *options, out io.Writer) error {
+	fmt.Fprintln(out, "codexacp", version)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var failed []string
+	check := func(name string, ok bool, detail string) {
+		mark := "ok  "
+		if !ok {
+			mark = "FAIL"
+			failed = append(failed, name)
+		}
+		fmt.Fprintf(out, "%s %-13s %s\n", mark, name, detail)
+	}
+
+	path, err := codex.Find(o.codexPath)
+	if err != nil {
+		check("codex", false, err.Error())
+	} else {
+		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		v, verr := exec.CommandContext(vctx, path, "--version").Output()
+		cancel()
+		if verr != nil {
+			check("codex", false, fmt.Sprintf("%s does not run: %v", path, verr))
+		} else {
+			check("codex", true, fmt.Sprintf("%s (%s)", path, strings.TrimSpace(string(v))))
+			catalog, window := modelCatalog(ctx, quiet, path, o.config)
+			if catalog == nil {
+				check("model catalog", false, "could not be built: codex would keep its own apply_patch tool (run with --log-level debug for details)")
+			} else {
+				p, _ := catalog(ctx)
+				check("model catalog", true, p+" (without apply_patch)")
+				model := codex.ConfiguredModel(o.config)
+				if model == "" {
+					model = "codex's default"
+				}
+				check("model", window > 0, fmt.Sprintf("%s, context window %d tokens", model, window))
+			}
+		}
+	}
+
+	if o.stateDir == "" {
+		check("state dir", true, "none: sessions are not kept across restarts")
+	} else if err := writable(filepath.Join(o.stateDir, "sessions")); err != nil {
+		check("state dir", false, err.Error())
+	} else {
+		check("state dir", true, filepath.Join(o.stateDir, "sessions"))
+	}
+
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: quiet})
+	if err != nil {
+		check("tool server", false, err.Error())
+	} else {
+		check("tool server", true, "listens on "+host.URL())
+		host.Close()
+	}
+
+	if len(failed) > 0 {
+		return fmt.Errorf("doctor: %s failed", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// writable creates dir if needed and checks a file can be created in it.
+func writable(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	return errors.Join(f.Close(), os.Remove(name))
+}
