@@ -66,10 +66,11 @@ type Options struct {
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
 // goroutine per request), so all state is guarded.
 type Agent struct {
-	opts  Options
-	log   *slog.Logger
-	conn  *sdk.AgentSideConnection
-	store *sessionStore // nil without Options.StateDir
+	opts    Options
+	log     *slog.Logger
+	conn    *sdk.AgentSideConnection
+	store   *sessionStore // nil without Options.StateDir
+	storeMu sync.Mutex    // serialises persist
 
 	mu         sync.Mutex
 	clientCaps sdk.ClientCapabilities

@@ -95,26 +95,28 @@ func (f *editorFiles) Stat(ctx context.Context, path string) (fsops.FileInfo, er
 }
 
 // checkReadableOnDisk catches what an editor cannot say precisely: a
-// directory, or a binary file (which editors answer with lossy text).
+// directory, a device, FIFO or socket (never opened: a FIFO blocks, and
+// /dev/stdin is our own ACP input), or a binary file (which editors answer
+// with lossy text). A path missing on disk may still be an editor buffer.
 func checkReadableOnDisk(path string) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil // missing on disk: the editor may still have a buffer
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil
+	case fi.IsDir():
+		return fsops.IsDirectoryError(path, nil)
+	case !fi.Mode().IsRegular():
+		return fsops.NotRegularError(path)
 	}
-	defer fh.Close()
-	fi, err := fh.Stat()
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	if fi.IsDir() {
-		return &fsops.Error{Code: fsops.CodeIsDirectory, Message: path + " is a directory",
-			Hint: "Pass the path of a file; list a directory with a shell command."}
-	}
+	defer fh.Close()
 	head := make([]byte, 8192)
 	n, _ := io.ReadFull(fh, head)
 	if bytes.IndexByte(head[:n], 0) >= 0 {
-		return &fsops.Error{Code: fsops.CodeBinary, Message: "Cannot edit binary file: " + path,
-			Hint: "This file is not text; the file tools only handle UTF-8 text files."}
+		return fsops.BinaryError(path)
 	}
 	return nil
 }

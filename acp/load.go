@@ -19,6 +19,10 @@ func (a *Agent) persist(s *session) {
 	if a.store == nil {
 		return
 	}
+	// One save at a time, snapshot included: a mode change racing a turn's
+	// end must not let the older snapshot land last.
+	a.storeMu.Lock()
+	defer a.storeMu.Unlock()
 	rec, ok := s.record()
 	if !ok {
 		return

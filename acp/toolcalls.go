@@ -42,13 +42,11 @@ func newToolReporter(a *Agent, s *session) *toolReporter {
 // CallStarted implements mcp.Observer: a pending tool call with the input.
 func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
 	kind := sdk.ToolKindEdit
-	status := sdk.ToolCallStatusPending
 	if c.Tool == fsops.ToolReadTextFile {
 		kind = sdk.ToolKindRead
-		status = sdk.ToolCallStatusInProgress
 	}
 	var locs []sdk.ToolCallLocation
-	if c.Path != "" {
+	if filepath.IsAbs(c.Path) { // ACP paths are absolute; a relative one fails validation anyway
 		locs = []sdk.ToolCallLocation{{Path: c.Path}}
 	}
 	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
@@ -56,7 +54,7 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
 		ToolCallId:    sdk.ToolCallId(c.ID),
 		Title:         r.title(c.Tool, c.Path),
 		Kind:          kind,
-		Status:        status,
+		Status:        sdk.ToolCallStatusPending,
 		Locations:     locs,
 		RawInput:      c.Arguments,
 	}})
@@ -201,13 +199,14 @@ func (r *toolReporter) title(tool, path string) string {
 const wholeFileDiffLimit = 256 << 10
 
 func diffContent(ch *fsops.Change) []sdk.ToolCallContent {
+	if ch.Created {
+		// No old text to compare with, whatever the size.
+		return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New))}
+	}
 	if len(ch.Old)+len(ch.New) > wholeFileDiffLimit && ch.Diff != "" {
 		if hunks := hunkContents(ch.Path, ch.Diff); len(hunks) > 0 {
 			return hunks
 		}
-	}
-	if ch.Created {
-		return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New))}
 	}
 	return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))}
 }
@@ -218,6 +217,7 @@ func hunkContents(path, diff string) []sdk.ToolCallContent {
 	var out []sdk.ToolCallContent
 	var old, new strings.Builder
 	lastSide := byte(0)
+	inHunk := false // the "--- "/"+++ " headers come only before the first hunk
 	flush := func() {
 		if old.Len() > 0 || new.Len() > 0 {
 			out = append(out, sdk.ToolDiffContent(path, new.String(), old.String()))
@@ -232,8 +232,9 @@ func hunkContents(path, diff string) []sdk.ToolCallContent {
 	}
 	for _, line := range strings.SplitAfter(diff, "\n") {
 		switch {
-		case strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "+++ "):
+		case !inHunk && (strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ ")):
 		case strings.HasPrefix(line, "@@"):
+			inHunk = true
 			flush()
 		case strings.HasPrefix(line, `\`):
 			// "\ No newline at end of file" applies to the line before it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -347,7 +348,7 @@ func TestReadToolCallUpdates(t *testing.T) {
 			done = n.Update.ToolCallUpdate
 		}
 	}
-	if call == nil || call.Kind != sdk.ToolKindRead || call.Title != "Read src/a.go" || call.Status != sdk.ToolCallStatusInProgress {
+	if call == nil || call.Kind != sdk.ToolKindRead || call.Title != "Read src/a.go" || call.Status != sdk.ToolCallStatusPending {
 		t.Fatalf("tool_call = %+v", call)
 	}
 	if done == nil || done.Status == nil || *done.Status != sdk.ToolCallStatusCompleted {
@@ -359,5 +360,44 @@ func TestReadToolCallUpdates(t *testing.T) {
 	}
 	if n := len(th.editor.Calls()); n != 1 {
 		t.Errorf("editor calls = %d; a read in ask mode needs no permission", n)
+	}
+}
+
+// A deleted line that itself starts with "-- " (an SQL comment) prints as
+// "--- …" inside a hunk: it is a body line, not a header.
+func TestHunkContentsKeepsHeaderLikeLines(t *testing.T) {
+	var old strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&old, "select %d;\n", i)
+	}
+	oldText := strings.Replace(old.String(), "select 500;\n", "select 500;\n-- drop everything below\n", 1)
+	newText := old.String()
+	ch := &fsops.Change{Path: "/w/q.sql", Old: []byte(oldText), New: []byte(newText),
+		Diff: fsops.UnifiedDiff("/w/q.sql", []byte(oldText), []byte(newText))}
+	got := diffContent(ch)
+	if len(got) != 1 || !strings.Contains(*got[0].Diff.OldText, "-- drop everything below") || strings.Contains(got[0].Diff.NewText, "drop") {
+		t.Fatalf("hunk = %+v", got[0].Diff)
+	}
+	created := &fsops.Change{Path: "/w/big.txt", New: []byte(strings.Repeat("x\n", 200000)), Created: true}
+	created.Diff = fsops.UnifiedDiff(created.Path, nil, created.New)
+	if c := diffContent(created); len(c) != 1 || c[0].Diff.OldText != nil {
+		t.Errorf("large created file: %d contents, oldText %v; want one whole-file diff without oldText", len(c), c[0].Diff.OldText)
+	}
+}
+
+func TestEditorReadRefusesNonRegularFiles(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	fifo := filepath.Join(th.cwd, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/stdin", "/dev/zero"} {
+		res := th.call(t, "read_text_file", map[string]any{"path": p})
+		if code, msg := errorCode(res); code != fsops.CodeNotRegular {
+			t.Errorf("%s: code %d (%s), want %d", p, code, msg, fsops.CodeNotRegular)
+		}
+	}
+	if n := len(th.editor.Calls()); n != 0 {
+		t.Errorf("the editor was asked to read special files %d times", n)
 	}
 }

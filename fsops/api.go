@@ -18,6 +18,7 @@ const (
 	CodeIsDirectory    = -32003 // path is a directory
 	CodeBinary         = -32004 // NUL bytes or invalid UTF-8
 	CodeDiskFull       = -32005 // no space left
+	CodeNotRegular     = -32006 // a device, FIFO or socket: reading it could block or never end
 	CodeStringNotFound = -32010 // old string not found
 	CodeMatchCount     = -32011 // old string found a wrong number of times
 	CodeConflict       = -32012 // multi-edit: a match partly overlaps an earlier edit's text

@@ -69,6 +69,13 @@ func IsDirectoryError(path string, cause error) *Error {
 		Hint: "Give the path of a file inside it.", Err: cause}
 }
 
+// NotRegularError is the -32006 "{path} is not a regular file" error, for
+// devices, FIFOs and sockets, which the tools never open.
+func NotRegularError(path string) *Error {
+	return &Error{Code: CodeNotRegular, Message: path + " is not a regular file",
+		Hint: "It is a device, FIFO or socket; the file tools only read and write regular text files."}
+}
+
 // BinaryError is the -32004 "Cannot edit binary file: {path}" error.
 func BinaryError(path string) *Error {
 	return &Error{Code: CodeBinary, Message: "Cannot edit binary file: " + path,

@@ -62,6 +62,11 @@ func (l *LocalFiles) ReadFile(ctx context.Context, path string) ([]byte, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Only regular files are read: a FIFO would block, /dev/zero never ends,
+	// and /dev/stdin is the editor's ACP stream.
+	if fi, err := l.ops.stat(path); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, NotRegularError(path)
+	}
 	data, err := l.ops.readFile(path)
 	if err != nil {
 		return nil, mapOSError(path, opRead, 0, err)
