@@ -80,7 +80,11 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 
 	content := diffContent(ch)
 	locations := changeLocations(ch)
-	if mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit) {
+	// In auto mode a write into .git or .codex still asks: codex's own
+	// workspace-write sandbox keeps those read-only (a git hook or config
+	// would run commands outside any sandbox), and these tools bypass it.
+	protected := mode != ModeFullAccess && isProtectedPath(ch.Path)
+	if !protected && (mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
 		r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
@@ -275,6 +279,17 @@ func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {
 		locs[i] = sdk.ToolCallLocation{Path: ch.Path, Line: sdk.Ptr(line)}
 	}
 	return locs
+}
+
+// isProtectedPath reports whether a path lies inside a .git or .codex
+// directory.
+func isProtectedPath(path string) bool {
+	for _, part := range strings.Split(filepath.Clean(path), string(filepath.Separator)) {
+		if part == ".git" || part == ".codex" {
+			return true
+		}
+	}
+	return false
 }
 
 // displayPath is path relative to the session's cwd when inside it.

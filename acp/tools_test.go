@@ -401,3 +401,41 @@ func TestEditorReadRefusesNonRegularFiles(t *testing.T) {
 		t.Errorf("the editor was asked to read special files %d times", n)
 	}
 }
+
+// Auto mode applies workspace edits without asking, except inside .git and
+// .codex, which codex's own sandbox keeps read-only.
+func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		return fakeeditor.Select("allow_always")
+	}}, ModeAuto)
+	for _, tc := range []struct {
+		rel  string
+		asks bool
+	}{
+		{"a.txt", false},
+		{".git/hooks/pre-commit", true},
+		{".git/config", true}, // allow_always does not cover protected paths
+		{".codex/config.toml", true},
+		{".gitignore", false},
+	} {
+		before := len(th.editor.Calls())
+		path := filepath.Join(th.cwd, tc.rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "x\n"})
+		if res.IsError {
+			t.Fatalf("%s: %+v", tc.rel, res.StructuredContent)
+		}
+		asked := false
+		for _, c := range th.editor.Calls()[before:] {
+			asked = asked || c.Method == "session/request_permission"
+		}
+		if asked != tc.asks {
+			t.Errorf("%s: asked = %v, want %v", tc.rel, asked, tc.asks)
+		}
+	}
+	if !isProtectedPath("/w/.git") || isProtectedPath("/w/.github/x") {
+		t.Error("isProtectedPath")
+	}
+}
