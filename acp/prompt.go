@@ -54,6 +54,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 	log.Info("turn started", "resume", inv.ThreadID != "", "mode", mode)
 
 	s.translator.BeginTurn()
+	s.startToolCalls(ctx)
 	runErr := a.opts.Backend.Run(ctx, inv, func(line []byte) {
 		ev, err := events.Parse(line)
 		if err != nil {
@@ -67,6 +68,11 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 			a.sendUpdate(ctx, s.id, u)
 		}
 	})
+	// Codex has exited; its tool calls end with the turn, before the answer.
+	for _, id := range s.finishToolCalls(toolCallGrace) {
+		log.Warn("file-tool call still running at the end of the turn", "call", id)
+		a.sendUpdate(ctx, s.id, failedUpdate(id, "The turn ended before this tool call finished; nothing more will be written."))
+	}
 	out := s.translator.EndTurn()
 	for _, u := range out.Updates {
 		a.sendUpdate(ctx, s.id, u)

@@ -43,6 +43,7 @@ type session struct {
 	latest      uint64                  // generation of the newest prompt
 	cancel      context.CancelCauseFunc // cancels the running turn; nil when idle
 	allowed     map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
+	calls       turnCalls               // the running turn's file-tool calls
 }
 
 // newSession makes a session; a restored one passes its thread and token

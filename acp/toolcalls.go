@@ -41,6 +41,12 @@ func newToolReporter(a *Agent, s *session) *toolReporter {
 
 // CallStarted implements mcp.Observer: a pending tool call with the input.
 func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
+	if !r.s.callBegin(c.ID) {
+		// No turn runs (a codex that outlived its turn): report nothing;
+		// BeforeWrite refuses any write.
+		r.agent.log.Warn("file-tool call outside a turn", "session", r.s.id, "tool", c.Tool)
+		return
+	}
 	kind := sdk.ToolKindEdit
 	if c.Tool == fsops.ToolReadTextFile {
 		kind = sdk.ToolKindRead
@@ -63,6 +69,11 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
 // BeforeWrite implements mcp.Observer: it refuses writes the mode or the
 // workspace forbid, shows the diff, and in ask mode waits for the user.
 func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {
+	turn, ok := r.s.callContext(c.ID)
+	if !ok || turn.Err() != nil {
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: "No prompt turn is running in this session; nothing was written."}
+	}
 	mode := r.s.currentMode()
 	if mode == ModeReadOnly {
 		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
@@ -98,7 +109,10 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 
 	// The permission request carries the diff preview: the editor shows it
 	// on the pending tool call while the user decides.
-	resp, err := r.agent.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+	// The question ends with the call or with the turn, whichever ends first.
+	askCtx, stopAsk := mergeContext(ctx, turn)
+	defer stopAsk()
+	resp, err := r.agent.conn.RequestPermission(askCtx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(r.s.id),
 		ToolCall: sdk.ToolCallUpdate{
 			ToolCallId: sdk.ToolCallId(c.ID),
@@ -121,6 +135,9 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 			Hint: "The permission request did not complete (the turn may have been cancelled); nothing was written.", Err: err}
 	}
 	switch {
+	case turn.Err() != nil:
+		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
+			Hint: "The turn ended while the user was asked; nothing was written."}
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
 		r.s.allowAlways(sdk.ToolKindEdit)
@@ -142,6 +159,9 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 // CallFinished implements mcp.Observer: completed with the diff, or failed
 // with the error the model received.
 func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any, toolErr *fsops.Error) {
+	if !r.s.callEnd(c.ID) {
+		return // outside a turn, or given up when its turn ended
+	}
 	r.mu.Lock()
 	ch := r.changes[c.ID]
 	delete(r.changes, c.ID)
@@ -179,6 +199,16 @@ func rawOutput(result any) any {
 		"hash": r.Hash, "total_lines": r.TotalLines, "start_line": r.StartLine, "end_line": r.EndLine,
 		"has_more": r.HasMore, "content_bytes": len(r.Content),
 	}
+}
+
+// failedUpdate marks a tool call failed with a message.
+func failedUpdate(id, text string) sdk.SessionUpdate {
+	return sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+		SessionUpdate: "tool_call_update",
+		ToolCallId:    sdk.ToolCallId(id),
+		Status:        sdk.Ptr(sdk.ToolCallStatusFailed),
+		Content:       []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))},
+	}}
 }
 
 // title names the call the way an editor user reads it: "Edit src/x.go".

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,8 @@ type toolsHarness struct {
 	session sdk.SessionId
 	cwd     string
 	client  *mcpsdk.ClientSession
+	// turnDone delivers the running turn's prompt error once it ends.
+	turnDone <-chan error
 }
 
 type bearer struct {
@@ -49,7 +52,10 @@ func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarnes
 	}
 	tb.Cleanup(func() { host.Close() })
 
-	h := startAgentWith(tb, Options{Backend: &fakeBackend{}, Tools: host}, eopts)
+	// The session runs one long turn (codex waiting on the model) so that
+	// tool calls belong to a turn, as they do with real codex.
+	turnStarted := make(chan struct{}, 1)
+	h := startAgentWith(tb, Options{Backend: &fakeBackend{script: hangAfter(turnStarted)}, Tools: host}, eopts)
 	ctx, ed, agent := h.ctx, h.editor, h.agent
 
 	cwd, err := filepath.EvalSymlinks(tb.TempDir())
@@ -70,6 +76,12 @@ func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarnes
 	if err != nil {
 		tb.Fatal(err)
 	}
+	turnDone := make(chan error, 1)
+	go func() {
+		_, err := h.prompt(resp.SessionId, "use the tools")
+		turnDone <- err
+	}()
+	<-turnStarted
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "codex-stand-in", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcpsdk.StreamableClientTransport{
 		Endpoint:   host.URL(),
@@ -79,7 +91,7 @@ func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarnes
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { cs.Close() })
-	return &toolsHarness{harness: h, host: host, session: resp.SessionId, cwd: cwd, client: cs}
+	return &toolsHarness{harness: h, host: host, session: resp.SessionId, cwd: cwd, client: cs, turnDone: turnDone}
 }
 
 func (th *toolsHarness) call(tb testing.TB, tool string, args map[string]any) *mcpsdk.CallToolResult {
@@ -437,5 +449,75 @@ func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
 	}
 	if !isProtectedPath("/w/.git") || isProtectedPath("/w/.github/x") {
 		t.Error("isProtectedPath")
+	}
+}
+
+// Cancelling the turn while the user is being asked withdraws the question:
+// nothing is written, the tool call fails, and its last update comes before
+// the prompt's answer.
+func TestCancelWhilePermissionPending(t *testing.T) {
+	asked := make(chan struct{})
+	answer := make(chan struct{})
+	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		close(asked)
+		<-answer // the user takes their time
+		return fakeeditor.Select("allow_once")
+	}}, ModeAsk)
+	defer close(answer)
+	path := filepath.Join(th.cwd, "a.txt")
+	th.editor.SetBuffer(path, "one\n")
+
+	result := make(chan *mcpsdk.CallToolResult, 1)
+	go func() {
+		res, _ := th.client.CallTool(th.ctx, &mcpsdk.CallToolParams{Name: "edit_text_file",
+			Arguments: map[string]any{"path": path, "old_string": "one", "new_string": "two"}})
+		result <- res
+	}()
+	<-asked
+	if err := th.editor.Conn.Cancel(th.ctx, sdk.CancelNotification{SessionId: th.session}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-th.turnDone; err != nil {
+		t.Fatalf("prompt: %v", err)
+	}
+	// Everything the turn reported has arrived by the time the prompt answered.
+	var last *sdk.SessionToolCallUpdate
+	for _, n := range th.editor.Updates() {
+		if n.Update.ToolCallUpdate != nil {
+			last = n.Update.ToolCallUpdate
+		}
+	}
+	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
+		t.Errorf("last tool update before the prompt's answer = %+v, want failed", last)
+	}
+	res := <-result
+	if res == nil || !res.IsError {
+		t.Errorf("the model was told the edit succeeded: %+v", res)
+	}
+	if got, _ := th.editor.Buffer(path); got != "one\n" {
+		t.Errorf("buffer = %q: written after the turn was cancelled", got)
+	}
+}
+
+// A write arriving while no turn runs (a codex that outlived its turn) is
+// refused and reported nowhere.
+func TestWriteOutsideTurnRefused(t *testing.T) {
+	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	if err := th.editor.Conn.Cancel(th.ctx, sdk.CancelNotification{SessionId: th.session}); err != nil {
+		t.Fatal(err)
+	}
+	<-th.turnDone
+	before := len(th.editor.Updates())
+	path := filepath.Join(th.cwd, "late.txt")
+	res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "late\n"})
+	if code, msg := errorCode(res); code != fsops.CodePermission {
+		t.Errorf("code %d %q, want Permission denied", code, msg)
+	}
+	if _, open := th.editor.Buffer(path); open {
+		t.Error("written outside a turn")
+	}
+	time.Sleep(50 * time.Millisecond) // would-be updates are notifications: give them a moment
+	if n := len(th.editor.Updates()); n != before {
+		t.Errorf("%d updates sent outside a turn", n-before)
 	}
 }
