@@ -33,6 +33,10 @@ type osOps struct {
 	createTemp   func(dir, pattern string) (tempFile, error)
 	rename       func(from, to string) error
 	remove       func(name string) error
+	// writable checks write permission on an existing file: the atomic
+	// rename needs only a writable directory, so without it a read-only
+	// file would be replaced silently.
+	writable func(name string) error
 }
 
 // tempFile is the part of *os.File a write uses.
@@ -52,6 +56,7 @@ var realOS = osOps{
 	createTemp:   func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) },
 	rename:       os.Rename,
 	remove:       os.Remove,
+	writable:     func(name string) error { return syscall.Access(name, 2 /* W_OK */) },
 }
 
 // newFileMode is the mode of files the adapter creates, whatever the umask.
@@ -106,6 +111,9 @@ func (l *LocalFiles) WriteFile(ctx context.Context, path string, data []byte) er
 	if fi, err := l.ops.stat(target); err == nil {
 		if fi.IsDir() {
 			return IsDirectoryError(path, nil)
+		}
+		if err := l.ops.writable(target); err != nil {
+			return mapOSError(path, opWrite, len(data), err)
 		}
 		mode = fi.Mode().Perm()
 	}

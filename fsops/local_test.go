@@ -295,3 +295,25 @@ func TestPathLocksAreFreed(t *testing.T) {
 		t.Errorf("process locks hold %d paths while idle", processLocks.size())
 	}
 }
+
+// A read-only file is not replaced: the atomic rename would only need a
+// writable directory, so write permission on the file itself is checked
+// (root passes the check; the OS answer is injected here).
+func TestLocalFilesReadOnlyFileNotReplaced(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "ro.txt")
+	if err := os.WriteFile(p, []byte("keep\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	ops := realOS
+	ops.writable = func(name string) error { return &fs.PathError{Op: "access", Path: name, Err: syscall.EACCES} }
+	err := (&LocalFiles{ops: ops}).WriteFile(ctx, p, []byte("changed\n"))
+	wantToolError(t, err, CodePermission, "Permission denied: "+p)
+	if b, _ := os.ReadFile(p); string(b) != "keep\n" {
+		t.Errorf("file = %q", b)
+	}
+	// A new file needs no such check.
+	if err := (&LocalFiles{ops: ops}).WriteFile(ctx, p+".new", []byte("x")); err != nil {
+		t.Errorf("new file: %v", err)
+	}
+}
