@@ -197,8 +197,9 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Codex shows the model this text (as "HTTP 413: ..."), so say what
 		// to do. Bodies without a length are cut by the go-sdk, with its
 		// own message.
-		http.Error(w, fmt.Sprintf("request body exceeds %d bytes: write a large file in parts "+
-			"(write_text_file with the first part, then append_text_file)", h.opts.MaxRequestBodyBytes),
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes: write a large file in parts, each ending at a line "+
+			"end (write_text_file with the first part, then append_text_file with the next, which adds whole lines)",
+			h.opts.MaxRequestBodyBytes),
 			http.StatusRequestEntityTooLarge)
 		return
 	}

@@ -252,3 +252,21 @@ func TestClientCancel(t *testing.T) {
 		})
 	}
 }
+
+// panicFiles is a Files whose reads panic, standing in for a bug.
+type panicFiles struct{ fsops.Files }
+
+func (panicFiles) ReadFile(context.Context, string) ([]byte, error) { panic("boom") }
+
+// A panic in a tool becomes an error result; the server keeps serving.
+func TestToolPanicBecomesError(t *testing.T) {
+	cs := connectInMemory(t, NewServer(fsops.NewEngine(panicFiles{fsopstest.NewMemFiles()}), nil))
+	res, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
+	if code, msg, _ := toolErr(t, res, sc); code != fsops.CodeInternal || !strings.Contains(msg, "Internal error") {
+		t.Errorf("code %d %q", code, msg)
+	}
+	res, sc = call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "relative"})
+	if code, _, _ := toolErr(t, res, sc); code != fsops.CodeInvalidParams {
+		t.Errorf("server stopped serving after a panic: code %d", code)
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,7 +88,7 @@ func handler(engine *fsops.Engine, obs Observer, spec toolSpec) sdk.ToolHandler 
 			obs.CallStarted(ctx, c)
 			before = func(ctx context.Context, ch *fsops.Change) error { return obs.BeforeWrite(ctx, c, ch) }
 		}
-		result, err := spec.run(ctx, engine, args, before)
+		result, err := runGuarded(ctx, engine, args, before, spec)
 		var terr *fsops.Error
 		if err != nil {
 			terr = toolError(err)
@@ -100,6 +102,19 @@ func handler(engine *fsops.Engine, obs Observer, spec toolSpec) sdk.ToolHandler 
 		}
 		return successResult(c, result), nil
 	}
+}
+
+// runGuarded runs a tool, turning a panic into a tool error: one bad call
+// must not take down the agent and every session with it.
+func runGuarded(ctx context.Context, engine *fsops.Engine, args *arguments, before fsops.BeforeWrite, spec toolSpec) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("file tool panicked", "tool", spec.tool.Name, "panic", p, "stack", string(debug.Stack()))
+			result, err = nil, &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Internal error in %s", spec.tool.Name),
+				Hint: "This is a bug in codexacp; nothing was written. Tell the user."}
+		}
+	}()
+	return spec.run(ctx, engine, args, before)
 }
 
 // newCallID returns 96 random bits in hex. crypto/rand.Read never fails.
