@@ -190,10 +190,23 @@ func mcpHistoryCall(id acp.ToolCallId, it *rolloutItem, opts HistoryOptions) *ac
 	}
 	if it.Result != nil {
 		var res struct {
-			Diff string `json:"diff"`
+			Diff    string  `json:"diff"`
+			Content *string `json:"content"`
 		}
-		if json.Unmarshal(it.Result.StructuredContent, &res) == nil && res.Diff != "" {
-			tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(res.Diff)))}
+		if json.Unmarshal(it.Result.StructuredContent, &res) == nil {
+			if res.Diff != "" {
+				tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(res.Diff)))}
+			}
+			if kind == acp.ToolKindRead && res.Content != nil {
+				// As in a live turn: the facts of a read, not the file.
+				var out map[string]any
+				if json.Unmarshal(it.Result.StructuredContent, &out) == nil {
+					delete(out, "content")
+					out["content_bytes"] = len(*res.Content)
+					tc.RawOutput = out
+				}
+				tc.Content = nil
+			}
 		}
 	}
 	return tc

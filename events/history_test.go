@@ -72,3 +72,17 @@ func TestShellJoin(t *testing.T) {
 		}
 	}
 }
+
+// A replayed read shows the read's facts, not the file's content.
+func TestHistoryReadWithoutContent(t *testing.T) {
+	line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"c1","server":"acp","tool":"read_text_file","arguments":{"path":"/w/a.txt"},"status":"completed","result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"content":"secret body\n","hash":"h","total_lines":1}}}}}`
+	us, err := History(strings.NewReader(line), HistoryOptions{OwnMCPServer: "acp"})
+	if err != nil || len(us) != 1 || us[0].ToolCall == nil {
+		t.Fatalf("history = %+v, %v", us, err)
+	}
+	tc := us[0].ToolCall
+	b, _ := json.Marshal(tc)
+	if tc.Kind != "read" || strings.Contains(string(b), "secret body") || !strings.Contains(string(b), `"content_bytes":12`) {
+		t.Errorf("read tool call = %s", b)
+	}
+}

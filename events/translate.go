@@ -232,6 +232,9 @@ func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
 			if done {
 				t.modelCalls++
 			}
+			// The agent reported this call as a tool call, and the editor
+			// starts a new entry after one: no paragraph break needed.
+			t.chunk = chunkNone
 			return nil
 		}
 		return t.tool(done, it, mcpState(done, it))

@@ -563,3 +563,17 @@ func BenchmarkTranslateFixtures(b *testing.B) {
 		tr.EndTurn()
 	}
 }
+
+// A message after one of our own tool calls (reported by the agent, not
+// here) starts a new editor entry: no paragraph break in front of it.
+func TestMessageAfterOwnToolCallHasNoBreak(t *testing.T) {
+	tr := NewTranslator(Options{OwnMCPServer: "acp"})
+	tr.BeginTurn()
+	us := feed(t, tr,
+		`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Editing."}}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"mcp_tool_call","server":"acp","tool":"edit_text_file","arguments":{},"result":{"content":[]},"error":null,"status":"completed"}}`,
+		`{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Done."}}`)
+	if len(us) != 2 || us[1].AgentMessageChunk == nil || us[1].AgentMessageChunk.Content.Text.Text != "Done." {
+		t.Errorf("updates = %+v", us)
+	}
+}
