@@ -54,7 +54,7 @@ type Options struct {
 	LocalFiles fsops.Files
 	// ObserveTools, when set, wraps each session's tool observer (the
 	// transcript recorder uses it to see every tool call and its result).
-	ObserveTools func(sessionID string, obs mcp.Observer) mcp.Observer
+	ObserveTools func(sessionID string, roots []string, obs mcp.Observer) mcp.Observer
 	// ObserveStored, when set, is told the path of each stored file that
 	// session/list and session/load read, before they answer: the session
 	// records a list returns, and the record and codex's rollout of the
@@ -242,7 +242,7 @@ func (a *Agent) attachTools(s *session) {
 	files := newEditorFiles(a.conn, s.id, caps, local)
 	var obs mcp.Observer = newToolReporter(a, s)
 	if a.opts.ObserveTools != nil {
-		obs = a.opts.ObserveTools(s.id, obs)
+		obs = a.opts.ObserveTools(s.id, s.roots(), obs)
 	}
 	server := mcp.NewServer(fsops.NewEngine(files), obs)
 	s.toolsToken, s.unregisterTools = a.opts.Tools.Register(server)

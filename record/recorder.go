@@ -60,6 +60,11 @@ func Create(path string) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
+	// An existing file keeps its mode through O_TRUNC: tighten it.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record: %w", err)
+	}
 	r := New(f)
 	r.closer = f
 	r.path = path

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/iotest"
 
@@ -205,7 +206,7 @@ func TestToolObserverRecordsCallsAndFiles(t *testing.T) {
 	r := New(&buf)
 	r.Start("codexacp test", 0)
 	inner := &fakeObserver{}
-	obs := r.ToolObserver("sess_1", inner)
+	obs := r.ToolObserver("sess_1", []string{dir}, inner)
 	ctx := context.Background()
 
 	call := func(id, tool, path string, result any, terr *fsops.Error) {
@@ -259,7 +260,7 @@ func TestRecordsOnlyFirstTouchOfAPath(t *testing.T) {
 	var buf bytes.Buffer
 	r := New(&buf)
 	r.Start("codexacp test", 0)
-	obs := r.ToolObserver("s", nil) // a nil inner observer is allowed
+	obs := r.ToolObserver("s", []string{filepath.Dir(path)}, nil) // a nil inner observer is allowed
 	for i := 0; i < 3; i++ {
 		c := &mcp.Call{ID: fmt.Sprint(i), Tool: "write_text_file", Path: path, Arguments: json.RawMessage(`{`)}
 		obs.CallStarted(context.Background(), c)
@@ -310,7 +311,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	inv := codex.Invocation{Cwd: "/w", Prompt: "use " + apiKey, Env: []string{"CODEXACP_MCP_TOKEN=" + token}}
 	r.Backend(runner, command).Run(context.Background(), inv, func([]byte) {})
 
-	obs := r.ToolObserver("s", nil)
+	obs := r.ToolObserver("s", []string{"/w"}, nil)
 	c := &mcp.Call{ID: "c1", Tool: "write_text_file", Arguments: json.RawMessage(`{"path":"/w/.env","content":"KEY=` + apiKey + `\nTOKEN=` + token + `"}`)}
 	obs.CallStarted(context.Background(), c)
 	obs.CallFinished(context.Background(), c, map[string]string{"echo": token}, nil)
@@ -348,6 +349,12 @@ func TestRedactArg(t *testing.T) {
 		{`mcp_servers.x={env={API_KEY='v', MODE="fast"}}`, `mcp_servers.x={env={API_KEY="[REDACTED]", MODE="fast"}}`},
 		{`mcp_servers.acp={url="u", bearer_token_env_var="CODEXACP_MCP_TOKEN"}`, `mcp_servers.acp={url="u", bearer_token_env_var="CODEXACP_MCP_TOKEN"}`},
 		{`x={"Cookie"="a\"b"}`, `x={"Cookie"="[REDACTED]"}`},
+		// codex takes unquoted values as strings: a secret key loses its value whatever its form.
+		{`model_providers.p.experimental_bearer_token=abcdef1234567890`, `model_providers.p.experimental_bearer_token="[REDACTED]"`},
+		{`mcp_servers.x.env.API_KEY=abcdef1234567890`, `mcp_servers.x.env.API_KEY="[REDACTED]"`},
+		{`mcp_servers.x.env={API_KEY="""v"""}`, `mcp_servers.x.env={API_KEY="[REDACTED]"}`},
+		{`mcp_servers.x.env={API_KEY='''v'''}`, `mcp_servers.x.env={API_KEY="[REDACTED]"}`},
+		{`model_providers.p.env_key=OPENAI_API_KEY`, `model_providers.p.env_key=OPENAI_API_KEY`},
 	}
 	for _, tt := range tests {
 		if got := redactArg(tt.in); got != tt.want {
@@ -451,7 +458,7 @@ func TestConcurrentRecording(t *testing.T) {
 	r := New(&buf)
 	r.Start("codexacp test", 0)
 	out := r.Output(io.Discard)
-	obs := r.ToolObserver("s", nil)
+	obs := r.ToolObserver("s", nil, nil)
 	backend := r.Backend(&fakeRunner{lines: []string{`{"type":"turn.started"}`, `{"type":"turn.completed"}`}}, nil)
 	var wg sync.WaitGroup
 	const workers, each = 8, 50
@@ -485,5 +492,37 @@ func TestConcurrentRecording(t *testing.T) {
 	}
 	if len(runs) != workers*each {
 		t.Errorf("%d distinct runs, want %d", len(runs), workers*each)
+	}
+}
+
+// Files outside the workspace are recorded by existence only, and special
+// files are never opened.
+func TestFileContentsOnlyInsideWorkspace(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "authorized_keys")
+	inside := filepath.Join(work, "a.txt")
+	fifo := filepath.Join(work, "fifo")
+	for p, content := range map[string]string{secret: "ssh-ed25519 AAAAsecret\n", inside: "inside\n"} {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.Start("codexacp test", 0)
+	obs := r.ToolObserver("s", []string{work}, nil)
+	for i, p := range []string{secret, inside, fifo} {
+		c := &mcp.Call{ID: fmt.Sprint(i), Tool: "read_text_file", Path: p, Arguments: json.RawMessage(`{}`)}
+		obs.CallStarted(context.Background(), c) // a FIFO would block here if opened
+		obs.CallFinished(context.Background(), c, struct{}{}, nil)
+	}
+	if strings.Contains(buf.String(), "AAAAsecret") {
+		t.Errorf("a file outside the workspace was copied into the transcript")
+	}
+	if !strings.Contains(buf.String(), "inside\\n") {
+		t.Errorf("the workspace file's content is missing: %s", buf.String())
 	}
 }

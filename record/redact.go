@@ -39,12 +39,22 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), []byte("${1}" + Redacted)},
 }
 
-// tomlSecret matches key = "value" (or 'value') pairs in codex -c arguments,
-// e.g. http_headers={"Authorization"="Bearer x"} or env={API_KEY="x"}.
-var tomlSecret = regexp.MustCompile(`("?)([A-Za-z0-9_.-]+)("?\s*=\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
+// tomlSecret matches key = "value" (or 'value', or a triple-quoted string)
+// pairs in codex -c arguments, e.g. http_headers={"Authorization"="Bearer x"}
+// or env={API_KEY="x"}.
+var tomlSecret = regexp.MustCompile(`("?)([A-Za-z0-9_.-]+)("?\s*=\s*)("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\]|\\.)*"|'[^']*')`)
 
-// redactArg blanks the values of secret-looking keys in a -c argument.
+// redactArg blanks the values of secret-looking keys in a -c argument. A
+// whole "dotted.key=value" whose last key part looks secret loses its value
+// whatever its form: codex also takes unquoted values as strings.
 func redactArg(arg string) string {
+	if key, value, ok := strings.Cut(arg, "="); ok && !strings.ContainsAny(key, " \t{[\"'") {
+		last := key[strings.LastIndexByte(key, '.')+1:]
+		v := strings.TrimSpace(value)
+		if IsSecretName(last) && v != "" && v[0] != '{' && v[0] != '[' {
+			return key + `="` + Redacted + `"`
+		}
+	}
 	return tomlSecret.ReplaceAllStringFunc(arg, func(m string) string {
 		sub := tomlSecret.FindStringSubmatch(m)
 		if !IsSecretName(sub[2]) {

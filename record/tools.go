@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/codexacp/codexacp/fsops"
@@ -23,19 +24,23 @@ const maxFileBytes = 1 << 20
 // recorded: on its first touch of a path, the file's state on disk (a file
 // entry, so that replay can recreate the workspace), then the call
 // (mcp_call) and, once the inner observer has reported it, the result
-// (mcp_result). Its signature fits acp.Options.ObserveTools.
-func (r *Recorder) ToolObserver(sessionID string, inner mcp.Observer) mcp.Observer {
-	return &toolObserver{rec: r, session: sessionID, inner: inner}
+// (mcp_result). Its signature fits acp.Options.ObserveTools. Contents are
+// recorded only for files inside the session's workspace roots: a call
+// naming any other path (refused or not) records whether it exists, never
+// what it holds.
+func (r *Recorder) ToolObserver(sessionID string, roots []string, inner mcp.Observer) mcp.Observer {
+	return &toolObserver{rec: r, session: sessionID, roots: roots, inner: inner}
 }
 
 type toolObserver struct {
 	rec     *Recorder
 	session string
+	roots   []string
 	inner   mcp.Observer
 }
 
 func (o *toolObserver) CallStarted(ctx context.Context, c *mcp.Call) {
-	o.rec.toolCall(o.session, c)
+	o.rec.toolCall(o.session, c, inRoots(c.Path, o.roots))
 	if o.inner != nil {
 		o.inner.CallStarted(ctx, c)
 	}
@@ -55,7 +60,18 @@ func (o *toolObserver) CallFinished(ctx context.Context, c *mcp.Call, result any
 	o.rec.toolResult(o.session, c, result, err)
 }
 
-func (r *Recorder) toolCall(session string, c *mcp.Call) {
+// inRoots reports whether path lies inside one of roots.
+func inRoots(path string, roots []string) bool {
+	for _, root := range roots {
+		rel, err := filepath.Rel(root, path)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Recorder) toolCall(session string, c *mcp.Call, inWorkspace bool) {
 	var snapshot *Entry
 	if filepath.IsAbs(c.Path) {
 		r.mu.Lock()
@@ -63,7 +79,11 @@ func (r *Recorder) toolCall(session string, c *mcp.Call) {
 		r.touched[c.Path] = true
 		r.mu.Unlock()
 		if first {
-			snapshot = fileState(KindFile, c.Path, maxFileBytes)
+			limit := int64(maxFileBytes)
+			if !inWorkspace {
+				limit = 0 // existence and mode only
+			}
+			snapshot = fileState(KindFile, c.Path, limit)
 		}
 	}
 
@@ -127,7 +147,8 @@ func fileState(kind, path string, limit int64) *Entry {
 		e.IsDir = true
 		return e
 	}
-	if fi.Size() > limit {
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		// Never opened: a FIFO would block; a device may never end.
 		e.Omitted, e.Size = true, fi.Size()
 		return e
 	}
