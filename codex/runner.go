@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/secrets"
 )
 
 // DefaultGrace is how long Run waits after SIGINT before it kills codex's
@@ -240,7 +242,7 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 		return fmt.Errorf("codex: start %s: %w", r.Path, err)
 	}
 	pid := cmd.Process.Pid
-	log.Debug("codex started", "pid", pid, "args", args, "cwd", inv.Cwd)
+	log.Debug("codex started", "pid", pid, "args", logArgs(args), "cwd", inv.Cwd)
 
 	p := &process{cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, exited: make(chan struct{})}
 	stderr := newStderrLog(log, stderrTailSize)
@@ -291,6 +293,19 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 		return nil
 	}
 	return &ExitError{Code: code, Stderr: trimBacktraces(stderr.tail())}
+}
+
+// logArgs is args as they may be logged: secret values in -c overrides
+// (API keys, MCP server headers and env) are blanked.
+func logArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if i > 0 && args[i-1] == "-c" {
+			a = secrets.RedactConfigArg(a)
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // process is the state one Run shares with the goroutines it starts.

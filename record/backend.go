@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/secrets"
 )
 
 // Runner runs one codex turn; acp.Backend has the same method, and
@@ -59,7 +60,7 @@ func (r *Recorder) beginRun(inv codex.Invocation, command CommandFunc) int {
 	r.active = append(r.active, run)
 	e := &Entry{Kind: KindCodexStart, Run: run, Cwd: inv.Cwd, Prompt: inv.Prompt, Env: envNames(env)}
 	for _, a := range args {
-		e.Args = append(e.Args, redactArg(a))
+		e.Args = append(e.Args, secrets.RedactConfigArg(a))
 	}
 	r.writeLocked(e)
 	return run

@@ -5,29 +5,16 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/codexacp/codexacp/internal/secrets"
 )
 
 // Redacted replaces every secret in a transcript.
-const Redacted = "[REDACTED]"
+const Redacted = secrets.Redacted
 
 // minSecretLen keeps short values (a "1", a "true") from being treated as
 // secrets and blanked out all over the transcript.
 const minSecretLen = 8
-
-// secretName matches names (environment variables, header names, JSON and
-// TOML keys) whose values are secrets.
-var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
-
-// IsSecretName reports whether a variable, header or field called name holds
-// a secret. Names of configuration keys that hold the *name* of a variable
-// (codex's env_key, bearer_token_env_var) are not secrets.
-func IsSecretName(name string) bool {
-	lower := strings.ToLower(name)
-	if strings.HasSuffix(lower, "env_var") || strings.HasSuffix(lower, "env_key") {
-		return false
-	}
-	return secretName.MatchString(name)
-}
 
 // secretPatterns find secrets nobody told the recorder about: OpenAI-style
 // API keys and bearer tokens, anywhere in a line.
@@ -37,31 +24,6 @@ var secretPatterns = []struct {
 }{
 	{regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`), []byte(Redacted)},
 	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), []byte("${1}" + Redacted)},
-}
-
-// tomlSecret matches key = "value" (or 'value', or a triple-quoted string)
-// pairs in codex -c arguments, e.g. http_headers={"Authorization"="Bearer x"}
-// or env={API_KEY="x"}.
-var tomlSecret = regexp.MustCompile(`("?)([A-Za-z0-9_.-]+)("?\s*=\s*)("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\]|\\.)*"|'[^']*')`)
-
-// redactArg blanks the values of secret-looking keys in a -c argument. A
-// whole "dotted.key=value" whose last key part looks secret loses its value
-// whatever its form: codex also takes unquoted values as strings.
-func redactArg(arg string) string {
-	if key, value, ok := strings.Cut(arg, "="); ok && !strings.ContainsAny(key, " \t{[\"'") {
-		last := key[strings.LastIndexByte(key, '.')+1:]
-		v := strings.TrimSpace(value)
-		if IsSecretName(last) && v != "" && v[0] != '{' && v[0] != '[' {
-			return key + `="` + Redacted + `"`
-		}
-	}
-	return tomlSecret.ReplaceAllStringFunc(arg, func(m string) string {
-		sub := tomlSecret.FindStringSubmatch(m)
-		if !IsSecretName(sub[2]) {
-			return m
-		}
-		return sub[1] + sub[2] + sub[3] + `"` + Redacted + `"`
-	})
 }
 
 // secretKeyHint is a cheap pre-check: only messages that mention a
@@ -100,14 +62,14 @@ func redactValue(v any) bool {
 	changed := false
 	switch v := v.(type) {
 	case map[string]any:
-		if name, ok := v["name"].(string); ok && IsSecretName(name) {
+		if name, ok := v["name"].(string); ok && secrets.IsName(name) {
 			if s, ok := v["value"].(string); ok && s != Redacted {
 				v["value"] = Redacted
 				changed = true
 			}
 		}
 		for k, child := range v {
-			if s, ok := child.(string); ok && IsSecretName(k) && s != "" && s != Redacted {
+			if s, ok := child.(string); ok && secrets.IsName(k) && s != "" && s != Redacted {
 				v[k] = Redacted
 				changed = true
 				continue
@@ -160,7 +122,7 @@ func (s *secretSet) add(value string) {
 func (s *secretSet) addEnv(env []string) {
 	for _, kv := range env {
 		name, value, ok := strings.Cut(kv, "=")
-		if ok && IsSecretName(name) {
+		if ok && secrets.IsName(name) {
 			s.add(value)
 		}
 	}
