@@ -128,6 +128,8 @@ func loadTranscript(path string) ([]record.Entry, error) {
 type execArgs struct {
 	resume   bool
 	threadID string
+	sandbox  string // -s / --sandbox
+	model    string // -m / --model
 	config   []string // -c values
 	prompt   string   // a prompt given in argv rather than as "-" on stdin
 }
@@ -151,16 +153,26 @@ func parseExec(args []string) (execArgs, error) {
 			positional = append(positional, a)
 		case strings.Contains(a, "=") && strings.HasPrefix(a, "--"):
 			name, value, _ := strings.Cut(a, "=")
-			if name == "--config" {
+			switch name {
+			case "--config":
 				ex.config = append(ex.config, value)
+			case "--sandbox":
+				ex.sandbox = value
+			case "--model":
+				ex.model = value
 			}
 		case valueFlags[a]:
 			if i+1 >= len(args) {
 				return ex, fmt.Errorf("exec: %s needs a value", a)
 			}
 			i++
-			if a == "-c" || a == "--config" {
+			switch a {
+			case "-c", "--config":
 				ex.config = append(ex.config, args[i])
+			case "-s", "--sandbox":
+				ex.sandbox = args[i]
+			case "-m", "--model":
+				ex.model = args[i]
 			}
 		}
 	}
@@ -261,7 +273,8 @@ func planRun(entries []record.Entry, n int) (*plan, error) {
 
 // check compares the live run with the recorded one where a difference
 // means the agent went another way: a new thread or a resumed one, which
-// thread, and the prompt.
+// thread, the sandbox (a mode mapped wrongly would let shell commands
+// write), the model, and the prompt.
 func (p *plan) check(live execArgs, prompt string) error {
 	rec, err := parseExec(stripExec(p.start.Args))
 	if err != nil {
@@ -272,6 +285,10 @@ func (p *plan) check(live execArgs, prompt string) error {
 		return fmt.Errorf("recorded resume=%v, got resume=%v", rec.resume, live.resume)
 	case rec.threadID != live.threadID:
 		return fmt.Errorf("recorded thread %q, got %q", rec.threadID, live.threadID)
+	case rec.sandbox != live.sandbox:
+		return fmt.Errorf("recorded sandbox %q, got %q", rec.sandbox, live.sandbox)
+	case rec.model != live.model:
+		return fmt.Errorf("recorded model %q, got %q", rec.model, live.model)
 	case p.start.Prompt != "" && p.start.Prompt != prompt:
 		return fmt.Errorf("recorded prompt %q, got %q", p.start.Prompt, prompt)
 	}

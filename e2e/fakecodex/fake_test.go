@@ -22,8 +22,9 @@ func TestParseExec(t *testing.T) {
 		want    execArgs
 		wantErr bool
 	}{
-		{"--json --skip-git-repo-check -C /w -s read-only -c a=1 -c b=2 -", execArgs{config: []string{"a=1", "b=2"}}, false},
-		{"--json -C /w -c a=1 resume --json --skip-git-repo-check -m gpt thread-1 -", execArgs{resume: true, threadID: "thread-1", config: []string{"a=1"}}, false},
+		{"--json --skip-git-repo-check -C /w -s read-only -c a=1 -c b=2 -", execArgs{sandbox: "read-only", config: []string{"a=1", "b=2"}}, false},
+		{"--json -C /w -c a=1 resume --json --skip-git-repo-check -m gpt thread-1 -", execArgs{resume: true, threadID: "thread-1", model: "gpt", config: []string{"a=1"}}, false},
+		{"--sandbox=workspace-write --model=m -", execArgs{sandbox: "workspace-write", model: "m"}, false},
 		{"--config=x=1 say hi", execArgs{}, true},
 		{"--config=x=1 hello", execArgs{config: []string{"x=1"}, prompt: "hello"}, false},
 		{"resume -", execArgs{}, true},
@@ -38,6 +39,7 @@ func TestParseExec(t *testing.T) {
 			continue
 		}
 		if err == nil && (got.resume != tt.want.resume || got.threadID != tt.want.threadID || got.prompt != tt.want.prompt ||
+			got.sandbox != tt.want.sandbox || got.model != tt.want.model ||
 			strings.Join(got.config, "|") != strings.Join(tt.want.config, "|")) {
 			t.Errorf("parseExec(%s) = %+v, want %+v", tt.args, got, tt.want)
 		}
@@ -409,5 +411,27 @@ func TestClaimRunNumbersConcurrentRuns(t *testing.T) {
 			t.Errorf("run number %d given twice or out of range", n)
 		}
 		seen[n] = true
+	}
+}
+
+// A run whose sandbox or model differs from the recording is a mismatch: a
+// mode mapped to the wrong sandbox must not replay as a match.
+func TestCheckComparesSandboxAndModel(t *testing.T) {
+	p := &plan{start: &record.Entry{Kind: record.KindCodexStart, Args: []string{"exec", "--json", "-s", "read-only", "-m", "gpt-5.5", "-"}}}
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-"}, true},
+		{[]string{"--json", "-s", "workspace-write", "-m", "gpt-5.5", "-"}, false},
+		{[]string{"--json", "-s", "read-only", "-"}, false},
+	} {
+		live, err := parseExec(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.check(live, "prompt"); (err == nil) != tc.ok {
+			t.Errorf("check(%v) = %v, want ok %v", tc.args, err, tc.ok)
+		}
 	}
 }
