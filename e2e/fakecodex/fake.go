@@ -128,8 +128,8 @@ func loadTranscript(path string) ([]record.Entry, error) {
 type execArgs struct {
 	resume   bool
 	threadID string
-	sandbox  string // -s / --sandbox
-	model    string // -m / --model
+	sandbox  string   // -s / --sandbox
+	model    string   // -m / --model
 	config   []string // -c values
 	prompt   string   // a prompt given in argv rather than as "-" on stdin
 }
