@@ -92,15 +92,7 @@ func translateTranscript(t *testing.T, path string) []byte {
 				cur.Steps = append(cur.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
 			case "codex_exit":
 				out := tr.EndTurn()
-				cur.Outcome = goldenOutcome{
-					ThreadID:      out.ThreadID,
-					Completed:     out.Completed,
-					FailedMessage: out.FailedMessage,
-					Usage:         out.Usage,
-					ThreadUsage:   out.ThreadUsage,
-					ContextUsed:   out.ContextUsed,
-					Updates:       marshalUpdates(t, out.Updates),
-				}
+				cur.Outcome = outcomeGolden(t, out)
 			}
 		}
 		if errors.Is(err, io.EOF) {

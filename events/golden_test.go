@@ -141,15 +141,7 @@ func translateFile(t *testing.T, path string) []byte {
 		g.Steps = append(g.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
 	}
 	out := tr.EndTurn()
-	g.Outcome = goldenOutcome{
-		ThreadID:      out.ThreadID,
-		Completed:     out.Completed,
-		FailedMessage: out.FailedMessage,
-		Usage:         out.Usage,
-		ThreadUsage:   out.ThreadUsage,
-		ContextUsed:   out.ContextUsed,
-		Updates:       marshalUpdates(t, out.Updates),
-	}
+	g.Outcome = outcomeGolden(t, out)
 	// Without HTML escaping, so that commands read as they are ("&&").
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -174,6 +166,19 @@ func summary(ev Event) string {
 
 // marshalUpdates marshals updates as the SDK sends them, checks each one
 // and returns them decoded, for the golden file.
+// outcomeGolden is how an Outcome is stored in goldens.
+func outcomeGolden(t *testing.T, out Outcome) goldenOutcome {
+	return goldenOutcome{
+		ThreadID:      out.ThreadID,
+		Completed:     out.Completed,
+		FailedMessage: out.FailedMessage,
+		Usage:         out.Usage,
+		ThreadUsage:   out.ThreadUsage,
+		ContextUsed:   out.ContextUsed,
+		Updates:       marshalUpdates(t, out.Updates),
+	}
+}
+
 func marshalUpdates(t *testing.T, us []acp.SessionUpdate) []any {
 	t.Helper()
 	out := []any{}
