@@ -181,11 +181,11 @@ func (a *Agent) Authenticate(ctx context.Context, req sdk.AuthenticateRequest) (
 
 // NewSession implements sdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	cwd, dirs, mcpConfig, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
+	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	s := newSession(newSessionID(), cwd, dirs, mcpConfig, events.Options{ContextWindow: a.opts.ContextWindow})
+	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.opts.ContextWindow})
 	a.addSession(s)
 	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
 
@@ -198,24 +198,24 @@ func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.
 // sessionSetup validates what session/new and session/load share: an
 // absolute existing cwd and additional directories, and the editor's MCP
 // servers as codex config.
-func sessionSetup(cwd string, addDirs []string, servers []sdk.McpServer) (string, []string, []string, error) {
+func sessionSetup(cwd string, addDirs []string, servers []sdk.McpServer) (string, []string, mcpSetup, error) {
 	cwd, err := checkDir(cwd, "cwd")
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, mcpSetup{}, err
 	}
 	var dirs []string
 	for _, d := range addDirs {
 		d, err := checkDir(d, "additionalDirectories")
 		if err != nil {
-			return "", nil, nil, err
+			return "", nil, mcpSetup{}, err
 		}
 		dirs = append(dirs, d)
 	}
-	mcpConfig, err := clientMCPConfig(servers)
+	setup, err := clientMCPConfig(servers)
 	if err != nil {
-		return "", nil, nil, invalidParams(err.Error())
+		return "", nil, mcpSetup{}, invalidParams(err.Error())
 	}
-	return cwd, dirs, mcpConfig, nil
+	return cwd, dirs, setup, nil
 }
 
 // addSession attaches the session's tools and makes it reachable by id.

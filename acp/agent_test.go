@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -464,13 +465,48 @@ func TestClientMCPConfig(t *testing.T) {
 	}
 	want := []string{
 		`mcp_servers.my_tools={command="/bin/tool", args=["--x", "a\"b"], env={"K"="v\\1"}}`,
-		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", http_headers={"Authorization"="Bearer x"}}`,
-		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", http_headers={}}`,
+		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", env_http_headers={"Authorization"="CODEXACP_MCP_HEADER_1_0"}}`,
+		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", env_http_headers={}}`,
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if strings.Join(got.config, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got.config, "\n"), strings.Join(want, "\n"))
+	}
+	// Header values travel in codex's environment, never on its command line.
+	if strings.Join(got.env, "|") != "CODEXACP_MCP_HEADER_1_0=Bearer x" {
+		t.Errorf("env = %q", got.env)
 	}
 	if _, err := clientMCPConfig([]sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x"}}}); err == nil {
 		t.Error("empty command accepted")
+	}
+}
+
+// The editor's MCP servers reach every codex run: config as -c, header
+// values only in the environment.
+func TestEditorMCPServersReachCodex(t *testing.T) {
+	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
+	h := startAgent(t, be, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{
+		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer s3cret"}}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // first turn and resumed turn alike
+		if _, err := h.prompt(resp.SessionId, "hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, run := range be.invocations() {
+		cfg := strings.Join(run.Config, " ")
+		if !strings.Contains(cfg, `mcp_servers.docs={url="http://127.0.0.1:9/mcp", env_http_headers={"Authorization"="CODEXACP_MCP_HEADER_0_0"}}`) || strings.Contains(cfg, "s3cret") {
+			t.Errorf("config = %s", cfg)
+		}
+		if !slices.Contains(run.Env, "CODEXACP_MCP_HEADER_0_0=Bearer s3cret") {
+			t.Errorf("env = %q", run.Env)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	a.observeStored(a.store.path(rec.SessionID))
-	cwd, dirs, mcpConfig, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
+	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -95,7 +95,7 @@ func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 	if old != nil {
 		old.close()
 	}
-	s := newSession(rec.SessionID, cwd, dirs, mcpConfig, events.Options{
+	s := newSession(rec.SessionID, cwd, dirs, servers, events.Options{
 		ContextWindow: a.opts.ContextWindow,
 		ThreadID:      rec.ThreadID,
 		ThreadUsage:   rec.ThreadUsage,

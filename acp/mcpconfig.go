@@ -11,20 +11,30 @@ import (
 // ownServerName is the MCP server name codex knows our file tools by.
 const ownServerName = "acp"
 
+// mcpSetup is how the editor's MCP servers reach codex: -c overrides, and
+// environment variables carrying HTTP header values.
+type mcpSetup struct {
+	config []string // mcp_servers.NAME={...}
+	env    []string // KEY=VALUE for the codex process
+}
+
 // clientMCPConfig turns the editor's MCP servers into codex -c overrides
 // (mcp_servers.NAME={...}). Names are sanitised to what codex accepts as a
 // TOML bare key; a name that collides with ours or with an earlier server
-// gets a numeric suffix.
-func clientMCPConfig(servers []sdk.McpServer) ([]string, error) {
+// gets a numeric suffix. HTTP header values (often credentials) travel in
+// the environment through env_http_headers, so they never appear on codex's
+// command line. (Stdio servers' env stays inline: passing it through
+// codex's own environment could change codex itself, e.g. OPENAI_API_KEY.)
+func clientMCPConfig(servers []sdk.McpServer) (mcpSetup, error) {
 	used := map[string]bool{ownServerName: true}
-	var out []string
+	var out mcpSetup
 	for i, srv := range servers {
 		var name, table string
 		switch {
 		case srv.Stdio != nil:
 			s := srv.Stdio
 			if s.Command == "" {
-				return nil, fmt.Errorf("mcpServers[%d] (%s): command is empty", i, s.Name)
+				return mcpSetup{}, fmt.Errorf("mcpServers[%d] (%s): command is empty", i, s.Name)
 			}
 			env := make([][2]string, 0, len(s.Env))
 			for _, e := range s.Env {
@@ -39,19 +49,21 @@ func clientMCPConfig(servers []sdk.McpServer) ([]string, error) {
 		case srv.Http != nil:
 			s := srv.Http
 			if s.Url == "" {
-				return nil, fmt.Errorf("mcpServers[%d] (%s): url is empty", i, s.Name)
-			}
-			headers := make([][2]string, 0, len(s.Headers))
-			for _, h := range s.Headers {
-				headers = append(headers, [2]string{h.Name, h.Value})
+				return mcpSetup{}, fmt.Errorf("mcpServers[%d] (%s): url is empty", i, s.Name)
 			}
 			name = s.Name
-			table = "{url=" + tomlString(s.Url) + ", http_headers=" + tomlInlineTable(headers) + "}"
+			headers := make([][2]string, 0, len(s.Headers))
+			for j, h := range s.Headers {
+				envName := fmt.Sprintf("CODEXACP_MCP_HEADER_%d_%d", i, j)
+				headers = append(headers, [2]string{h.Name, envName})
+				out.env = append(out.env, envName+"="+h.Value)
+			}
+			table = "{url=" + tomlString(s.Url) + ", env_http_headers=" + tomlInlineTable(headers) + "}"
 		default:
-			return nil, fmt.Errorf("mcpServers[%d]: only stdio and http servers are supported", i)
+			return mcpSetup{}, fmt.Errorf("mcpServers[%d]: only stdio and http servers are supported", i)
 		}
 		key := uniqueName(sanitizeName(name), used)
-		out = append(out, "mcp_servers."+key+"="+table)
+		out.config = append(out.config, "mcp_servers."+key+"="+table)
 	}
 	return out, nil
 }

@@ -46,6 +46,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 		Prompt:   text,
 		Sandbox:  mode.Sandbox(),
 		Config:   s.turnConfig(mode),
+		Env:      append([]string(nil), s.mcp.env...),
 	}
 	if a.opts.Tools != nil {
 		inv.Config = append(inv.Config, a.toolsConfig(ctx, s)...)
@@ -101,7 +102,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 
 // turnConfig is the per-run codex configuration of the session.
 func (s *session) turnConfig(mode Mode) []string {
-	cfg := append([]string(nil), s.mcpConfig...)
+	cfg := append([]string(nil), s.mcp.config...)
 	if mode == ModeAuto && len(s.dirs) > 0 {
 		cfg = append(cfg, "sandbox_workspace_write.writable_roots="+tomlStringArray(s.dirs))
 	}

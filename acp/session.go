@@ -19,10 +19,10 @@ var (
 // session is one ACP session: a working directory, a mode, and the codex
 // thread its turns continue.
 type session struct {
-	id        string
-	cwd       string
-	dirs      []string // additional workspace directories
-	mcpConfig []string // -c overrides for the editor's MCP servers
+	id   string
+	cwd  string
+	dirs []string // additional workspace directories
+	mcp  mcpSetup // the editor's MCP servers, as codex config and env
 
 	// toolsToken authenticates this session's codex runs to the embedded
 	// MCP server; unregisterTools removes the session's server from the host.
@@ -48,13 +48,13 @@ type session struct {
 
 // newSession makes a session; a restored one passes its thread and token
 // totals in topts (ThreadID, ThreadUsage).
-func newSession(id, cwd string, dirs, mcpConfig []string, topts events.Options) *session {
+func newSession(id, cwd string, dirs []string, mcp mcpSetup, topts events.Options) *session {
 	topts.OwnMCPServer = ownServerName
 	return &session{
 		id:         id,
 		cwd:        cwd,
 		dirs:       dirs,
-		mcpConfig:  mcpConfig,
+		mcp:        mcp,
 		mode:       DefaultMode,
 		threadID:   topts.ThreadID,
 		translator: events.NewTranslator(topts),

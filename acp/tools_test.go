@@ -220,7 +220,7 @@ func TestInWorkspaceResolvesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra := t.TempDir()
-	s := newSession("s", root, []string{extra}, nil, events.Options{})
+	s := newSession("s", root, []string{extra}, mcpSetup{}, events.Options{})
 	for _, tc := range []struct {
 		path string
 		want bool
