@@ -74,7 +74,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acp.SessionUpdate, error) {
 			if rec.Type == "event_msg" && rec.Payload.Type == "item_completed" && len(rec.Payload.Item) > 0 {
 				var it rolloutItem
 				if jerr := json.Unmarshal(rec.Payload.Item, &it); jerr == nil {
-					out = append(out, historyItem(&it, len(out), opts)...)
+					out = append(out, separate(historyItem(&it, len(out), opts), out)...)
 				}
 			}
 		}
@@ -123,6 +123,23 @@ func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acp.SessionUpd
 		return []acp.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts)}}
 	}
 	return nil
+}
+
+// separate starts a message or thought with a paragraph break when the
+// update before it is of the same kind: editors join consecutive chunks of
+// one kind into one block, as in a live turn (Translator.text).
+func separate(us []acp.SessionUpdate, before []acp.SessionUpdate) []acp.SessionUpdate {
+	if len(us) != 1 || len(before) == 0 {
+		return us
+	}
+	prev, u := before[len(before)-1], us[0]
+	switch {
+	case u.AgentMessageChunk != nil && prev.AgentMessageChunk != nil:
+		return []acp.SessionUpdate{acp.UpdateAgentMessageText("\n\n" + u.AgentMessageChunk.Content.Text.Text)}
+	case u.AgentThoughtChunk != nil && prev.AgentThoughtChunk != nil:
+		return []acp.SessionUpdate{acp.UpdateAgentThoughtText("\n\n" + u.AgentThoughtChunk.Content.Text.Text)}
+	}
+	return us
 }
 
 func joinText(it *rolloutItem) string {

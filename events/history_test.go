@@ -86,3 +86,27 @@ func TestHistoryReadWithoutContent(t *testing.T) {
 		t.Errorf("read tool call = %s", b)
 	}
 }
+
+// Consecutive thoughts or messages are kept apart, as in a live turn.
+func TestHistorySeparatesConsecutiveChunks(t *testing.T) {
+	item := func(js string) string {
+		return `{"type":"event_msg","payload":{"type":"item_completed","item":` + js + `}}` + "\n"
+	}
+	in := item(`{"type":"Reasoning","summary_text":["first thought"]}`) +
+		item(`{"type":"Reasoning","summary_text":["second thought"]}`) +
+		item(`{"type":"AgentMessage","content":[{"type":"Text","text":"one"}]}`) +
+		item(`{"type":"AgentMessage","content":[{"type":"Text","text":"two"}]}`)
+	us, err := History(strings.NewReader(in), HistoryOptions{})
+	if err != nil || len(us) != 4 {
+		t.Fatalf("history = %+v, %v", us, err)
+	}
+	if got := us[1].AgentThoughtChunk.Content.Text.Text; got != "\n\nsecond thought" {
+		t.Errorf("second thought = %q", got)
+	}
+	if got := us[2].AgentMessageChunk.Content.Text.Text; got != "one" {
+		t.Errorf("first message = %q", got)
+	}
+	if got := us[3].AgentMessageChunk.Content.Text.Text; got != "\n\ntwo" {
+		t.Errorf("second message = %q", got)
+	}
+}
