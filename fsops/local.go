@@ -103,9 +103,14 @@ func (l *LocalFiles) WriteFile(ctx context.Context, path string, data []byte) er
 	}
 	target := path
 	if fi, err := l.ops.lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if resolved, err := l.ops.evalSymlinks(path); err == nil {
-			target = resolved
+		resolved, err := l.ops.evalSymlinks(path)
+		if err != nil {
+			// A dangling link: writing through it would create a file the
+			// workspace check never saw; replacing it would lose the link.
+			return &Error{Code: CodePermission, Message: "Permission denied: " + path,
+				Hint: "The path is a symbolic link to a file that does not exist; write to the link's target path instead.", Err: err}
 		}
+		target = resolved
 	}
 	mode := newFileMode
 	if fi, err := l.ops.stat(target); err == nil {

@@ -317,3 +317,17 @@ func TestLocalFilesReadOnlyFileNotReplaced(t *testing.T) {
 		t.Errorf("new file: %v", err)
 	}
 }
+
+// A dangling symlink is neither written through nor replaced.
+func TestLocalFilesDanglingSymlinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(dir, "missing", "target"), link); err != nil {
+		t.Fatal(err)
+	}
+	err := NewLocalFiles().WriteFile(context.Background(), link, []byte("x"))
+	wantToolError(t, err, CodePermission, "Permission denied: "+link)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+}
