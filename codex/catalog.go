@@ -176,7 +176,8 @@ func writeFileAtomic(path string, data []byte) error {
 // versionOf extracts the version from `codex --version` output
 // ("codex-cli 0.169.0"), reduced to characters safe in a file name.
 func versionOf(out string) string {
-	fields := strings.Fields(out)
+	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n") // later lines may be warnings
+	fields := strings.Fields(first)
 	if len(fields) == 0 {
 		return ""
 	}

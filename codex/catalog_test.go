@@ -133,6 +133,7 @@ func TestVersionOf(t *testing.T) {
 		"codex-cli 1.2.3-beta+x": "1.2.3-beta+x",
 		"0.1/../../etc":          "0.1....etc",
 		"":                       "",
+		"codex-cli 0.169.0\nWARNING: something else\n": "0.169.0",
 	} {
 		if got := versionOf(in); got != want {
 			t.Errorf("versionOf(%q) = %q, want %q", in, got, want)
