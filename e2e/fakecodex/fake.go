@@ -310,8 +310,12 @@ type replayer struct {
 	gates          bool
 }
 
+// maxRunTime bounds one replayed run: a fake whose agent died (and so never
+// sends SIGINT or opens a gate) must not live on.
+const maxRunTime = 2 * time.Minute
+
 func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs <-chan os.Signal) int {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), maxRunTime)
 	defer cancel()
 	var interrupted atomic.Bool
 	done := make(chan struct{})
@@ -386,7 +390,10 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 	}
 
 	if cancelledRun {
-		<-ctx.Done() // SIGINT
+		<-ctx.Done() // SIGINT, or maxRunTime
+		if !interrupted.Load() {
+			fmt.Fprintf(r.stderr, "fakecodex: no SIGINT within %v; giving up\n", maxRunTime)
+		}
 		return exitInterrupted
 	}
 	if interrupted.Load() {
