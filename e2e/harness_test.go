@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
 // agentBin is the codexacp binary under test, built once by TestMain.
@@ -41,24 +41,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// lockedBuffer collects the agent's stderr (logs) for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type setup struct {
 	fs         bool
 	permission func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
@@ -77,7 +59,7 @@ type env struct {
 	cwd       string
 	codexHome string
 	session   sdk.SessionId
-	stderr    *lockedBuffer
+	stderr    *syncbuf.Buffer
 	agentPID  int
 	args      []string // the agent's command line (without recording)
 	baseEnv   []string // the agent's environment
@@ -130,7 +112,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 	t.Helper()
 	cmd := exec.Command(agentBin, append(append([]string(nil), e.args...), extraArgs...)...)
 	cmd.Env = e.baseEnv
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -98,7 +99,7 @@ func TestRunEmptyInput(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	var stdout bytes.Buffer
-	var stderr syncBuffer // the SDK may still log "connection closed" as run returns
+	var stderr syncbuf.Buffer // the SDK may still log "connection closed" as run returns
 	if err := run([]string{"--codex-path", "/nonexistent/codex"}, strings.NewReader(""), &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
@@ -108,23 +109,6 @@ func TestRunEmptyInput(t *testing.T) {
 	if !strings.Contains(stderr.String(), "codex not available") {
 		t.Errorf("stderr lacks the missing-codex log: %q", stderr.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeCodex writes a script answering what doctor asks codex.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/mcp"
 	"github.com/codexacp/codexacp/record"
 )
@@ -87,32 +88,14 @@ func newFake(t *testing.T, entries ...record.Entry) *fake {
 	return f
 }
 
-// syncBuffer is a goroutine-safe output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type outcome struct {
 	code           int
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 }
 
 // start runs the fake in the background; sigs delivers SIGINT.
-func (f *fake) start(args, prompt string, sigs chan os.Signal) (<-chan int, *syncBuffer, *syncBuffer) {
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+func (f *fake) start(args, prompt string, sigs chan os.Signal) (<-chan int, *syncbuf.Buffer, *syncbuf.Buffer) {
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(strings.Fields(args), func(k string) string { return f.env[k] }, strings.NewReader(prompt), stdout, stderr, sigs)

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
 )
 
@@ -336,7 +337,7 @@ type player struct {
 
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
-	stderr     lockedBuffer
+	stderr     syncbuf.Buffer
 	readerDone chan struct{}
 
 	writeMu sync.Mutex // whole messages to the agent's stdin
@@ -601,21 +602,4 @@ func (p *player) stop() {
 		p.setIncomplete("the agent did not exit after its input closed")
 	}
 	p.cmd.Wait()
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
