@@ -58,11 +58,16 @@ type Files interface {
 	// unsaved changes included).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// WriteFile replaces the file's content, creating the file if needed.
-	// The parent directory must exist.
+	// The parent directory must exist. The path was resolved; a write must
+	// not follow a symlink that appeared in it since (LocalFiles refuses).
 	WriteFile(ctx context.Context, path string, data []byte) error
 	// Stat reports whether path exists and whether it is a directory. A
 	// missing path is not an error: it returns FileInfo{} and nil.
 	Stat(ctx context.Context, path string) (FileInfo, error)
+	// Resolve returns the location path leads to (symlinks resolved; see
+	// ResolvePath). The engine resolves every path before it locks, reads
+	// or writes, and passes only resolved paths to the other methods.
+	Resolve(ctx context.Context, path string) (string, error)
 }
 
 // FileInfo is what the engine needs to know about a path before writing.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -32,7 +33,7 @@ const (
 )
 
 // Engine runs the file tools against a Files port. It is safe for
-// concurrent use; writes to one path are serialised across all engines of
+// concurrent use; writes to one file are serialised across all engines of
 // the process.
 type Engine struct {
 	files Files
@@ -47,7 +48,7 @@ func NewEngine(files Files) *Engine {
 // ReadTextFile implements read_text_file: up to Limit lines from Line on,
 // cut at MaxReadBytes, with the hash and line count of the whole file.
 func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, error) {
-	path, err := checkPath(p.Path)
+	path, err := e.target(ctx, p.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +129,9 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 		return nil, err
 	}
 	if err := checkText("content", p.Content); err != nil {
+		return nil, err
+	}
+	if path, err = e.resolve(ctx, path); err != nil {
 		return nil, err
 	}
 	unlock, err := e.locks.lock(ctx, path)
@@ -281,6 +285,10 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 // returns the new content and the regions of the old it replaced.
 func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, before BeforeWrite,
 	compute func(old []byte) ([]byte, []region, error)) (*Change, error) {
+	path, err := e.resolve(ctx, path)
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := e.locks.lock(ctx, path)
 	if err != nil {
 		return nil, err
@@ -329,6 +337,25 @@ func (e *Engine) commit(ctx context.Context, c *Change, before BeforeWrite) erro
 	return nil
 }
 
+// target validates a tool's path argument and resolves it.
+func (e *Engine) target(ctx context.Context, raw string) (string, error) {
+	path, err := checkPath(raw)
+	if err != nil {
+		return "", err
+	}
+	return e.resolve(ctx, path)
+}
+
+// resolve returns the location path leads to, which every later step (the
+// lock, the read, the veto, the write) uses.
+func (e *Engine) resolve(ctx context.Context, path string) (string, error) {
+	real, err := e.files.Resolve(ctx, path)
+	if err != nil {
+		return "", fileError(path, err)
+	}
+	return real, nil
+}
+
 // readText reads an existing text file.
 func (e *Engine) readText(ctx context.Context, path string) ([]byte, error) {
 	data, err := e.files.ReadFile(ctx, path)
@@ -372,6 +399,8 @@ func fileError(path string, err error) error {
 		return NotFoundError(path, err)
 	case errors.Is(err, fs.ErrPermission):
 		return PermissionError(path, err)
+	case strings.Contains(err.Error(), path):
+		return err // the path is named once
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 )
 
 // CodeInternal is the JSON-RPC "internal error" code, used for failures
@@ -110,12 +111,21 @@ func staleError(path, expected string, current []byte, exists bool) *Error {
 		Hint: "Re-read the file with read_text_file to get its current content and hash, check that your change still fits it, then retry with the new hash."}
 }
 
+// MaxPathBytes is the longest path the tools accept (Linux's PATH_MAX).
+const MaxPathBytes = 4096
+
 // checkPath validates a tool's path argument and returns it cleaned.
 func checkPath(path string) (string, error) {
-	if path == "" {
+	switch {
+	case path == "":
 		return "", invalidParams("Path must be absolute: (empty)", "Pass the absolute path of the file.")
-	}
-	if !filepath.IsAbs(path) {
+	case strings.IndexByte(path, 0) >= 0:
+		return "", invalidParams(fmt.Sprintf("Path contains a NUL character: %q", path),
+			"File names cannot contain NUL; pass the path as plain text.")
+	case len(path) > MaxPathBytes:
+		return "", invalidParams(fmt.Sprintf("Path too long: %d bytes (at most %d)", len(path), MaxPathBytes),
+			"Pass the absolute path of an existing file or of one to create; no file system accepts a path this long.")
+	case !filepath.IsAbs(path):
 		return "", relativePathError(path)
 	}
 	return filepath.Clean(path), nil

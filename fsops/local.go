@@ -2,11 +2,15 @@ package fsops
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -14,14 +18,35 @@ import (
 // offer file access. Writes are atomic: the content goes to a temporary
 // file in the same directory, is synced, and replaces the file by rename,
 // so readers see the old or the new content, never a mix.
+//
+// A write is made relative to the directory it lands in, opened through the
+// workspace root that holds it (os.Root), and only after checking that this
+// directory is the one the resolved path names: a symlink swapped into the
+// path after the engine resolved and checked it cannot send the write
+// anywhere else, least of all outside the workspace.
 type LocalFiles struct {
-	ops osOps
+	ops   osOps
+	roots []string // resolved workspace roots (see Within)
 }
 
 var _ Files = (*LocalFiles)(nil)
 
 // NewLocalFiles returns the local disk adapter.
 func NewLocalFiles() *LocalFiles { return &LocalFiles{ops: realOS} }
+
+// Within returns a copy of l whose writes inside one of roots open that
+// root first (os.Root), so nothing they do can leave it. Writes elsewhere
+// (allowed only in full-access mode) open their own directory.
+func (l *LocalFiles) Within(roots ...string) *LocalFiles {
+	c := &LocalFiles{ops: l.ops}
+	for _, r := range roots {
+		if real, err := resolveWith(l.ops.lstat, l.ops.evalSymlinks, r); err == nil {
+			r = real
+		}
+		c.roots = append(c.roots, filepath.Clean(r))
+	}
+	return c
+}
 
 // osOps are the OS calls LocalFiles makes, replaceable so tests can
 // inject errors that root (which tests run as) would never see.
@@ -30,18 +55,29 @@ type osOps struct {
 	stat         func(name string) (fs.FileInfo, error)
 	lstat        func(name string) (fs.FileInfo, error)
 	evalSymlinks func(name string) (string, error)
-	createTemp   func(dir, pattern string) (tempFile, error)
-	rename       func(from, to string) error
-	remove       func(name string) error
+	openRoot     func(dir string) (dirHandle, error)
 	// writable checks write permission on an existing file: the atomic
 	// rename needs only a writable directory, so without it a read-only
 	// file would be replaced silently.
 	writable func(name string) error
 }
 
+// dirHandle is an open directory that names are resolved in (an os.Root).
+type dirHandle interface {
+	OpenRoot(name string) (dirHandle, error)
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	// OpenFile opens a file in the directory (the temporary file).
+	OpenFile(name string, flag int, perm fs.FileMode) (tempFile, error)
+	Rename(oldname, newname string) error
+	Remove(name string) error
+	// Names lists the directory's entries.
+	Names() ([]string, error)
+	Close() error
+}
+
 // tempFile is the part of *os.File a write uses.
 type tempFile interface {
-	Name() string
 	Write(p []byte) (int, error)
 	Sync() error
 	Chmod(mode fs.FileMode) error
@@ -53,10 +89,42 @@ var realOS = osOps{
 	stat:         os.Stat,
 	lstat:        os.Lstat,
 	evalSymlinks: filepath.EvalSymlinks,
-	createTemp:   func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) },
-	rename:       os.Rename,
-	remove:       os.Remove,
-	writable:     func(name string) error { return syscall.Access(name, 2 /* W_OK */) },
+	openRoot: func(dir string) (dirHandle, error) {
+		r, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		return osRoot{r}, nil
+	},
+	writable: writable,
+}
+
+// osRoot is the real dirHandle.
+type osRoot struct{ *os.Root }
+
+func (r osRoot) OpenRoot(name string) (dirHandle, error) {
+	sub, err := r.Root.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	return osRoot{sub}, nil
+}
+
+func (r osRoot) OpenFile(name string, flag int, perm fs.FileMode) (tempFile, error) {
+	f, err := r.Root.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (r osRoot) Names() ([]string, error) {
+	f, err := r.Root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // newFileMode is the mode of files the adapter creates, whatever the umask.
@@ -95,48 +163,175 @@ func (l *LocalFiles) Stat(ctx context.Context, path string) (FileInfo, error) {
 	return FileInfo{}, mapOSError(path, opStat, 0, err)
 }
 
-// WriteFile implements Files. A symlink is written through (the link
-// stays); an existing file keeps its permission bits; a new one gets 0644.
+// Resolve implements Files.
+func (l *LocalFiles) Resolve(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return resolveWith(l.ops.lstat, l.ops.evalSymlinks, path)
+}
+
+// WriteFile implements Files. path is resolved (the engine writes to a
+// symlink's target; the link stays). An existing file keeps its permission
+// bits; a new one gets 0644. If the path no longer leads where it did when
+// it was resolved, nothing is written.
 func (l *LocalFiles) WriteFile(ctx context.Context, path string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	target := path
-	if fi, err := l.ops.lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		resolved, err := l.ops.evalSymlinks(path)
-		if err != nil {
-			// A dangling link: writing through it would create a file the
-			// workspace check never saw; replacing it would lose the link.
-			return &Error{Code: CodePermission, Message: "Permission denied: " + path,
-				Hint: "The path is a symbolic link to a file that does not exist; write to the link's target path instead.", Err: err}
-		}
-		target = resolved
+	path = filepath.Clean(path)
+	name := filepath.Base(path)
+	d, err := l.openDir(path)
+	if err != nil {
+		return err
 	}
+	defer d.Close()
+
 	mode := newFileMode
-	if fi, err := l.ops.stat(target); err == nil {
-		if fi.IsDir() {
-			return IsDirectoryError(path, nil)
-		}
-		if err := l.ops.writable(target); err != nil {
+	fi, err := d.Lstat(name)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		// Swapped for a link since it was resolved: the rename would
+		// replace the link, not write where it points; neither is wanted.
+		return ChangedPathError(path, nil)
+	case err == nil && fi.IsDir():
+		return IsDirectoryError(path, nil)
+	case err == nil && !fi.Mode().IsRegular():
+		return NotRegularError(path)
+	case err == nil:
+		if err := l.ops.writable(path); err != nil {
 			return mapOSError(path, opWrite, len(data), err)
 		}
 		mode = fi.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return mapOSError(path, opWrite, len(data), err)
 	}
 
-	dir := filepath.Dir(target)
-	f, err := l.ops.createTemp(dir, "."+filepath.Base(target)+".codexacp-*")
+	removeDebris(d, name)
+	tmp := tempName(name)
+	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return mapOSError(path, opCreate, len(data), err)
 	}
 	if err := writeSynced(f, data, mode); err != nil {
-		_ = l.ops.remove(f.Name())
+		_ = d.Remove(tmp)
 		return mapOSError(path, opWrite, len(data), err)
 	}
-	if err := l.ops.rename(f.Name(), target); err != nil {
-		_ = l.ops.remove(f.Name())
+	if err := d.Rename(tmp, name); err != nil {
+		_ = d.Remove(tmp)
 		return mapOSError(path, opWrite, len(data), err)
 	}
 	return nil
+}
+
+// openDir opens the directory path is written in: relative to the workspace
+// root holding it (so no link can lead the open outside that root), else
+// directly. The directory opened must be the one at its path now, reached
+// without links; otherwise the path changed since it was resolved.
+func (l *LocalFiles) openDir(path string) (dirHandle, error) {
+	dir := filepath.Dir(path)
+	base, rel := dir, "."
+	for _, r := range l.roots {
+		if within(r, dir) {
+			base, _ = filepath.Rel(r, dir)
+			base, rel = r, base
+			break
+		}
+	}
+	root, err := l.ops.openRoot(base)
+	if err != nil {
+		return nil, l.openDirError(path, err)
+	}
+	d := root
+	if rel != "." {
+		d, err = root.OpenRoot(rel)
+		root.Close()
+		if err != nil {
+			return nil, l.openDirError(path, err)
+		}
+	}
+	if err := l.sameDir(dir, d); err != nil {
+		d.Close()
+		return nil, ChangedPathError(path, err)
+	}
+	return d, nil
+}
+
+// sameDir checks that d is the directory at dir, and that dir has no
+// symlink in it.
+func (l *LocalFiles) sameDir(dir string, d dirHandle) error {
+	if real, err := l.ops.evalSymlinks(dir); err != nil {
+		return err
+	} else if real != dir {
+		return fmt.Errorf("%s now leads to %s", dir, real)
+	}
+	want, err := l.ops.stat(dir)
+	if err != nil {
+		return err
+	}
+	got, err := d.Stat(".")
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(want, got) {
+		return fmt.Errorf("%s was replaced while it was opened", dir)
+	}
+	return nil
+}
+
+// openDirError explains why the directory of path could not be opened: a
+// link that appeared in it (os.Root refuses links that leave the root, and
+// absolute ones), or an ordinary OS error.
+func (l *LocalFiles) openDirError(path string, err error) error {
+	dir := filepath.Dir(path)
+	if real, rerr := l.ops.evalSymlinks(dir); rerr == nil && real != dir {
+		return ChangedPathError(path, err)
+	}
+	if fi, lerr := l.ops.lstat(dir); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return ChangedPathError(path, err)
+	}
+	if fi, serr := l.ops.stat(dir); serr == nil && !fi.IsDir() {
+		return ParentNotFoundError(dir, err)
+	}
+	return mapOSError(path, opCreate, 0, err)
+}
+
+// within reports whether path is root or lies inside it (both clean).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// Temporary files are named after the file and the writing process, so that
+// one left behind by a process killed mid-write (megabytes, for a large
+// file) is removed by the next write to that file.
+const tempMarker = ".codexacp-"
+
+func tempName(name string) string {
+	var b [6]byte
+	rand.Read(b[:]) // never fails
+	return fmt.Sprintf(".%s%s%d-%s", name, tempMarker, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// removeDebris removes temporary files for name whose writer has died.
+func removeDebris(d dirHandle, name string) {
+	names, err := d.Names()
+	if err != nil {
+		return
+	}
+	prefix := "." + name + tempMarker
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, prefix)
+		if !ok {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		_ = d.Remove(n)
+	}
 }
 
 func writeSynced(f tempFile, data []byte, mode fs.FileMode) error {
@@ -180,6 +375,18 @@ func mapOSError(path string, op osOp, size int, err error) error {
 			return NotFoundError(path, err)
 		}
 		return ParentNotFoundError(filepath.Dir(path), err)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return invalidParams("File name too long: "+path,
+			"A component of the path is longer than the file system allows (usually 255 bytes); choose a shorter name.")
+	}
+	return osError(path, err)
+}
+
+// osError names the path once: an *fs.PathError already carries it.
+func osError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %s: %w", pe.Op, path, pe.Err)
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }

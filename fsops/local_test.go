@@ -19,20 +19,43 @@ type failingFile struct {
 
 func (f failingFile) Write([]byte) (int, error) { return 0, f.err }
 
+// injectedDir is a real directory handle whose temporary-file creation
+// fails with createErr, or whose temporary file fails to write with writeErr.
+type injectedDir struct {
+	dirHandle
+	createErr, writeErr error
+}
+
+func (d injectedDir) OpenRoot(name string) (dirHandle, error) {
+	sub, err := d.dirHandle.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	return injectedDir{sub, d.createErr, d.writeErr}, nil
+}
+
+func (d injectedDir) OpenFile(name string, flag int, perm fs.FileMode) (tempFile, error) {
+	if d.createErr != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: d.createErr}
+	}
+	f, err := d.dirHandle.OpenFile(name, flag, perm)
+	if err != nil || d.writeErr == nil {
+		return f, err
+	}
+	return failingFile{File: f.(*os.File), err: &fs.PathError{Op: "write", Path: name, Err: d.writeErr}}, nil
+}
+
 // injected returns a LocalFiles whose OS calls are the real ones, except
 // that creating the temporary file fails with createErr, or writing it
 // fails with writeErr.
 func injected(createErr, writeErr error) *LocalFiles {
 	ops := realOS
-	ops.createTemp = func(dir, pattern string) (tempFile, error) {
-		if createErr != nil {
-			return nil, &fs.PathError{Op: "open", Path: filepath.Join(dir, pattern), Err: createErr}
+	ops.openRoot = func(dir string) (dirHandle, error) {
+		d, err := realOS.openRoot(dir)
+		if err != nil {
+			return nil, err
 		}
-		f, err := os.CreateTemp(dir, pattern)
-		if err != nil || writeErr == nil {
-			return f, err
-		}
-		return failingFile{File: f, err: &fs.PathError{Op: "write", Path: f.Name(), Err: writeErr}}, nil
+		return injectedDir{d, createErr, writeErr}, nil
 	}
 	return &LocalFiles{ops: ops}
 }
@@ -229,7 +252,8 @@ func TestLocalFilesAtomicWrite(t *testing.T) {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.WriteFile(ctx, link, []byte("new")); err != nil {
+		// The engine resolves the link; the adapter writes the target.
+		if _, err := NewEngine(l).WriteTextFile(ctx, WriteParams{Path: link, Content: "new"}, nil); err != nil {
 			t.Fatal(err)
 		}
 		fi, _ := os.Lstat(link)

@@ -5,8 +5,10 @@ import (
 	"sync"
 )
 
-// processLocks serialises writes to a path across every engine of the
-// process: two sessions editing one file must not interleave.
+// processLocks serialises writes to a file across every engine of the
+// process: two sessions editing one file must not interleave. The engine
+// locks resolved paths, so a file and a symlink to it share one lock. (Two
+// hard links to one file are still two paths.)
 var processLocks = newPathLocks()
 
 // pathLocks hands out one lock per path. An entry lives only while some

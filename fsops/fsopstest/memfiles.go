@@ -23,6 +23,7 @@ type MemFiles struct {
 	readErr  map[string]error
 	writeErr map[string]error
 	statErr  map[string]error
+	links    map[string]string // symlink path → target
 	writes   int
 }
 
@@ -36,6 +37,7 @@ func NewMemFiles() *MemFiles {
 		readErr:  make(map[string]error),
 		writeErr: make(map[string]error),
 		statErr:  make(map[string]error),
+		links:    make(map[string]string),
 	}
 }
 
@@ -161,6 +163,33 @@ func (m *MemFiles) WriteFile(ctx context.Context, path string, data []byte) erro
 	m.files[path] = slices.Clone(data)
 	m.writes++
 	return nil
+}
+
+// Symlink makes link a symbolic link to target (both absolute): Resolve
+// leads link to target. Only whole paths are links (not directories in them).
+func (m *MemFiles) Symlink(link, target string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.links[filepath.Clean(link)] = filepath.Clean(target)
+}
+
+// Resolve implements fsops.Files: a link leads to its target; a link whose
+// target does not exist is refused, as on disk.
+func (m *MemFiles) Resolve(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path = filepath.Clean(path)
+	target, ok := m.links[path]
+	if !ok {
+		return path, nil
+	}
+	if _, isFile := m.files[target]; !isFile && !m.dirs[target] {
+		return "", fsops.DanglingLinkError(path, fs.ErrNotExist)
+	}
+	return target, nil
 }
 
 // Stat implements fsops.Files.
