@@ -94,6 +94,15 @@ func (f *editorFiles) Stat(ctx context.Context, path string) (fsops.FileInfo, er
 	return info, nil
 }
 
+// Resolve implements fsops.Files: paths are resolved on disk, where the
+// editor's files live (a buffer not saved yet is judged by its directory).
+func (f *editorFiles) Resolve(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return fsops.ResolvePath(path)
+}
+
 // checkReadableOnDisk catches what an editor cannot say precisely: a
 // directory, a device, FIFO or socket (never opened: a FIFO blocks, and
 // /dev/stdin is our own ACP input), or a binary file (which editors answer
