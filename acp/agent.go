@@ -147,6 +147,7 @@ func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.
 	sessionCaps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
 	if a.store != nil {
 		sessionCaps.List = &sdk.SessionListCapabilities{}
+		sessionCaps.Resume = &sdk.SessionResumeCapabilities{}
 	}
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersion(sdk.ProtocolVersionNumber),
@@ -187,6 +188,9 @@ func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.
 	}
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.opts.ContextWindow})
 	a.addSession(s)
+	// Stored before the answer: a client may load the session from another
+	// agent process right away (acpx starts one per prompt).
+	a.persist(s)
 	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
 
 	return sdk.NewSessionResponse{
@@ -273,12 +277,17 @@ func newSessionID() string {
 	return "sess_" + hex.EncodeToString(b[:])
 }
 
+// session returns the live session id: -32602 for an id this agent cannot
+// have issued, -32002 (Resource not found) for one it does not have live.
 func (a *Agent) session(id sdk.SessionId) (*session, error) {
+	if !validSessionID(string(id)) {
+		return nil, invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[string(id)]
 	if !ok {
-		return nil, invalidParams(fmt.Sprintf("unknown session: %q", id))
+		return nil, unknownSession(id)
 	}
 	return s, nil
 }
@@ -308,28 +317,30 @@ func (a *Agent) SetSessionMode(ctx context.Context, req sdk.SetSessionModeReques
 func (a *Agent) Cancel(ctx context.Context, req sdk.CancelNotification) error {
 	s, err := a.session(req.SessionId)
 	if err != nil {
-		return err
+		// A notification has no answer to carry the error, and a cancel
+		// racing a close or a restart is harmless.
+		a.log.Debug("session/cancel ignored", "session", req.SessionId, "err", err)
+		return nil
 	}
 	s.cancelTurn(errCancelledByClient)
 	return nil
 }
 
-// CloseSession implements sdk.Agent.
+// CloseSession implements sdk.Agent. The stored record stays: a closed
+// session can be loaded or resumed again.
 func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	a.mu.Lock()
-	s, ok := a.sessions[string(req.SessionId)]
-	delete(a.sessions, string(req.SessionId))
-	a.mu.Unlock()
-	if !ok {
-		return sdk.CloseSessionResponse{}, invalidParams(fmt.Sprintf("unknown session: %q", req.SessionId))
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return sdk.CloseSessionResponse{}, err
 	}
+	a.mu.Lock()
+	// A concurrent load may have replaced s already; it closed s then.
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
 	s.close()
 	return sdk.CloseSessionResponse{}, nil
-}
-
-// ResumeSession implements sdk.Agent; the capability is not advertised.
-func (a *Agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
 }
 
 // SetSessionConfigOption implements sdk.Agent; no config options are offered.
@@ -352,6 +363,13 @@ func (a *Agent) sendUpdate(ctx context.Context, sessionID string, u sdk.SessionU
 
 func invalidParams(msg string) *sdk.RequestError {
 	return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
+}
+
+// unknownSession is ACP's "Resource not found" (the SDK has no constructor
+// for it): what Zed's codex-acp answers, and the code on which acpx creates
+// a new session instead of failing.
+func unknownSession(id sdk.SessionId) *sdk.RequestError {
+	return &sdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: unknown session %q", id)}
 }
 
 var errCancelledByClient = errors.New("cancelled by the client")

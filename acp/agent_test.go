@@ -414,9 +414,9 @@ func TestUnknownSession(t *testing.T) {
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.prompt("sess_nope", "x")
+	_, err := h.prompt(sidUnknown, "x")
 	var re *sdk.RequestError
-	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "unknown session") {
+	if !errors.As(err, &re) || re.Code != -32002 || !strings.Contains(re.Message, "unknown session") {
 		t.Errorf("err = %v", err)
 	}
 }

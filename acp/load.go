@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -13,8 +14,10 @@ import (
 	"github.com/codexacp/codexacp/events"
 )
 
-// persist stores the session's record once it has a codex thread. A failure
-// costs only session/load after a restart, so it is logged, not returned.
+// persist stores the session's record, from session/new on, so that
+// another agent process (an editor restarted, or acpx, which starts one per
+// prompt) can load it. A failure costs only that, so it is logged, not
+// returned.
 func (a *Agent) persist(s *session) {
 	if a.store == nil {
 		return
@@ -23,12 +26,8 @@ func (a *Agent) persist(s *session) {
 	// end must not let the older snapshot land last.
 	a.storeMu.Lock()
 	defer a.storeMu.Unlock()
-	rec, ok := s.record()
-	if !ok {
-		return
-	}
-	if err := a.store.save(rec); err != nil {
-		a.log.Warn("session not saved; it cannot be loaded after a restart", "session", s.id, "err", err)
+	if err := a.store.save(s.record()); err != nil {
+		a.log.Warn("session not saved; it cannot be loaded by another agent process", "session", s.id, "err", err)
 	}
 }
 
@@ -47,6 +46,9 @@ func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (
 	}
 	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
 	for _, r := range recs {
+		if r.ThreadID == "" {
+			continue // never prompted: no conversation to offer
+		}
 		a.observeStored(a.store.path(r.SessionID))
 		info := sdk.SessionInfo{
 			SessionId:             sdk.SessionId(r.SessionID),
@@ -66,28 +68,63 @@ func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (
 // codex thread, mode and token totals), replays the conversation from
 // codex's rollout of the thread as session updates, and then answers.
 func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	if a.store == nil {
-		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
-	}
-	rec, err := a.store.load(string(req.SessionId))
-	if errors.Is(err, errNoSession) {
-		return sdk.LoadSessionResponse{}, invalidParams(fmt.Sprintf("unknown session: %q", req.SessionId))
-	}
-	if err != nil {
-		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
-	}
-	a.observeStored(a.store.path(rec.SessionID))
-	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
+	s, history, err := a.restore(sdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	history, err := a.threadHistory(rec.ThreadID)
+	for _, u := range history {
+		a.sendUpdate(ctx, s.id, u)
+	}
+	return sdk.LoadSessionResponse{Modes: modeState(s.currentMode())}, nil
+}
+
+// ResumeSession implements sdk.Agent: it restores a stored session as
+// LoadSession does, without replaying the conversation (the editor still
+// shows it); the next prompt continues the codex thread.
+func (a *Agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	s, _, err := a.restore(sdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32603,
-			Message: fmt.Sprintf("cannot load session %s: %v", rec.SessionID, err)}
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: modeState(s.currentMode())}, nil
+}
+
+// restore makes the stored session id live, replacing its live self if
+// this process has one. With history it returns the conversation as
+// session updates; without, it only checks that codex still has the thread,
+// so that a resume fails now rather than at the next prompt. A session
+// never prompted has no thread and no history.
+func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []string, servers []sdk.McpServer, history bool) (*session, []sdk.SessionUpdate, error) {
+	if a.store == nil {
+		return nil, nil, sdk.NewMethodNotFound(method)
+	}
+	rec, err := a.store.load(string(id))
+	switch {
+	case errors.Is(err, errBadSessionID):
+		return nil, nil, invalidParams(err.Error())
+	case errors.Is(err, errNoSession):
+		return nil, nil, unknownSession(id)
+	case err != nil:
+		return nil, nil, &sdk.RequestError{Code: -32603, Message: err.Error()}
+	}
+	a.observeStored(a.store.path(rec.SessionID))
+	cwd, dirs, mcp, err := sessionSetup(cwd, addDirs, servers)
+	if err != nil {
+		return nil, nil, err
+	}
+	var updates []sdk.SessionUpdate
+	if rec.ThreadID != "" {
+		if history {
+			updates, err = a.threadHistory(rec.ThreadID)
+		} else {
+			_, err = a.rolloutPath(rec.ThreadID)
+		}
+		if err != nil {
+			return nil, nil, &sdk.RequestError{Code: -32603,
+				Message: fmt.Sprintf("cannot %s session %s: %v", strings.TrimPrefix(method, "session/"), rec.SessionID, err)}
+		}
 	}
 
-	// A session loaded again in the same process replaces its live self.
 	a.mu.Lock()
 	old := a.sessions[rec.SessionID]
 	delete(a.sessions, rec.SessionID)
@@ -95,7 +132,7 @@ func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 	if old != nil {
 		old.close()
 	}
-	s := newSession(rec.SessionID, cwd, dirs, servers, events.Options{
+	s := newSession(rec.SessionID, cwd, dirs, mcp, events.Options{
 		ContextWindow: a.opts.ContextWindow,
 		ThreadID:      rec.ThreadID,
 		ThreadUsage:   rec.ThreadUsage,
@@ -105,25 +142,16 @@ func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 		s.mode = DefaultMode
 	}
 	a.addSession(s)
-	a.log.Info("session/load", "session", s.id, "thread", rec.ThreadID, "history_updates", len(history))
-
-	for _, u := range history {
-		a.sendUpdate(ctx, s.id, u)
-	}
-	return sdk.LoadSessionResponse{Modes: modeState(s.currentMode())}, nil
+	a.log.Info(method, "session", s.id, "thread", rec.ThreadID, "history_updates", len(updates))
+	return s, updates, nil
 }
 
 // threadHistory reads the conversation of a codex thread from its rollout.
 func (a *Agent) threadHistory(threadID string) ([]sdk.SessionUpdate, error) {
-	home, err := codex.Home()
+	path, err := a.rolloutPath(threadID)
 	if err != nil {
 		return nil, err
 	}
-	path, err := codex.RolloutPath(home, threadID)
-	if err != nil {
-		return nil, err
-	}
-	a.observeStored(path, nil)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -132,8 +160,20 @@ func (a *Agent) threadHistory(threadID string) ([]sdk.SessionUpdate, error) {
 	return events.History(f, events.HistoryOptions{OwnMCPServer: ownServerName})
 }
 
+// rolloutPath finds codex's rollout of a thread, which session/load reads
+// and codex resumes the thread from.
+func (a *Agent) rolloutPath(threadID string) (string, error) {
+	home, err := codex.Home()
+	if err != nil {
+		return "", err
+	}
+	path, err := codex.RolloutPath(home, threadID)
+	a.observeStored(path, err)
+	return path, err
+}
+
 // observeStored tells Options.ObserveStored of a stored file read for
-// session/list or session/load.
+// session/list, session/load or session/resume.
 func (a *Agent) observeStored(path string, err error) {
 	if a.opts.ObserveStored != nil && err == nil {
 		a.opts.ObserveStored(path)

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,9 +13,34 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/internal/acpschema"
 )
 
 const loadThreadID = "01a20602-22f9-7a33-a8c4-4064f84c2b10"
+
+// Session ids of newSessionID's form that no test agent issues.
+const (
+	sidUnknown   = "sess_00000000000000000000000000000000"
+	sidGone      = "sess_00000000000000000000000000000001"
+	sidHere      = "sess_00000000000000000000000000000002"
+	sidElsewhere = "sess_00000000000000000000000000000003"
+)
+
+// malformedSessionIDs are ids newSessionID cannot make, some shaped to
+// reach outside the state directory.
+var malformedSessionIDs = []sdk.SessionId{
+	"", "../../x", "sess_../../etc/passwd", "/etc/passwd", ".json", "sess_unknown",
+	"sess_0000000000000000000000000000000", "sess_0000000000000000000000000000000A",
+	"sess_00000000000000000000000000000000/..", "sess_00000000000000000000000000000000\x00",
+}
+
+func requireCode(t *testing.T, what string, err error, code int) {
+	t.Helper()
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != code {
+		t.Errorf("%s: err = %v, want code %d", what, err, code)
+	}
+}
 
 // codexHomeWithRollout makes a CODEX_HOME holding the rollout of
 // loadThreadID (a real codex 0.169 rollout from events' test data).
@@ -114,22 +140,20 @@ func TestLoadSessionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	cwd := t.TempDir()
-	_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_unknown", Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidUnknown, Cwd: cwd, McpServers: []sdk.McpServer{}})
 	var re *sdk.RequestError
-	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "unknown session") {
+	if !errors.As(err, &re) || re.Code != -32002 || !strings.Contains(re.Message, "unknown session") {
 		t.Errorf("unknown session: %v", err)
 	}
 	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "../../etc/passwd", Cwd: cwd, McpServers: []sdk.McpServer{}})
-	if err == nil {
-		t.Error("a path as session id was accepted")
-	}
+	requireCode(t, "a path as session id", err, -32602)
 
 	// A stored session whose codex thread is gone cannot be loaded.
 	st := &sessionStore{dir: state}
-	if err := st.save(sessionRecord{SessionID: "sess_gone", ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk}); err != nil {
+	if err := st.save(sessionRecord{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_gone", Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []sdk.McpServer{}})
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "no rollout") {
 		t.Errorf("missing rollout: %v", err)
 	}
@@ -146,9 +170,9 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 	cwd, other := t.TempDir(), t.TempDir()
 	st := &sessionStore{dir: state}
 	for _, rec := range []sessionRecord{
-		{SessionID: "sess_here", ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAsk},
-		{SessionID: "sess_elsewhere", ThreadID: loadThreadID, Cwd: other, Mode: ModeAsk},
-		{SessionID: "sess_gone", ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk},
+		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAsk},
+		{SessionID: sidElsewhere, ThreadID: loadThreadID, Cwd: other, Mode: ModeAsk},
+		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk},
 	} {
 		if err := st.save(rec); err != nil {
 			t.Fatal(err)
@@ -174,20 +198,20 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 		{"list of a workspace", func() error {
 			_, err := h.editor.Conn.ListSessions(h.ctx, sdk.ListSessionsRequest{Cwd: &other})
 			return err
-		}, []string{record("sess_elsewhere")}},
+		}, []string{record(sidElsewhere)}},
 		{"load", func() error {
-			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_here", Cwd: cwd, McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidHere, Cwd: cwd, McpServers: []sdk.McpServer{}})
 			return err
-		}, []string{record("sess_here"), rollout}},
+		}, []string{record(sidHere), rollout}},
 		{"load without a rollout", func() error {
-			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_gone", Cwd: cwd, McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []sdk.McpServer{}})
 			if err == nil {
 				return errors.New("loaded a session without a rollout")
 			}
 			return nil
-		}, []string{record("sess_gone")}},
+		}, []string{record(sidGone)}},
 		{"load of an unknown session", func() error {
-			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "sess_unknown", Cwd: cwd, McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidUnknown, Cwd: cwd, McpServers: []sdk.McpServer{}})
 			if err == nil {
 				return errors.New("loaded an unknown session")
 			}
@@ -216,14 +240,13 @@ func TestNoStateDirNoLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if init.AgentCapabilities.LoadSession || init.AgentCapabilities.SessionCapabilities.List != nil {
-		t.Errorf("load/list advertised without a state dir")
+	if caps := init.AgentCapabilities; caps.LoadSession || caps.SessionCapabilities.List != nil || caps.SessionCapabilities.Resume != nil {
+		t.Errorf("load/list/resume advertised without a state dir")
 	}
 	_, err = h.editor.Conn.ListSessions(h.ctx, sdk.ListSessionsRequest{})
-	var re *sdk.RequestError
-	if !errors.As(err, &re) || re.Code != -32601 {
-		t.Errorf("session/list: %v", err)
-	}
+	requireCode(t, "session/list", err, -32601)
+	_, err = h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sidUnknown, Cwd: t.TempDir()})
+	requireCode(t, "session/resume", err, -32601)
 }
 
 func TestSessionTitle(t *testing.T) {
@@ -236,5 +259,256 @@ func TestSessionTitle(t *testing.T) {
 		if got := sessionTitle(in); got != want {
 			t.Errorf("sessionTitle(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// oneTurn is a codex run that starts (or continues) thread loadThreadID.
+var oneTurn = playLines(
+	`{"type":"thread.started","thread_id":"`+loadThreadID+`"}`, `{"type":"turn.started"}`,
+	`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}`,
+	`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`)
+
+// TestSessionStoredFromNew is acpx's session flow: session/new in one agent
+// process, each prompt in another that loads the session first. A session
+// is stored from session/new on; loaded before its first turn it replays
+// nothing and its first prompt starts a codex thread, which the next
+// process continues.
+func TestSessionStoredFromNew(t *testing.T) {
+	codexHomeWithRollout(t)
+	state := t.TempDir()
+	be := &fakeBackend{script: oneTurn}
+	cwd := t.TempDir()
+	h1 := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
+	sid := h1.newSession(t, cwd)
+
+	h2 := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
+	if _, err := h2.editor.Initialize(h2.ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := h2.editor.Conn.ListSessions(h2.ctx, sdk.ListSessionsRequest{Cwd: &cwd})
+	if err != nil || len(list.Sessions) != 0 {
+		t.Errorf("session/list offers a session without a turn: %+v, %v", list.Sessions, err)
+	}
+	load, err := h2.editor.Conn.LoadSession(h2.ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("loading a session without a turn: %v", err)
+	}
+	if load.Modes == nil || load.Modes.CurrentModeId != sdk.SessionModeId(DefaultMode) {
+		t.Errorf("modes = %+v", load.Modes)
+	}
+	if n := len(h2.editor.Updates()); n != 0 {
+		t.Errorf("load of a session without a turn sent %d updates", n)
+	}
+	if _, err := h2.prompt(sid, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := be.invocations(); len(runs) != 1 || runs[0].ThreadID != "" {
+		t.Fatalf("first prompt: runs = %+v, want one new thread", runs)
+	}
+
+	h3 := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
+	if _, err := h3.editor.Initialize(h3.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h3.editor.Conn.LoadSession(h3.ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h3.prompt(sid, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := be.invocations(); len(runs) != 2 || runs[1].ThreadID != loadThreadID {
+		t.Errorf("second prompt: runs = %+v, want the thread of the first continued", runs)
+	}
+}
+
+// TestResumeSessionRestoresWithoutHistory: session/resume restores a stored
+// session (thread, mode) as session/load does, but replays nothing.
+func TestResumeSessionRestoresWithoutHistory(t *testing.T) {
+	codexHomeWithRollout(t)
+	state := t.TempDir()
+	cwd := t.TempDir()
+	st := &sessionStore{dir: state}
+	for _, rec := range []sessionRecord{
+		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAuto, Title: "earlier"},
+		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk},
+	} {
+		if err := st.save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be := &fakeBackend{script: oneTurn}
+	h := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
+	init, err := h.editor.Initialize(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if init.AgentCapabilities.SessionCapabilities.Resume == nil {
+		t.Errorf("resume not advertised with a state dir")
+	}
+	resp, err := h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sidHere, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Modes == nil || resp.Modes.CurrentModeId != sdk.SessionModeId(ModeAuto) {
+		t.Errorf("restored mode = %+v", resp.Modes)
+	}
+	if n := len(h.editor.Updates()); n != 0 {
+		t.Errorf("resume sent %d updates, want no history", n)
+	}
+	if _, err := h.prompt(sidHere, "continue"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := be.invocations(); len(runs) != 1 || runs[0].ThreadID != loadThreadID || runs[0].Sandbox != "workspace-write" {
+		t.Errorf("after resume: runs = %+v", runs)
+	}
+
+	// A session whose codex thread is gone fails now, not at its next prompt.
+	_, err = h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sidGone, Cwd: cwd})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32603 || !strings.Contains(re.Message, "no rollout") {
+		t.Errorf("resume without a rollout: %v", err)
+	}
+}
+
+// TestUnknownSessionIsResourceNotFound: every method that takes a session
+// id answers ACP's -32002 for a well-formed id the agent does not have,
+// which acpx answers by starting a new session; a closed session is one.
+func TestUnknownSessionIsResourceNotFound(t *testing.T) {
+	codexHomeWithRollout(t)
+	h := startAgentWith(t, Options{Backend: &fakeBackend{script: oneTurn}, StateDir: t.TempDir()}, fakeeditor.Options{})
+	cwd := t.TempDir()
+	closed := h.newSession(t, cwd)
+	if _, err := h.editor.Conn.CloseSession(h.ctx, sdk.CloseSessionRequest{SessionId: closed}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(id sdk.SessionId, errs map[string]error) {
+		for method, err := range errs {
+			var re *sdk.RequestError
+			if !errors.As(err, &re) || re.Code != -32002 || !strings.HasPrefix(re.Message, "Resource not found") {
+				t.Errorf("%s of %s: err = %v, want -32002 Resource not found", method, id, err)
+			}
+		}
+	}
+	check(sidUnknown, sessionMethods(h, sidUnknown, cwd))
+	check(closed, liveSessionMethods(h, closed))
+	// The closed session is still stored.
+	if _, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: closed, Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Errorf("load of a closed session: %v", err)
+	}
+	for _, raw := range h.editor.Raw() {
+		if err := acpschema.ValidateMessage(raw); err != nil {
+			t.Errorf("agent message violates the ACP schema: %v\n%s", err, raw)
+		}
+	}
+}
+
+// TestMalformedSessionIDIsInvalidParams: an id newSessionID cannot have made
+// is -32602 in every method (never a file-system error), and no file is
+// read or written for it.
+func TestMalformedSessionIDIsInvalidParams(t *testing.T) {
+	codexHomeWithRollout(t)
+	root := t.TempDir()
+	state := filepath.Join(root, "a", "b", "state")
+	var mu sync.Mutex
+	var observed []string
+	h := startAgentWith(t, Options{Backend: &fakeBackend{script: oneTurn}, StateDir: state, ObserveStored: func(p string) {
+		mu.Lock()
+		defer mu.Unlock()
+		observed = append(observed, p)
+	}}, fakeeditor.Options{})
+	cwd := t.TempDir()
+	h.newSession(t, cwd)
+	for _, id := range malformedSessionIDs {
+		for method, err := range sessionMethods(h, id, cwd) {
+			var re *sdk.RequestError
+			if !errors.As(err, &re) || re.Code != -32602 {
+				t.Errorf("%s of %q: err = %v, want -32602", method, id, err)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(observed) != 0 {
+		t.Errorf("stored files read: %q", observed)
+	}
+	var files []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if len(files) != 1 || filepath.Dir(files[0]) != state {
+		t.Errorf("files under the state dir's parents: %q, want only the new session's record", files)
+	}
+}
+
+// sessionMethods calls every request that takes a session id with id and
+// returns each method's error.
+func sessionMethods(h *harness, id sdk.SessionId, cwd string) map[string]error {
+	out := liveSessionMethods(h, id)
+	_, out["session/resume"] = h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: id, Cwd: cwd})
+	_, out["session/load"] = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	return out
+}
+
+// liveSessionMethods calls the requests that need the session live.
+func liveSessionMethods(h *harness, id sdk.SessionId) map[string]error {
+	out := map[string]error{}
+	_, out["session/prompt"] = h.prompt(id, "x")
+	_, out["session/set_mode"] = h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "auto"})
+	_, out["session/close"] = h.editor.Conn.CloseSession(h.ctx, sdk.CloseSessionRequest{SessionId: id})
+	return out
+}
+
+// TestCancelOfUnknownSessionIsIgnored: session/cancel is a notification;
+// for a session the agent does not have there is nothing to do or answer.
+func TestCancelOfUnknownSessionIsIgnored(t *testing.T) {
+	a := NewAgent(Options{Backend: &fakeBackend{}, Logger: discardLogger()})
+	for _, id := range []sdk.SessionId{sidUnknown, "../../x"} {
+		if err := a.Cancel(context.Background(), sdk.CancelNotification{SessionId: id}); err != nil {
+			t.Errorf("cancel of %q: %v", id, err)
+		}
+	}
+}
+
+// TestSessionStoreStaysInItsDirectory: no session id, and no record naming
+// another id than its file's, makes the store read or write outside its
+// directory or hand out an id it would not accept.
+func TestSessionStoreStaysInItsDirectory(t *testing.T) {
+	root := t.TempDir()
+	st := &sessionStore{dir: filepath.Join(root, "state")}
+	for _, id := range malformedSessionIDs {
+		if err := st.save(sessionRecord{SessionID: string(id), Cwd: "/w"}); !errors.Is(err, errBadSessionID) {
+			t.Errorf("save %q: %v", id, err)
+		}
+		if _, err := st.load(string(id)); !errors.Is(err, errBadSessionID) {
+			t.Errorf("load %q: %v", id, err)
+		}
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("created %v", entries)
+	}
+
+	// A record whose sessionId is not its file's name (edited, or planted)
+	// is neither loaded nor listed.
+	if err := st.save(sessionRecord{SessionID: sidHere, ThreadID: loadThreadID, Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range map[string]string{sidGone + ".json": "../../evil", "notes.json": "notes"} {
+		b := `{"sessionId":"` + id + `","threadId":"` + loadThreadID + `","cwd":"/w"}`
+		if err := os.WriteFile(filepath.Join(st.dir, name), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.load(sidGone); err == nil {
+		t.Errorf("loaded a record naming another session")
+	}
+	recs, err := st.list("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].SessionID != sidHere {
+		t.Errorf("list = %+v, want only %s", recs, sidHere)
 	}
 }

@@ -94,9 +94,9 @@ func (s *session) turnEnded(prompt string, out events.Outcome) {
 	}
 }
 
-// record is the session as stored; ok is false before codex gave the
-// session a thread (nothing to resume yet).
-func (s *session) record() (rec sessionRecord, ok bool) {
+// record is the session as stored. Before its first turn it has no thread:
+// a load or resume restores it as new, and its first prompt starts one.
+func (s *session) record() sessionRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sessionRecord{
@@ -108,7 +108,7 @@ func (s *session) record() (rec sessionRecord, ok bool) {
 		Title:                 s.title,
 		UpdatedAt:             time.Now().UTC(),
 		ThreadUsage:           s.threadUsage,
-	}, s.threadID != ""
+	}
 }
 
 // newPrompt registers a prompt and cancels the running turn, which a newer

@@ -15,10 +15,10 @@ import (
 
 // sessionRecord is what survives a restart of the agent: enough to list a
 // session, load it (history comes from codex's rollout of the thread) and
-// resume its codex thread.
+// resume its codex thread. ThreadID is empty until the first turn.
 type sessionRecord struct {
 	SessionID             string       `json:"sessionId"`
-	ThreadID              string       `json:"threadId"`
+	ThreadID              string       `json:"threadId,omitempty"`
 	Cwd                   string       `json:"cwd"`
 	AdditionalDirectories []string     `json:"additionalDirectories,omitempty"`
 	Mode                  Mode         `json:"mode"`
@@ -33,9 +33,28 @@ type sessionStore struct {
 	dir string
 }
 
+// errBadSessionID: an id newSessionID cannot have made. It names no file,
+// so that no id an editor sends can reach outside the store's directory.
+var errBadSessionID = errors.New("malformed session id")
+
+// validSessionID reports whether id has newSessionID's form: "sess_" and 32
+// lowercase hex digits.
+func validSessionID(id string) bool {
+	digits, ok := strings.CutPrefix(id, "sess_")
+	if !ok || len(digits) != 32 {
+		return false
+	}
+	for _, c := range digits {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 func (st *sessionStore) path(id string) (string, error) {
-	if id == "" || strings.ContainsAny(id, `/\`) || id != filepath.Base(id) || strings.HasPrefix(id, ".") {
-		return "", fmt.Errorf("invalid session id %q", id)
+	if !validSessionID(id) {
+		return "", fmt.Errorf("%w: %q", errBadSessionID, id)
 	}
 	return filepath.Join(st.dir, id+".json"), nil
 }
@@ -87,6 +106,10 @@ func (st *sessionStore) load(id string) (sessionRecord, error) {
 	var rec sessionRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return sessionRecord{}, fmt.Errorf("session store: %s: %w", p, err)
+	}
+	// The id the editor is given must be the one that names the file.
+	if rec.SessionID != id {
+		return sessionRecord{}, fmt.Errorf("session store: %s holds session %q", p, rec.SessionID)
 	}
 	return rec, nil
 }
