@@ -107,6 +107,36 @@ func (r *acpxRun) toolOutput(callID string) string {
 // and codex are gone once acpx has exited.
 func runAcpxEdit(t *testing.T, flags ...string) *acpxRun {
 	t.Helper()
+	ax := newAcpxEnv(t)
+	path := filepath.Join(ax.cwd, "config.toml")
+	if err := os.WriteFile(path, []byte(acpxBefore), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ax.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_edit", "edit_text_file", map[string]any{
+			"path": path, "old_string": "port = 8080", "new_string": "port = 3000"})),
+		mockapi.Reply(mockapi.Message("changed the port")),
+	)
+	code, msgs := ax.rpc(slices.Concat(flags, []string{"exec", "change the port to 3000"})...)
+	ax.checkGone()
+	return &acpxRun{exitCode: code, path: path, msgs: msgs, mock: ax.mock}
+}
+
+// acpxEnv runs acpx with codexacp as its agent (real codex, the mock model)
+// in a workspace of its own, with a home of its own for acpx's session
+// records and codexacp's state.
+type acpxEnv struct {
+	t         *testing.T
+	acpx      string
+	agent     string // the --agent command line
+	env       []string
+	cwd       string
+	codexHome string
+	mock      *mockapi.Server
+}
+
+func newAcpxEnv(t *testing.T) *acpxEnv {
+	t.Helper()
 	acpx := acpxtest.Binary(t)
 	codexPath := codextest.Binary(t)
 	mock := mockapi.New(t)
@@ -117,16 +147,6 @@ func runAcpxEdit(t *testing.T, flags ...string) *acpxRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(cwd, "config.toml")
-	if err := os.WriteFile(path, []byte(acpxBefore), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mock.Enqueue(
-		mockapi.Reply(acpCall(t, "call_edit", "edit_text_file", map[string]any{
-			"path": path, "old_string": "port = 8080", "new_string": "port = 3000"})),
-		mockapi.Reply(mockapi.Message("changed the port")),
-	)
-
 	argv := []string{agentBin, "--codex-path", codexPath, "--log-level", "debug", "-c", `model="gpt-5.5"`}
 	for _, c := range append(mockapi.CodexConfig(mock.URL()), codextest.OfflineConfig...) {
 		argv = append(argv, "-c", c)
@@ -135,46 +155,221 @@ func runAcpxEdit(t *testing.T, flags ...string) *acpxRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &acpxEnv{t: t, acpx: acpx, agent: agent, env: env, cwd: cwd, codexHome: codexHome, mock: mock}
+}
+
+// rpc runs `acpx --format json … args` in the workspace and returns its
+// exit code and the JSON-RPC it printed, every message codexacp sent
+// checked against the ACP schema.
+func (ax *acpxEnv) rpc(args ...string) (int, transcript) {
+	ax.t.Helper()
+	code, stdout := ax.run(args...)
+	msgs := parseTranscript(ax.t, stdout)
+	for _, m := range msgs {
+		if m.fromAgent {
+			if err := m.validate(); err != nil {
+				ax.t.Errorf("agent message violates the ACP schema: %v\n%s", err, m.raw)
+			}
+		}
+	}
+	return code, msgs
+}
+
+// run runs `acpx --format json … args` in the workspace and returns its
+// exit code and what it printed.
+func (ax *acpxEnv) run(args ...string) (int, []byte) {
+	t := ax.t
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// --verbose makes acpx copy the agent's stderr (its logs) to its own;
 	// acpx's --timeout fires well before the context kills it.
-	args := slices.Concat(flags, []string{"--format", "json", "--verbose", "--timeout", "90",
-		"--cwd", cwd, "--agent", agent, "exec", "change the port to 3000"})
-	cmd := exec.CommandContext(ctx, acpx, args...)
-	cmd.Dir = cwd
-	cmd.Env = env
+	args = slices.Concat([]string{"--format", "json", "--verbose", "--timeout", "90",
+		"--cwd", ax.cwd, "--agent", ax.agent}, args)
+	cmd := exec.CommandContext(ctx, ax.acpx, args...)
+	cmd.Dir = ax.cwd
+	cmd.Env = ax.env
 	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("acpx stdout:\n%s\nacpx stderr (with codexacp's logs):\n%s", stdout.String(), stderr.String())
+			t.Logf("acpx %s\nstdout:\n%s\nstderr (with codexacp's logs):\n%s", strings.Join(args, " "), stdout.String(), stderr.String())
 		}
 	})
-	r := &acpxRun{path: path, mock: mock}
+	code := 0
 	var exitErr *exec.ExitError
 	switch err := cmd.Run(); {
 	case errors.As(err, &exitErr):
-		r.exitCode = exitErr.ExitCode()
+		code = exitErr.ExitCode()
 	case err != nil:
 		t.Fatalf("running acpx: %v", err)
 	}
+	return code, stdout.Bytes()
+}
 
-	// acpx ends its agent when it is done.
-	if !eventually(10*time.Second, func() bool { return len(processesWithEnv("CODEX_HOME="+codexHome, -1)) == 0 }) {
-		t.Errorf("processes of this run outlived acpx: %v", processesWithEnv("CODEX_HOME="+codexHome, -1))
+// checkGone checks that no process of this test's codex home (codexacp,
+// codex, an acpx queue owner) outlives acpx.
+func (ax *acpxEnv) checkGone() {
+	ax.t.Helper()
+	if !eventually(10*time.Second, func() bool { return len(processesWithEnv("CODEX_HOME="+ax.codexHome, -1)) == 0 }) {
+		ax.t.Errorf("processes of this run outlived acpx: %v", processesWithEnv("CODEX_HOME="+ax.codexHome, -1))
 	}
+}
 
-	r.msgs = parseTranscript(t, stdout.Bytes())
-	for _, m := range r.msgs {
-		if m.fromAgent {
-			if err := m.validate(); err != nil {
-				t.Errorf("agent message violates the ACP schema: %v\n%s", err, m.raw)
-			}
+// TestAcpxSessionsFlow is acpx's persistent-session workflow: `sessions
+// new` creates a session in one codexacp process and exits; each `prompt`
+// then has acpx's queue owner start another codexacp that loads the session
+// (session/load, whose replay acpx hides) and prompts it. Both prompts
+// succeed, and the second continues the codex thread the first started.
+func TestAcpxSessionsFlow(t *testing.T) {
+	ax := newAcpxEnv(t)
+	ax.mock.Enqueue(
+		mockapi.Reply(mockapi.Message("noted: kiwi")),
+		mockapi.Reply(mockapi.Message("the word was kiwi")),
+	)
+	t.Cleanup(func() {
+		// Ends the queue owner (and with it its agent) if the test stopped
+		// before `sessions close`.
+		if t.Failed() {
+			ax.run("sessions", "close")
+		}
+	})
+
+	code, out := ax.run("sessions", "new")
+	if code != 0 {
+		t.Fatalf("acpx sessions new exited %d", code)
+	}
+	var created struct {
+		SessionID string `json:"acpxSessionId"`
+	}
+	mustUnmarshal(t, out, &created)
+	sessionID := created.SessionID
+
+	for i, turn := range []struct{ prompt, answer string }{
+		{"remember the word kiwi", "noted: kiwi"},
+		{"which word did I ask you to remember?", "the word was kiwi"},
+	} {
+		code, msgs := ax.rpc("prompt", turn.prompt)
+		if code != 0 {
+			t.Fatalf("prompt %d: acpx exited %d", i+1, code)
+		}
+		if got := requestSessions(t, msgs); !slices.Equal(got, []string{"session/load " + sessionID, "session/prompt " + sessionID}) {
+			t.Errorf("prompt %d: acpx sent %v, want a load and a prompt of %s", i+1, got, sessionID)
+		}
+		if load := msgs.result("session/load"); load == nil || load.Error != nil {
+			t.Errorf("prompt %d: session/load answered %v", i+1, load)
+		}
+		if got := stopReason(t, msgs); got != "end_turn" {
+			t.Errorf("prompt %d: stopReason = %q, want end_turn", i+1, got)
+		}
+		if got := agentMessage(msgs); got != turn.answer {
+			t.Errorf("prompt %d: agent text = %q, want %q", i+1, got, turn.answer)
 		}
 	}
-	return r
+
+	reqs := ax.mock.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	if first := strings.Join(reqs[0].Texts("user"), "\n"); strings.Contains(first, "which word") {
+		t.Errorf("the first turn saw the second prompt: %s", first)
+	}
+	if second := strings.Join(reqs[1].Texts("user"), "\n"); !strings.Contains(second, "remember the word kiwi") || !strings.Contains(second, "which word") {
+		t.Errorf("the second prompt did not continue the first's codex thread; the model saw: %s", second)
+	}
+
+	if code, _ := ax.run("sessions", "close"); code != 0 {
+		t.Errorf("acpx sessions close exited %d", code)
+	}
+	ax.checkGone()
+}
+
+// TestAcpxUnknownSessionStartsFresh: when the agent no longer has acpx's
+// session (its record is gone), session/load answers -32002 Resource not
+// found, on which acpx starts a new session and the prompt still succeeds.
+func TestAcpxUnknownSessionStartsFresh(t *testing.T) {
+	ax := newAcpxEnv(t)
+	ax.mock.Enqueue(mockapi.Reply(mockapi.Message("hello again")))
+	t.Cleanup(func() {
+		if t.Failed() {
+			ax.run("sessions", "close")
+		}
+	})
+	code, out := ax.run("sessions", "new")
+	if code != 0 {
+		t.Fatalf("acpx sessions new exited %d", code)
+	}
+	var created struct {
+		SessionID string `json:"acpxSessionId"`
+	}
+	mustUnmarshal(t, out, &created)
+	if err := os.Remove(ax.sessionRecord(created.SessionID)); err != nil {
+		t.Errorf("removing the session's record: %v", err)
+	}
+
+	code, msgs := ax.rpc("prompt", "hello")
+	if code != 0 {
+		t.Fatalf("acpx exited %d", code)
+	}
+	var methods []string
+	for _, r := range requestSessions(t, msgs) {
+		methods = append(methods, strings.Fields(r)[0])
+	}
+	if want := []string{"session/load", "session/new", "session/prompt"}; !slices.Equal(methods, want) {
+		t.Errorf("acpx sent %v, want %v", methods, want)
+	}
+	var rpcErr struct {
+		Code int `json:"code"`
+	}
+	if load := msgs.result("session/load"); load == nil || load.Error == nil {
+		t.Errorf("session/load answered %v, want an error", load)
+	} else if mustUnmarshal(t, load.Error, &rpcErr); rpcErr.Code != -32002 {
+		t.Errorf("session/load error code %d, want -32002: %s", rpcErr.Code, load.Error)
+	}
+	if got := stopReason(t, msgs); got != "end_turn" {
+		t.Errorf("stopReason = %q, want end_turn", got)
+	}
+	if code, _ := ax.run("sessions", "close"); code != 0 {
+		t.Errorf("acpx sessions close exited %d", code)
+	}
+	ax.checkGone()
+}
+
+// sessionRecord is the path of codexacp's stored record of a session (under
+// the XDG state directory codextest.Env sets).
+func (ax *acpxEnv) sessionRecord(id string) string {
+	ax.t.Helper()
+	var state string
+	for _, kv := range ax.env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(state, "codexacp", "*", id+".json"))
+	if len(matches) != 1 {
+		ax.t.Errorf("records of %s under %s: %q, want one", id, state, matches)
+		return filepath.Join(state, "codexacp", "sessions", id+".json")
+	}
+	return matches[0]
+}
+
+// requestSessions lists the session requests acpx sent as "method
+// sessionId", leaving out initialize and the agent's own requests.
+func requestSessions(t *testing.T, msgs transcript) []string {
+	t.Helper()
+	var out []string
+	for _, m := range msgs {
+		if m.fromAgent || m.Method == "" || m.ID == nil || m.Method == "initialize" {
+			continue
+		}
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		mustUnmarshal(t, m.Params, &p)
+		out = append(out, m.Method+" "+p.SessionID)
+	}
+	return out
 }
 
 // toolCallSteps lists what codexacp sent about the one tool call of the
