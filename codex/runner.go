@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,15 +228,21 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	cmd.Dir = inv.Cwd
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 
+	p := &process{cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, exited: make(chan struct{})}
+	var wg sync.WaitGroup
+	started := make(chan error, 1)
 	start := time.Now()
-	err := cmd.Start()
+	wg.Add(1)
+	go func() { defer wg.Done(); p.startAndWait(started) }()
+	err := <-started
 	// The child has its copies; EOF comes when codex (and its heirs) close theirs.
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
 	if err != nil {
+		wg.Wait()
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
 			return fmt.Errorf("%w: %s: %v", ErrNotFound, r.Path, err)
 		}
@@ -244,11 +251,8 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	pid := cmd.Process.Pid
 	log.Debug("codex started", "pid", pid, "args", logArgs(args), "cwd", inv.Cwd)
 
-	p := &process{cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, exited: make(chan struct{})}
 	stderr := newStderrLog(log, stderrTailSize)
-	var wg sync.WaitGroup
-	wg.Add(4)
-	go func() { defer wg.Done(); p.wait() }()
+	wg.Add(3)
 	go func() { defer wg.Done(); p.superviseCancel(ctx, r.grace(), log) }()
 	go func() {
 		defer wg.Done()
@@ -318,6 +322,21 @@ type process struct {
 	waitErr   error // set before exited is closed
 	cancelled atomic.Bool
 	done      atomic.Bool
+}
+
+// startAndWait starts codex, reports the outcome on started and, once codex
+// runs, reaps it. Its goroutine keeps its OS thread to itself until then:
+// codex's parent-death signal (procAttr) fires when the thread that started
+// it exits, and Go ends threads, e.g. one whose goroutine exits locked.
+func (p *process) startAndWait(started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
+	p.wait()
 }
 
 // wait reaps codex and starts the drain countdown of its pipes.

@@ -1,0 +1,90 @@
+package codex
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+)
+
+// TestRunCodexSurvivesThreadExits: codex's parent-death signal is tied to
+// the OS thread that started it; threads that Go ends while codex runs
+// (here: those of goroutines that exit locked to them) must not kill it.
+func TestRunCodexSurvivesThreadExits(t *testing.T) {
+	r := &Runner{Path: fakeCodex(t, `
+trap 'kill $s; echo "{\"n\":2}"; exit 0' USR1
+sleep 60 & s=$!
+echo "{\"pid\":$$}"
+wait
+`)}
+	var lines []string
+	err := r.Run(context.Background(), Invocation{Cwd: t.TempDir()}, func(line []byte) {
+		lines = append(lines, string(line))
+		pid := 0
+		if _, err := fmt.Sscanf(string(line), `{"pid":%d}`, &pid); err != nil {
+			return
+		}
+		for range 100 {
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+				close(done)
+			}()
+			<-done
+		}
+		syscall.Kill(pid, syscall.SIGUSR1) // codex may answer now
+	})
+	if err != nil || len(lines) != 2 {
+		t.Errorf("Run = %v, lines %q; want codex to finish normally", err, lines)
+	}
+}
+
+// TestRunCodexDiesWithAgent: an agent killed without a chance to clean up
+// takes codex with it.
+func TestRunCodexDiesWithAgent(t *testing.T) {
+	dir := t.TempDir()
+	agent := exec.Command(os.Args[0], "-test.run=^TestHelperAgent$")
+	agent.Env = append(os.Environ(), helperAgentEnv+"="+dir)
+	out, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Wait()
+	defer agent.Process.Kill()
+	pid := 0
+	if _, err := fmt.Fscanf(out, "codex %d\n", &pid); err != nil {
+		t.Fatalf("the helper agent did not report codex: %v", err)
+	}
+	agent.Process.Kill()
+	agent.Wait()
+	waitGone(t, pid)
+}
+
+const helperAgentEnv = "CODEXACP_TEST_HELPER_AGENT"
+
+// TestHelperAgent is the agent process of TestRunCodexDiesWithAgent: it runs
+// a codex that never ends and reports its pid on stdout.
+func TestHelperAgent(t *testing.T) {
+	dir := os.Getenv(helperAgentEnv)
+	if dir == "" {
+		t.Skip("helper process")
+	}
+	// Not in t.TempDir: this process is killed before its cleanups run.
+	codex := filepath.Join(dir, "codex")
+	if err := os.WriteFile(codex, []byte("#!/bin/sh\necho \"{\\\"pid\\\":$$}\"; exec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Path: codex}
+	r.Run(context.Background(), Invocation{Cwd: dir}, func(line []byte) {
+		pid := 0
+		fmt.Sscanf(string(line), `{"pid":%d}`, &pid)
+		fmt.Printf("codex %d\n", pid)
+	})
+}

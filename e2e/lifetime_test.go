@@ -1,0 +1,150 @@
+//go:build linux
+
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/mockapi"
+)
+
+// An agent that dies without a chance to clean up (SIGKILL: an editor crash,
+// the OOM killer) takes codex, its sandbox and the command it runs with it.
+func TestAgentKilledMidCommandLeavesNoProcesses(t *testing.T) {
+	for _, tt := range []struct{ mode, marker string }{
+		{"full-access", "301.4321"}, // no sandbox: the command is codex's own child
+		{"auto", "302.4321"},        // workspace-write: the command runs inside codex's sandbox
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			e := start(t, setup{fs: true, mode: tt.mode})
+			e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", "sleep "+tt.marker)))
+			done := make(chan error, 1)
+			go func() {
+				_, err := e.prompt("sleep")
+				done <- err
+			}()
+			if err := e.editor.WaitForUpdate(e.ctx, func(u sdk.SessionUpdate) bool {
+				return u.ToolCall != nil && u.ToolCall.Kind == sdk.ToolKindExecute
+			}); err != nil {
+				t.Fatalf("no tool call for the command: %v", err)
+			}
+			if !eventually(10*time.Second, func() bool { return len(processesMatching("sleep "+tt.marker)) > 0 }) {
+				t.Fatal("the command never started")
+			}
+			tree := descendants(e.agentPID)
+			if !slices.ContainsFunc(tree, func(p proc) bool { return strings.Contains(p.cmdline, "sleep "+tt.marker) }) {
+				t.Fatalf("the command is not among the agent's descendants:\n%s", procList(tree))
+			}
+			if err := syscall.Kill(e.agentPID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-done // the connection breaks with the agent
+			left := func() []string {
+				var out []string
+				for _, p := range tree {
+					if p.alive() {
+						out = append(out, p.String())
+					}
+				}
+				return out
+			}
+			// The kernel delivers the death signals at once; 2 s is for the
+			// processes to act on them on a loaded machine.
+			if !eventually(2*time.Second+500*time.Millisecond, func() bool { return len(left()) == 0 }) {
+				stillThere := left()
+				for _, p := range tree {
+					if p.alive() {
+						syscall.Kill(p.pid, syscall.SIGKILL)
+					}
+				}
+				t.Errorf("%d of the agent's %d descendant processes outlived it:\n%s\nthe tree was:\n%s",
+					len(stillThere), len(tree), strings.Join(stillThere, "\n"), procList(tree))
+			}
+		})
+	}
+}
+
+// proc is one process, identified by pid and start time (pids are reused).
+type proc struct {
+	pid     int
+	start   string // field 22 of /proc/<pid>/stat
+	cmdline string
+}
+
+func (p proc) String() string {
+	cmd := strings.Join(strings.Fields(p.cmdline), " ")
+	if len(cmd) > 160 {
+		cmd = cmd[:160] + "..."
+	}
+	return strconv.Itoa(p.pid) + ": " + cmd
+}
+
+func procList(ps []proc) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintln(&b, p)
+	}
+	return b.String()
+}
+
+// alive reports whether p still runs: present, the same process, not a zombie.
+func (p proc) alive() bool {
+	state, _, start, ok := readStat(p.pid)
+	return ok && start == p.start && state != "Z"
+}
+
+// readStat returns a process's state, parent and start time.
+func readStat(pid int) (state string, ppid int, start string, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, "", false
+	}
+	// pid (comm) state ppid ...; comm may contain spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return "", 0, "", false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return "", 0, "", false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return f[0], ppid, f[19], true
+}
+
+// descendants lists the live processes below pid.
+func descendants(pid int) []proc {
+	children := map[int][]proc{}
+	entries, _ := os.ReadDir("/proc")
+	for _, ent := range entries {
+		n, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		state, ppid, start, ok := readStat(n)
+		if !ok || state == "Z" {
+			continue
+		}
+		cmd, _ := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
+		children[ppid] = append(children[ppid], proc{n, start, strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))})
+	}
+	var out []proc
+	queue := []int{pid}
+	for len(queue) > 0 {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+		queue = queue[1:]
+	}
+	return out
+}
