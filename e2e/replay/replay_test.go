@@ -198,7 +198,7 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 		inDiff []string
 	}{
 		{"no stored files", func(e *record.Entry) bool { return e.Kind != record.KindStored },
-			[]string{`+    "sessions": []`, `+    "message": "Invalid params: unknown session: \"sess_1\""`}},
+			[]string{`+    "sessions": []`, `+    "message": "Resource not found: unknown session \"sess_1\""`}},
 		{"another rollout", func(e *record.Entry) bool {
 			if e.Kind == record.KindStored && e.Content != nil && strings.Contains(e.Path, "rollout-") {
 				c := strings.ReplaceAll(*e.Content, "the answer is 42", "the answer is 43")
