@@ -366,8 +366,7 @@ func invalidParams(msg string) *sdk.RequestError {
 }
 
 // unknownSession is ACP's "Resource not found" (the SDK has no constructor
-// for it): what Zed's codex-acp answers, and the code on which acpx creates
-// a new session instead of failing.
+// for it), the code on which acpx creates a new session instead of failing.
 func unknownSession(id sdk.SessionId) *sdk.RequestError {
 	return &sdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: unknown session %q", id)}
 }
