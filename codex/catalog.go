@@ -112,7 +112,7 @@ func runCodex(ctx context.Context, codexPath string, args ...string) ([]byte, er
 	if err := cmd.Run(); err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
-			err = &ExitError{Code: exitCode(exitErr.ProcessState), Stderr: trimBacktraces(stderr.tail())}
+			err = exitError(exitErr.ProcessState, stderr)
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -66,15 +66,58 @@ type Invocation struct {
 
 // ExitError reports a codex process that ended with a non-zero status.
 type ExitError struct {
-	Code   int    // exit status, or 128+signal when killed by a signal
-	Stderr string // the tail of stderr, Rust backtraces trimmed
+	Code   int            // exit status, or 128+signal when killed by a signal
+	Signal syscall.Signal // the signal that killed codex; 0 when it exited
+	Stderr string         // the tail of stderr, Rust backtraces trimmed
 }
 
 func (e *ExitError) Error() string {
-	if e.Stderr == "" {
-		return fmt.Sprintf("codex exited with status %d", e.Code)
+	msg := fmt.Sprintf("codex exited with status %d", e.Code)
+	if e.Signal != 0 {
+		msg += " (killed by signal " + signalName(e.Signal) + ")"
+		if !crashSignals[e.Signal] {
+			// Killed from outside (the OOM killer, a user): whatever codex
+			// last printed, typically an unrelated warning, is not why.
+			return msg
+		}
 	}
-	return fmt.Sprintf("codex exited with status %d: %s", e.Code, e.Stderr)
+	if e.Stderr == "" {
+		return msg
+	}
+	return msg + ": " + e.Stderr
+}
+
+// crashSignals are those a process gets for its own fault; its stderr (a
+// Rust panic before an abort, say) may tell why.
+var crashSignals = map[syscall.Signal]bool{
+	syscall.SIGABRT: true, syscall.SIGBUS: true, syscall.SIGFPE: true, syscall.SIGILL: true,
+	syscall.SIGSEGV: true, syscall.SIGSYS: true, syscall.SIGTRAP: true,
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGABRT: "SIGABRT", syscall.SIGALRM: "SIGALRM", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+	syscall.SIGHUP: "SIGHUP", syscall.SIGILL: "SIGILL", syscall.SIGINT: "SIGINT", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGQUIT: "SIGQUIT", syscall.SIGSEGV: "SIGSEGV", syscall.SIGSYS: "SIGSYS",
+	syscall.SIGTERM: "SIGTERM", syscall.SIGTRAP: "SIGTRAP", syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ",
+}
+
+// signalName is the conventional name of sig (SIGKILL), else its number.
+func signalName(sig syscall.Signal) string {
+	if name, ok := signalNames[sig]; ok {
+		return name
+	}
+	return fmt.Sprintf("%d (%v)", int(sig), sig)
+}
+
+// exitError describes a process that ended with a non-zero status.
+func exitError(state *os.ProcessState, stderr *stderrLog) *ExitError {
+	e := &ExitError{Code: state.ExitCode(), Stderr: trimBacktraces(stderr.tail())}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+		e.Code = 128 + int(e.Signal)
+	}
+	return e
 }
 
 // Command returns the arguments (after the executable) and the environment of
@@ -287,16 +330,15 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	if state == nil {
 		return fmt.Errorf("codex: wait: %w", p.waitErr)
 	}
-	code := exitCode(state)
-	attrs := []any{"pid", pid, "code", code, "elapsed", elapsed}
+	attrs := []any{"pid", pid, "status", state.String(), "elapsed", elapsed}
 	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
 		attrs = append(attrs, "maxrss_kib", ru.Maxrss) // KiB on Linux
 	}
 	log.Debug("codex exited", attrs...)
-	if code == 0 {
+	if state.Success() {
 		return nil
 	}
-	return &ExitError{Code: code, Stderr: trimBacktraces(stderr.tail())}
+	return exitError(state, stderr)
 }
 
 // logArgs is args as they may be logged: secret values in -c overrides
@@ -399,13 +441,6 @@ func (d *drainReader) Read(b []byte) (int, error) {
 		d.f.SetReadDeadline(time.Now().Add(drainTimeout))
 	}
 	return d.f.Read(b)
-}
-
-func exitCode(state *os.ProcessState) int {
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return state.ExitCode()
 }
 
 func cancelError(ctx context.Context) error {

@@ -206,6 +206,37 @@ exit 3
 	}
 }
 
+// TestRunKilledBySignal: codex killed from outside (the OOM killer, a user)
+// is reported as killed, not with the warning it last printed; for a crash
+// signal, stderr may tell why and is kept.
+func TestRunKilledBySignal(t *testing.T) {
+	tests := []struct{ sig, want string }{
+		{"KILL", "codex exited with status 137 (killed by signal SIGKILL)"},
+		{"TERM", "codex exited with status 143 (killed by signal SIGTERM)"},
+		{"ABRT", "codex exited with status 134 (killed by signal SIGABRT): warning: config key deprecated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sig, func(t *testing.T) {
+			codex := fakeCodex(t, `
+echo '{"type":"thread.started"}'
+echo "warning: config key deprecated" >&2
+kill -`+tt.sig+` $$
+`)
+			_, err := collect(context.Background(), &Runner{Path: codex}, Invocation{Cwd: t.TempDir()})
+			var exitErr *ExitError
+			if !errors.As(err, &exitErr) {
+				t.Fatalf("Run = %v, want *ExitError", err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("message = %q, want %q", err, tt.want)
+			}
+			if exitErr.Stderr != "warning: config key deprecated" {
+				t.Errorf("Stderr = %q; it is kept for logs and transcripts", exitErr.Stderr)
+			}
+		})
+	}
+}
+
 func TestRunStderrTailIsBounded(t *testing.T) {
 	codex := fakeCodex(t, `
 i=0

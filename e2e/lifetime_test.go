@@ -3,8 +3,10 @@
 package e2e_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +72,31 @@ func TestAgentKilledMidCommandLeavesNoProcesses(t *testing.T) {
 					len(stillThere), len(tree), strings.Join(stillThere, "\n"), procList(tree))
 			}
 		})
+	}
+}
+
+// Codex killed from outside mid-turn (the OOM killer, a user) fails the
+// prompt with the signal, not with the unrelated warning it printed last.
+func TestCodexKilledBySignalNamesIt(t *testing.T) {
+	codex := filepath.Join(t.TempDir(), "codex")
+	script := `#!/bin/sh
+[ "$1" = exec ] || exit 1 # no model catalog: the agent goes on without one
+cat >/dev/null
+echo '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}'
+echo "WARNING: proceeding, even though we could not update PATH" >&2
+kill -KILL $$
+`
+	if err := os.WriteFile(codex, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, setup{fs: true, codexPath: codex})
+	_, err := e.prompt("hi")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a JSON-RPC error", err)
+	}
+	if !strings.Contains(re.Message, "killed by signal SIGKILL") || strings.Contains(re.Message, "WARNING") {
+		t.Errorf("message = %q, want the signal and not the warning", re.Message)
 	}
 }
 
