@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -31,17 +33,45 @@ type editorFiles struct {
 	client    clientFS
 	sessionID sdk.SessionId
 	local     fsops.Files
+	// checkWrite is asked immediately before every write, on either route,
+	// with the resolved path (session.checkWrite): the last word on where a
+	// write may land. Nil: no check (tests of the adapter alone).
+	checkWrite func(path string) error
+	// timeout bounds one editor fs request: an editor that never answers
+	// must not hold a file (and its lock) forever.
+	timeout time.Duration
 
 	readLocal  atomic.Bool // the editor cannot read: use the local disk
 	writeLocal atomic.Bool // the editor cannot write: use the local disk
 }
 
+// editorFSTimeout is how long an editor fs request may take. Reads and
+// writes of buffers are instant in a live editor; a minute is generous.
+const editorFSTimeout = time.Minute
+
+// maxEditorFileBytes is the largest file read or written whole through the
+// editor. ACP messages are single lines and clients (and the SDK) refuse
+// lines over 10 MiB; JSON escaping can double text (newlines, tabs), so 4 MiB
+// of file stays under it. Larger files are read by line ranges.
+const maxEditorFileBytes = 4 << 20
+
+// maxEditorMessageBytes is the largest fs/write_text_file message sent (the
+// line limit, less room for the envelope).
+const maxEditorMessageBytes = 10<<20 - 64<<10
+
 func newEditorFiles(client clientFS, sessionID string, caps sdk.FileSystemCapabilities, local fsops.Files) *editorFiles {
-	f := &editorFiles{client: client, sessionID: sdk.SessionId(sessionID), local: local}
+	f := &editorFiles{client: client, sessionID: sdk.SessionId(sessionID), local: local, timeout: editorFSTimeout}
 	f.readLocal.Store(!caps.ReadTextFile)
 	f.writeLocal.Store(!caps.WriteTextFile)
 	return f
 }
+
+// call bounds one editor request.
+func (f *editorFiles) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, f.timeout, errEditorTimeout)
+}
+
+var errEditorTimeout = errors.New("the editor did not answer in time")
 
 // ReadFile implements fsops.Files.
 func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
@@ -52,23 +82,35 @@ func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error)
 	if err := checkReadableOnDisk(path); err != nil {
 		return nil, err
 	}
-	resp, err := f.client.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path})
+	callCtx, cancel := f.call(ctx)
+	defer cancel()
+	resp, err := f.client.ReadTextFile(callCtx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path})
 	if isMethodNotFound(err) {
 		f.readLocal.Store(true)
 		return f.local.ReadFile(ctx, path)
 	}
 	if err != nil {
-		return nil, editorError("read", path, err)
+		return nil, editorError("read", path, callErr(callCtx, err))
 	}
 	return []byte(resp.Content), nil
 }
 
 // WriteFile implements fsops.Files.
 func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte) error {
+	if f.checkWrite != nil {
+		if err := f.checkWrite(path); err != nil {
+			return err
+		}
+	}
 	if f.writeLocal.Load() {
 		return f.local.WriteFile(ctx, path, data)
 	}
-	_, err := f.client.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.sessionID, Path: path, Content: string(data)})
+	if err := checkEditorWriteSize(path, data); err != nil {
+		return err
+	}
+	callCtx, cancel := f.call(ctx)
+	defer cancel()
+	_, err := f.client.WriteTextFile(callCtx, sdk.WriteTextFileRequest{SessionId: f.sessionID, Path: path, Content: string(data)})
 	if isMethodNotFound(err) {
 		// Method not found means nothing was written: the disk is the
 		// right place, not a fallback after a failure.
@@ -76,22 +118,55 @@ func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte) e
 		return f.local.WriteFile(ctx, path, data)
 	}
 	if err != nil {
-		return editorError("write", path, err)
+		return editorError("write", path, callErr(callCtx, err))
 	}
 	return nil
 }
 
-// Stat implements fsops.Files. The disk answers first; a path missing on
-// disk may still be an unsaved editor buffer.
-func (f *editorFiles) Stat(ctx context.Context, path string) (fsops.FileInfo, error) {
-	info, err := f.local.Stat(ctx, path)
-	if err != nil || info.Exists || f.readLocal.Load() {
-		return info, err
+// ReadStored implements fsops.PartReader: the file on disk.
+func (f *editorFiles) ReadStored(ctx context.Context, path string) ([]byte, error) {
+	return f.local.ReadFile(ctx, path)
+}
+
+// ReadLines implements fsops.PartReader: the lines from the editor
+// (fs/read_text_file with line and limit).
+func (f *editorFiles) ReadLines(ctx context.Context, path string, start, count int) ([]byte, error) {
+	callCtx, cancel := f.call(ctx)
+	defer cancel()
+	resp, err := f.client.ReadTextFile(callCtx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path,
+		Line: sdk.Ptr(start), Limit: sdk.Ptr(count)})
+	if err != nil {
+		return nil, editorError("read", path, callErr(callCtx, err))
 	}
-	if _, err := f.client.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path, Limit: sdk.Ptr(1)}); err == nil {
-		return fsops.FileInfo{Exists: true}, nil
+	return []byte(resp.Content), nil
+}
+
+// callErr names a timed-out editor request as such.
+func callErr(ctx context.Context, err error) error {
+	if context.Cause(ctx) == errEditorTimeout {
+		return fmt.Errorf("%w: %w", errEditorTimeout, err)
 	}
-	return info, nil
+	return err
+}
+
+// checkEditorWriteSize refuses content whose fs/write_text_file message
+// would be too long a line for the editor (encoded as the SDK encodes it).
+func checkEditorWriteSize(path string, data []byte) error {
+	if len(data) <= maxEditorMessageBytes/6 { // no text escapes to more than 6 bytes a byte
+		return nil
+	}
+	enc, err := json.Marshal(string(data))
+	if err != nil || len(enc) > maxEditorMessageBytes {
+		return tooLargeError(path, len(data))
+	}
+	return nil
+}
+
+func tooLargeError(path string, size int) *fsops.Error {
+	return &fsops.Error{Code: fsops.CodeTooLarge,
+		Message: fmt.Sprintf("File too large to edit through the editor: %s (%d bytes)", path, size),
+		Hint: fmt.Sprintf("Files over %d MiB cannot be changed through the editor. Read it in parts with read_text_file "+
+			"(line and limit); change it with the shell if the user agrees.", maxEditorFileBytes>>20)}
 }
 
 // Resolve implements fsops.Files: paths are resolved on disk, where the
@@ -101,6 +176,21 @@ func (f *editorFiles) Resolve(ctx context.Context, path string) (string, error) 
 		return "", err
 	}
 	return fsops.ResolvePath(path)
+}
+
+// Stat implements fsops.Files. The disk answers first; a path missing on
+// disk may still be an unsaved editor buffer.
+func (f *editorFiles) Stat(ctx context.Context, path string) (fsops.FileInfo, error) {
+	info, err := f.local.Stat(ctx, path)
+	if err != nil || info.Exists || f.readLocal.Load() {
+		return info, err
+	}
+	callCtx, cancel := f.call(ctx)
+	defer cancel()
+	if _, err := f.client.ReadTextFile(callCtx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path, Limit: sdk.Ptr(1)}); err == nil {
+		return fsops.FileInfo{Exists: true}, nil
+	}
+	return info, nil
 }
 
 // checkReadableOnDisk catches what an editor cannot say precisely: a
@@ -116,6 +206,8 @@ func checkReadableOnDisk(path string) error {
 		return fsops.IsDirectoryError(path, nil)
 	case !fi.Mode().IsRegular():
 		return fsops.NotRegularError(path)
+	case fi.Size() > maxEditorFileBytes:
+		return tooLargeError(path, int(fi.Size()))
 	}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -135,24 +227,43 @@ func isMethodNotFound(err error) bool {
 	return errors.As(err, &re) && re.Code == -32601
 }
 
+// maxEditorWords bounds the editor's own words passed on to the model.
+const maxEditorWords = 2 << 10
+
+// editorWords is an editor error as text: its message and its data (as
+// JSON), cut to maxEditorWords.
+func editorWords(err error) (code int, words string) {
+	words = err.Error()
+	var re *sdk.RequestError
+	if errors.As(err, &re) {
+		code, words = re.Code, re.Message
+		if re.Data != nil {
+			data, jerr := json.Marshal(re.Data)
+			if jerr != nil {
+				data = []byte(fmt.Sprint(re.Data))
+			}
+			words += ": " + string(data)
+		}
+		if errors.Is(err, errEditorTimeout) {
+			words = errEditorTimeout.Error() + ": " + words
+		}
+	}
+	if len(words) > maxEditorWords {
+		words = cutAtRune(words, maxEditorWords) + fmt.Sprintf("… (%d bytes in all)", len(words))
+	}
+	return code, words
+}
+
 // editorError maps an editor's fs error to a tool error by meaning, keeping
 // the editor's words. ACP clients answer a missing file with -32002 "Resource
 // not found" (which collides with our -32002 Permission denied); some answer
-// -32603 with an ENOENT detail.
+// -32603 with an ENOENT detail. Only an error that says access was refused
+// is presented as a refusal; others may pass, and say so.
 func editorError(op, path string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	words := err.Error()
-	var re *sdk.RequestError
-	code := 0
-	if errors.As(err, &re) {
-		code = re.Code
-		words = re.Message
-		if re.Data != nil {
-			words = fmt.Sprintf("%s: %v", re.Message, re.Data)
-		}
-	}
+	code, words := editorWords(err)
 	lower := strings.ToLower(words)
 	has := func(subs ...string) bool {
 		for _, s := range subs {
@@ -164,6 +275,9 @@ func editorError(op, path string, err error) error {
 	}
 	editor := fmt.Sprintf(" (editor: %s)", words)
 	switch {
+	case errors.Is(err, errEditorTimeout) || errors.Is(err, context.DeadlineExceeded):
+		return &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Editor did not answer: %s %s", op, path),
+			Hint: "The editor did not answer in time; nothing was changed by this call. Retry once; tell the user if it happens again.", Err: err}
 	case code == -32002 || has("not found", "enoent", "no such file", "does not exist"):
 		if op == "write" {
 			return &fsops.Error{Code: fsops.CodeNotFound, Message: "Parent directory not found: " + filepath.Dir(path) + editor,
@@ -184,6 +298,7 @@ func editorError(op, path string, err error) error {
 		return &fsops.Error{Code: fsops.CodeDiskFull, Message: "Disk full: cannot write to " + path + editor,
 			Hint: "Free space first; nothing was written.", Err: err}
 	}
-	return &fsops.Error{Code: -32603, Message: fmt.Sprintf("Editor failed to %s %s: %s", op, path, words),
-		Hint: "The editor reported an error; nothing was changed by this call. Tell the user if it persists.", Err: err}
+	return &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Editor failed to %s %s: %s", op, path, words),
+		Hint: "The editor reported an error; nothing was changed by this call. It may pass: retry once, " +
+			"and tell the user if it persists.", Err: err}
 }

@@ -2,12 +2,8 @@ package acp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -28,24 +24,24 @@ const (
 type toolReporter struct {
 	agent *Agent
 	s     *session
-
-	mu      sync.Mutex
-	changes map[string]*fsops.Change // by call id, between BeforeWrite and CallFinished
 }
 
 var _ mcp.Observer = (*toolReporter)(nil)
 
 func newToolReporter(a *Agent, s *session) *toolReporter {
-	return &toolReporter{agent: a, s: s, changes: map[string]*fsops.Change{}}
+	return &toolReporter{agent: a, s: s}
 }
 
 // CallStarted implements mcp.Observer: a pending tool call with the input.
-func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
-	if !r.s.callBegin(c.ID) {
+// The call runs under a context that ends with its turn, so a turn's end
+// also ends the call's editor requests and lock waits.
+func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
+	ctx, ok := r.s.callBegin(ctx, c.ID)
+	if !ok {
 		// No turn runs (a codex that outlived its turn): report nothing;
 		// BeforeWrite refuses any write.
 		r.agent.log.Warn("file-tool call outside a turn", "session", r.s.id, "tool", c.Tool)
-		return
+		return ctx
 	}
 	kind := sdk.ToolKindEdit
 	if c.Tool == fsops.ToolReadTextFile {
@@ -62,40 +58,35 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) {
 		Kind:          kind,
 		Status:        sdk.ToolCallStatusPending,
 		Locations:     locs,
-		RawInput:      c.Arguments,
+		RawInput:      trimRawInput(c.Arguments),
 	}})
+	return ctx
 }
 
 // BeforeWrite implements mcp.Observer: it refuses writes the mode or the
 // workspace forbid, shows the diff, and in ask mode waits for the user.
+// ch.Path is resolved: the checks judge where the write lands.
 func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {
 	turn, ok := r.s.callContext(c.ID)
 	if !ok || turn.Err() != nil {
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: "No prompt turn is running in this session; nothing was written."}
+		return denied(ch.Path, "No prompt turn is running in this session; nothing was written.", nil)
 	}
+	if err := r.s.writeAllowed(ch.Path); err != nil {
+		return err
+	}
+	r.s.setChange(c.ID, ch)
+
 	mode := r.s.currentMode()
-	if mode == ModeReadOnly {
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: "The session is in read-only mode: files cannot be changed. Tell the user what you would change instead."}
-	}
-	if mode != ModeFullAccess && !r.s.inWorkspace(ch.Path) {
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: fmt.Sprintf("The path is outside the workspace (%s); only files inside it can be changed in %s mode.",
-				strings.Join(r.s.roots(), ", "), mode)}
-	}
-
-	r.mu.Lock()
-	r.changes[c.ID] = ch
-	r.mu.Unlock()
-
 	content := diffContent(ch)
 	locations := changeLocations(ch)
-	// In auto mode a write into .git or .codex still asks: codex's own
-	// workspace-write sandbox keeps those read-only (a git hook or config
-	// would run commands outside any sandbox), and these tools bypass it.
-	protected := mode != ModeFullAccess && isProtectedPath(ch.Path)
-	if !protected && (mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit)) {
+	// In auto mode a write into .git, .codex, .agents or .aws (or another
+	// git directory) still asks: codex's own workspace-write sandbox keeps
+	// those read-only, and these tools bypass it.
+	protected := ""
+	if mode != ModeFullAccess {
+		protected = r.s.protectedDir(ch.Path)
+	}
+	if protected == "" && (mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
 		r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
@@ -108,20 +99,24 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	}
 
 	// The permission request carries the diff preview: the editor shows it
-	// on the pending tool call while the user decides.
-	// The question ends with the call or with the turn, whichever ends first.
+	// on the pending tool call while the user decides. The question ends
+	// with the call or with the turn, whichever ends first.
+	title := r.title(c.Tool, ch.Path)
+	if protected != "" {
+		title += " (in " + r.s.displayPath(protected) + ")"
+	}
 	askCtx, stopAsk := mergeContext(ctx, turn)
 	defer stopAsk()
 	resp, err := r.agent.conn.RequestPermission(askCtx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(r.s.id),
 		ToolCall: sdk.ToolCallUpdate{
 			ToolCallId: sdk.ToolCallId(c.ID),
-			Title:      sdk.Ptr(r.title(c.Tool, ch.Path)),
+			Title:      sdk.Ptr(title),
 			Kind:       sdk.Ptr(sdk.ToolKindEdit),
 			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
 			Content:    content,
 			Locations:  locations,
-			RawInput:   c.Arguments,
+			RawInput:   trimRawInput(c.Arguments),
 		},
 		Options: []sdk.PermissionOption{
 			{OptionId: optAllowOnce, Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
@@ -129,24 +124,19 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 			{OptionId: optRejectOnce, Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
 		},
 	})
-	if err != nil {
-		r.agent.log.Warn("permission request failed", "session", r.s.id, "err", err)
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: "The permission request did not complete (the turn may have been cancelled); nothing was written.", Err: err}
-	}
 	switch {
+	case err != nil:
+		r.agent.log.Warn("permission request failed", "session", r.s.id, "err", err)
+		return denied(ch.Path, "The permission request did not complete (the turn may have been cancelled); nothing was written.", err)
 	case turn.Err() != nil:
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: "The turn ended while the user was asked; nothing was written."}
+		return denied(ch.Path, "The turn ended while the user was asked; nothing was written.", nil)
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
 		r.s.allowAlways(sdk.ToolKindEdit)
 	case resp.Outcome.Cancelled != nil:
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: "The user cancelled; nothing was written. Stop and wait for the user."}
+		return denied(ch.Path, "The user cancelled; nothing was written. Stop and wait for the user.", nil)
 	default:
-		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + ch.Path,
-			Hint: "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach."}
+		return denied(ch.Path, "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach.", nil)
 	}
 	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
 		SessionUpdate: "tool_call_update",
@@ -157,15 +147,14 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 }
 
 // CallFinished implements mcp.Observer: completed with the diff, or failed
-// with the error the model received.
+// with the error the model received. The call counts as done for its turn
+// only once this update is written.
 func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any, toolErr *fsops.Error) {
-	if !r.s.callEnd(c.ID) {
+	ch, ok := r.s.callReporting(c.ID)
+	if !ok {
 		return // outside a turn, or given up when its turn ended
 	}
-	r.mu.Lock()
-	ch := r.changes[c.ID]
-	delete(r.changes, c.ID)
-	r.mu.Unlock()
+	defer r.s.callDone(c.ID)
 
 	u := &sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(c.ID)}
 	switch {
@@ -233,6 +222,10 @@ func (r *toolReporter) title(tool, path string) string {
 const wholeFileDiffLimit = 256 << 10
 
 func diffContent(ch *fsops.Change) []sdk.ToolCallContent {
+	return limitContent(fullDiffContent(ch))
+}
+
+func fullDiffContent(ch *fsops.Change) []sdk.ToolCallContent {
 	if ch.Created {
 		// No old text to compare with, whatever the size.
 		return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New))}
@@ -311,58 +304,15 @@ func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {
 	return locs
 }
 
-// isProtectedPath reports whether a path lies inside a .git or .codex
-// directory.
-func isProtectedPath(path string) bool {
-	for _, part := range strings.Split(filepath.Clean(path), string(filepath.Separator)) {
-		if part == ".git" || part == ".codex" {
-			return true
-		}
-	}
-	return false
-}
-
-// displayPath is path relative to the session's cwd when inside it.
+// displayPath is path relative to the session's cwd when inside it (paths
+// the tools resolved are compared with the resolved cwd too).
 func (s *session) displayPath(path string) string {
-	if rel, err := filepath.Rel(s.cwd, path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-		return rel
+	for _, cwd := range []string{s.cwd, s.realRoots()[0]} {
+		if within(cwd, path) && cwd != path {
+			rel, _ := filepath.Rel(cwd, path)
+			return rel
+		}
 	}
 	return path
 }
 
-// roots are the workspace directories: cwd and the additional directories.
-func (s *session) roots() []string {
-	return append([]string{s.cwd}, s.dirs...)
-}
-
-// inWorkspace reports whether path, with symlinks resolved, lies inside a
-// workspace root (also with symlinks resolved). A file that does not exist
-// yet is judged by its nearest existing ancestor.
-func (s *session) inWorkspace(path string) bool {
-	real := resolvePath(path)
-	for _, root := range s.roots() {
-		rel, err := filepath.Rel(resolvePath(root), real)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
-
-func resolvePath(path string) string {
-	path = filepath.Clean(path)
-	var rest []string
-	for {
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			return filepath.Join(append([]string{real}, rest...)...)
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return filepath.Join(append([]string{path}, rest...)...)
-		}
-		parent := filepath.Dir(path)
-		if parent == path {
-			return filepath.Join(append([]string{path}, rest...)...)
-		}
-		rest = append([]string{filepath.Base(path)}, rest...)
-		path = parent
-	}
-}

@@ -19,6 +19,7 @@ const (
 	CodeBinary         = -32004 // NUL bytes or invalid UTF-8
 	CodeDiskFull       = -32005 // no space left
 	CodeNotRegular     = -32006 // a device, FIFO or socket: reading it could block or never end
+	CodeTooLarge       = -32007 // too large to go through the editor whole
 	CodeStringNotFound = -32010 // old string not found
 	CodeMatchCount     = -32011 // old string found a wrong number of times
 	CodeConflict       = -32012 // multi-edit: a match partly overlaps an earlier edit's text
@@ -68,6 +69,17 @@ type Files interface {
 	// ResolvePath). The engine resolves every path before it locks, reads
 	// or writes, and passes only resolved paths to the other methods.
 	Resolve(ctx context.Context, path string) (string, error)
+}
+
+// PartReader is implemented by ports that cannot read some files whole
+// (ReadFile answers CodeTooLarge) but can read them by lines: an editor
+// whose messages are limited in size. read_text_file then plans on the
+// stored file and reads only the lines it returns.
+type PartReader interface {
+	// ReadStored returns the file as stored (on disk).
+	ReadStored(ctx context.Context, path string) ([]byte, error)
+	// ReadLines returns count lines from line start (1-based).
+	ReadLines(ctx context.Context, path string, start, count int) ([]byte, error)
 }
 
 // FileInfo is what the engine needs to know about a path before writing.

@@ -61,13 +61,53 @@ func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, e
 		limit = *p.Limit
 	}
 	data, err := e.readText(ctx, path)
+	var te *Error
+	if pr, ok := e.files.(PartReader); ok && errors.As(err, &te) && te.Code == CodeTooLarge {
+		return e.readPart(ctx, pr, path, p.Line, limit)
+	}
 	if err != nil {
 		return nil, err
 	}
+	return sliceLines(data, p.Line, limit)
+}
+
+// readPart reads a file too large to read whole through the port: the
+// lines to return are planned on the stored file, then read by range.
+func (e *Engine) readPart(ctx context.Context, pr PartReader, path string, line *int, limit int) (*ReadResult, error) {
+	stored, err := pr.ReadStored(ctx, path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if isBinary(stored) {
+		return nil, BinaryError(path)
+	}
+	res, err := sliceLines(stored, line, limit)
+	if err != nil || res.EndLine < res.StartLine {
+		return res, err
+	}
+	part, err := pr.ReadLines(ctx, path, res.StartLine, res.EndLine-res.StartLine+1)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if len(part) > MaxReadBytes {
+		cut := MaxReadBytes
+		for cut > 0 && !utf8.RuneStart(part[cut]) {
+			cut--
+		}
+		part = part[:cut]
+	}
+	res.Content = string(part)
+	note := fmt.Sprintf("The file is too large (%d bytes) to edit through the editor; hash and total_lines are those of the file on disk.", len(stored))
+	res.Hint = strings.TrimSpace(res.Hint + " " + note)
+	return res, nil
+}
+
+// sliceLines is read_text_file on a file's content.
+func sliceLines(data []byte, line *int, limit int) (*ReadResult, error) {
 	total := CountLines(data)
 	start := 1
-	if p.Line != nil {
-		switch l := *p.Line; {
+	if line != nil {
+		switch l := *line; {
 		case l == 0:
 			return nil, invalidParams("line must not be 0: lines are 1-based (negative counts from the end)",
 				"Use line=1 for the start of the file or line=-1 for the last line.")

@@ -194,8 +194,9 @@ type event struct {
 	err    *fsops.Error
 }
 
-func (r *recorder) CallStarted(ctx context.Context, c *Call) {
+func (r *recorder) CallStarted(ctx context.Context, c *Call) context.Context {
 	r.add(event{kind: "started", call: *c})
+	return ctx
 }
 
 func (r *recorder) BeforeWrite(ctx context.Context, c *Call, ch *fsops.Change) error {

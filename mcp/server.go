@@ -47,8 +47,11 @@ type Call struct {
 // different tool calls may run concurrently.
 type Observer interface {
 	// CallStarted is called when a call arrives, before its arguments are
-	// validated and before anything is read.
-	CallStarted(ctx context.Context, c *Call)
+	// validated and before anything is read. It returns the context the
+	// call runs under: ctx, or one derived from it that also ends with
+	// whatever the call belongs to (the ACP layer ends calls with their
+	// prompt turn, so a dead codex cannot leave a call holding a file).
+	CallStarted(ctx context.Context, c *Call) context.Context
 	// BeforeWrite is called with the computed change after validation and
 	// before the write. A non-nil error vetoes the write: nothing is written
 	// and the model gets the error (an *fsops.Error as it is, anything else
@@ -85,7 +88,7 @@ func handler(engine *fsops.Engine, obs Observer, spec toolSpec) sdk.ToolHandler 
 		c := &Call{ID: newCallID(), Tool: name, Arguments: req.Params.Arguments, Path: args.path()}
 		var before fsops.BeforeWrite
 		if obs != nil {
-			obs.CallStarted(ctx, c)
+			ctx = obs.CallStarted(ctx, c)
 			before = func(ctx context.Context, ch *fsops.Change) error { return obs.BeforeWrite(ctx, c, ch) }
 		}
 		result, err := runGuarded(ctx, engine, args, before, spec)

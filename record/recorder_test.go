@@ -36,8 +36,9 @@ func (f *fakeRunner) Run(ctx context.Context, inv codex.Invocation, onLine func(
 // fakeObserver remembers what it was told.
 type fakeObserver struct{ events []string }
 
-func (o *fakeObserver) CallStarted(ctx context.Context, c *mcp.Call) {
+func (o *fakeObserver) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
 	o.events = append(o.events, "started "+c.Tool)
+	return ctx
 }
 
 func (o *fakeObserver) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {

@@ -39,11 +39,12 @@ type toolObserver struct {
 	inner   mcp.Observer
 }
 
-func (o *toolObserver) CallStarted(ctx context.Context, c *mcp.Call) {
+func (o *toolObserver) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
 	o.rec.toolCall(o.session, c, inRoots(c.Path, o.roots))
 	if o.inner != nil {
-		o.inner.CallStarted(ctx, c)
+		return o.inner.CallStarted(ctx, c)
 	}
+	return ctx
 }
 
 func (o *toolObserver) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {

@@ -183,10 +183,11 @@ type recordingObserver struct {
 	calls []string
 }
 
-func (o *recordingObserver) CallStarted(ctx context.Context, c *mcp.Call) {
+func (o *recordingObserver) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.calls = append(o.calls, c.Tool+" "+c.Path)
+	return ctx
 }
 
 func (o *recordingObserver) BeforeWrite(context.Context, *mcp.Call, *fsops.Change) error { return nil }

@@ -28,6 +28,13 @@ type Options struct {
 	// FSNotImplemented advertises the fs methods (with FS) but answers them
 	// with "method not found", like a client that claims more than it has.
 	FSNotImplemented bool
+	// WriteThrough makes fs/write_text_file write the disk (following
+	// symlinks, as os.WriteFile does) besides the buffer, like an editor
+	// that saves at once (acpx does).
+	WriteThrough bool
+	// BeforeFS, when set, runs before each fs request is answered (a test
+	// can hold the answer back; ctx ends when the agent gives up).
+	BeforeFS func(ctx context.Context, method, path string)
 	// Permission picks the answer to a permission request. Nil: allow once.
 	Permission func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	// Logger receives the client connection's logs. Nil: discarded.
@@ -191,6 +198,9 @@ func (e *Editor) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) 
 	if !e.opts.FS || e.opts.FSNotImplemented {
 		return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
 	}
+	if e.opts.BeforeFS != nil {
+		e.opts.BeforeFS(ctx, "fs/read_text_file", req.Path)
+	}
 	e.mu.Lock()
 	ferr := e.fsErrors[req.Path]
 	content, open := e.buffers[req.Path]
@@ -219,10 +229,18 @@ func (e *Editor) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest
 	if !e.opts.FS || e.opts.FSNotImplemented {
 		return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
 	}
+	if e.opts.BeforeFS != nil {
+		e.opts.BeforeFS(ctx, "fs/write_text_file", req.Path)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if ferr := e.fsErrors[req.Path]; ferr != nil {
 		return sdk.WriteTextFileResponse{}, ferr
+	}
+	if e.opts.WriteThrough {
+		if err := os.WriteFile(req.Path, []byte(req.Content), 0o644); err != nil {
+			return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
 	}
 	e.buffers[req.Path] = req.Content
 	return sdk.WriteTextFileResponse{}, nil

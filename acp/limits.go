@@ -1,0 +1,105 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// Every message the agent writes stays well under the 10 MiB line limit ACP
+// clients (and the SDK) enforce, so a huge write cannot make the editor drop
+// the connection: tool-call content and raw input are trimmed for display.
+const (
+	// maxUpdateTextBytes bounds the old+new text of one tool-call update.
+	maxUpdateTextBytes = 2 << 20
+	// maxRawInputBytes bounds the raw arguments echoed in a tool call;
+	// longer string arguments are cut to maxRawStringBytes.
+	maxRawInputBytes  = 64 << 10
+	maxRawStringBytes = 4 << 10
+)
+
+// trimRawInput returns the arguments as they are when small, else with
+// long strings (file contents) cut: the editor shows the diff, not the
+// content argument.
+func trimRawInput(raw json.RawMessage) any {
+	if len(raw) <= maxRawInputBytes {
+		return raw
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return map[string]any{"truncated": fmt.Sprintf("%d bytes of arguments", len(raw))}
+	}
+	return trimStrings(v)
+}
+
+func trimStrings(v any) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxRawStringBytes {
+			return cutAtRune(x, maxRawStringBytes) + fmt.Sprintf("… (%d bytes in all)", len(x))
+		}
+	case []any:
+		for i := range x {
+			x[i] = trimStrings(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = trimStrings(x[k])
+		}
+	}
+	return v
+}
+
+// limitContent keeps tool-call content within maxUpdateTextBytes of text:
+// diffs past the budget are cut at a line end and the rest is left out,
+// with a note saying so.
+func limitContent(contents []sdk.ToolCallContent) []sdk.ToolCallContent {
+	budget := maxUpdateTextBytes
+	for i, c := range contents {
+		if c.Diff == nil {
+			continue
+		}
+		old := ""
+		if c.Diff.OldText != nil {
+			old = *c.Diff.OldText
+		}
+		size := len(old) + len(c.Diff.NewText)
+		if size <= budget {
+			budget -= size
+			continue
+		}
+		d := *c.Diff
+		newText := cutAtLine(d.NewText, budget/2)
+		d.NewText = newText
+		if d.OldText != nil {
+			oldText := cutAtLine(old, budget-len(newText))
+			d.OldText = &oldText
+		}
+		out := append(contents[:i:i], sdk.ToolCallContent{Diff: &d})
+		note := fmt.Sprintf("The change is too large to show in full here: the first %d KiB are shown. "+
+			"Review the file in the editor.", maxUpdateTextBytes>>10)
+		return append(out, sdk.ToolContent(sdk.TextBlock(note)))
+	}
+	return contents
+}
+
+// cutAtLine returns the longest prefix of s of at most n bytes that ends at
+// a line end (or s cut at a rune boundary when its first line is longer).
+func cutAtLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if i := strings.LastIndexByte(s[:n], '\n'); i >= 0 {
+		return s[:i+1]
+	}
+	return cutAtRune(s, n)
+}
+
+func cutAtRune(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

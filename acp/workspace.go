@@ -1,0 +1,154 @@
+package acp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/codexacp/codexacp/fsops"
+)
+
+// Where a session may write, judged on resolved locations (fsops resolves
+// every tool path before it gets here): the workspace roots, and inside
+// them the directories codex's own sandbox keeps read-only.
+
+// protectedNames are the directories codex 0.169's workspace-write sandbox
+// keeps read-only directly under each writable root (measured with `codex
+// sandbox`: .git, .codex, .agents and .aws; codex-rs
+// PROTECTED_METADATA_PATH_NAMES). A git hook or config, a codex config or an
+// agent skill written there would run or steer commands outside any
+// sandbox. Our tools bypass that sandbox, so in auto mode a write there asks.
+// We protect these names at any depth below a root (a nested repository's
+// .git is as dangerous), which is stricter than codex.
+var protectedNames = []string{".git", ".codex", ".agents", ".aws"}
+
+// roots are the workspace directories: cwd and the additional directories.
+func (s *session) roots() []string {
+	return append([]string{s.cwd}, s.dirs...)
+}
+
+// realRoots are the roots with symlinks resolved.
+func (s *session) realRoots() []string {
+	roots := s.roots()
+	for i, r := range roots {
+		if real, err := fsops.ResolvePath(r); err == nil {
+			roots[i] = real
+		}
+	}
+	return roots
+}
+
+// inWorkspace reports whether the resolved path lies inside a workspace root.
+func (s *session) inWorkspace(path string) bool {
+	return slices.ContainsFunc(s.realRoots(), func(root string) bool { return within(root, path) })
+}
+
+// protectedDir returns the protected directory the resolved path lies in
+// (or is), or "" if none. Git directories are recognised by what they are,
+// whatever their name: a directory holding HEAD, objects and refs, and the
+// directory a root's .git file points to (worktrees, submodules,
+// `git init --separate-git-dir`).
+func (s *session) protectedDir(path string) string {
+	roots := s.realRoots()
+	for _, root := range roots {
+		if gitdir := gitdirOf(root); gitdir != "" && within(gitdir, path) {
+			return gitdir
+		}
+	}
+	for _, root := range roots {
+		if !within(root, path) || root == path {
+			continue
+		}
+		rel, _ := filepath.Rel(root, path)
+		dir := root
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			dir = filepath.Join(dir, part)
+			if slices.Contains(protectedNames, part) || isGitDir(dir) {
+				return dir
+			}
+		}
+	}
+	return ""
+}
+
+// isGitDir reports whether dir looks like a git directory to git itself: a
+// HEAD file and objects and refs directories.
+func isGitDir(dir string) bool {
+	head, err := os.Stat(filepath.Join(dir, "HEAD"))
+	if err != nil || !head.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// gitdirOf returns the resolved git directory a root's .git file points to
+// ("gitdir: PATH", relative to the root), or "".
+func gitdirOf(root string) string {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil || len(b) > 4096 {
+		return "" // a directory, missing, or not a pointer
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	target = strings.TrimSpace(target)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(root, target)
+	}
+	real, err := fsops.ResolvePath(target)
+	if err != nil {
+		return ""
+	}
+	return real
+}
+
+// within reports whether path is root or lies inside it (both clean).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+var errReadOnly = errors.New("the session is read-only")
+
+// writeAllowed applies the session's mode and workspace to a resolved path:
+// nil, or the refusal to give the model. It runs when the change is
+// computed (BeforeWrite) and again immediately before the write.
+func (s *session) writeAllowed(path string) error {
+	mode := s.currentMode()
+	switch {
+	case mode == ModeReadOnly:
+		return denied(path, "The session is in read-only mode: files cannot be changed. Tell the user what you would change instead.", errReadOnly)
+	case mode != ModeFullAccess && !s.inWorkspace(path):
+		return denied(path, fmt.Sprintf("The path is outside the workspace (%s); only files inside it can be changed in %s mode.",
+			strings.Join(s.roots(), ", "), mode), nil)
+	}
+	return nil
+}
+
+// checkWrite is the last check before a write leaves the agent: the path
+// must still lead to itself (no link swapped in since it was resolved and
+// judged), and the mode and workspace must still allow it.
+func (s *session) checkWrite(path string) error {
+	real, err := fsops.ResolvePath(path)
+	if err != nil {
+		return err
+	}
+	if real != path {
+		return fsops.ChangedPathError(path, fmt.Errorf("%s now leads to %s", path, real))
+	}
+	return s.writeAllowed(path)
+}
+
+// denied is the -32002 "Permission denied: {path}" refusal with a hint.
+func denied(path, hint string, cause error) *fsops.Error {
+	return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + path, Hint: hint, Err: cause}
+}
