@@ -315,4 +315,3 @@ func (s *session) displayPath(path string) string {
 	}
 	return path
 }
-
