@@ -25,8 +25,15 @@ import (
 var version = "dev"
 
 func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "codexacp:", err)
+	// Logs go through a queue: an editor that does not read our stderr
+	// must not stall the agent once the pipe is full.
+	stderr := newLogWriter(os.Stderr, logBufferSize)
+	err := run(os.Args[1:], os.Stdin, os.Stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "codexacp:", err)
+	}
+	stderr.close(logFlushTimeout)
+	if err != nil {
 		os.Exit(1)
 	}
 }

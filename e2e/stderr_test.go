@@ -1,0 +1,85 @@
+package e2e_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/codextest"
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+)
+
+// An editor that never reads the agent's stderr does not freeze it: with
+// the pipe full, logs are dropped, requests are still answered, and once
+// stderr is read again a line says how many log lines were lost.
+func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
+	env, _ := codextest.Env(t)
+	cwd := t.TempDir()
+	// No codex and no state: nothing but session/new and its log line.
+	cmd := exec.Command(agentBin, "--codex-path", "/nonexistent/codex", "--log-level", "debug", "--state-dir=")
+	cmd.Env = env
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderrR.Close()
+	cmd.Stderr = stderrW
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stderrW.Close()
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+
+	// A few thousand log lines of ~200 bytes are several times what the pipe
+	// (64 KiB) and the agent's log queue hold. The deadline only ends a
+	// test whose agent froze.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	editor := fakeeditor.Connect(stdin, stdout, fakeeditor.Options{})
+	if _, err := editor.Initialize(ctx); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	const requests = 4000
+	for i := range requests {
+		if _, err := editor.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+			t.Fatalf("session/new %d of %d: %v (the agent froze on its stderr?)", i+1, requests, err)
+		}
+	}
+
+	stdin.Close()
+	logs, err := io.ReadAll(stderrR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("agent exit: %v", err)
+	}
+	dropped := 0
+	for _, m := range regexp.MustCompile(`dropped (\d+) log lines`).FindAllSubmatch(logs, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		dropped += n
+	}
+	logged := len(regexp.MustCompile(`msg=session/new`).FindAll(logs, -1))
+	if dropped == 0 || logged+dropped < requests {
+		t.Errorf("%d session/new lines logged, %d reported dropped; want drops reported and all %d accounted for", logged, dropped, requests)
+	}
+	t.Logf("%d requests answered; %d session/new lines logged, %d log lines dropped", requests, logged, dropped)
+}
