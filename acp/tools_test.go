@@ -92,16 +92,24 @@ func startToolsWith(tb testing.TB, opts Options, eopts fakeeditor.Options, mode 
 		turnDone <- err
 	}()
 	<-turnStarted
+	th := &toolsHarness{harness: h, host: host, session: resp.SessionId, cwd: cwd, turnDone: turnDone, turnStarted: turnStarted}
+	th.client = th.connect(tb, s.toolsToken)
+	return th
+}
+
+// connect is an MCP client standing in for codex with a session's token.
+func (th *toolsHarness) connect(tb testing.TB, token string) *mcpsdk.ClientSession {
+	tb.Helper()
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "codex-stand-in", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcpsdk.StreamableClientTransport{
-		Endpoint:   host.URL(),
-		HTTPClient: &http.Client{Transport: bearer{s.toolsToken, http.DefaultTransport}},
+	cs, err := client.Connect(th.ctx, &mcpsdk.StreamableClientTransport{
+		Endpoint:   th.host.URL(),
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
 	}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { cs.Close() })
-	return &toolsHarness{harness: h, host: host, session: resp.SessionId, cwd: cwd, client: cs, turnDone: turnDone, turnStarted: turnStarted}
+	return cs
 }
 
 func (th *toolsHarness) call(tb testing.TB, tool string, args map[string]any) *mcpsdk.CallToolResult {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package acp
+
+const raceEnabled = false
