@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -24,6 +25,25 @@ import (
 // can also reach the editor.
 const DefaultMaxRequestBodyBytes = 8 << 20
 
+// Production defaults of the host's connection limits (HostOptions).
+const (
+	// DefaultReadTimeout bounds reading one request, headers and body: an
+	// 8 MiB body over loopback takes milliseconds, so this is generous for
+	// codex and short for a client that stops sending mid-request.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes keep-alive connections idle this long.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxUnauthenticatedConns caps connections that have not (yet)
+	// shown a valid token. Codex opens a handful and authenticates each at
+	// once; the cap is what a local flood can hold of the agent's file
+	// descriptors.
+	DefaultMaxUnauthenticatedConns = 128
+)
+
+// maxReadHeaderTimeout bounds reading request headers even when
+// ReadTimeout is longer.
+const maxReadHeaderTimeout = 10 * time.Second
+
 // shutdownGrace is how long Close lets requests in flight finish.
 const shutdownGrace = time.Second
 
@@ -35,8 +55,24 @@ type HostOptions struct {
 	// MaxRequestBodyBytes bounds a request body; larger requests get 413.
 	// 0 means DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
-	// Logger receives the host's logs. nil means slog.Default().
+	// Logger receives the host's logs, including panics of the tools of
+	// servers it serves. nil means slog.Default().
 	Logger *slog.Logger
+	// ReadTimeout bounds reading one request, headers and body (headers
+	// alone at most 10 s). It does not limit how long a call may run or a
+	// response may stream: net/http clears the read deadline once the body
+	// is read, so a call waiting minutes for the user's permission and the
+	// SSE streams are unaffected. 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long. 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxUnauthenticatedConns caps the open connections that have not yet
+	// carried a request with a valid token; past it, the oldest of them is
+	// closed. Authenticated connections never count, so a local flood cannot
+	// lock codex out or pin more descriptors than this. 0 means
+	// DefaultMaxUnauthenticatedConns.
+	MaxUnauthenticatedConns int
 }
 
 // Host serves the MCP servers of all sessions of one agent process over
@@ -47,7 +83,7 @@ type HostOptions struct {
 // The host runs the http.Server on a goroutine it starts in NewHost; Close
 // stops it and waits for that goroutine.
 type Host struct {
-	ln     net.Listener
+	ln     *guardListener
 	srv    *http.Server
 	opts   HostOptions
 	served chan struct{} // closed when the serving goroutine returns
@@ -76,22 +112,39 @@ func NewHost(opts *HostOptions) (*Host, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
+	if h.opts.ReadTimeout <= 0 {
+		h.opts.ReadTimeout = DefaultReadTimeout
+	}
+	if h.opts.IdleTimeout <= 0 {
+		h.opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if h.opts.MaxUnauthenticatedConns <= 0 {
+		h.opts.MaxUnauthenticatedConns = DefaultMaxUnauthenticatedConns
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("mcp host: listen: %w", err)
 	}
-	h.ln = ln
+	h.ln = &guardListener{Listener: ln, max: h.opts.MaxUnauthenticatedConns, log: h.opts.Logger}
 	h.srv = &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(h.opts.Logger.Handler(), slog.LevelWarn),
-		// No read/write timeouts: a tool call may wait minutes for the
-		// user's permission, and responses stream (SSE).
+		ReadHeaderTimeout: min(h.opts.ReadTimeout, maxReadHeaderTimeout),
+		ReadTimeout:       h.opts.ReadTimeout,
+		IdleTimeout:       h.opts.IdleTimeout,
+		// No WriteTimeout: a tool call may wait minutes for the user's
+		// permission, and responses stream (SSE).
+		ErrorLog: slog.NewLogLogger(h.opts.Logger.Handler(), slog.LevelWarn),
+		// ServeHTTP finds the connection here to exempt it from the cap.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if gc, ok := c.(*guardedConn); ok {
+				return context.WithValue(ctx, connKey{}, gc)
+			}
+			return ctx
+		},
 	}
 	go func() {
 		defer close(h.served)
-		if err := h.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := h.srv.Serve(h.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.opts.Logger.Error("mcp host stopped", "err", err)
 		}
 	}()
@@ -185,10 +238,21 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.authenticate(r)
 	if s == nil {
 		// Same answer whether the header is missing, malformed or wrong.
+		// The body is never read: a client may announce one and never send
+		// it, and net/http would wait for it after the handler returns. An
+		// unauthenticated client has no use for the connection: close it.
+		http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
+		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="codexacp"`)
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 		return
 	}
+	if gc, ok := r.Context().Value(connKey{}).(*guardedConn); ok {
+		h.ln.authenticated(gc)
+	}
+	// The go-sdk derives its sessions' contexts from the requests', so
+	// tools find the host's logger there (see runGuarded).
+	r = r.WithContext(withLogger(r.Context(), h.opts.Logger))
 	if r.URL.Path != Path {
 		http.NotFound(w, r)
 		return
@@ -223,4 +287,101 @@ func (h *Host) authenticate(r *http.Request) *hostSession {
 		}
 	}
 	return found
+}
+
+type loggerKey struct{}
+
+// withLogger returns ctx carrying l for loggerFrom.
+func withLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+// loggerFrom returns the logger of the host serving ctx's request, or
+// slog.Default() outside a host (in-memory transports).
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+type connKey struct{}
+
+// guardListener caps the connections that have not (yet) carried a request
+// with a valid token. Past the cap it closes the oldest of them rather than
+// refusing or delaying the new one: a new connection may be codex's, which
+// authenticates with its first request, while a flood's connections are
+// the ones that linger. Connections marked authenticated are never closed
+// here and do not count.
+type guardListener struct {
+	net.Listener
+	max int
+	log *slog.Logger
+
+	mu      sync.Mutex
+	unauth  list.List // of *guardedConn, oldest first
+	evicted int
+}
+
+// guardedConn is an accepted connection; elem is its place in the
+// listener's unauth list, nil once authenticated or closed.
+type guardedConn struct {
+	net.Conn
+	l    *guardListener
+	elem *list.Element
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (l *guardListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	gc := &guardedConn{Conn: c, l: l}
+	var oldest *guardedConn
+	l.mu.Lock()
+	gc.elem = l.unauth.PushBack(gc)
+	if l.unauth.Len() > l.max {
+		oldest = l.unauth.Remove(l.unauth.Front()).(*guardedConn)
+		oldest.elem = nil
+		l.evicted++
+		if l.evicted == 1 || l.evicted%1000 == 0 { // a flood would flood the log too
+			l.log.Warn("mcp host: too many unauthenticated connections, closing the oldest",
+				"max", l.max, "closed_so_far", l.evicted)
+		}
+	}
+	l.mu.Unlock()
+	if oldest != nil {
+		oldest.Close()
+	}
+	return gc, nil
+}
+
+// authenticated exempts c from the cap (also called when c closes).
+func (l *guardListener) authenticated(c *guardedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.elem != nil {
+		l.unauth.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
+// unauthenticated is the number of open connections under the cap.
+func (l *guardListener) unauthenticated() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unauth.Len()
+}
+
+// Close is safe to call twice (by the listener's eviction and by the
+// http.Server).
+func (c *guardedConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.l.authenticated(c)
+		c.closeErr = c.Conn.Close()
+	})
+	return c.closeErr
 }

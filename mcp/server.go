@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,11 +107,12 @@ func handler(engine *fsops.Engine, obs Observer, spec toolSpec) sdk.ToolHandler 
 }
 
 // runGuarded runs a tool, turning a panic into a tool error: one bad call
-// must not take down the agent and every session with it.
+// must not take down the agent and every session with it. The panic goes to
+// the serving host's logger.
 func runGuarded(ctx context.Context, engine *fsops.Engine, args *arguments, before fsops.BeforeWrite, spec toolSpec) (result any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			slog.Error("file tool panicked", "tool", spec.tool.Name, "panic", p, "stack", string(debug.Stack()))
+			loggerFrom(ctx).Error("file tool panicked", "tool", spec.tool.Name, "panic", p, "stack", string(debug.Stack()))
 			result, err = nil, &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Internal error in %s", spec.tool.Name),
 				Hint: "This is a bug in codexacp; nothing was written. Tell the user."}
 		}
