@@ -369,11 +369,11 @@ func (l *guardListener) authenticated(c *guardedConn) {
 	}
 }
 
-// unauthenticated is the number of open connections under the cap.
-func (l *guardListener) unauthenticated() int {
+// evictedCount is how many connections the cap has closed.
+func (l *guardListener) evictedCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.unauth.Len()
+	return l.evicted
 }
 
 // Close is safe to call twice (by the listener's eviction and by the

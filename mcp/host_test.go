@@ -1,17 +1,23 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
+	"errors"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
+	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -329,5 +335,138 @@ func TestUnknownTool(t *testing.T) {
 				t.Errorf("observer saw %v", rec.kinds())
 			}
 		})
+	}
+}
+
+// failsafe bounds a raw connection's reads in the tests below, so that a
+// host that never closes fails the test instead of hanging it. It is far
+// longer than any timeout those tests configure.
+const failsafe = 10 * time.Second
+
+// rawRequest opens a connection to h and sends req as it is.
+func rawRequest(t *testing.T, h *Host, req string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", h.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetReadDeadline(time.Now().Add(failsafe))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitClosed reads c to its end and fails the test unless the host closed
+// it (rather than the failsafe expiring).
+func waitClosed(t *testing.T, r io.Reader) {
+	t.Helper()
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("the host kept the connection open for %v", failsafe)
+		}
+		// A reset also means closed.
+	}
+}
+
+// TestHostClosesUnauthenticatedUnread checks that a request without a
+// valid token that announces a body and never sends it gets its 401 at
+// once and its connection closed, with no read timeout to help: the host
+// does not wait for the body (issue 9: such connections piled up until the
+// agent ran out of file descriptors).
+func TestHostClosesUnauthenticatedUnread(t *testing.T) {
+	h := newTestHost(t, &HostOptions{ReadTimeout: time.Hour})
+	newSession(t, h, "/w/a.txt", "a\n")
+	host := h.ln.Addr().String()
+	for _, auth := range []string{"", "Authorization: Bearer " + strings.Repeat("0", 64) + "\r\n"} {
+		c := rawRequest(t, h, "POST /mcp HTTP/1.1\r\nHost: "+host+"\r\n"+auth+"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no response: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+			t.Errorf("status %d, close %v: want 401 and Connection: close", resp.StatusCode, resp.Close)
+		}
+		waitClosed(t, br)
+	}
+}
+
+// TestHostBoundsRequestReads checks that ReadTimeout ends requests whose
+// headers or body never finish, also for a client with a valid token.
+func TestHostBoundsRequestReads(t *testing.T) {
+	h := newTestHost(t, &HostOptions{ReadTimeout: 200 * time.Millisecond})
+	token, rec, _ := newSession(t, h, "/w/a.txt", "a\n")
+	host := h.ln.Addr().String()
+	for name, req := range map[string]string{
+		"headers": "POST /mcp HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + token + "\r\nContent-Le",
+		"body": "POST /mcp HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + token + "\r\n" +
+			"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
+	} {
+		t.Run(name, func(t *testing.T) {
+			waitClosed(t, rawRequest(t, h, req))
+		})
+	}
+	if ev := rec.snapshot(); len(ev) != 0 {
+		t.Errorf("observer saw %v", rec.kinds())
+	}
+}
+
+// slowFiles delays every read by delay.
+type slowFiles struct {
+	*fsopstest.MemFiles
+	delay time.Duration
+}
+
+func (s slowFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.MemFiles.ReadFile(ctx, path)
+}
+
+// TestHostCallOutlivesReadTimeout checks that ReadTimeout bounds reading
+// requests only: a call that takes longer (as one waiting for the user's
+// permission does) is answered, and the session's streams survive it.
+func TestHostCallOutlivesReadTimeout(t *testing.T) {
+	const readTimeout = 100 * time.Millisecond
+	h := newTestHost(t, &HostOptions{ReadTimeout: readTimeout})
+	mem := fsopstest.NewMemFiles()
+	setFile(mem, "/w/a.txt", "slow\n")
+	token, unregister := h.Register(NewServer(fsops.NewEngine(slowFiles{mem, 5 * readTimeout}), nil))
+	t.Cleanup(unregister)
+	cs := dialHTTP(t, h.URL(), token)
+	for range 2 {
+		if _, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"}); sc["content"] != "slow\n" {
+			t.Fatalf("read: %v", sc)
+		}
+	}
+}
+
+// TestToolPanicLogsToHostLogger checks that a tool's panic is logged
+// through the logger of the host serving it, not the global one.
+func TestToolPanicLogsToHostLogger(t *testing.T) {
+	var hostLog, globalLog syncbuf.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&globalLog, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	h := newTestHost(t, &HostOptions{Logger: slog.New(slog.NewTextHandler(&hostLog, nil))})
+	token, unregister := h.Register(NewServer(fsops.NewEngine(panicFiles{fsopstest.NewMemFiles()}), nil))
+	t.Cleanup(unregister)
+	res, sc := call(t, dialHTTP(t, h.URL(), token), fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
+	if code, _, _ := toolErr(t, res, sc); code != fsops.CodeInternal {
+		t.Errorf("code %d, want internal error", code)
+	}
+	if got := hostLog.String(); !strings.Contains(got, "file tool panicked") || !strings.Contains(got, "boom") {
+		t.Errorf("host log = %.200q, want the panic", got)
+	}
+	if got := globalLog.String(); strings.Contains(got, "panicked") {
+		t.Errorf("global log has the panic: %.200s", got)
 	}
 }
