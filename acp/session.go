@@ -174,8 +174,10 @@ func (s *session) close() {
 	s.closed = true
 	s.mu.Unlock()
 	s.cancelTurn(errSessionClosed)
+	// Holding turnMu waits for the running turn to end; no turn starts
+	// after (closed is set), so the tools go with nothing using them.
 	s.turnMu.Lock()
-	s.turnMu.Unlock() // only waiting for the running turn to end
+	defer s.turnMu.Unlock()
 	if s.unregisterTools != nil {
 		s.unregisterTools()
 	}
