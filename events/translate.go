@@ -279,7 +279,8 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate
 	if c == nil {
 		c = &toolCall{id: acp.ToolCallId(fmt.Sprintf("t%d-%s", t.turn, it.ID)), sent: st}
 		if it.ID == "" {
-			c.id = acp.ToolCallId(fmt.Sprintf("t%d-anon%d", t.turn, len(t.order)))
+			// Not "t<turn>-…": an item whose id is "anon0" must not get it.
+			c.id = acp.ToolCallId(fmt.Sprintf("t%d_anon%d", t.turn, len(t.order)))
 		} else {
 			t.calls[it.ID] = c
 		}
