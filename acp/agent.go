@@ -97,7 +97,8 @@ func NewAgent(opts Options) *Agent {
 
 // Serve speaks ACP on in/out until in ends (the editor closed the pipe) or ctx
 // is done, then cancels every running turn and waits for it to finish.
-// Malformed input lines are answered with JSON-RPC errors and skipped.
+// Malformed input lines are answered with JSON-RPC errors and skipped;
+// notifications other than session/cancel are ignored.
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out}
 	pr, pw := io.Pipe()
@@ -105,10 +106,17 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The SDK's reader reads its logger only once input arrives, so setting
 	// it before the guard starts feeding input is race-free.
 	a.conn.SetLogger(a.log)
+	// The guard handles session/cancel itself: queued in the SDK, a burst of
+	// notifications would close the connection (see inputGuard).
+	guard := newInputGuard(pw, w, a.log, func(sessionID string) {
+		if err := a.Cancel(ctx, sdk.CancelNotification{SessionId: sdk.SessionId(sessionID)}); err != nil {
+			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
+		}
+	})
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
-		guardInput(in, pw, w, a.log)
+		guard.run(in)
 	}()
 
 	select {

@@ -3,11 +3,16 @@ package acp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // maxLineBytes is the largest inbound message passed on to the SDK. The SDK
@@ -28,59 +33,163 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// guardInput copies JSON-RPC lines from in to out (the SDK's input) and
-// answers the ones the SDK would silently drop or choke on: invalid JSON gets
-// a -32700 parse error, a JSON value that is not a request, notification or
-// response gets -32600, and a line over the SDK's limit gets -32600 instead of
-// closing the connection. It returns when in ends, closing out.
-func guardInput(in io.Reader, out *io.PipeWriter, reply io.Writer, log *slog.Logger) {
+// inputGuard stands between the editor and the SDK's reader, which closes
+// the connection on a line over 10 MiB or once 1024 notifications wait in its
+// queue, and silently drops lines it cannot decode (a request among them is
+// never answered; a response among them leaves our request waiting forever).
+// The guard passes on only what the SDK handles safely: requests, responses
+// and $/cancel_request (which the SDK handles inline, without the queue). It
+// answers bad lines itself, handles session/cancel itself, and ignores the
+// other notifications: the agent implements none of them.
+type inputGuard struct {
+	sdk    *io.PipeWriter // the SDK's input
+	editor io.Writer      // error answers
+	log    *slog.Logger
+	cancel func(sessionID string) // session/cancel; nil: ignored
+	limit  int                    // longest line passed on: maxLineBytes but in tests
+
+	ignored  burst // notifications nobody handles
+	rejected burst // lines answered with an error
+}
+
+func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, cancel func(sessionID string)) *inputGuard {
+	return &inputGuard{
+		sdk: sdkIn, editor: editor, log: log, cancel: cancel, limit: maxLineBytes,
+		ignored:  burst{level: slog.LevelInfo, msg: "inbound notifications ignored"},
+		rejected: burst{level: slog.LevelWarn, msg: "inbound messages rejected"},
+	}
+}
+
+// run copies in to the SDK line by line until in ends or the SDK stops
+// reading, then closes the SDK's input.
+func (g *inputGuard) run(in io.Reader) {
 	r := bufio.NewReaderSize(in, 64*1024)
+	var big topLevel
 	var err error
 	for err == nil {
 		var line []byte
-		line, err = readLine(r, maxLineBytes)
-		if errors.Is(err, errLineTooLong) {
-			log.Error("inbound message too large", "limit", maxLineBytes)
-			writeError(reply, nil, -32600, "Invalid Request: message larger than 10 MiB")
-			err = nil
-			continue
-		}
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
-			continue
-		}
-		if code, msg, id := checkMessage(trimmed); code != 0 {
-			log.Warn("rejected inbound message", "code", code, "reason", msg)
-			writeError(reply, id, code, msg)
-			continue
-		}
-		if _, werr := out.Write(append(trimmed, '\n')); werr != nil {
-			break
+		line, err = readLine(r, g.limit, &big)
+		switch {
+		case errors.Is(err, errLineTooLong):
+			err = g.oversized(&big)
+		case err == nil:
+			err = g.handle(line)
 		}
 	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		out.CloseWithError(err)
+	g.ignored.flush(g.log)
+	g.rejected.flush(g.log)
+	if !errors.Is(err, io.EOF) {
+		g.sdk.CloseWithError(err)
 		return
 	}
-	out.Close()
+	g.sdk.Close()
+}
+
+// handle routes one line of at most g.limit bytes. It fails only when the
+// SDK no longer reads.
+func (g *inputGuard) handle(line []byte) error {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	m := classify(line)
+	switch m.verdict {
+	case pass:
+		if m.method == "initialize" {
+			line = numericProtocolVersion(line, g.limit)
+		}
+		return g.forward(line)
+	case notify:
+		g.notification(m.method, m.params)
+	case reject:
+		g.reject(m.id, m.code, m.reason)
+	case failReply:
+		return g.failResponse(m.id, m.reason)
+	case ignore:
+		g.ignored.add(g.log, "reason", m.reason)
+	}
+	return nil
+}
+
+func (g *inputGuard) forward(line []byte) error {
+	_, err := g.sdk.Write(append(line, '\n'))
+	return err
+}
+
+func (g *inputGuard) reject(id json.RawMessage, code int, reason string) {
+	g.rejected.add(g.log, "code", code, "reason", reason)
+	writeError(g.editor, id, code, reason)
+}
+
+// failResponse hands the SDK an error response in place of a response it
+// could not read, so that our request waiting for it fails now instead of
+// never. The editor gets no answer: nobody answers a response.
+func (g *inputGuard) failResponse(id json.RawMessage, reason string) error {
+	g.log.Warn("inbound response unreadable; failing the request it answers", "id", string(id), "reason", reason)
+	return writeError(g.sdk, id, -32600, reason)
+}
+
+func (g *inputGuard) notification(method string, params json.RawMessage) {
+	if method != string(sdk.AgentMethodSessionCancel) || g.cancel == nil {
+		g.ignored.add(g.log, "method", method)
+		return
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		g.ignored.add(g.log, "method", method, "err", err)
+		return
+	}
+	g.cancel(p.SessionID)
+}
+
+// oversized deals with a line over the limit, of which only what big saw is
+// left. A response to one of our requests fails that request at once; a
+// request is answered with its own id when it could be read.
+func (g *inputGuard) oversized(big *topLevel) error {
+	const reason = "Invalid Request: message larger than 10 MiB"
+	g.log.Error("inbound message too large", "limit", g.limit, "method", big.method, "response", big.reply, "id", string(big.id))
+	switch {
+	case big.object && !big.method && big.reply:
+		if routableID(big.id) {
+			return g.failResponse(big.id, "response larger than 10 MiB: the editor's answer was dropped")
+		}
+	case big.object && big.method && !big.idSeen:
+		// A notification: never answered.
+	case validID(big.id) && !isNull(big.id):
+		writeError(g.editor, big.id, -32600, reason)
+	default:
+		writeError(g.editor, nil, -32600, reason)
+	}
+	return nil
 }
 
 var errLineTooLong = errors.New("line too long")
 
-// readLine reads one '\n'-terminated line of at most max bytes. A longer line
-// is consumed to its end and reported as errLineTooLong.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
+// readLine reads one '\n'-terminated line of at most max bytes (the newline
+// not counted). A longer line is consumed to its end, fed to big as it goes
+// instead of being kept, and reported as errLineTooLong.
+func readLine(r *bufio.Reader, max int, big *topLevel) ([]byte, error) {
 	var line []byte
 	tooLong := false
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max+1 { // +1 for the newline
-				tooLong = true
-				line = nil
-			} else {
-				line = append(line, chunk...)
-			}
+		n := len(line) + len(chunk)
+		if bytes.HasSuffix(chunk, []byte{'\n'}) {
+			n--
+		}
+		switch {
+		case tooLong:
+			big.scan(chunk)
+		case n > max:
+			tooLong = true
+			*big = topLevel{}
+			big.scan(line)
+			big.scan(chunk)
+			line = nil
+		default:
+			line = append(line, chunk...)
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
@@ -99,42 +208,109 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// checkMessage returns a JSON-RPC error code and message for a line the SDK
-// cannot handle, or 0 when the line is a well-formed message. The id, when one
-// can be read, is echoed in the error response.
-func checkMessage(line []byte) (int, string, json.RawMessage) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
+// verdict is what the guard does with an inbound line.
+type verdict int
+
+const (
+	pass      verdict = iota // a request, response or $/cancel_request: to the SDK
+	notify                   // a notification: handled or ignored by the guard
+	reject                   // answered with a JSON-RPC error
+	failReply                // a response the SDK cannot read: fails our request
+	ignore                   // nobody to answer and nobody to tell
+)
+
+type inbound struct {
+	verdict verdict
+	method  string
+	params  json.RawMessage
+	id      json.RawMessage // the id to answer (nil: null) or to fail
+	code    int
+	reason  string
+}
+
+// sdkMessage mirrors the SDK's anyMessage (connection.go): what does not
+// decode into it, the SDK drops without an answer, and what does is routed
+// by its view of id and method, which this mirror gives us.
+type sdkMessage struct {
+	JSONRPC string            `json:"jsonrpc"`
+	ID      *json.RawMessage  `json:"id,omitempty"`
+	Method  string            `json:"method,omitempty"`
+	Params  json.RawMessage   `json:"params,omitempty"`
+	Result  json.RawMessage   `json:"result,omitempty"`
+	Error   *sdk.RequestError `json:"error,omitempty"`
+}
+
+// envelope reads any JSON object: it names the id to answer when the SDK's
+// decoding fails.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// classify decides the fate of one trimmed, non-empty line.
+func classify(line []byte) inbound {
 	if !json.Valid(line) {
-		return -32700, "Parse error: invalid JSON", nil
+		return inbound{verdict: reject, code: -32700, reason: "Parse error: invalid JSON"}
 	}
 	if line[0] != '{' {
-		return -32600, "Invalid Request: a JSON-RPC message must be an object", nil
+		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: a JSON-RPC message must be an object"}
 	}
-	if err := json.Unmarshal(line, &msg); err != nil {
-		return -32600, "Invalid Request: " + err.Error(), nil
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: " + err.Error()}
 	}
-	id := msg.ID
-	if len(id) > 0 && !validID(id) {
-		return -32600, "Invalid Request: id must be a string, number or null", nil
+	answerID := env.ID
+	if len(answerID) > 0 && (!validID(answerID) || isNull(answerID)) {
+		answerID = nil
+	}
+	var m sdkMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		isResponse := (len(env.Method) == 0 || isNull(env.Method)) && (env.Result != nil || env.Error != nil)
+		switch {
+		case isResponse && routableID(env.ID):
+			return inbound{verdict: failReply, id: env.ID, reason: "malformed response: " + err.Error()}
+		case isResponse:
+			return inbound{verdict: ignore, reason: "malformed response without a usable id"}
+		}
+		return inbound{verdict: reject, id: answerID, code: -32600, reason: "Invalid Request: " + err.Error()}
 	}
 	switch {
-	case msg.Method != nil && *msg.Method == "":
-		return -32600, "Invalid Request: empty method", id
-	case msg.Method != nil:
-		return 0, "", nil
-	case len(id) > 0 && (msg.Result != nil || msg.Error != nil):
-		return 0, "", nil // a response to one of our requests
-	default:
-		return -32600, "Invalid Request: no method", id
+	case m.Method != "" && m.ID == nil && env.ID != nil:
+		// The SDK takes "id": null for a notification and never answers it.
+		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must not be null"}
+	case m.Method != "" && m.ID == nil && m.Method == "$/cancel_request":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || !routableID(p.RequestID) {
+			return inbound{verdict: ignore, reason: "$/cancel_request without a usable requestId"}
+		}
+		return inbound{verdict: pass, method: m.Method}
+	case m.Method != "" && m.ID == nil:
+		return inbound{verdict: notify, method: m.Method, params: m.Params}
+	case m.Method != "" && !validID(*m.ID):
+		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must be a string, number or null"}
+	case m.Method != "":
+		return inbound{verdict: pass, method: m.Method}
+	case m.Result != nil || env.Error != nil: // a response
+		switch {
+		case m.ID == nil || !routableID(*m.ID):
+			return inbound{verdict: ignore, reason: "response without a usable id"}
+		case m.Result == nil && m.Error == nil:
+			// "error": null alone, which the SDK takes for success.
+			return inbound{verdict: failReply, id: *m.ID, reason: "malformed response: neither result nor error"}
+		}
+		return inbound{verdict: pass}
 	}
+	return inbound{verdict: reject, id: answerID, code: -32600, reason: "Invalid Request: no method"}
 }
 
 func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
 	switch id[0] {
 	case '"', 'n':
 		return true
@@ -142,6 +318,66 @@ func validID(id json.RawMessage) bool {
 		return true
 	}
 	return false
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// routableID reports whether id can name one of our requests: a string, or
+// a short number without exponent (the SDK's ids are small integers; it
+// cannot even key a number such as 1e99999, and logs an error each time).
+func routableID(id json.RawMessage) bool {
+	if len(id) == 0 || isNull(id) || !validID(id) {
+		return false
+	}
+	return id[0] == '"' || (len(id) <= 64 && !bytes.ContainsAny(id, "eE"))
+}
+
+// numericProtocolVersion turns the "1" of an initialize request's
+// "protocolVersion": "1" into 1. Some clients send a string (Zed's codex-acp
+// accepts it); the SDK's type is an integer and would refuse the request.
+// Any other line comes back unchanged.
+func numericProtocolVersion(line []byte, limit int) []byte {
+	var msg map[string]json.RawMessage
+	var params map[string]json.RawMessage
+	var v string
+	if json.Unmarshal(line, &msg) != nil || json.Unmarshal(msg["params"], &params) != nil ||
+		json.Unmarshal(params["protocolVersion"], &v) != nil {
+		return line
+	}
+	if len(v) == 0 || len(v) > 9 {
+		return line
+	}
+	for _, c := range []byte(v) {
+		if c < '0' || c > '9' {
+			return line
+		}
+	}
+	n, _ := strconv.Atoi(v)
+	params["protocolVersion"] = json.RawMessage(strconv.Itoa(n))
+	p, err := marshalCompact(params)
+	if err != nil {
+		return line
+	}
+	msg["params"] = p
+	out, err := marshalCompact(msg)
+	// Re-encoding sorts keys, so of keys differing only in case another may
+	// now win: keep the result only if it still passes.
+	if err != nil || len(out) > limit || classify(out).verdict != pass {
+		return line
+	}
+	return out
+}
+
+// marshalCompact marshals without HTML escaping, so the result is never
+// longer than the compact JSON it came from.
+func marshalCompact(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 type rpcError struct {
@@ -155,13 +391,199 @@ type errorResponse struct {
 	Error   rpcError        `json:"error"`
 }
 
-func writeError(w io.Writer, id json.RawMessage, code int, message string) {
+func writeError(w io.Writer, id json.RawMessage, code int, message string) error {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
 	b, err := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: rpcError{code, message}})
 	if err != nil {
+		return nil
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// burstEvery is how often a burst of like log events is summarised.
+const burstEvery = 30 * time.Second
+
+// burst logs a repeating event at most once per burstEvery, with the number
+// of events since the last report, so that a flood of input does not flood
+// the log. The events in between are logged at debug level.
+type burst struct {
+	level slog.Level
+	msg   string
+	last  time.Time
+	n     int
+}
+
+func (b *burst) add(log *slog.Logger, args ...any) {
+	b.n++
+	now := time.Now()
+	if !b.last.IsZero() && now.Sub(b.last) < burstEvery {
+		log.Debug(b.msg, args...)
 		return
 	}
-	_, _ = w.Write(append(b, '\n'))
+	log.Log(context.Background(), b.level, b.msg, append(args, "count", b.n)...)
+	b.n, b.last = 0, now
+}
+
+// flush reports the events not yet counted in a report.
+func (b *burst) flush(log *slog.Logger) {
+	if b.n > 0 {
+		log.Log(context.Background(), b.level, b.msg, "count", b.n)
+		b.n = 0
+	}
+}
+
+const (
+	maxIDBytes  = 1024 // the longest id topLevel reads
+	maxKeyBytes = 16   // keys it matches are shorter
+)
+
+// topLevel scans a JSON object too large to keep, chunk by chunk, for what
+// routing it needs: its top-level "id" and which of "method", "result" and
+// "error" it has. It tracks nesting, strings and escapes; keys are matched
+// like encoding/json does (case-insensitively), except that keys written
+// with escapes are not recognised. Invalid JSON gives some answer, never a
+// panic.
+type topLevel struct {
+	// What the scan found.
+	object bool   // the first byte was '{'
+	idSeen bool   // a top-level "id" was complete
+	id     []byte // its raw value; nil when not valid JSON or longer than maxIDBytes
+	method bool   // a top-level "method" other than null
+	reply  bool   // a top-level "result" or "error"
+
+	started, done bool
+	depth         int
+	inString      bool
+	escaped       bool
+	wantKey       bool // at depth 1 the next string is a key
+	inKey         bool
+	key           []byte
+	field         byte // the key whose value comes: 'i'd, 'm'ethod, 'r'esult/error, 0 other
+	valueNext     bool // the next byte at depth 1 starts the field's value
+	capture       bool // copying the id's value
+	raw           []byte
+	rawOver       bool
+}
+
+func (t *topLevel) scan(p []byte) {
+	for i := 0; i < len(p) && !t.done; i++ {
+		c := p[i]
+		if t.inString {
+			if !t.inKey && !t.capture && !t.escaped {
+				// Skip the string's body: the bulk of a big message.
+				j := bytes.IndexAny(p[i:], `"\`)
+				if j < 0 {
+					return
+				}
+				i += j
+				c = p[i]
+			}
+			switch {
+			case t.escaped:
+				t.escaped = false
+			case c == '\\':
+				t.escaped = true
+			case c == '"':
+				t.inString = false
+				if t.inKey {
+					t.inKey = false
+					continue
+				}
+			}
+			if t.inKey && len(t.key) <= maxKeyBytes {
+				t.key = append(t.key, c) // one byte over: too long to match
+			}
+			t.keep(c)
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		if !t.started {
+			t.started = true
+			t.object = c == '{'
+			t.done = !t.object
+			t.depth, t.wantKey = 1, true
+			continue
+		}
+		if t.depth == 1 && t.valueNext {
+			t.valueNext = false
+			switch t.field {
+			case 'i':
+				t.capture, t.raw, t.rawOver = true, t.raw[:0], false
+			case 'm':
+				t.method = c != 'n'
+			case 'r':
+				t.reply = true
+			}
+		}
+		switch c {
+		case '"':
+			t.inString = true
+			if t.depth == 1 && t.wantKey {
+				t.wantKey, t.inKey, t.key = false, true, t.key[:0]
+				continue
+			}
+		case ':':
+			if t.depth == 1 && !t.capture {
+				t.field, t.valueNext = fieldOf(t.key), true
+				t.key = t.key[:0]
+				continue
+			}
+		case ',':
+			if t.depth == 1 {
+				t.endValue()
+				t.wantKey = true
+				continue
+			}
+		case '{', '[':
+			t.depth++
+		case '}', ']':
+			t.depth--
+			if t.depth == 0 {
+				t.endValue()
+				t.done = true
+				continue
+			}
+		}
+		t.keep(c)
+	}
+}
+
+func (t *topLevel) keep(c byte) {
+	if !t.capture {
+		return
+	}
+	if len(t.raw) < maxIDBytes {
+		t.raw = append(t.raw, c)
+	} else {
+		t.rawOver = true
+	}
+}
+
+func (t *topLevel) endValue() {
+	if t.capture {
+		t.idSeen = true
+		t.id = nil
+		if !t.rawOver && json.Valid(t.raw) {
+			t.id = append([]byte(nil), t.raw...)
+		}
+	}
+	t.capture, t.field, t.valueNext = false, 0, false
+}
+
+func fieldOf(key []byte) byte {
+	switch {
+	case bytes.EqualFold(key, []byte("id")):
+		return 'i'
+	case bytes.EqualFold(key, []byte("method")):
+		return 'm'
+	case bytes.EqualFold(key, []byte("result")), bytes.EqualFold(key, []byte("error")):
+		return 'r'
+	}
+	return 0
 }
