@@ -369,6 +369,15 @@ func (l *guardListener) authenticated(c *guardedConn) {
 	}
 }
 
+// CloseWrite lets net/http half-close the connection before closing it
+// after a response it cut short (it looks for this method).
+func (c *guardedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // evictedCount is how many connections the cap has closed.
 func (l *guardListener) evictedCount() int {
 	l.mu.Lock()
