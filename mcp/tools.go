@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -324,6 +325,15 @@ func decodeArguments[P any](a *arguments, schema *jsonschema.Resolved) (P, error
 // /properties/edits/items/properties/new_string: type: ...") to the innermost
 // property path ("edits[].new_string: type: ...").
 func plainValidationError(msg string) string {
+	// The validator quotes the rejected value whole: a megabyte of content
+	// sent with the wrong type must not come back to the model whole.
+	if len(msg) > maxValidationMessage {
+		cut := maxValidationMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + fmt.Sprintf("… (%d bytes in all)", len(msg))
+	}
 	msg = strings.ReplaceAll(msg, "validating root: ", "")
 	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null") // how the validator prints JSON null
 	locs := validatingPointer.FindAllStringSubmatchIndex(msg, -1)
@@ -346,5 +356,8 @@ func plainValidationError(msg string) string {
 	}
 	return msg[:locs[0][0]] + b.String() + ": " + msg[last[1]:]
 }
+
+// maxValidationMessage bounds an argument validation error.
+const maxValidationMessage = 1 << 10
 
 var validatingPointer = regexp.MustCompile(`validating (/[^:]*): `)

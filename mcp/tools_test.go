@@ -249,3 +249,11 @@ func TestDocsListEveryArgument(t *testing.T) {
 		}
 	}
 }
+
+// A rejected value of a megabyte is not quoted back whole.
+func TestValidationErrorCapped(t *testing.T) {
+	msg := plainValidationError("validating root: validating /properties/content: type: " + strings.Repeat("x", 1<<20) + " has type array, want string")
+	if len(msg) > 2*maxValidationMessage {
+		t.Fatalf("message of %d bytes", len(msg))
+	}
+}
