@@ -1,14 +1,18 @@
 package codex
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRunCodexSurvivesThreadExits: codex's parent-death signal is tied to
@@ -44,30 +48,74 @@ wait
 }
 
 // TestRunCodexDiesWithAgent: an agent killed without a chance to clean up
-// takes codex with it.
+// takes codex and its process group with it: codex gets SIGINT, and the
+// watchdog kills the group if codex ignores that.
 func TestRunCodexDiesWithAgent(t *testing.T) {
-	dir := t.TempDir()
-	agent := exec.Command(os.Args[0], "-test.run=^TestHelperAgent$")
-	agent.Env = append(os.Environ(), helperAgentEnv+"="+dir)
-	out, err := agent.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct{ name, script string }{
+		{"exits on SIGINT", `echo "{\"pid\":$$}"; exec sleep 60`},
+		{"ignores SIGINT", `trap '' INT; sleep 60 & echo "{\"pid\":$$}"; exec sleep 60`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			agent := exec.Command(os.Args[0], "-test.run=^TestHelperAgent$")
+			agent.Env = append(os.Environ(), helperAgentEnv+"="+dir, helperCodexEnv+"="+tt.script)
+			out, err := agent.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := agent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer agent.Wait()
+			defer agent.Process.Kill()
+			pid := 0
+			if _, err := fmt.Fscanf(out, "codex %d\n", &pid); err != nil {
+				t.Fatalf("the helper agent did not report codex: %v", err)
+			}
+			if len(groupMembers(pid)) < 2 {
+				t.Errorf("codex's process group has no watchdog: %v", groupMembers(pid))
+			}
+			agent.Process.Kill()
+			agent.Wait()
+			deadline := time.Now().Add(5 * time.Second)
+			for len(groupMembers(pid)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if left := groupMembers(pid); len(left) > 0 {
+				syscall.Kill(-pid, syscall.SIGKILL)
+				t.Errorf("codex's process group outlived the agent: %v", left)
+			}
+		})
 	}
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Wait()
-	defer agent.Process.Kill()
-	pid := 0
-	if _, err := fmt.Fscanf(out, "codex %d\n", &pid); err != nil {
-		t.Fatalf("the helper agent did not report codex: %v", err)
-	}
-	agent.Process.Kill()
-	agent.Wait()
-	waitGone(t, pid)
 }
 
-const helperAgentEnv = "CODEXACP_TEST_HELPER_AGENT"
+// groupMembers lists the live processes (not zombies) of process group pgid.
+func groupMembers(pgid int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+const (
+	helperAgentEnv = "CODEXACP_TEST_HELPER_AGENT"
+	helperCodexEnv = "CODEXACP_TEST_HELPER_CODEX"
+)
 
 // TestHelperAgent is the agent process of TestRunCodexDiesWithAgent: it runs
 // a codex that never ends and reports its pid on stdout.
@@ -78,7 +126,7 @@ func TestHelperAgent(t *testing.T) {
 	}
 	// Not in t.TempDir: this process is killed before its cleanups run.
 	codex := filepath.Join(dir, "codex")
-	if err := os.WriteFile(codex, []byte("#!/bin/sh\necho \"{\\\"pid\\\":$$}\"; exec sleep 60\n"), 0o755); err != nil {
+	if err := os.WriteFile(codex, []byte("#!/bin/sh\n"+os.Getenv(helperCodexEnv)+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := &Runner{Path: codex}

@@ -3,10 +3,20 @@ package codex
 import "syscall"
 
 // procAttr puts codex in its own process group, so that a cancel can kill
-// everything it started, and has the kernel SIGKILL it when the agent dies
-// without cleaning up (SIGKILL, a crash, the OOM killer). The parent-death
-// signal fires when the thread that started codex exits, so Run starts codex
-// from a goroutine locked to its thread until codex has been reaped.
+// what it started there, and has the kernel interrupt it when the agent dies
+// without cleaning up (SIGKILL, a crash, the OOM killer).
+//
+// SIGINT rather than SIGKILL: codex then ends as a cancelled turn ends,
+// killing the process groups of its shell commands (each runs in a session
+// of its own) and everything in them. A SIGKILLed codex leaves those to the
+// SIGTERM it set as their own parent-death signal, which reaches only the
+// shell, not what the shell started (measured with codex 0.169, see
+// docs/codex.md). The watchdog (startWatchdog) kills codex if it ignores
+// the signal.
+//
+// The parent-death signal fires when the thread that started codex exits,
+// so Run starts codex from a goroutine locked to its thread until codex has
+// been reaped.
 func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT}
 }

@@ -278,7 +278,7 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	started := make(chan error, 1)
 	start := time.Now()
 	wg.Add(1)
-	go func() { defer wg.Done(); p.startAndWait(started) }()
+	go func() { defer wg.Done(); p.startAndWait(started, log) }()
 	err := <-started
 	// The child has its copies; EOF comes when codex (and its heirs) close theirs.
 	stdinR.Close()
@@ -370,15 +370,18 @@ type process struct {
 // runs, reaps it. Its goroutine keeps its OS thread to itself until then:
 // codex's parent-death signal (procAttr) fires when the thread that started
 // it exits, and Go ends threads, e.g. one whose goroutine exits locked.
-func (p *process) startAndWait(started chan<- error) {
+func (p *process) startAndWait(started chan<- error, log *slog.Logger) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := p.cmd.Start(); err != nil {
 		started <- err
 		return
 	}
+	// Before codex can be reaped: the watchdog joins its process group.
+	w := startWatchdog(p.cmd.Process.Pid, log)
 	started <- nil
 	p.wait()
+	w.stop()
 }
 
 // wait reaps codex and starts the drain countdown of its pipes.

@@ -20,15 +20,22 @@ import (
 )
 
 // An agent that dies without a chance to clean up (SIGKILL: an editor crash,
-// the OOM killer) takes codex, its sandbox and the command it runs with it.
+// the OOM killer) takes codex, its sandbox, the command it runs and what
+// that command started with it.
 func TestAgentKilledMidCommandLeavesNoProcesses(t *testing.T) {
-	for _, tt := range []struct{ mode, marker string }{
-		{"full-access", "301.4321"}, // no sandbox: the command is codex's own child
-		{"auto", "302.4321"},        // workspace-write: the command runs inside codex's sandbox
+	for _, tt := range []struct{ name, mode, command, marker string }{
+		// No sandbox: the shell is codex's own child.
+		{"full-access", "full-access", "sleep 301.4321", "301.4321"},
+		// The sleep is the shell's child, which a SIGKILLed codex leaves
+		// running: codex has to end its commands itself.
+		{"full-access compound", "full-access", "sleep 303.4321; echo done", "303.4321"},
+		{"full-access ignoring SIGTERM", "full-access", "trap '' TERM HUP INT; sleep 304.4321; echo done", "304.4321"},
+		// workspace-write: the command runs inside codex's sandbox (bwrap).
+		{"auto", "auto", "sleep 302.4321", "302.4321"},
 	} {
-		t.Run(tt.mode, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			e := start(t, setup{fs: true, mode: tt.mode})
-			e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", "sleep "+tt.marker)))
+			e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", tt.command)))
 			done := make(chan error, 1)
 			go func() {
 				_, err := e.prompt("sleep")
@@ -39,12 +46,12 @@ func TestAgentKilledMidCommandLeavesNoProcesses(t *testing.T) {
 			}); err != nil {
 				t.Fatalf("no tool call for the command: %v", err)
 			}
-			if !eventually(10*time.Second, func() bool { return len(processesMatching("sleep "+tt.marker)) > 0 }) {
-				t.Fatal("the command never started")
-			}
-			tree := descendants(e.agentPID)
-			if !slices.ContainsFunc(tree, func(p proc) bool { return strings.Contains(p.cmdline, "sleep "+tt.marker) }) {
-				t.Fatalf("the command is not among the agent's descendants:\n%s", procList(tree))
+			var tree []proc
+			if !eventually(10*time.Second, func() bool {
+				tree = descendants(e.agentPID)
+				return slices.ContainsFunc(tree, func(p proc) bool { return p.cmdline == "sleep "+tt.marker })
+			}) {
+				t.Fatalf("the command never ran among the agent's descendants:\n%s", procList(tree))
 			}
 			if err := syscall.Kill(e.agentPID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
