@@ -50,6 +50,7 @@ type inputGuard struct {
 
 	ignored  burst // notifications nobody handles
 	rejected burst // lines answered with an error
+	failed   burst // responses the SDK could not read
 }
 
 func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, cancel func(sessionID string)) *inputGuard {
@@ -57,6 +58,7 @@ func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, can
 		sdk: sdkIn, editor: editor, log: log, cancel: cancel, limit: maxLineBytes,
 		ignored:  burst{level: slog.LevelInfo, msg: "inbound notifications ignored"},
 		rejected: burst{level: slog.LevelWarn, msg: "inbound messages rejected"},
+		failed:   burst{level: slog.LevelWarn, msg: "inbound responses unreadable; failing the requests they answer"},
 	}
 }
 
@@ -78,6 +80,7 @@ func (g *inputGuard) run(in io.Reader) {
 	}
 	g.ignored.flush(g.log)
 	g.rejected.flush(g.log)
+	g.failed.flush(g.log)
 	if !errors.Is(err, io.EOF) {
 		g.sdk.CloseWithError(err)
 		return
@@ -125,7 +128,7 @@ func (g *inputGuard) reject(id json.RawMessage, code int, reason string) {
 // could not read, so that our request waiting for it fails now instead of
 // never. The editor gets no answer: nobody answers a response.
 func (g *inputGuard) failResponse(id json.RawMessage, reason string) error {
-	g.log.Warn("inbound response unreadable; failing the request it answers", "id", string(id), "reason", reason)
+	g.failed.add(g.log, "id", string(id), "reason", reason)
 	return writeError(g.sdk, id, -32600, reason)
 }
 
@@ -249,38 +252,34 @@ type envelope struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// classify decides the fate of one trimmed, non-empty line.
+// classify decides the fate of one trimmed, non-empty line. It decodes the
+// line as the SDK will, and only small lines a second time (a large one is a
+// request or response that the first decoding settles).
 func classify(line []byte) inbound {
-	if !json.Valid(line) {
-		return inbound{verdict: reject, code: -32700, reason: "Parse error: invalid JSON"}
-	}
 	if line[0] != '{' {
+		if !json.Valid(line) {
+			return inbound{verdict: reject, code: -32700, reason: "Parse error: invalid JSON"}
+		}
 		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: a JSON-RPC message must be an object"}
-	}
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: " + err.Error()}
-	}
-	answerID := env.ID
-	if len(answerID) > 0 && (!validID(answerID) || isNull(answerID)) {
-		answerID = nil
 	}
 	var m sdkMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		isResponse := (len(env.Method) == 0 || isNull(env.Method)) && (env.Result != nil || env.Error != nil)
-		switch {
-		case isResponse && routableID(env.ID):
-			return inbound{verdict: failReply, id: env.ID, reason: "malformed response: " + err.Error()}
-		case isResponse:
-			return inbound{verdict: ignore, reason: "malformed response without a usable id"}
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return inbound{verdict: reject, code: -32700, reason: "Parse error: invalid JSON"}
 		}
-		return inbound{verdict: reject, id: answerID, code: -32600, reason: "Invalid Request: " + err.Error()}
+		return malformed(line, err)
 	}
 	switch {
-	case m.Method != "" && m.ID == nil && env.ID != nil:
-		// The SDK takes "id": null for a notification and never answers it.
-		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must not be null"}
-	case m.Method != "" && m.ID == nil && m.Method == "$/cancel_request":
+	case m.Method != "" && m.ID == nil:
+		var env envelope
+		if json.Unmarshal(line, &env) == nil && env.ID != nil {
+			// The SDK takes "id": null for a notification and never answers it.
+			return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must not be null"}
+		}
+		if m.Method != "$/cancel_request" {
+			return inbound{verdict: notify, method: m.Method, params: m.Params}
+		}
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
@@ -288,13 +287,11 @@ func classify(line []byte) inbound {
 			return inbound{verdict: ignore, reason: "$/cancel_request without a usable requestId"}
 		}
 		return inbound{verdict: pass, method: m.Method}
-	case m.Method != "" && m.ID == nil:
-		return inbound{verdict: notify, method: m.Method, params: m.Params}
 	case m.Method != "" && !validID(*m.ID):
 		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must be a string, number or null"}
 	case m.Method != "":
 		return inbound{verdict: pass, method: m.Method}
-	case m.Result != nil || env.Error != nil: // a response
+	case m.Result != nil || m.Error != nil || hasErrorKey(line): // a response
 		switch {
 		case m.ID == nil || !routableID(*m.ID):
 			return inbound{verdict: ignore, reason: "response without a usable id"}
@@ -304,7 +301,38 @@ func classify(line []byte) inbound {
 		}
 		return inbound{verdict: pass}
 	}
-	return inbound{verdict: reject, id: answerID, code: -32600, reason: "Invalid Request: no method"}
+	var id json.RawMessage
+	if m.ID != nil && validID(*m.ID) {
+		id = *m.ID
+	}
+	return inbound{verdict: reject, id: id, code: -32600, reason: "Invalid Request: no method"}
+}
+
+// malformed judges a JSON object the SDK cannot decode (a field of the wrong
+// type): a response fails the request it answers, a request is answered.
+func malformed(line []byte, err error) inbound {
+	var env envelope
+	if json.Unmarshal(line, &env) != nil {
+		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: " + err.Error()}
+	}
+	if (env.Method == nil || isNull(env.Method)) && (env.Result != nil || env.Error != nil) {
+		if !routableID(env.ID) {
+			return inbound{verdict: ignore, reason: "malformed response without a usable id"}
+		}
+		return inbound{verdict: failReply, id: env.ID, reason: "malformed response: " + err.Error()}
+	}
+	id := env.ID
+	if !validID(id) || isNull(id) {
+		id = nil
+	}
+	return inbound{verdict: reject, id: id, code: -32600, reason: "Invalid Request: " + err.Error()}
+}
+
+// hasErrorKey reports an "error" key whose value is null, which the SDK
+// decodes as no error at all.
+func hasErrorKey(line []byte) bool {
+	var env envelope
+	return json.Unmarshal(line, &env) == nil && env.Error != nil
 }
 
 func validID(id json.RawMessage) bool {

@@ -267,3 +267,22 @@ func TestGuardNotificationBurst(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// BenchmarkGuardLargeResponse: the guard's cost on a large editor answer
+// (fs/read_text_file of a 9 MiB file), which it checks before passing on.
+func BenchmarkGuardLargeResponse(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":12,"result":{"content":"` + strings.Repeat("line of text\\n", 9<<20/14) + `"}}` + "\n")
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		runGuard(b, line, maxLineBytes, discardLogger())
+	}
+}
+
+// BenchmarkGuardOversizedResponse: scanning a 12 MiB answer for its id.
+func BenchmarkGuardOversizedResponse(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":12,"result":{"content":"` + strings.Repeat("line of text\\n", 12<<20/14) + `"}}` + "\n")
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		runGuard(b, line, maxLineBytes, discardLogger())
+	}
+}
