@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -49,6 +50,9 @@ type Options struct {
 	// Empty: sessions live only as long as the process, and neither
 	// capability is advertised.
 	StateDir string
+	// EditorTimeout bounds one editor fs request (fs/read_text_file,
+	// fs/write_text_file). 0: a minute.
+	EditorTimeout time.Duration
 	// LocalFiles is the disk adapter used when the editor lacks fs methods.
 	// Nil: fsops.NewLocalFiles().
 	LocalFiles fsops.Files
@@ -249,9 +253,14 @@ func (a *Agent) attachTools(s *session) {
 	a.mu.Unlock()
 	local := a.opts.LocalFiles
 	if local == nil {
-		local = fsops.NewLocalFiles()
+		// Local writes inside the workspace are made relative to its roots.
+		local = fsops.NewLocalFiles().Within(s.roots()...)
 	}
 	files := newEditorFiles(a.conn, s.id, caps, local)
+	files.checkWrite = s.checkWrite
+	if a.opts.EditorTimeout > 0 {
+		files.timeout = a.opts.EditorTimeout
+	}
 	var obs mcp.Observer = newToolReporter(a, s)
 	if a.opts.ObserveTools != nil {
 		obs = a.opts.ObserveTools(s.id, s.roots(), obs)
@@ -330,7 +339,7 @@ func (a *Agent) Cancel(ctx context.Context, req sdk.CancelNotification) error {
 		a.log.Debug("session/cancel ignored", "session", req.SessionId, "err", err)
 		return nil
 	}
-	s.cancelTurn(errCancelledByClient)
+	s.cancelPrompts()
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -508,5 +509,54 @@ func TestEditorMCPServersReachCodex(t *testing.T) {
 		if !slices.Contains(run.Env, "CODEXACP_MCP_HEADER_0_0=Bearer s3cret") {
 			t.Errorf("env = %q", run.Env)
 		}
+	}
+}
+
+// A session/cancel that arrives while a newer prompt waits for the running
+// turn to stop cancels that prompt too: it answers cancelled and never runs.
+func TestCancelReachesWaitingPrompt(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+		started <- struct{}{}
+		<-release // codex takes its time to stop
+		return ctx.Err()
+	}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	go h.prompt(sid, "first")
+	<-started
+	second := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, _ := h.prompt(sid, "second")
+		second <- r
+	}()
+	s, err := h.agent.session(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // the second prompt has registered and waits for the first turn
+		s.mu.Lock()
+		waiting := s.latest == 2
+		s.mu.Unlock()
+		if waiting {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := h.editor.Conn.Cancel(h.ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+		t.Fatal(err)
+	}
+	// The guard handles session/cancel synchronously; a request after it is
+	// read after it.
+	if _, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(ModeAsk)}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if r := <-second; r.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("waiting prompt stopReason = %q, want cancelled", r.StopReason)
+	}
+	if n := len(be.invocations()); n != 1 {
+		t.Errorf("codex ran %d times, want 1", n)
 	}
 }

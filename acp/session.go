@@ -41,6 +41,7 @@ type session struct {
 	threadUsage events.Usage // codex's token totals after the last turn
 	closed      bool
 	latest      uint64                  // generation of the newest prompt
+	cancelledTo uint64                  // prompts up to this generation were cancelled by the client
 	cancel      context.CancelCauseFunc // cancels the running turn; nil when idle
 	allowed     map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
 	calls       turnCalls               // the running turn's file-tool calls
@@ -130,7 +131,7 @@ func (s *session) newPrompt() uint64 {
 func (s *session) beginTurn(gen uint64, cancel context.CancelCauseFunc) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || gen != s.latest {
+	if s.closed || gen != s.latest || gen <= s.cancelledTo {
 		return false
 	}
 	s.cancel = cancel
@@ -150,6 +151,15 @@ func (s *session) cancelTurn(cause error) {
 	if cancel != nil {
 		cancel(cause)
 	}
+}
+
+// cancelPrompts is session/cancel: the running turn ends, and a prompt
+// still waiting for it to finish answers cancelled instead of starting.
+func (s *session) cancelPrompts() {
+	s.mu.Lock()
+	s.cancelledTo = s.latest
+	s.mu.Unlock()
+	s.cancelTurn(errCancelledByClient)
 }
 
 func (s *session) alwaysAllowed(kind sdk.ToolKind) bool {
