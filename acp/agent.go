@@ -117,6 +117,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
 		}
 	})
+	guard.reads = &w.reads
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)

@@ -25,12 +25,59 @@ const maxLineBytes = 10*1024*1024 - 1
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// reads are the ids of our fs/read_text_file requests awaiting an
+	// answer: the guard checks that their answer carries content.
+	reads pendingReads
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
+	s.reads.sent(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// pendingReads tracks our fs/read_text_file requests. The SDK decodes an
+// answer `{}` as `{"content":""}` (an empty file); the guard fails such an
+// answer instead, so a broken editor cannot make codex see a file as empty.
+type pendingReads struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// maxPendingReads bounds the table against an editor that never answers.
+const maxPendingReads = 4096
+
+// sent notes an outbound read request. The SDK writes "jsonrpc", "id" and
+// "method" first, so the method sits near the start of the line.
+func (r *pendingReads) sent(line []byte) {
+	if !bytes.Contains(line[:min(len(line), 160)], []byte(`"method":"fs/read_text_file"`)) {
+		return
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids == nil || len(r.ids) >= maxPendingReads {
+		r.ids = map[string]bool{}
+	}
+	r.ids[string(m.ID)] = true
+}
+
+// answered reports whether id was a pending read, and forgets it.
+func (r *pendingReads) answered(id json.RawMessage) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	was := r.ids[string(bytes.TrimSpace(id))]
+	delete(r.ids, string(bytes.TrimSpace(id)))
+	return was
 }
 
 // inputGuard stands between the editor and the SDK's reader, which closes
@@ -46,6 +93,7 @@ type inputGuard struct {
 	editor io.Writer      // error answers
 	log    *slog.Logger
 	cancel func(sessionID string) // session/cancel; nil: ignored
+	reads  *pendingReads          // our pending fs reads; nil: not checked
 	limit  int                    // longest line passed on: maxLineBytes but in tests
 
 	ignored  burst // notifications nobody handles
@@ -100,6 +148,9 @@ func (g *inputGuard) handle(line []byte) error {
 	case pass:
 		if m.method == "initialize" {
 			line = numericProtocolVersion(line, g.limit)
+		}
+		if m.answers != nil && g.reads.answered(m.answers) && m.result != nil && !hasContent(m.result) {
+			return g.failResponse(m.answers, "the editor answered fs/read_text_file without content")
 		}
 		return g.forward(line)
 	case notify:
@@ -227,6 +278,8 @@ type inbound struct {
 	method  string
 	params  json.RawMessage
 	id      json.RawMessage // the id to answer (nil: null) or to fail
+	answers json.RawMessage // a response's id
+	result  json.RawMessage // a response's result
 	code    int
 	reason  string
 }
@@ -299,13 +352,21 @@ func classify(line []byte) inbound {
 			// "error": null alone, which the SDK takes for success.
 			return inbound{verdict: failReply, id: *m.ID, reason: "malformed response: neither result nor error"}
 		}
-		return inbound{verdict: pass}
+		return inbound{verdict: pass, answers: *m.ID, result: m.Result}
 	}
 	var id json.RawMessage
 	if m.ID != nil && validID(*m.ID) {
 		id = *m.ID
 	}
 	return inbound{verdict: reject, id: id, code: -32600, reason: "Invalid Request: no method"}
+}
+
+// hasContent reports whether a read's result carries a string content.
+func hasContent(result json.RawMessage) bool {
+	var r struct {
+		Content *string `json:"content"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.Content != nil
 }
 
 // malformed judges a JSON object the SDK cannot decode (a field of the wrong

@@ -286,3 +286,28 @@ func BenchmarkGuardOversizedResponse(b *testing.B) {
 		runGuard(b, line, maxLineBytes, discardLogger())
 	}
 }
+
+// An editor answering our read with `{}` (no content) fails the read instead
+// of passing for an empty file; `{"content":""}` is an empty file.
+func TestGuardReadAnswerWithoutContentFails(t *testing.T) {
+	var out bytes.Buffer
+	w := &syncWriter{w: &out}
+	for _, id := range []string{"7", "8"} {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/w/a"}}`+"\n", id)
+	}
+	pr, pw := io.Pipe()
+	g := newInputGuard(pw, io.Discard, discardLogger(), nil)
+	g.reads = &w.reads
+	passed := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		passed <- b
+	}()
+	g.run(strings.NewReader(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{"content":""}}` + "\n" +
+		`{"jsonrpc":"2.0","id":9,"result":{}}` + "\n"))
+	got := splitLines(<-passed)
+	if len(got) != 3 || !strings.Contains(string(got[0]), `"id":7,"error"`) || !strings.Contains(string(got[0]), "without content") ||
+		string(got[1]) != `{"jsonrpc":"2.0","id":8,"result":{"content":""}}` || string(got[2]) != `{"jsonrpc":"2.0","id":9,"result":{}}` {
+		t.Errorf("passed on %q", got)
+	}
+}
