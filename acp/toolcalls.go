@@ -308,7 +308,7 @@ func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {
 // the tools resolved are compared with the resolved cwd too).
 func (s *session) displayPath(path string) string {
 	for _, cwd := range []string{s.cwd, s.realRoots()[0]} {
-		if within(cwd, path) && cwd != path {
+		if fsops.Within(cwd, path) && cwd != path {
 			rel, _ := filepath.Rel(cwd, path)
 			return rel
 		}

@@ -43,7 +43,7 @@ func (s *session) realRoots() []string {
 
 // inWorkspace reports whether the resolved path lies inside a workspace root.
 func (s *session) inWorkspace(path string) bool {
-	return slices.ContainsFunc(s.realRoots(), func(root string) bool { return within(root, path) })
+	return slices.ContainsFunc(s.realRoots(), func(root string) bool { return fsops.Within(root, path) })
 }
 
 // protectedDir returns the protected directory the resolved path lies in
@@ -54,12 +54,12 @@ func (s *session) inWorkspace(path string) bool {
 func (s *session) protectedDir(path string) string {
 	roots := s.realRoots()
 	for _, root := range roots {
-		if gitdir := gitdirOf(root); gitdir != "" && within(gitdir, path) {
+		if gitdir := gitdirOf(root); gitdir != "" && fsops.Within(gitdir, path) {
 			return gitdir
 		}
 	}
 	for _, root := range roots {
-		if !within(root, path) || root == path {
+		if !fsops.Within(root, path) || root == path {
 			continue
 		}
 		rel, _ := filepath.Rel(root, path)
@@ -109,12 +109,6 @@ func gitdirOf(root string) string {
 		return ""
 	}
 	return real
-}
-
-// within reports whether path is root or lies inside it (both clean).
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 var errReadOnly = errors.New("the session is read-only")

@@ -18,7 +18,7 @@ import (
 // must land inside root.
 func outsideGuard(root string) BeforeWrite {
 	return func(_ context.Context, c *Change) error {
-		if !within(root, c.Path) {
+		if !Within(root, c.Path) {
 			return errors.New("outside the workspace")
 		}
 		return nil

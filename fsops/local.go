@@ -232,7 +232,7 @@ func (l *LocalFiles) openDir(path string) (dirHandle, error) {
 	dir := filepath.Dir(path)
 	base, rel := dir, "."
 	for _, r := range l.roots {
-		if within(r, dir) {
+		if Within(r, dir) {
 			base, _ = filepath.Rel(r, dir)
 			base, rel = r, base
 			break
@@ -296,8 +296,9 @@ func (l *LocalFiles) openDirError(path string, err error) error {
 	return mapOSError(path, opCreate, 0, err)
 }
 
-// within reports whether path is root or lies inside it (both clean).
-func within(root, path string) bool {
+// Within reports whether path is root or lies inside it, by their text
+// (resolve both first to judge where they lead).
+func Within(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

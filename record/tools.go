@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/codexacp/codexacp/fsops"
@@ -63,13 +63,7 @@ func (o *toolObserver) CallFinished(ctx context.Context, c *mcp.Call, result any
 
 // inRoots reports whether path lies inside one of roots.
 func inRoots(path string, roots []string) bool {
-	for _, root := range roots {
-		rel, err := filepath.Rel(root, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(roots, func(root string) bool { return fsops.Within(root, path) })
 }
 
 func (r *Recorder) toolCall(session string, c *mcp.Call, inWorkspace bool) {
