@@ -172,10 +172,7 @@ func tooLargeError(path string, size int) *fsops.Error {
 // Resolve implements fsops.Files: paths are resolved on disk, where the
 // editor's files live (a buffer not saved yet is judged by its directory).
 func (f *editorFiles) Resolve(ctx context.Context, path string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	return fsops.ResolvePath(path)
+	return f.local.Resolve(ctx, path)
 }
 
 // Stat implements fsops.Files. The disk answers first; a path missing on
@@ -248,10 +245,7 @@ func editorWords(err error) (code int, words string) {
 			words = errEditorTimeout.Error() + ": " + words
 		}
 	}
-	if len(words) > maxEditorWords {
-		words = cutAtRune(words, maxEditorWords) + fmt.Sprintf("… (%d bytes in all)", len(words))
-	}
-	return code, words
+	return code, clip(words, maxEditorWords)
 }
 
 // editorError maps an editor's fs error to a tool error by meaning, keeping

@@ -37,9 +37,7 @@ func trimRawInput(raw json.RawMessage) any {
 func trimStrings(v any) any {
 	switch x := v.(type) {
 	case string:
-		if len(x) > maxRawStringBytes {
-			return cutAtRune(x, maxRawStringBytes) + fmt.Sprintf("… (%d bytes in all)", len(x))
-		}
+		return clip(x, maxRawStringBytes)
 	case []any:
 		for i := range x {
 			x[i] = trimStrings(x[i])
@@ -95,6 +93,15 @@ func cutAtLine(s string, n int) string {
 		return s[:i+1]
 	}
 	return cutAtRune(s, n)
+}
+
+// clip returns s when it has at most n bytes, else its first n (at a rune
+// boundary) and how long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return cutAtRune(s, n) + fmt.Sprintf("… (%d bytes in all)", len(s))
 }
 
 func cutAtRune(s string, n int) string {

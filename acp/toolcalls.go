@@ -307,11 +307,13 @@ func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {
 // displayPath is path relative to the session's cwd when inside it (paths
 // the tools resolved are compared with the resolved cwd too).
 func (s *session) displayPath(path string) string {
-	for _, cwd := range []string{s.cwd, s.realRoots()[0]} {
-		if fsops.Within(cwd, path) && cwd != path {
-			rel, _ := filepath.Rel(cwd, path)
-			return rel
-		}
+	cwd := s.cwd
+	if !fsops.Within(cwd, path) {
+		cwd = s.realRoots()[0] // resolved only when the cwd's text does not match
+	}
+	if fsops.Within(cwd, path) && cwd != path {
+		rel, _ := filepath.Rel(cwd, path)
+		return rel
 	}
 	return path
 }
