@@ -35,6 +35,13 @@ func mustSymlink(t *testing.T, target, link string) {
 	}
 }
 
+// fsRoutes are the two ways a write leaves the agent: through the editor's
+// fs methods, or to the local disk when the editor has none.
+var fsRoutes = []struct {
+	name string
+	fs   bool
+}{{"editor", true}, {"local disk", false}}
+
 // asked reports whether the calls since before include a permission request.
 func (th *toolsHarness) askedSince(before int) bool {
 	for _, c := range th.editor.Calls()[before:] {
@@ -121,10 +128,7 @@ func TestWorkspaceUnderDotCodexDoesNotAsk(t *testing.T) {
 // The file swapped for a link to outside while the user is asked: nothing is
 // written there, on either route.
 func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
-	for _, route := range []struct {
-		name string
-		fs   bool
-	}{{"editor", true}, {"local disk", false}} {
+	for _, route := range fsRoutes {
 		t.Run(route.name, func(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), "victim")
 			mustWrite(t, outside, "precious\n")
@@ -155,10 +159,7 @@ func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
 // links.
 func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 	const iterations = 300
-	for _, route := range []struct {
-		name string
-		fs   bool
-	}{{"editor", true}, {"local disk", false}} {
+	for _, route := range fsRoutes {
 		t.Run(route.name, func(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), "victim")
 			mustWrite(t, outside, "precious\n")

@@ -175,6 +175,21 @@ func (ax *acpxEnv) rpc(args ...string) (int, transcript) {
 	return code, msgs
 }
 
+// newSession runs `acpx sessions new` and returns acpx's session id.
+func (ax *acpxEnv) newSession() string {
+	t := ax.t
+	t.Helper()
+	code, out := ax.run("sessions", "new")
+	if code != 0 {
+		t.Fatalf("acpx sessions new exited %d", code)
+	}
+	var created struct {
+		SessionID string `json:"acpxSessionId"`
+	}
+	mustUnmarshal(t, out, &created)
+	return created.SessionID
+}
+
 // run runs `acpx --format json … args` in the workspace and returns its
 // exit code and what it printed.
 func (ax *acpxEnv) run(args ...string) (int, []byte) {
@@ -236,15 +251,7 @@ func TestAcpxSessionsFlow(t *testing.T) {
 		}
 	})
 
-	code, out := ax.run("sessions", "new")
-	if code != 0 {
-		t.Fatalf("acpx sessions new exited %d", code)
-	}
-	var created struct {
-		SessionID string `json:"acpxSessionId"`
-	}
-	mustUnmarshal(t, out, &created)
-	sessionID := created.SessionID
+	sessionID := ax.newSession()
 
 	for i, turn := range []struct{ prompt, answer string }{
 		{"remember the word kiwi", "noted: kiwi"},
@@ -296,15 +303,7 @@ func TestAcpxUnknownSessionStartsFresh(t *testing.T) {
 			ax.run("sessions", "close")
 		}
 	})
-	code, out := ax.run("sessions", "new")
-	if code != 0 {
-		t.Fatalf("acpx sessions new exited %d", code)
-	}
-	var created struct {
-		SessionID string `json:"acpxSessionId"`
-	}
-	mustUnmarshal(t, out, &created)
-	if err := os.Remove(ax.sessionRecord(created.SessionID)); err != nil {
+	if err := os.Remove(ax.sessionRecord(ax.newSession())); err != nil {
 		t.Errorf("removing the session's record: %v", err)
 	}
 

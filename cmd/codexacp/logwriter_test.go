@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
 // stuckWriter blocks every Write until release is closed, and says when
@@ -117,20 +119,9 @@ func TestLogWriterConcurrentAccounting(t *testing.T) {
 }
 
 // lockedBuffer is slow, like a pipe, so the queue fills.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type lockedBuffer struct{ syncbuf.Buffer }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	time.Sleep(10 * time.Microsecond)
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return b.Buffer.Write(p)
 }
