@@ -50,6 +50,7 @@ type goldenStep struct {
 type goldenOutcome struct {
 	ThreadID      string `json:"threadId"`
 	Completed     bool   `json:"completed"`
+	Interrupted   bool   `json:"interrupted,omitempty"`
 	FailedMessage string `json:"failedMessage"`
 	Usage         Usage  `json:"usage"`
 	ThreadUsage   Usage  `json:"threadUsage"`
@@ -171,6 +172,7 @@ func outcomeGolden(t *testing.T, out Outcome) goldenOutcome {
 	return goldenOutcome{
 		ThreadID:      out.ThreadID,
 		Completed:     out.Completed,
+		Interrupted:   out.Interrupted,
 		FailedMessage: out.FailedMessage,
 		Usage:         out.Usage,
 		ThreadUsage:   out.ThreadUsage,

@@ -19,6 +19,20 @@ const (
 	TypeError         = "error"
 )
 
+// Event types codex exec does not print: the app-server backend
+// (AppServer) produces them too.
+const (
+	TypeItemDelta       = "item.delta"       // a streamed piece of an item (Event.Delta)
+	TypeTurnInterrupted = "turn.interrupted" // the turn was interrupted (turn/interrupt)
+)
+
+// Kinds of Delta: which part of which item grows.
+const (
+	DeltaMessage   = "message"   // agent_message text
+	DeltaReasoning = "reasoning" // reasoning text
+	DeltaOutput    = "output"    // command_execution output
+)
+
 // Item types carried by item.* events.
 const (
 	ItemAgentMessage     = "agent_message"
@@ -31,23 +45,45 @@ const (
 	ItemError            = "error"
 )
 
-// Event is one line of `codex exec --json` output. Only the fields of its
-// Type are set; unknown fields are dropped.
+// Event is one line of `codex exec --json` output, or what AppServer makes
+// of an app-server notification: the backend-neutral event the Translator
+// reads. Only the fields of its Type are set; unknown fields are dropped.
 type Event struct {
 	Type     string     `json:"type"`
 	ThreadID string     `json:"thread_id,omitempty"` // thread.started
-	Item     *Item      `json:"item,omitempty"`      // item.*
-	Usage    *Usage     `json:"usage,omitempty"`     // turn.completed: the thread's running totals
+	Item     *Item      `json:"item,omitempty"`      // item.* except item.delta
+	Delta    *Delta     `json:"delta,omitempty"`     // item.delta
+	Usage    *Usage     `json:"usage,omitempty"`     // turn.completed (turn.failed, turn.interrupted): the thread's running totals
 	Error    *ErrorInfo `json:"error,omitempty"`     // turn.failed
 	Message  string     `json:"message,omitempty"`   // top-level error (a warning)
+	// LastUsage is the last model request's tokens, when the backend
+	// reports them (app-server; with Usage): its input plus output is the
+	// context in use, so the Translator need not estimate it.
+	LastUsage *Usage `json:"last_usage,omitempty"`
+}
+
+// Delta is a streamed piece of an item (app-server): Text is appended to
+// the item's text (DeltaMessage, DeltaReasoning) or output (DeltaOutput).
+type Delta struct {
+	ItemID string `json:"item_id"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
 }
 
 // Known reports whether the event (and, for item events, its item type) is
 // one this package translates. The caller logs the others.
 func (e Event) Known() bool {
 	switch e.Type {
-	case TypeThreadStarted, TypeTurnStarted, TypeTurnCompleted, TypeTurnFailed, TypeError:
+	case TypeThreadStarted, TypeTurnStarted, TypeTurnCompleted, TypeTurnFailed, TypeTurnInterrupted, TypeError:
 		return true
+	case TypeItemDelta:
+		if e.Delta == nil {
+			return false
+		}
+		switch e.Delta.Kind {
+		case DeltaMessage, DeltaReasoning, DeltaOutput:
+			return true
+		}
 	case TypeItemStarted, TypeItemUpdated, TypeItemCompleted:
 		if e.Item == nil {
 			return false
@@ -99,10 +135,12 @@ type Item struct {
 	Action *WebSearchAction `json:"action,omitempty"`
 }
 
-// FileChange is one file of a file_change item. Kind is add, update or delete.
+// FileChange is one file of a file_change item. Kind is add, update or
+// delete. Diff is the change as a unified diff (app-server only).
 type FileChange struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
+	Diff string `json:"diff,omitempty"`
 }
 
 // MCPResult is the result of an MCP tool call as codex reports it. Content

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -41,10 +42,15 @@ type Outcome struct {
 	ThreadID string
 	// Completed is true when codex sent turn.completed.
 	Completed bool
+	// Interrupted is true when codex reported the turn as interrupted
+	// (app-server turn/interrupt; exec has no such event).
+	Interrupted bool
 	// FailedMessage is codex's turn.failed message without any stack
 	// backtrace; empty unless the turn failed.
 	FailedMessage string
-	// Usage holds this turn's tokens (zero when codex reported none).
+	// Usage holds this turn's tokens (zero when codex reported none). An
+	// interrupted or failed turn has them when the backend reports them
+	// (app-server).
 	Usage Usage
 	// ThreadUsage holds codex's running totals after the turn; store it
 	// with the session to seed Options.ThreadUsage after a restart.
@@ -85,12 +91,23 @@ type Translator struct {
 	// State of the current turn, reset by BeginTurn.
 	calls       map[string]*toolCall // by codex item id
 	order       []*toolCall
-	chunk       chunkKind // kind of the last text chunk of the current agent entry
-	modelCalls  int       // tool results codex sent back to the model
+	streams     map[string]*textStream // streamed messages and reasoning, by item id
+	chunk       chunkKind              // kind of the last text chunk of the current agent entry
+	modelCalls  int                    // tool results codex sent back to the model
 	completed   bool
+	interrupted bool
 	failed      string
 	usage       Usage
 	contextUsed int
+}
+
+// textStream is an agent message or reasoning item whose text arrived in
+// item.delta events: what was sent, so that item.completed sends only what
+// is missing.
+type textStream struct {
+	kind chunkKind
+	sent strings.Builder
+	done bool // item.completed came; later deltas are ignored
 }
 
 type chunkKind int
@@ -105,6 +122,10 @@ const (
 type toolCall struct {
 	id   acp.ToolCallId
 	sent toolState
+	// Output streamed so far (item.delta output), until it passes
+	// Options.MaxOutputBytes; then capped, and no more delta updates.
+	out    string
+	capped bool
 }
 
 // toolState is everything a tool_call can say about a codex item.
@@ -138,9 +159,11 @@ func (t *Translator) BeginTurn() {
 func (t *Translator) reset() {
 	t.calls = map[string]*toolCall{}
 	t.order = nil
+	t.streams = map[string]*textStream{}
 	t.chunk = chunkNone
 	t.modelCalls = 0
 	t.completed = false
+	t.interrupted = false
 	t.failed = ""
 	t.usage = Usage{}
 	t.contextUsed = 0
@@ -151,6 +174,7 @@ func (t *Translator) EndTurn() Outcome {
 	out := Outcome{
 		ThreadID:      t.threadID,
 		Completed:     t.completed,
+		Interrupted:   t.interrupted,
 		FailedMessage: t.failed,
 		Usage:         t.usage,
 		ThreadUsage:   t.totals,
@@ -182,7 +206,7 @@ func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
 	case TypeTurnCompleted:
 		t.completed = true
 		if ev.Usage != nil {
-			return t.turnUsage(*ev.Usage)
+			return t.turnUsage(*ev.Usage, ev.LastUsage)
 		}
 	case TypeTurnFailed:
 		msg := ""
@@ -193,8 +217,20 @@ func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
 			msg = "codex reported the turn as failed"
 		}
 		t.failed = msg
+		if ev.Usage != nil {
+			return t.turnUsage(*ev.Usage, ev.LastUsage)
+		}
+	case TypeTurnInterrupted:
+		t.interrupted = true
+		if ev.Usage != nil {
+			return t.turnUsage(*ev.Usage, ev.LastUsage)
+		}
 	case TypeError:
 		return t.warning(ev.Message)
+	case TypeItemDelta:
+		if ev.Delta != nil {
+			return t.delta(ev.Delta)
+		}
 	case TypeItemStarted, TypeItemUpdated, TypeItemCompleted:
 		if ev.Item != nil {
 			return t.item(ev.Type == TypeItemCompleted, ev.Item)
@@ -203,16 +239,112 @@ func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
 	return nil
 }
 
+// delta sends a streamed piece of an item (app-server).
+func (t *Translator) delta(d *Delta) []acp.SessionUpdate {
+	switch d.Kind {
+	case DeltaMessage:
+		return t.streamText(chunkMessage, d.ItemID, d.Text)
+	case DeltaReasoning:
+		return t.streamText(chunkThought, d.ItemID, d.Text)
+	case DeltaOutput:
+		return t.streamOutput(d.ItemID, d.Text)
+	}
+	return nil
+}
+
+// streamText sends a piece of a message or thought as it arrives. The first
+// piece of an item is a new text (t.text: a paragraph break after text of
+// the same kind); the following ones continue it.
+func (t *Translator) streamText(kind chunkKind, id, text string) []acp.SessionUpdate {
+	s := t.streams[id]
+	if s == nil {
+		s = &textStream{kind: kind}
+		t.streams[id] = s
+	}
+	if s.done || s.kind != kind || text == "" {
+		return nil
+	}
+	first := s.sent.Len() == 0
+	s.sent.WriteString(text)
+	if first {
+		return t.text(kind, text)
+	}
+	t.chunk = kind
+	return []acp.SessionUpdate{chunkUpdate(kind, text)}
+}
+
+// streamedText handles the completed item of a streamed message or thought:
+// nothing when the item's text is what was streamed, the rest when it
+// extends it, nothing when it differs (the editor shows the streamed text
+// already; sending the whole text again would repeat it). ok is false for
+// items that were not streamed.
+func (t *Translator) streamedText(kind chunkKind, it *Item) (us []acp.SessionUpdate, ok bool) {
+	s := t.streams[it.ID]
+	if s == nil && it.ID != "" {
+		// Not streamed: remember the item is complete, so that a late
+		// delta does not repeat it.
+		t.streams[it.ID] = &textStream{kind: kind, done: true}
+	}
+	if s == nil || s.done || s.kind != kind {
+		return nil, false
+	}
+	sent := s.sent.String()
+	s.done = true
+	s.sent = strings.Builder{}
+	if rest, found := strings.CutPrefix(it.Text, sent); found && rest != "" {
+		t.chunk = kind
+		return []acp.SessionUpdate{chunkUpdate(kind, rest)}, true
+	}
+	return nil, true
+}
+
+func chunkUpdate(kind chunkKind, text string) acp.SessionUpdate {
+	if kind == chunkThought {
+		return acp.UpdateAgentThoughtText(text)
+	}
+	return acp.UpdateAgentMessageText(text)
+}
+
+// streamOutput shows a running command's output as it grows, in the
+// tool call's content (fenced, as the final output). Once the output passes
+// MaxOutputBytes, one last update shows its head and tail and later pieces
+// are dropped: item.completed brings the final content. Pieces for items
+// that are not running commands are ignored.
+func (t *Translator) streamOutput(id, text string) []acp.SessionUpdate {
+	c := t.calls[id]
+	if c == nil || c.capped || text == "" ||
+		c.sent.kind != acp.ToolKindExecute || c.sent.status != acp.ToolCallStatusInProgress {
+		return nil
+	}
+	out := c.out + text
+	if len(out) > t.opts.MaxOutputBytes {
+		out = limitText(out, t.opts.MaxOutputBytes)
+		c.out, c.capped = "", true
+	} else {
+		c.out = out
+	}
+	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
+	c.sent.content = content
+	return []acp.SessionUpdate{acp.UpdateToolCall(c.id, acp.WithUpdateContent(content))}
+}
+
 func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
 	switch it.Type {
 	case ItemAgentMessage:
 		// exec sends whole messages in item.completed only; reacting to
-		// started/updated too would repeat the text.
+		// started/updated too would repeat the text. The app-server
+		// streams them before (item.delta).
 		if done {
+			if us, ok := t.streamedText(chunkMessage, it); ok {
+				return us
+			}
 			return t.text(chunkMessage, it.Text)
 		}
 	case ItemReasoning:
 		if done {
+			if us, ok := t.streamedText(chunkThought, it); ok {
+				return us
+			}
 			return t.text(chunkThought, it.Text)
 		}
 	case ItemError:
@@ -224,7 +356,7 @@ func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
 	case ItemCommandExecution:
 		return t.tool(done, it, t.commandState(done, it))
 	case ItemFileChange:
-		return t.tool(done, it, fileChangeState(done, it))
+		return t.tool(done, it, fileChangeState(done, it, t.opts.MaxOutputBytes))
 	case ItemWebSearch:
 		return t.tool(done, it, webSearchState(done, it))
 	case ItemMCPToolCall:
@@ -253,10 +385,7 @@ func (t *Translator) text(kind chunkKind, s string) []acp.SessionUpdate {
 		s = "\n\n" + s
 	}
 	t.chunk = kind
-	if kind == chunkThought {
-		return []acp.SessionUpdate{acp.UpdateAgentThoughtText(s)}
-	}
-	return []acp.SessionUpdate{acp.UpdateAgentMessageText(s)}
+	return []acp.SessionUpdate{chunkUpdate(kind, s)}
 }
 
 // warning shows a non-fatal codex error (retries, fallbacks) as agent text.
@@ -334,8 +463,10 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate
 // request; each request resends the whole conversation. With k requests in
 // the turn (one, plus one per tool result sent back), the average request
 // input is Δinput/k, and everything the model wrote this turn is now in the
-// context as well: used ≈ Δinput/k + Δoutput.
-func (t *Translator) turnUsage(total Usage) []acp.SessionUpdate {
+// context as well: used ≈ Δinput/k + Δoutput. When the backend reports the
+// last request's tokens (last, app-server), used is exactly its input plus
+// output.
+func (t *Translator) turnUsage(total Usage, last *Usage) []acp.SessionUpdate {
 	prev := t.totals
 	if total.InputTokens < prev.InputTokens || total.OutputTokens < prev.OutputTokens {
 		prev = Usage{} // counting restarted: a new thread
@@ -350,6 +481,9 @@ func (t *Translator) turnUsage(total Usage) []acp.SessionUpdate {
 	t.totals = total
 	requests := int64(1 + t.modelCalls)
 	used := int((t.usage.InputTokens+requests-1)/requests + t.usage.OutputTokens)
+	if last != nil {
+		used = int(max(0, last.InputTokens+last.OutputTokens))
+	}
 	if t.opts.ContextWindow > 0 {
 		used = min(used, t.opts.ContextWindow)
 	}
@@ -404,12 +538,21 @@ func (t *Translator) commandState(done bool, it *Item) toolState {
 	return st
 }
 
-func fileChangeState(done bool, it *Item) toolState {
+func fileChangeState(done bool, it *Item, maxBytes int) toolState {
+	// rawInput without the diffs (app-server): they are in content.
+	changes := it.Changes
+	if slices.ContainsFunc(changes, func(ch FileChange) bool { return ch.Diff != "" }) {
+		changes = slices.Clone(changes)
+		for i := range changes {
+			changes[i].Diff = ""
+		}
+	}
 	st := toolState{
 		title:    fileChangeTitle(it.Changes),
 		kind:     acp.ToolKindEdit,
 		status:   itemStatus(done, it.Status, nil),
-		rawInput: map[string]any{"changes": it.Changes},
+		rawInput: map[string]any{"changes": changes},
+		content:  fileChangeContent(it.Changes, maxBytes),
 	}
 	seen := map[string]bool{}
 	for _, ch := range it.Changes {
@@ -419,6 +562,39 @@ func fileChangeState(done bool, it *Item) toolState {
 		}
 	}
 	return st
+}
+
+// fileChangeContent shows the changes the app-server reports with their
+// diffs: an added file as an ACP diff without old text, a deleted one as a
+// diff to empty text (their "diff" is the file's content), an update as
+// its unified diff in a code block. maxBytes bounds the whole: a file
+// that does not fit is left out (a cut file would be a wrong diff), a
+// unified diff keeps its head and tail.
+func fileChangeContent(changes []FileChange, maxBytes int) []acp.ToolCallContent {
+	var out []acp.ToolCallContent
+	budget := maxBytes
+	for _, ch := range changes {
+		if ch.Diff == "" || budget <= 0 {
+			continue
+		}
+		switch ch.Kind {
+		case "add", "delete":
+			if len(ch.Diff) > budget {
+				continue
+			}
+			budget -= len(ch.Diff)
+			if ch.Kind == "add" {
+				out = append(out, acp.ToolDiffContent(ch.Path, ch.Diff))
+			} else {
+				out = append(out, acp.ToolDiffContent(ch.Path, "", ch.Diff))
+			}
+		default:
+			text := limitText(ch.Diff, budget)
+			budget -= len(text)
+			out = append(out, acp.ToolContent(acp.TextBlock(ch.Path+"\n"+fencedAs("diff", text))))
+		}
+	}
+	return out
 }
 
 // fileChangeTitle names the files by kind of change: "Edit a.go, b.go",
@@ -611,6 +787,12 @@ func cleanMessage(msg string) string {
 // fenced puts text into a Markdown code block whose fence is longer than any
 // backtick run inside it.
 func fenced(s string) string {
+	return fencedAs("", s)
+}
+
+// fencedAs is fenced with an info string (the language) after the opening
+// fence.
+func fencedAs(lang, s string) string {
 	longest, run := 0, 0
 	for i := 0; i < len(s); i++ {
 		if s[i] == '`' {
@@ -624,7 +806,7 @@ func fenced(s string) string {
 	if !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
-	return fence + "\n" + s + fence
+	return fence + lang + "\n" + s + fence
 }
 
 // limitText keeps the head and the tail of s, max bytes in all, cut at

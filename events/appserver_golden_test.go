@@ -1,0 +1,215 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// App-server goldens: transcripts of `codex app-server` 0.169 (copies of
+// the project's shared fixtures, testdata/appserver) and hand-written ones
+// for what no capture covers (testdata/appserver-synthetic), in the
+// transcript format of the shared fixtures: one JSON object per line,
+// {"t": ms, "dir": "c2s"|"s2c", "msg": <JSON-RPC message>}. Every server
+// notification goes through one AppServer and one Translator, a turn per
+// turn/started … turn/completed, against
+// testdata/golden-appserver/<name>.json (-update rewrites them).
+const (
+	appServerCapturedDir  = "testdata/appserver"
+	appServerSyntheticDir = "testdata/appserver-synthetic"
+	appServerGoldenDir    = "testdata/golden-appserver"
+)
+
+var sharedAppServerFixtures = filepath.Join("..", "..", "shared", "fixtures", "codex-0.169-app-server")
+
+type appServerGolden struct {
+	Turns []appServerTurn `json:"turns"`
+}
+
+type appServerTurn struct {
+	Steps   []appServerStep `json:"steps"`
+	Outcome *goldenOutcome  `json:"outcome"` // nil: the transcript ends inside the turn
+}
+
+type appServerStep struct {
+	Notification string  `json:"notification"` // method, and the item's type and id
+	Error        string  `json:"error,omitempty"`
+	Events       []Event `json:"events"`
+	Updates      []any   `json:"updates"`
+}
+
+// transcriptMessage is one line of an app-server transcript.
+type transcriptMessage struct {
+	Dir string `json:"dir"`
+	Msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"msg"`
+}
+
+// notification is a server notification of a transcript.
+type notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// readNotifications returns the server notifications of a transcript, in
+// order: messages from the server with a method and no id (requests and
+// responses are the caller's business, not the converter's).
+func readNotifications(t testing.TB, path string) []notification {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []notification
+	r := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var m transcriptMessage
+			if jerr := json.Unmarshal(line, &m); jerr != nil {
+				t.Fatalf("%s:%d: %v", path, n, jerr)
+			}
+			if m.Dir == "s2c" && m.Msg.Method != "" && len(m.Msg.ID) == 0 {
+				out = append(out, notification{m.Msg.Method, m.Msg.Params})
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAppServerGolden(t *testing.T) {
+	var inputs []string
+	for _, dir := range []string{appServerCapturedDir, appServerSyntheticDir} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) == 0 {
+			t.Fatalf("no transcripts in %s", dir)
+		}
+		inputs = append(inputs, files...)
+	}
+	checkGoldenDir(t, appServerGoldenDir, inputs, translateAppServer)
+}
+
+// translateAppServer feeds a transcript's notifications through one
+// AppServer and one Translator and returns the indented golden JSON. A turn
+// begins with the transcript (thread/started comes before the first
+// turn/started) or with the first notification after a turn/completed.
+func translateAppServer(t *testing.T, path string) []byte {
+	t.Helper()
+	conv := NewAppServer()
+	tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: goldenContextWindow})
+	var g appServerGolden
+	var cur *appServerTurn
+	for _, n := range readNotifications(t, path) {
+		if cur == nil {
+			tr.BeginTurn()
+			g.Turns = append(g.Turns, appServerTurn{})
+			cur = &g.Turns[len(g.Turns)-1]
+		}
+		step := appServerStep{Notification: notificationSummary(n), Events: []Event{}, Updates: []any{}}
+		evs, err := conv.Convert(n.Method, n.Params)
+		if err != nil {
+			step.Error = err.Error()
+		}
+		ended := false
+		for _, ev := range evs {
+			step.Events = append(step.Events, ev)
+			step.Updates = append(step.Updates, marshalUpdates(t, tr.Translate(ev))...)
+			switch ev.Type {
+			case TypeTurnCompleted, TypeTurnFailed, TypeTurnInterrupted:
+				ended = true
+			}
+		}
+		cur.Steps = append(cur.Steps, step)
+		if ended {
+			out := outcomeGolden(t, tr.EndTurn())
+			cur.Outcome = &out
+			cur = nil
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(g); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// notificationSummary is the method, with the item's type and id for item
+// notifications.
+func notificationSummary(n notification) string {
+	var p struct {
+		Item *struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+		} `json:"item"`
+		ItemID string `json:"itemId"`
+	}
+	_ = json.Unmarshal(n.Params, &p)
+	switch {
+	case p.Item != nil:
+		return n.Method + " " + p.Item.Type + " " + p.Item.ID
+	case p.ItemID != "":
+		return n.Method + " " + p.ItemID
+	}
+	return n.Method
+}
+
+// TestAppServerFixturesMatchShared checks that testdata/appserver holds
+// exact copies of the shared app-server transcripts, when they exist.
+func TestAppServerFixturesMatchShared(t *testing.T) {
+	shared, err := filepath.Glob(filepath.Join(sharedAppServerFixtures, "*.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shared) == 0 {
+		t.Skipf("no shared transcripts at %s", sharedAppServerFixtures)
+	}
+	ours, err := filepath.Glob(filepath.Join(appServerCapturedDir, "*.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func(paths []string) []string {
+		var n []string
+		for _, p := range paths {
+			n = append(n, filepath.Base(p))
+		}
+		return n
+	}
+	if !slices.Equal(base(shared), base(ours)) {
+		t.Errorf("file sets differ:\nshared: %v\nours:   %v", base(shared), base(ours))
+	}
+	for _, src := range shared {
+		want, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(appServerCapturedDir, filepath.Base(src)))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s: copy it again and review its golden", filepath.Base(src), src)
+		}
+	}
+}
