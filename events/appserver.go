@@ -106,7 +106,7 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 	case methodAgentMessageDelta:
 		evs, err = c.messageDelta(params)
 	case methodReasoningPartAdded:
-		err = decodeParams(params, &struct{}{})
+		err = partAdded(params)
 	case methodReasoningSumDelta:
 		evs, err = c.reasoningDelta(reasoningSummary, params)
 	case methodReasoningRawDelta:
@@ -431,6 +431,9 @@ func (c *AppServer) item(done bool, a *asItem) *Item {
 			if it.Result.Content == nil {
 				it.Result.Content = []json.RawMessage{}
 			}
+			if bytes.Equal(bytes.TrimSpace(it.Result.StructuredContent), []byte("null")) {
+				it.Result.StructuredContent = nil
+			}
 		}
 		if a.Error != nil {
 			it.Error = &ErrorInfo{Message: a.Error.Message}
@@ -560,6 +563,22 @@ func (c *AppServer) reasoningDelta(stream int, params json.RawMessage) ([]Event,
 	}
 	st.part, st.emitted = part, true
 	return deltaEvent(p.ItemID, DeltaReasoning, text), nil
+}
+
+// partAdded checks a summaryPartAdded notification; it converts to
+// nothing: the part's first delta starts the part (reasoningDelta).
+func partAdded(params json.RawMessage) error {
+	var p struct {
+		ItemID       string `json:"itemId"`
+		SummaryIndex int64  `json:"summaryIndex"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		return err
+	}
+	if p.ItemID == "" {
+		return errors.New("no itemId")
+	}
+	return nil
 }
 
 func (c *AppServer) outputDelta(params json.RawMessage) ([]Event, error) {

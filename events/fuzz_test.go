@@ -16,6 +16,7 @@ import (
 //
 //	go test ./events -run '^$' -fuzz '^FuzzTranslate$' -fuzztime 10s
 //	go test ./events -run '^$' -fuzz '^FuzzHistory$' -fuzztime 10s
+//	go test ./events -run '^$' -fuzz '^FuzzAppServer$' -fuzztime 10s
 
 // FuzzTranslate feeds the lines of its input through Parse and one
 // Translator, as the agent does with codex's stdout; an empty line ends the
@@ -98,4 +99,92 @@ func checkUpdates(t *testing.T, calls map[acp.ToolCallId]bool, updates []acp.Ses
 			}
 		}
 	}
+}
+
+// FuzzAppServer feeds app-server notifications through one AppServer and
+// one Translator, as the agent does with a thread's notifications. Each
+// line of the input is one notification: the method, a space, the params
+// (a line without a space is a method without params); a turn/completed
+// ends the turn. Whatever the lines, Convert must not panic, its events
+// must marshal, and the Translator's updates must be valid ACP session
+// updates with consistent tool call ids (checkUpdates). Seeds: the
+// app-server transcripts and testdata/fuzz/FuzzAppServer/.
+func FuzzAppServer(f *testing.F) {
+	for _, pattern := range []string{appServerCapturedDir + "/*.ndjson", appServerSyntheticDir + "/*.ndjson"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("no transcripts match %s (%v)", pattern, err)
+		}
+		for _, p := range paths {
+			// Only what AppServer converts: the rest (thread status, rate
+			// limits, ...) would only make the seeds long and slow.
+			var ns []notification
+			for _, n := range readNotifications(f, p) {
+				switch n.Method {
+				case methodThreadStarted:
+					n.Params = json.RawMessage(`{"thread":{"id":"th"}}`)
+				case methodTurnStarted, methodTurnCompleted, methodTurnPlanUpdated, methodTokenUsageUpdated,
+					methodItemStarted, methodItemCompleted, methodAgentMessageDelta, methodReasoningPartAdded,
+					methodReasoningSumDelta, methodReasoningRawDelta, methodCommandOutputDelta,
+					methodError, methodWarning, methodModelRerouted:
+				default:
+					continue
+				}
+				ns = append(ns, n)
+			}
+			f.Add(notificationScript(ns))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		conv := NewAppServer()
+		tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: 200000, MaxOutputBytes: 64})
+		calls := map[acp.ToolCallId]bool{}
+		tr.BeginTurn()
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			method, params, _ := bytes.Cut(line, []byte(" "))
+			evs, err := conv.Convert(string(method), params)
+			if err != nil {
+				if evs != nil {
+					t.Errorf("Convert returned events with an error: %v", err)
+				}
+				continue
+			}
+			for _, ev := range evs {
+				if _, err := json.Marshal(ev); err != nil {
+					t.Errorf("event %+v does not marshal: %v", ev, err)
+				}
+				checkUpdates(t, calls, tr.Translate(ev))
+				switch ev.Type {
+				case TypeTurnCompleted, TypeTurnFailed, TypeTurnInterrupted:
+					checkUpdates(t, calls, tr.EndTurn().Updates)
+					tr.BeginTurn()
+				}
+			}
+		}
+		out := tr.EndTurn()
+		checkUpdates(t, calls, out.Updates)
+		if _, err := json.Marshal(out.Usage.ACP()); err != nil {
+			t.Errorf("usage does not marshal: %v", err)
+		}
+	})
+}
+
+// notificationScript renders notifications in FuzzAppServer's input
+// format.
+func notificationScript(ns []notification) []byte {
+	var b bytes.Buffer
+	for _, n := range ns {
+		b.WriteString(n.Method)
+		if len(n.Params) > 0 {
+			b.WriteByte(' ')
+			var c bytes.Buffer
+			if json.Compact(&c, n.Params) == nil {
+				b.Write(c.Bytes())
+			} else {
+				b.Write(n.Params)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
 }
