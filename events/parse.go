@@ -136,7 +136,9 @@ type Item struct {
 }
 
 // FileChange is one file of a file_change item. Kind is add, update or
-// delete. Diff is the change as a unified diff (app-server only).
+// delete. Diff (app-server only) is what the app-server calls the change's
+// diff: the new file's content (add), the deleted file's content (delete),
+// a unified diff (update).
 type FileChange struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
