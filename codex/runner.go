@@ -245,52 +245,19 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	log := r.logger()
 	args, env := r.Command(inv)
 
-	// Run owns all three pipes (no copying goroutines inside exec.Cmd), so
-	// that cmd.Wait returns as soon as codex is reaped even when something it
-	// started still holds a pipe, and the cancel path can act on that.
-	var pipes [3]struct{ r, w *os.File }
-	for i := range pipes {
-		r, w, err := os.Pipe()
-		if err != nil {
-			for _, p := range pipes[:i] {
-				p.r.Close()
-				p.w.Close()
-			}
-			return fmt.Errorf("codex: pipe: %w", err)
-		}
-		pipes[i].r, pipes[i].w = r, w
-	}
-	stdinR, stdinW := pipes[0].r, pipes[0].w
-	stdoutR, stdoutW := pipes[1].r, pipes[1].w
-	stderrR, stderrW := pipes[2].r, pipes[2].w
-	defer stdinW.Close()
-	defer stdoutR.Close()
-	defer stderrR.Close()
-
 	cmd := exec.Command(r.Path, args...)
 	cmd.Dir = inv.Cwd
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.SysProcAttr = procAttr()
-
-	p := &process{cmd: cmd, stdin: stdinW, stdout: stdoutR, stderr: stderrR, exited: make(chan struct{})}
 	var wg sync.WaitGroup
-	started := make(chan error, 1)
 	start := time.Now()
-	wg.Add(1)
-	go func() { defer wg.Done(); p.startAndWait(started, log) }()
-	err := <-started
-	// The child has its copies; EOF comes when codex (and its heirs) close theirs.
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
+	p, err := spawn(cmd, syscall.SIGINT, &wg, log)
 	if err != nil {
-		wg.Wait()
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
-			return fmt.Errorf("%w: %s: %v", ErrNotFound, r.Path, err)
-		}
-		return fmt.Errorf("codex: start %s: %w", r.Path, err)
+		return err
 	}
+	defer p.stdin.Close()
+	defer p.stdout.Close()
+	defer p.stderr.Close()
+	stdinW, stdoutR, stderrR := p.stdin, p.stdout, p.stderr
 	pid := cmd.Process.Pid
 	log.Debug("codex started", "pid", pid, "args", logArgs(args), "cwd", inv.Cwd)
 
@@ -339,6 +306,52 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 		return nil
 	}
 	return exitError(state, stderr)
+}
+
+// spawn starts cmd in its own process group with parent-death signal
+// deathSig (procAttr) and three pipes, whose other ends it returns in the
+// process, from a goroutine (added to wg, which has no other members yet)
+// that reaps cmd. On error nothing is left open or running.
+//
+// The caller owns all three pipes (no copying goroutines inside exec.Cmd), so
+// that cmd.Wait returns as soon as codex is reaped even when something it
+// started still holds a pipe, and the cancel path can act on that.
+func spawn(cmd *exec.Cmd, deathSig syscall.Signal, wg *sync.WaitGroup, log *slog.Logger) (*process, error) {
+	var pipes [3]struct{ r, w *os.File }
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range pipes[:i] {
+				p.r.Close()
+				p.w.Close()
+			}
+			return nil, fmt.Errorf("codex: pipe: %w", err)
+		}
+		pipes[i].r, pipes[i].w = r, w
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes[0].r, pipes[1].w, pipes[2].w
+	cmd.SysProcAttr = procAttr(deathSig)
+	p := &process{cmd: cmd, stdin: pipes[0].w, stdout: pipes[1].r, stderr: pipes[2].r, exited: make(chan struct{})}
+	started := make(chan error, 1)
+	wg.Add(1)
+	go func() { defer wg.Done(); p.startAndWait(started, log) }()
+	err := <-started
+	// The child has its copies; EOF comes when codex (and its heirs) close theirs.
+	pipes[0].r.Close()
+	pipes[1].w.Close()
+	pipes[2].w.Close()
+	if err == nil {
+		return p, nil
+	}
+	wg.Wait()
+	p.stdin.Close()
+	p.stdout.Close()
+	p.stderr.Close()
+	name := cmd.Args[0]
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotFound, name, err)
+	}
+	return nil, fmt.Errorf("codex: start %s: %w", name, err)
 }
 
 // logArgs is args as they may be logged: secret values in -c overrides

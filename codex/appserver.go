@@ -1,0 +1,589 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ErrAppServerClosed reports a call to an app-server process that has ended
+// or is being closed.
+var ErrAppServerClosed = errors.New("codex app-server is not running")
+
+// maxLoggedMessage caps how much of an unreadable line is logged.
+const maxLoggedMessage = 256
+
+// AppServerOptions configure a codex app-server process.
+type AppServerOptions struct {
+	Path   string        // codex executable
+	Config []string      // user's -c key=value, passed as `codex app-server -c k=v ...`
+	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE removed as for exec (childEnv)
+	Grace  time.Duration // stdin close → SIGKILL of its group; 0: DefaultGrace
+	Logger *slog.Logger  // nil: slog.Default()
+
+	ClientName, ClientVersion string // initialize clientInfo; empty: "codexacp", "0"
+}
+
+// AppServerHandler receives what the app-server sends about one thread.
+type AppServerHandler interface {
+	// Notify is called for each notification of the thread, in order, on
+	// the client's reader goroutine: it must not wait for a Call (whose
+	// answer that goroutine would have to read). params is the handler's
+	// to keep.
+	Notify(method string, params json.RawMessage)
+	// Request answers a server→client request of the thread (approvals).
+	// It runs on its own goroutine, after every notification that arrived
+	// before it was delivered; ctx ends when the client closes. The
+	// returned value is marshalled as the result; an error becomes a
+	// JSON-RPC error (*RPCError keeps its code, others -32603).
+	Request(ctx context.Context, method string, params json.RawMessage) (any, error)
+}
+
+// RPCError is a JSON-RPC error, received from the app-server or sent to it.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string {
+	msg := e.Message
+	if len(msg) > 512 {
+		// codex lists every method it knows in an unknown-method error.
+		msg = msg[:512] + "…"
+	}
+	return fmt.Sprintf("codex app-server: %s (code %d)", msg, e.Code)
+}
+
+// JSON-RPC error codes we send.
+const (
+	codeMethodNotFound = -32601
+	codeInternal       = -32603
+)
+
+// AppServer is a running `codex app-server`: a JSON-RPC peer on its stdio
+// that hosts any number of threads. Its methods are safe for concurrent use.
+type AppServer struct {
+	log   *slog.Logger
+	grace time.Duration
+	p     *process
+	pid   int
+	start time.Time
+
+	stderr     *stderrLog
+	stderrDone chan struct{}
+
+	writeMu sync.Mutex // one message at a time on stdin
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan response // nil once the process has ended
+	routes  map[string]*route
+	err     error // why it ended; set before done is closed
+
+	closing   atomic.Bool // Close has closed stdin
+	killed    atomic.Bool // Close had to kill it
+	closeOnce sync.Once
+
+	handlerCtx    context.Context // ends when the client closes or the process ends
+	cancelHandler context.CancelFunc
+
+	done chan struct{}
+	wg   sync.WaitGroup // every goroutine of the client
+}
+
+type route struct{ h AppServerHandler }
+
+type response struct {
+	result json.RawMessage
+	err    error
+}
+
+// message is any JSON-RPC message. codex 0.169 omits "jsonrpc" and does not
+// require it (measured), so we send none either.
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *RPCError       `json:"error,omitempty"`
+}
+
+// StartAppServer starts `codex app-server` and performs the handshake
+// (initialize with clientInfo, then the `initialized` notification). ctx
+// bounds the handshake only; the process runs until Close or its own end.
+func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+	if opts.Path == "" {
+		return nil, ErrNotFound
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("codex app-server: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	grace := opts.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	args := []string{"app-server"}
+	for _, kv := range opts.Config {
+		args = append(args, "-c", kv)
+	}
+	cmd := exec.Command(opts.Path, args...)
+	cmd.Env = childEnv(opts.Env, nil)
+
+	c := &AppServer{
+		log:        log,
+		grace:      grace,
+		start:      time.Now(),
+		stderr:     newStderrLog(log, stderrTailSize),
+		stderrDone: make(chan struct{}),
+		pending:    make(map[int64]chan response),
+		routes:     make(map[string]*route),
+		done:       make(chan struct{}),
+	}
+	c.handlerCtx, c.cancelHandler = context.WithCancel(context.Background())
+	p, err := spawn(cmd, syscall.SIGTERM, &c.wg, log)
+	if err != nil {
+		c.cancelHandler()
+		return nil, err
+	}
+	c.p = p
+	c.pid = cmd.Process.Pid
+	log.Debug("codex app-server started", "pid", c.pid, "args", logArgs(args))
+
+	c.wg.Add(2)
+	go func() {
+		defer c.wg.Done()
+		defer close(c.stderrDone)
+		io.Copy(c.stderr, &drainReader{f: p.stderr, exited: &p.hasExited})
+		c.stderr.flush()
+	}()
+	go func() { defer c.wg.Done(); c.readLoop() }()
+
+	name, version := opts.ClientName, opts.ClientVersion
+	if name == "" {
+		name = "codexacp"
+	}
+	if version == "" {
+		version = "0"
+	}
+	var init struct {
+		UserAgent string `json:"userAgent"`
+	}
+	params := map[string]any{"clientInfo": map[string]string{"name": name, "version": version}}
+	if err := c.Call(ctx, "initialize", params, &init); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("codex app-server: initialize: %w", err)
+	}
+	if err := c.send(&message{Method: "initialized"}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("codex app-server: initialized: %w", ErrAppServerClosed)
+	}
+	log.Debug("codex app-server ready", "pid", c.pid, "userAgent", init.UserAgent, "elapsed", time.Since(c.start))
+	return c, nil
+}
+
+// Pid is the app-server's process id, also its process group id.
+func (c *AppServer) Pid() int { return c.pid }
+
+// Done is closed once the process has exited and the reader has ended.
+func (c *AppServer) Done() <-chan struct{} { return c.done }
+
+// Err tells, after Done, why the process ended: nil when Close ended it,
+// an *ExitError (with the tail of its stderr) when it ended by itself.
+func (c *AppServer) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Call sends a request and waits for its answer, decoded into result
+// (unless nil). A JSON-RPC error is an *RPCError; an app-server that ends
+// first fails the call with ErrAppServerClosed wrapping the exit reason.
+// When ctx ends first, Call returns its error and a late answer is dropped;
+// a request already being written is written whole, though, as a partial
+// line would end the connection.
+func (c *AppServer) Call(ctx context.Context, method string, params, result any) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("codex app-server %s: %w", method, err)
+	}
+	var raw json.RawMessage
+	if params != nil {
+		var err error
+		if raw, err = json.Marshal(params); err != nil {
+			return fmt.Errorf("codex app-server %s: params: %w", method, err)
+		}
+	}
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		c.mu.Unlock()
+		return c.closedError(method)
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	start := time.Now()
+	// Method and size only: params carry secrets (MCP bearer tokens in config).
+	c.log.Debug("codex app-server call", "method", method, "id", id, "bytes", len(raw))
+	if err := c.send(&message{ID: strconv.AppendInt(nil, id, 10), Method: method, Params: raw}); err != nil {
+		c.forget(id)
+		// The process is gone or going: its exit reason says more than EPIPE.
+		timer := time.NewTimer(drainTimeout + time.Second)
+		defer timer.Stop()
+		select {
+		case <-c.done:
+			return c.closedError(method)
+		case <-timer.C:
+			return fmt.Errorf("codex app-server %s: %w (%v)", method, ErrAppServerClosed, err)
+		case <-ctx.Done():
+			return fmt.Errorf("codex app-server %s: %w", method, ctx.Err())
+		}
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			c.log.Debug("codex app-server call failed", "method", method, "id", id, "elapsed", time.Since(start), "err", r.err)
+			if errors.Is(r.err, ErrAppServerClosed) {
+				return fmt.Errorf("codex app-server %s: %w", method, r.err)
+			}
+			return r.err
+		}
+		c.log.Debug("codex app-server answer", "method", method, "id", id, "elapsed", time.Since(start), "bytes", len(r.result))
+		if result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(r.result, result); err != nil {
+			return fmt.Errorf("codex app-server %s: result: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		c.forget(id)
+		return fmt.Errorf("codex app-server %s: %w", method, ctx.Err())
+	}
+}
+
+// closedError is the error of a call made or pending when the process ended.
+func (c *AppServer) closedError(method string) error {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err == nil {
+		return fmt.Errorf("codex app-server %s: %w", method, ErrAppServerClosed)
+	}
+	return fmt.Errorf("codex app-server %s: %w: %w", method, ErrAppServerClosed, err)
+}
+
+func (c *AppServer) forget(id int64) {
+	c.mu.Lock()
+	if c.pending != nil {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+}
+
+// Route sends the notifications and requests of threadID to h, until remove
+// is called; a later Route of the same thread replaces h. A thread's
+// messages that arrive before Route (thread/started races the answer of
+// thread/start) are dropped.
+func (c *AppServer) Route(threadID string, h AppServerHandler) (remove func()) {
+	r := &route{h: h}
+	c.mu.Lock()
+	c.routes[threadID] = r
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.routes[threadID] == r {
+			delete(c.routes, threadID)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// Close closes the app-server's stdin, on which it exits (0) after ending
+// the commands of its threads; after the grace period it kills what is left
+// of its process tree. Whatever the process left behind is killed too.
+// Close returns after every goroutine of the client has ended, with Err.
+func (c *AppServer) Close() error {
+	c.closeOnce.Do(func() {
+		c.cancelHandler()
+		// The tree before stdin closes: what survives the process is killed.
+		var tree procTree
+		if !c.p.hasExited.Load() {
+			tree = snapshotBelow(c.pid)
+		}
+		c.closing.Store(true)
+		c.p.stdin.Close() // also ends a write blocked on a full pipe
+		timer := time.NewTimer(c.grace)
+		select {
+		case <-c.p.exited:
+		case <-timer.C:
+			c.log.Debug("codex app-server outlived its input; killing it", "pid", c.pid, "grace", c.grace)
+			c.killed.Store(true)
+			c.kill()
+		}
+		timer.Stop()
+		<-c.done
+		if n := tree.kill(c.pid); n > 0 {
+			c.log.Debug("codex app-server left processes behind; killed", "pid", c.pid, "count", n)
+		}
+		c.wg.Wait()
+	})
+	return c.Err()
+}
+
+// kill kills the app-server and everything below it: its commands run in
+// process groups of their own, which its group's SIGKILL would not reach.
+func (c *AppServer) kill() {
+	if c.p.hasExited.Load() {
+		return
+	}
+	// Stopped, it starts nothing new while its descendants are found.
+	syscall.Kill(c.pid, syscall.SIGSTOP)
+	killBelow(c.pid, nil)
+	c.p.killGroup()
+}
+
+// send writes one message; an error means the process is gone.
+func (c *AppServer) send(m *message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err = c.p.stdin.Write(b)
+	return err
+}
+
+// readLoop reads stdout until it ends, then waits for the process and
+// reports its end.
+func (c *AppServer) readLoop() {
+	readLines(&drainReader{f: c.p.stdout, exited: &c.p.hasExited}, c.dispatch)
+	// Without its stdout the server can answer nothing: end it.
+	timer := time.NewTimer(c.grace)
+	select {
+	case <-c.p.exited:
+	case <-timer.C:
+		c.log.Debug("codex app-server closed its stdout; killing it", "pid", c.pid)
+		c.kill()
+		<-c.p.exited
+	}
+	timer.Stop()
+	<-c.stderrDone
+	c.finish()
+}
+
+// finish records why the process ended, fails pending calls and closes done.
+func (c *AppServer) finish() {
+	state := c.p.cmd.ProcessState
+	var err error
+	switch {
+	case state == nil:
+		err = fmt.Errorf("codex app-server: wait: %w", c.p.waitErr)
+	case c.killed.Load(), c.closing.Load() && state.Success():
+	default:
+		e := exitError(state, c.stderr)
+		e.Stderr = stripANSI(e.Stderr)
+		err = e
+	}
+	attrs := []any{"pid", c.pid, "elapsed", time.Since(c.start)}
+	if state != nil {
+		attrs = append(attrs, "status", state.String())
+		if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
+			attrs = append(attrs, "maxrss_kib", ru.Maxrss)
+		}
+	}
+	c.log.Debug("codex app-server exited", attrs...)
+
+	c.mu.Lock()
+	c.err = err
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	callErr := ErrAppServerClosed
+	if err != nil {
+		callErr = fmt.Errorf("%w: %w", ErrAppServerClosed, err)
+	}
+	for _, ch := range pending {
+		ch <- response{err: callErr}
+	}
+	c.cancelHandler()
+	close(c.done)
+}
+
+// dispatch handles one line of the app-server's stdout.
+func (c *AppServer) dispatch(line []byte) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.log.Warn("codex app-server: unreadable line skipped", "bytes", len(line), "err", err, "line", clip(line))
+		return
+	}
+	hasID := len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+	switch {
+	case m.Method != "" && hasID:
+		c.serverRequest(m)
+	case m.Method != "":
+		if r := c.routeOf(m.Params); r != nil {
+			r.h.Notify(m.Method, m.Params)
+			return
+		}
+		c.log.Debug("codex app-server notification", "method", m.Method, "bytes", len(m.Params))
+	case hasID:
+		c.answer(m)
+	default:
+		c.log.Warn("codex app-server: message without method or id skipped", "bytes", len(line), "line", clip(line))
+	}
+}
+
+// answer delivers a response to the pending call.
+func (c *AppServer) answer(m message) {
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if err != nil || !ok {
+		c.log.Debug("codex app-server: answer to no pending call dropped", "id", clip(m.ID))
+		return
+	}
+	if m.Error != nil {
+		ch <- response{err: m.Error}
+		return
+	}
+	if m.Result == nil {
+		m.Result = json.RawMessage("null")
+	}
+	ch <- response{result: m.Result}
+}
+
+// serverRequest runs a routed request's handler on a goroutine of its own
+// and answers any other request at once: codex waits for every answer.
+func (c *AppServer) serverRequest(m message) {
+	r := c.routeOf(m.Params)
+	c.wg.Add(1)
+	if r == nil {
+		c.log.Debug("codex app-server request for no thread refused", "method", m.Method)
+		go func() {
+			defer c.wg.Done()
+			c.reply(m.ID, m.Method, nil, &RPCError{Code: codeMethodNotFound, Message: "no handler for " + m.Method})
+		}()
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		result, err := c.handle(r.h, m)
+		c.reply(m.ID, m.Method, result, err)
+	}()
+}
+
+// handle runs the handler; a panic becomes an internal error, so that codex
+// still gets its answer.
+func (c *AppServer) handle(h AppServerHandler, m message) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("codex app-server: request handler panicked", "method", m.Method, "panic", v)
+			result, err = nil, fmt.Errorf("handler panicked: %v", v)
+		}
+	}()
+	return h.Request(c.handlerCtx, m.Method, m.Params)
+}
+
+// reply answers the server request id with result or err.
+func (c *AppServer) reply(id json.RawMessage, method string, result any, err error) {
+	out := &message{ID: id}
+	if err == nil {
+		b, merr := json.Marshal(result)
+		if merr != nil {
+			err = fmt.Errorf("result: %w", merr)
+		} else {
+			out.Result = b
+		}
+	}
+	if err != nil {
+		var rpc *RPCError
+		if !errors.As(err, &rpc) {
+			rpc = &RPCError{Code: codeInternal, Message: err.Error()}
+		}
+		out.Error = rpc
+	}
+	if werr := c.send(out); werr != nil {
+		c.log.Debug("codex app-server: answer not sent", "method", method, "err", werr)
+	}
+}
+
+// routeOf finds the route of a message by the thread its params name.
+func (c *AppServer) routeOf(params json.RawMessage) *route {
+	if len(params) == 0 || params[0] != '{' {
+		return nil
+	}
+	var p struct {
+		ThreadID       string `json:"threadId"`
+		ConversationID string `json:"conversationId"`
+		Thread         struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	json.Unmarshal(params, &p) // a field of another type leaves it empty
+	id := p.ThreadID
+	if id == "" {
+		id = p.ConversationID
+	}
+	if id == "" {
+		id = p.Thread.ID
+	}
+	if id == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.routes[id]
+}
+
+// clip is b as it may be logged: at most maxLoggedMessage bytes.
+func clip(b []byte) string {
+	if len(b) > maxLoggedMessage {
+		return string(b[:maxLoggedMessage]) + "…"
+	}
+	return string(b)
+}
+
+// stripANSI removes terminal escape sequences (CSI): codex app-server colours
+// its log lines even on a pipe.
+func stripANSI(s string) string {
+	if !strings.Contains(s, "\x1b[") {
+		return s
+	}
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
