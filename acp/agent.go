@@ -18,18 +18,10 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
 )
-
-// Backend runs one Codex turn and hands each JSONL line it prints to onLine,
-// in order, before returning. codex.Runner (codex exec --json) implements it;
-// a persistent backend can slot in later without touching mcp or fsops.
-type Backend interface {
-	Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error
-}
 
 // Options configure an Agent.
 type Options struct {

@@ -29,7 +29,18 @@ type fakeBackend struct {
 	script func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error
 }
 
-func (b *fakeBackend) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+// Run implements Backend the way ExecBackend runs codex exec.
+func (b *fakeBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+	return (&ExecBackend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger()}).Run(ctx, t, out)
+}
+
+type lineRunnerFunc func(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error
+
+func (f lineRunnerFunc) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+	return f(ctx, inv, onLine)
+}
+
+func (b *fakeBackend) runLines(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
 	b.mu.Lock()
 	n := len(b.runs)
 	b.runs = append(b.runs, inv)

@@ -16,6 +16,10 @@ const ownServerName = "acp"
 type mcpSetup struct {
 	config []string // mcp_servers.NAME={...}
 	env    []string // KEY=VALUE for the codex process
+	// thread is the same for an app-server thread's config, where header
+	// values go inline: the thread's config travels over the app-server's
+	// stdin, and the process's environment is shared by every session.
+	thread map[string]any
 }
 
 // clientMCPConfig turns the editor's MCP servers into codex -c overrides
@@ -27,9 +31,10 @@ type mcpSetup struct {
 // codex's own environment could change codex itself, e.g. OPENAI_API_KEY.)
 func clientMCPConfig(servers []sdk.McpServer) (mcpSetup, error) {
 	used := map[string]bool{ownServerName: true}
-	var out mcpSetup
+	out := mcpSetup{thread: map[string]any{}}
 	for i, srv := range servers {
 		var name, table string
+		var value map[string]any
 		switch {
 		case srv.Stdio != nil:
 			s := srv.Stdio
@@ -41,6 +46,11 @@ func clientMCPConfig(servers []sdk.McpServer) (mcpSetup, error) {
 				env = append(env, [2]string{e.Name, e.Value})
 			}
 			name = s.Name
+			envMap := map[string]any{}
+			for _, e := range s.Env {
+				envMap[e.Name] = e.Value
+			}
+			value = map[string]any{"command": s.Command, "args": append([]string{}, s.Args...), "env": envMap}
 			table = "{" + strings.Join([]string{
 				"command=" + tomlString(s.Command),
 				"args=" + tomlStringArray(s.Args),
@@ -53,17 +63,21 @@ func clientMCPConfig(servers []sdk.McpServer) (mcpSetup, error) {
 			}
 			name = s.Name
 			headers := make([][2]string, 0, len(s.Headers))
+			inline := map[string]any{}
 			for j, h := range s.Headers {
+				inline[h.Name] = h.Value
 				envName := fmt.Sprintf("CODEXACP_MCP_HEADER_%d_%d", i, j)
 				headers = append(headers, [2]string{h.Name, envName})
 				out.env = append(out.env, envName+"="+h.Value)
 			}
 			table = "{url=" + tomlString(s.Url) + ", env_http_headers=" + tomlInlineTable(headers) + "}"
+			value = map[string]any{"url": s.Url, "http_headers": inline}
 		default:
 			return mcpSetup{}, fmt.Errorf("mcpServers[%d]: only stdio and http servers are supported", i)
 		}
 		key := uniqueName(sanitizeName(name), used)
 		out.config = append(out.config, "mcp_servers."+key+"="+table)
+		out.thread["mcp_servers."+key] = value
 	}
 	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/events"
 )
 
 // Prompt implements sdk.Agent: it runs one codex turn and returns when codex
@@ -38,101 +37,68 @@ func (a *Agent) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptRe
 }
 
 func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.PromptResponse, error) {
-	mode := s.currentMode()
+	turn := a.turn(ctx, s, text)
 	log := a.log.With("session", s.id)
-	inv := codex.Invocation{
-		Cwd:      s.cwd,
-		ThreadID: s.thread(),
-		Prompt:   text,
-		Sandbox:  mode.Sandbox(),
-		Config:   s.turnConfig(mode),
-		Env:      append([]string(nil), s.mcp.env...),
-	}
-	if a.opts.Tools != nil {
-		inv.Config = append(inv.Config, a.toolsConfig(ctx, s)...)
-		inv.Env = append(inv.Env, toolsTokenEnv+"="+s.toolsToken)
-	}
-	log.Info("turn started", "resume", inv.ThreadID != "", "mode", mode)
+	log.Info("turn started", "resume", turn.ThreadID != "", "mode", turn.Mode)
 
 	s.translator.BeginTurn()
 	s.startToolCalls(ctx)
-	runErr := a.opts.Backend.Run(ctx, inv, func(line []byte) {
-		ev, err := events.Parse(line)
-		if err != nil {
-			log.Warn("unreadable codex output line", "err", err, "bytes", len(line))
-			return
-		}
-		if !ev.Known() {
-			log.Debug("codex event not translated", "type", ev.Type)
-		}
-		for _, u := range s.translator.Translate(ev) {
-			a.sendUpdate(ctx, s.id, u)
-		}
-	})
-	// Codex has exited; its tool calls end with the turn, before the answer.
+	out := &turnOutput{a: a, s: s, ctx: ctx, log: log}
+	runErr := a.opts.Backend.Run(ctx, turn, out)
+	// The backend is done with the turn; its tool calls end with it, before the answer.
 	for _, id := range s.finishToolCalls(toolCallGrace) {
 		log.Warn("file-tool call still running at the end of the turn", "call", id)
 		a.sendUpdate(ctx, s.id, failedUpdate(id, "The turn ended before this tool call finished; nothing more will be written."))
 	}
-	out := s.translator.EndTurn()
-	for _, u := range out.Updates {
+	end := out.endTurn()
+	for _, u := range end.Updates {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	s.turnEnded(text, out)
+	s.turnEnded(text, end)
 	a.persist(s)
 
 	if ctx.Err() != nil {
 		log.Info("turn cancelled", "cause", context.Cause(ctx))
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
-	if out.FailedMessage != "" {
-		log.Warn("turn failed", "message", out.FailedMessage)
-		return sdk.PromptResponse{}, turnError("Codex turn failed: " + out.FailedMessage)
+	if end.FailedMessage != "" {
+		log.Warn("turn failed", "message", end.FailedMessage)
+		return sdk.PromptResponse{}, turnError("Codex turn failed: " + end.FailedMessage)
 	}
 	if runErr != nil {
 		log.Warn("codex run failed", "err", runErr)
 		return sdk.PromptResponse{}, turnError(runErrorMessage(runErr))
 	}
-	if !out.Completed {
+	if !end.Completed {
 		return sdk.PromptResponse{}, turnError("Codex exited without completing the turn")
 	}
 	log.Info("turn completed")
-	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: out.Usage.ACP()}, nil
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: end.Usage.ACP()}, nil
 }
 
-// turnConfig is the per-run codex configuration of the session.
-func (s *session) turnConfig(mode Mode) []string {
-	cfg := append([]string(nil), s.mcp.config...)
-	if mode == ModeAuto && len(s.dirs) > 0 {
-		cfg = append(cfg, "sandbox_workspace_write.writable_roots="+tomlStringArray(s.dirs))
+// turn describes the next turn of the session for the backend.
+func (a *Agent) turn(ctx context.Context, s *session, text string) Turn {
+	t := Turn{
+		SessionID: s.id,
+		Cwd:       s.cwd,
+		Dirs:      s.dirs,
+		ThreadID:  s.thread(),
+		Prompt:    text,
+		Mode:      s.currentMode(),
+		editorMCP: s.mcp,
 	}
-	return cfg
-}
-
-// toolsTokenEnv carries the session's token to codex, which sends it as a
-// bearer token; it never appears on a command line.
-const toolsTokenEnv = "CODEXACP_MCP_TOKEN"
-
-// toolsConfig registers the embedded tool server with codex and switches off
-// codex's own file editing, so every edit goes through the editor.
-func (a *Agent) toolsConfig(ctx context.Context, s *session) []string {
-	cfg := []string{
-		"mcp_servers." + ownServerName + "={url=" + tomlString(a.opts.Tools.URL()) +
-			", bearer_token_env_var=" + tomlString(toolsTokenEnv) +
-			", required=true, default_tools_approval_mode=\"approve\"" +
-			// A permission prompt waits for the user; codex must not time out first.
-			", tool_timeout_sec=86400}",
-		"developer_instructions=" + tomlString(developerInstructions(s.cwd)),
-	}
-	if a.opts.Catalog != nil {
-		path, err := a.opts.Catalog(ctx)
-		if err != nil {
-			a.log.Warn("no model catalog without apply_patch; codex keeps its own patch tool", "err", err)
-		} else {
-			cfg = append(cfg, "model_catalog_json="+tomlString(path))
+	if a.opts.Tools != nil {
+		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
+		if a.opts.Catalog != nil {
+			path, err := a.opts.Catalog(ctx)
+			if err != nil {
+				a.log.Warn("no model catalog without apply_patch; codex keeps its own patch tool", "err", err)
+			} else {
+				t.Catalog = path
+			}
 		}
 	}
-	return cfg
+	return t
 }
 
 func runErrorMessage(err error) string {

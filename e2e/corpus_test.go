@@ -67,9 +67,11 @@ var restartCorpusTests = map[string]bool{
 // the test's temporary directory, which holds the workspace and codex's
 // home; restarted says whether the agent is the test's second process.
 func recordCorpus(t testing.TB, root string, restarted bool) []string {
-	recorded := corpusTests[t.Name()]
+	// The corpus holds exec sessions, under the test's own name.
+	name, ok := strings.CutSuffix(t.Name(), "/exec")
+	recorded := ok && corpusTests[name]
 	if restarted {
-		recorded = restartCorpusTests[t.Name()]
+		recorded = ok && restartCorpusTests[name]
 	}
 	if os.Getenv(envRecordCorpus) != "1" || !recorded {
 		return nil
@@ -84,7 +86,7 @@ func recordCorpus(t testing.TB, root string, restarted bool) []string {
 		if t.Failed() || t.Skipped() {
 			return
 		}
-		dst := filepath.Join(corpusDir, t.Name()+".ndjson")
+		dst := filepath.Join(corpusDir, name+".ndjson")
 		if err := saveCorpusTranscript(f.Name(), dst, root); err != nil {
 			t.Errorf("saving the transcript: %v", err)
 			return
@@ -140,7 +142,11 @@ func jsonText(s string) []byte {
 }
 
 func TestMultiEditErrorLeavesFileUnchanged(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "auto"})
+	eachBackend(t, testMultiEditErrorLeavesFileUnchanged)
+}
+
+func testMultiEditErrorLeavesFileUnchanged(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
 	path := e.writeFile("list.txt", "one\ntwo\nthree\n")
 	e.mock.Enqueue(
 		mockapi.Reply(acpCall(t, "c_multi", "multi_edit_text_file", map[string]any{"path": path, "edits": []map[string]any{

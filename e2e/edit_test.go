@@ -64,8 +64,10 @@ func status(u sdk.SessionUpdate) string {
 	return "other"
 }
 
-func TestEditGoesThroughEditorBuffer(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestEditGoesThroughEditorBuffer(t *testing.T) { eachBackend(t, testEditGoesThroughEditorBuffer) }
+
+func testEditGoesThroughEditorBuffer(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	path := e.writeFile("config.toml", "[server]\nport = 8080\n")
 	// The buffer has unsaved changes the disk does not.
 	e.editor.SetBuffer(path, "[server]\nhost = \"localhost\"\nport = 8080\n")
@@ -140,8 +142,10 @@ func TestEditGoesThroughEditorBuffer(t *testing.T) {
 	}
 }
 
-func TestAllSevenToolsInAutoMode(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "auto"})
+func TestAllSevenToolsInAutoMode(t *testing.T) { eachBackend(t, testAllSevenToolsInAutoMode) }
+
+func testAllSevenToolsInAutoMode(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
 	path := e.writeFile("notes.txt", "alpha\nbeta\ngamma\n")
 	created := filepath.Join(e.cwd, "new.txt")
 
@@ -205,7 +209,11 @@ func TestAllSevenToolsInAutoMode(t *testing.T) {
 }
 
 func TestPermissionRejectWritesNothing(t *testing.T) {
-	e := start(t, setup{fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	eachBackend(t, testPermissionRejectWritesNothing)
+}
+
+func testPermissionRejectWritesNothing(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
 		return fakeeditor.Select("reject_once")
 	}})
 	path := e.writeFile("a.txt", "one\n")
@@ -233,7 +241,11 @@ func TestPermissionRejectWritesNothing(t *testing.T) {
 }
 
 func TestPermissionAllowAlwaysAsksOnce(t *testing.T) {
-	e := start(t, setup{fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	eachBackend(t, testPermissionAllowAlwaysAsksOnce)
+}
+
+func testPermissionAllowAlwaysAsksOnce(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
 	}})
 	path := e.writeFile("a.txt", "one\ntwo\n")
@@ -251,8 +263,10 @@ func TestPermissionAllowAlwaysAsksOnce(t *testing.T) {
 	}
 }
 
-func TestReadOnlyModeRefusesWrites(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "read-only"})
+func TestReadOnlyModeRefusesWrites(t *testing.T) { eachBackend(t, testReadOnlyModeRefusesWrites) }
+
+func testReadOnlyModeRefusesWrites(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "read-only"})
 	path := e.writeFile("a.txt", "one\n")
 	e.mock.Enqueue(
 		mockapi.Reply(acpCall(t, "c1", "write_text_file", map[string]any{"path": path, "content": "two\n"})),
@@ -271,7 +285,11 @@ func TestReadOnlyModeRefusesWrites(t *testing.T) {
 }
 
 func TestClientWithoutFSWritesDiskAtomically(t *testing.T) {
-	e := start(t, setup{fs: false, mode: "auto"})
+	eachBackend(t, testClientWithoutFSWritesDiskAtomically)
+}
+
+func testClientWithoutFSWritesDiskAtomically(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: false, mode: "auto"})
 	path := e.writeFile("a.txt", "one\n")
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
@@ -301,8 +319,10 @@ func TestClientWithoutFSWritesDiskAtomically(t *testing.T) {
 	}
 }
 
-func TestClientFSErrorReachesModel(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "auto"})
+func TestClientFSErrorReachesModel(t *testing.T) { eachBackend(t, testClientFSErrorReachesModel) }
+
+func testClientFSErrorReachesModel(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
 	path := e.writeFile("a.txt", "one\n")
 	e.editor.FailFS(path, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "buffer is locked by another plugin"}})
 	e.mock.Enqueue(
@@ -323,8 +343,10 @@ func TestClientFSErrorReachesModel(t *testing.T) {
 	}
 }
 
-func TestWriteOutsideWorkspaceRefused(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "auto"})
+func TestWriteOutsideWorkspaceRefused(t *testing.T) { eachBackend(t, testWriteOutsideWorkspaceRefused) }
+
+func testWriteOutsideWorkspaceRefused(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
 	outside := filepath.Join(t.TempDir(), "elsewhere.txt")
 	e.mock.Enqueue(
 		mockapi.Reply(acpCall(t, "c1", "write_text_file", map[string]any{"path": outside, "content": "x\n"})),
@@ -339,8 +361,10 @@ func TestWriteOutsideWorkspaceRefused(t *testing.T) {
 	}
 }
 
-func TestCreatedFileDiffHasNoOldText(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "full-access"})
+func TestCreatedFileDiffHasNoOldText(t *testing.T) { eachBackend(t, testCreatedFileDiffHasNoOldText) }
+
+func testCreatedFileDiffHasNoOldText(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "full-access"})
 	path := filepath.Join(e.cwd, "sub", "new.go")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 type setup struct {
+	backend    string // --backend: exec (default) or app-server
 	fs         bool
 	permission func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	codexPath  string // default: the pinned codex
@@ -63,6 +65,22 @@ type env struct {
 	agentPID  int
 	args      []string // the agent's command line (without recording)
 	baseEnv   []string // the agent's environment
+	backend   string
+	stop      func() // ends the agent (closes its stdin, waits); safe to call again
+}
+
+// backends are the agent's codex backends; tests that hold for both run
+// once per backend (eachBackend).
+var backends = []string{"exec", "app-server"}
+
+// codexCommand tells each backend's codex process by its command line.
+var codexCommand = map[string]string{"exec": " exec ", "app-server": " app-server"}
+
+// eachBackend runs f as a subtest per backend.
+func eachBackend(t *testing.T, f func(t *testing.T, backend string)) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { f(t, b) })
+	}
 }
 
 func start(t testing.TB, s setup) *env {
@@ -82,8 +100,11 @@ func start(t testing.TB, s setup) *env {
 	for _, c := range mockapi.CodexConfig(mock.URL()) {
 		args = append(args, "-c", c)
 	}
+	if s.backend != "" {
+		args = append(args, "--backend", s.backend)
+	}
 	args = append(args, s.args...)
-	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv}
+	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv, backend: s.backend}
 	// The test's temporary directory holds the workspace and codex's home.
 	e.launch(s, recordCorpus(t, filepath.Dir(cwd), false))
 	e.session = e.newSession()
@@ -101,7 +122,7 @@ func start(t testing.TB, s setup) *env {
 // restartCorpusTests test records.
 func (e *env) restart(s setup) *env {
 	e.t.Helper()
-	e2 := &env{t: e.t, mock: e.mock, cwd: e.cwd, codexHome: e.codexHome, args: e.args, baseEnv: e.baseEnv}
+	e2 := &env{t: e.t, mock: e.mock, cwd: e.cwd, codexHome: e.codexHome, args: e.args, baseEnv: e.baseEnv, backend: e.backend}
 	e2.launch(s, recordCorpus(e.t, filepath.Dir(e.cwd), true))
 	return e2
 }
@@ -128,8 +149,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	e.ctx, e.stderr, e.agentPID = ctx, stderr, cmd.Process.Pid
 	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission})
-	t.Cleanup(func() {
-		cancel()
+	e.stop = sync.OnceFunc(func() {
 		stdin.Close()
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -140,6 +160,10 @@ func (e *env) launch(s setup, extraArgs []string) {
 			<-done
 			t.Error("codexacp did not exit after its stdin closed")
 		}
+	})
+	t.Cleanup(func() {
+		cancel()
+		e.stop()
 		e.checkSchema()
 		if t.Failed() {
 			t.Logf("codexacp stderr:\n%s", stderr.String())
@@ -230,6 +254,20 @@ func (e *env) codexProcesses() []string {
 	return processesWithEnv("CODEX_HOME="+e.codexHome, e.agentPID)
 }
 
+// turnProcesses lists what a turn left running: with exec every codex
+// process, with the app-server everything but the app-server itself (it
+// lives as long as the agent).
+func (e *env) turnProcesses() []string {
+	var left []string
+	for _, p := range e.codexProcesses() {
+		if e.backend == "app-server" && strings.Contains(p, " app-server") {
+			continue
+		}
+		left = append(left, p)
+	}
+	return left
+}
+
 // processesWithEnv lists live processes whose environment contains kv,
 // except the one with pid except.
 func processesWithEnv(kv string, except int) []string {
@@ -274,6 +312,18 @@ func toolUpdates(e *env) []sdk.SessionUpdate {
 	for _, n := range e.editor.Updates() {
 		if n.Update.ToolCall != nil || n.Update.ToolCallUpdate != nil {
 			out = append(out, n.Update)
+		}
+	}
+	return out
+}
+
+// collapse drops repeats of the previous element (a message streamed in
+// several chunks counts once).
+func collapse(kinds []string) []string {
+	var out []string
+	for _, k := range kinds {
+		if len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
 		}
 	}
 	return out

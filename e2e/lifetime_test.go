@@ -23,6 +23,10 @@ import (
 // the OOM killer) takes codex, its sandbox, the command it runs and what
 // that command started with it.
 func TestAgentKilledMidCommandLeavesNoProcesses(t *testing.T) {
+	eachBackend(t, testAgentKilledMidCommandLeavesNoProcesses)
+}
+
+func testAgentKilledMidCommandLeavesNoProcesses(t *testing.T, backend string) {
 	for _, tt := range []struct{ name, mode, command, marker string }{
 		// No sandbox: the shell is codex's own child.
 		{"full-access", "full-access", "sleep 301.4321", "301.4321"},
@@ -34,7 +38,7 @@ func TestAgentKilledMidCommandLeavesNoProcesses(t *testing.T) {
 		{"auto", "auto", "sleep 302.4321", "302.4321"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := start(t, setup{fs: true, mode: tt.mode})
+			e := start(t, setup{backend: backend, fs: true, mode: tt.mode})
 			e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", tt.command)))
 			done := make(chan error, 1)
 			go func() {

@@ -14,15 +14,18 @@ import (
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
 
-func TestHelloTurn(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestHelloTurn(t *testing.T) { eachBackend(t, testHelloTurn) }
+
+func testHelloTurn(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(mockapi.Reply(mockapi.Reasoning("Thinking about a greeting"), mockapi.Message("Hello from the mock model")))
 
 	resp := e.mustPrompt("say hello")
 	if resp.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("stopReason = %q", resp.StopReason)
 	}
-	kinds := strings.Join(fakeeditor.UpdateKinds(e.editor.Updates()), ",")
+	// (The app-server streams the message in several chunks.)
+	kinds := strings.Join(collapse(fakeeditor.UpdateKinds(e.editor.Updates())), ",")
 	if kinds != "agent_thought_chunk,agent_message_chunk,usage_update" {
 		t.Errorf("updates = %s", kinds)
 	}
@@ -45,8 +48,10 @@ func TestHelloTurn(t *testing.T) {
 	}
 }
 
-func TestShellCommandTurn(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestShellCommandTurn(t *testing.T) { eachBackend(t, testShellCommandTurn) }
+
+func testShellCommandTurn(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(
 		mockapi.Reply(mockapi.ExecCommand("call_sh", "echo codexacp-e2e-output")),
 		mockapi.Reply(mockapi.Message("ran it")),
@@ -71,8 +76,10 @@ func TestShellCommandTurn(t *testing.T) {
 	}
 }
 
-func TestResumeContinuesThread(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestResumeContinuesThread(t *testing.T) { eachBackend(t, testResumeContinuesThread) }
+
+func testResumeContinuesThread(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("first answer")))
 	e.mustPrompt("first question")
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("second answer")))
@@ -89,8 +96,10 @@ func TestResumeContinuesThread(t *testing.T) {
 	}
 }
 
-func TestCancelMidStream(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestCancelMidStream(t *testing.T) { eachBackend(t, testCancelMidStream) }
+
+func testCancelMidStream(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	resp, hold := mockapi.Hang(mockapi.Reasoning("working on it"))
 	e.mock.Enqueue(resp)
 	defer hold.Release()
@@ -102,13 +111,17 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatal("codex never reached the model")
 	}
 	e.cancelAndExpectCancelled(done)
-	if !eventually(3*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
-		t.Errorf("codex processes left after cancel: %v", e.codexProcesses())
+	if !eventually(3*time.Second, func() bool { return len(e.turnProcesses()) == 0 }) {
+		t.Errorf("codex processes left after cancel: %v", e.turnProcesses())
 	}
 }
 
 func TestCancelMidCommandLeavesNoProcesses(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "full-access"})
+	eachBackend(t, testCancelMidCommandLeavesNoProcesses)
+}
+
+func testCancelMidCommandLeavesNoProcesses(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "full-access"})
 	const marker = "97.4321"
 	e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", "sleep "+marker)))
 
@@ -126,8 +139,8 @@ func TestCancelMidCommandLeavesNoProcesses(t *testing.T) {
 	if !eventually(3*time.Second, func() bool { return len(processesMatching("sleep "+marker)) == 0 }) {
 		t.Errorf("command orphaned after cancel: %v", processesMatching("sleep "+marker))
 	}
-	if !eventually(3*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
-		t.Errorf("codex processes left after cancel: %v", e.codexProcesses())
+	if !eventually(3*time.Second, func() bool { return len(e.turnProcesses()) == 0 }) {
+		t.Errorf("codex processes left after cancel: %v", e.turnProcesses())
 	}
 	// The running tool call is not left spinning.
 	tools := toolUpdates(e)
@@ -140,8 +153,10 @@ func TestCancelMidCommandLeavesNoProcesses(t *testing.T) {
 	}
 }
 
-func TestModelHTTP400FailsPrompt(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestModelHTTP400FailsPrompt(t *testing.T) { eachBackend(t, testModelHTTP400FailsPrompt) }
+
+func testModelHTTP400FailsPrompt(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(mockapi.HTTPError(400, "Invalid value for model: no-such-model"))
 	_, err := e.prompt("hi")
 	var re *sdk.RequestError
@@ -158,8 +173,10 @@ func TestModelHTTP400FailsPrompt(t *testing.T) {
 	}
 }
 
-func TestCodexNotFound(t *testing.T) {
-	e := start(t, setup{fs: true, codexPath: "/nonexistent/codex"})
+func TestCodexNotFound(t *testing.T) { eachBackend(t, testCodexNotFound) }
+
+func testCodexNotFound(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, codexPath: "/nonexistent/codex"})
 	_, err := e.prompt("hi")
 	var re *sdk.RequestError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "npm i -g @openai/codex") {
@@ -200,12 +217,19 @@ func (e *env) cancelAndExpectCancelled(done <-chan sdk.PromptResponse) {
 // After a restart of the agent, session/list shows the session and
 // session/load replays its conversation from codex's rollout; the next
 // prompt continues the same codex thread.
-func TestSessionLoadAfterRestart(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestSessionLoadAfterRestart(t *testing.T) { eachBackend(t, testSessionLoadAfterRestart) }
+
+func testSessionLoadAfterRestart(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(mockapi.Reply(mockapi.Reasoning("recalling"), mockapi.Message("the answer is 42")))
 	e.mustPrompt("what is the answer?")
+	if backend == "app-server" {
+		// Codex lets one process at a time write a thread, and an
+		// app-server lets go of it only when it exits: the editor restarts.
+		e.stop()
+	}
 
-	e2 := e.restart(setup{fs: true})
+	e2 := e.restart(setup{backend: backend, fs: true})
 	list, err := e2.editor.Conn.ListSessions(e2.ctx, sdk.ListSessionsRequest{Cwd: &e.cwd})
 	if err != nil {
 		t.Fatal(err)
@@ -259,8 +283,10 @@ func TestCodexStartupFailureShowsStderr(t *testing.T) {
 
 // Codex dying mid-turn (killed, crashed) fails the prompt with a clear error,
 // and the session works again on the next prompt.
-func TestCodexCrashMidTurn(t *testing.T) {
-	e := start(t, setup{fs: true})
+func TestCodexCrashMidTurn(t *testing.T) { eachBackend(t, testCodexCrashMidTurn) }
+
+func testCodexCrashMidTurn(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	resp, hold := mockapi.Hang(mockapi.Reasoning("about to crash"))
 	e.mock.Enqueue(resp)
 	defer hold.Release()
@@ -280,7 +306,7 @@ func TestCodexCrashMidTurn(t *testing.T) {
 	}
 	var codexPID int
 	for _, p := range e.codexProcesses() {
-		if pid, cmdline, ok := strings.Cut(p, ": "); ok && strings.Contains(cmdline, " exec ") {
+		if pid, cmdline, ok := strings.Cut(p, ": "); ok && strings.Contains(cmdline, codexCommand[backend]) {
 			codexPID, _ = strconv.Atoi(pid)
 		}
 	}
@@ -303,5 +329,12 @@ func TestCodexCrashMidTurn(t *testing.T) {
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("back again")))
 	if resp := e.mustPrompt("are you there?"); resp.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("next prompt: stopReason %q", resp.StopReason)
+	}
+	if backend == "app-server" {
+		// A new app-server resumed the thread: the model sees the earlier prompt.
+		reqs := e.mock.Requests()
+		if user := strings.Join(reqs[len(reqs)-1].Texts("user"), "\n"); !strings.Contains(user, "crash please") {
+			t.Errorf("the thread was not resumed after the restart: %s", user)
+		}
 	}
 }

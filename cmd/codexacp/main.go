@@ -19,6 +19,7 @@ import (
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/mcp"
+	"github.com/codexacp/codexacp/record"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -52,6 +53,7 @@ func (c *configFlag) Set(v string) error {
 }
 
 type options struct {
+	backend   string
 	codexPath string
 	config    configFlag
 	logLevel  string
@@ -77,6 +79,8 @@ Flags (environment variables in brackets):
 `)
 		fs.PrintDefaults()
 	}
+	fs.StringVar(&o.backend, "backend", envOr("CODEXACP_BACKEND", backendExec),
+		"how turns run: exec (one codex exec process per turn) or app-server (one persistent codex app-server: streamed text, shell commands approved in the editor, faster turns) [CODEXACP_BACKEND]")
 	fs.StringVar(&o.codexPath, "codex-path", os.Getenv("CODEXACP_CODEX_PATH"),
 		"codex executable; default: the native binary of an npm install of @openai/codex found on PATH [CODEXACP_CODEX_PATH]")
 	fs.Var(&o.config, "c",
@@ -89,6 +93,11 @@ Flags (environment variables in brackets):
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	switch o.backend {
+	case backendExec, backendAppServer:
+	default:
+		return nil, fmt.Errorf("--backend: unknown backend %q (want %s or %s)", o.backend, backendExec, backendAppServer)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -160,15 +169,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if o.stateDir != "" {
 		agentOpts.StateDir = filepath.Join(o.stateDir, "sessions")
 	}
-	path, err := codex.Find(o.codexPath)
-	if err != nil {
-		// Keep serving: the editor shows this error on the first prompt,
-		// which is more useful than an agent that dies at launch.
-		log.Error("codex not available", "err", err)
-		agentOpts.Backend = unavailable{err}
+	path, findErr := codex.Find(o.codexPath)
+	if findErr != nil {
+		log.Error("codex not available", "err", findErr)
 	} else {
-		log.Info("using codex", "path", path)
-		agentOpts.Backend = &codex.Runner{Path: path, Config: o.config, Logger: log}
+		log.Info("using codex", "path", path, "backend", o.backend)
 		agentOpts.Catalog, agentOpts.ContextWindow = modelCatalog(ctx, log, path, o.config)
 	}
 
@@ -179,11 +184,35 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer tools.Close()
 	agentOpts.Tools = tools
 
+	var rec *record.Recorder
 	if o.record != "" {
-		if rec := startRecording(o.record, log, &agentOpts, o.stateDir); rec != nil {
+		if rec = startRecording(o.record, log, &agentOpts, o.stateDir); rec != nil {
 			defer closeRecording(rec, log)
 			stdin, stdout = rec.Input(stdin), rec.Output(stdout)
 		}
+	}
+
+	switch {
+	case findErr != nil:
+		// Keep serving: the editor shows this error on the first prompt,
+		// which is more useful than an agent that dies at launch.
+		agentOpts.Backend = unavailable{findErr}
+	case o.backend == backendAppServer:
+		if rec != nil {
+			log.Warn("--record records the ACP side only with the app-server backend")
+		}
+		be := acp.NewAppServerBackend(codex.AppServerOptions{
+			Path: path, Config: o.config, Logger: log, ClientName: "codexacp", ClientVersion: version,
+		})
+		defer be.Close()
+		agentOpts.Backend = be
+	default:
+		runner := &codex.Runner{Path: path, Config: o.config, Logger: log}
+		var lines acp.LineRunner = runner
+		if rec != nil {
+			lines = rec.Backend(runner, runner.Command)
+		}
+		agentOpts.Backend = &acp.ExecBackend{Runner: lines, Logger: log}
 	}
 	return acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 }
@@ -213,4 +242,10 @@ func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, confi
 // with the reason and how to install codex.
 type unavailable struct{ err error }
 
-func (u unavailable) Run(context.Context, codex.Invocation, func([]byte)) error { return u.err }
+func (u unavailable) Run(context.Context, acp.Turn, acp.TurnOutput) error { return u.err }
+
+// Backends (--backend).
+const (
+	backendExec      = "exec"
+	backendAppServer = "app-server"
+)

@@ -10,8 +10,8 @@ import (
 )
 
 // startRecording opens the transcript at path and hooks the recorder into
-// the agent's backend, tool observers and session store reads (stateDir is
-// the --state-dir); the caller wraps stdin and stdout. A transcript that
+// the agent's tool observers and session store reads (stateDir is
+// the --state-dir); the caller wraps stdin, stdout and the codex runner (Recorder.Backend). A transcript that
 // cannot be created is logged and the agent runs without one: a dead agent
 // would help nobody file a bug.
 func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir string) *record.Recorder {
@@ -28,11 +28,6 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir s
 	rec.SetDirs(stateDir, codexHome)
 	rec.Start("codexacp "+version, opts.ContextWindow)
 
-	var command record.CommandFunc
-	if r, ok := opts.Backend.(*codex.Runner); ok {
-		command = r.Command
-	}
-	opts.Backend = rec.Backend(opts.Backend, command)
 	opts.ObserveTools = rec.ToolObserver
 	opts.ObserveStored = rec.Stored
 	return rec

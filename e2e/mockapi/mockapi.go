@@ -313,11 +313,32 @@ func (e *eventWriter) sendItem(index int, item Item) {
 	e.send("response.output_item.added", map[string]any{"output_index": index, "item": added})
 	itemID, _ := item["id"].(string)
 	for part, text := range texts {
-		e.send("response.output_text.delta", map[string]any{
-			"item_id": itemID, "output_index": index, "content_index": part, "delta": text,
-		})
+		for _, delta := range chunks(text, DeltaSize) {
+			e.send("response.output_text.delta", map[string]any{
+				"item_id": itemID, "output_index": index, "content_index": part, "delta": delta,
+			})
+		}
 	}
 	e.send("response.output_item.done", map[string]any{"output_index": index, "item": item})
+}
+
+// DeltaSize is how many characters of a message's text each
+// output_text.delta carries, so that streaming clients see several chunks.
+const DeltaSize = 8
+
+// chunks splits s into pieces of n runes (one empty piece for "").
+func chunks(s string, n int) []string {
+	r := []rune(s)
+	if len(r) == 0 {
+		return []string{""}
+	}
+	var out []string
+	for len(r) > 0 {
+		k := min(n, len(r))
+		out = append(out, string(r[:k]))
+		r = r[k:]
+	}
+	return out
 }
 
 // messageTexts returns the output_text parts of a message item.

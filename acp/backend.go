@@ -1,0 +1,86 @@
+package acp
+
+import (
+	"context"
+
+	"github.com/codexacp/codexacp/events"
+)
+
+// Backend runs Codex turns. Two implement it: ExecBackend (one `codex exec`
+// process per turn, the default) and AppServerBackend (turns on one
+// persistent `codex app-server`). Whatever the source, a turn's output is
+// a stream of events.Event and, for backends that ask, command approvals.
+type Backend interface {
+	// Run runs one turn and returns once it has ended and every event of
+	// it has been handed to out. When ctx ends the turn is interrupted and
+	// nothing it started keeps running; the error then wraps ctx's cause.
+	Run(ctx context.Context, turn Turn, out TurnOutput) error
+}
+
+// Turn is one prompt for codex, with everything the session decides about
+// how it runs. Each backend renders it in its own terms (command-line
+// overrides for exec, thread and turn parameters for the app-server).
+type Turn struct {
+	SessionID string
+	Cwd       string   // absolute; the workspace root
+	Dirs      []string // additional workspace directories (writable in auto mode)
+	ThreadID  string   // the codex thread to continue; empty starts one
+	Prompt    string
+	Mode      Mode
+
+	// Tools is the embedded file-tool server for this session; nil when
+	// codex runs without it (and keeps its own editing).
+	Tools *TurnTools
+	// Catalog is a model catalog without codex's apply_patch tool; empty:
+	// codex's own.
+	Catalog string
+	// editorMCP holds the editor's MCP servers.
+	editorMCP mcpSetup
+}
+
+// TurnTools says where codex finds the session's file tools.
+type TurnTools struct {
+	URL   string // the loopback MCP endpoint
+	Token string // the session's bearer token: never on a command line or in a log
+}
+
+// TurnOutput receives what a running turn produces. Event calls come in
+// order; ApproveCommand may be called concurrently with them.
+type TurnOutput interface {
+	Event(ev events.Event)
+	// ApproveCommand asks the user whether codex may run a command. It
+	// returns ApprovalCancel when the turn ends while the user is asked.
+	ApproveCommand(ctx context.Context, req CommandApproval) ApprovalDecision
+}
+
+// CommandApproval is codex asking to run a shell command (one that needs
+// more than the sandbox allows, or any command its policy does not trust).
+type CommandApproval struct {
+	ItemID  string // codex's item id of the command (its tool call)
+	Command string
+	Cwd     string
+	Reason  string // codex's or the model's justification; may be empty
+}
+
+// ApprovalDecision is the user's answer to a CommandApproval.
+type ApprovalDecision int
+
+const (
+	ApprovalDecline          ApprovalDecision = iota // do not run it; the turn goes on
+	ApprovalAccept                                   // run it once
+	ApprovalAcceptForSession                         // run it and similar ones without asking again
+	ApprovalCancel                                   // do not run it and end the turn
+)
+
+func (d ApprovalDecision) String() string {
+	switch d {
+	case ApprovalAccept:
+		return "accept"
+	case ApprovalAcceptForSession:
+		return "acceptForSession"
+	case ApprovalCancel:
+		return "cancel"
+	default:
+		return "decline"
+	}
+}

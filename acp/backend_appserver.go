@@ -1,0 +1,345 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
+)
+
+// sessionTagEnv is set in the environment of every command a session's
+// turns start (through the thread's shell_environment_policy), so that a
+// cancel can find and end exactly that session's commands: the app-server
+// leaves them running after turn/interrupt, and it serves every session.
+const sessionTagEnv = "CODEXACP_SESSION"
+
+// interruptGrace bounds how long a cancel waits for the app-server to end
+// the interrupted turn (it takes ~7 ms) before the turn's commands are
+// killed and the prompt answers.
+const interruptGrace = 2 * time.Second
+
+// AppServerBackend runs every session's turns on one `codex app-server`
+// process, started on first need and started again on the next turn after
+// it died (the thread is then resumed). Text and command output stream as
+// codex produces them, and commands that need more than the sandbox are
+// put to the user (see appServerPolicy).
+type AppServerBackend struct {
+	opts  codex.AppServerOptions
+	log   *slog.Logger
+	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
+
+	mu     sync.Mutex
+	server *codex.AppServer
+	loaded map[string]bool // threads started or resumed in server
+	closed bool
+}
+
+var _ Backend = (*AppServerBackend)(nil)
+
+// NewAppServerBackend returns a backend that starts codex app-server with
+// opts when the first turn needs it.
+func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer}
+}
+
+// Close stops the app-server (its commands end with it). Turns started
+// afterwards fail.
+func (b *AppServerBackend) Close() error {
+	b.mu.Lock()
+	server := b.server
+	b.server, b.closed = nil, true
+	b.mu.Unlock()
+	if server == nil {
+		return nil
+	}
+	return server.Close()
+}
+
+// running returns the live app-server, starting one when there is none or
+// the last one died.
+func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, map[string]bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, nil, errors.New("codex app-server backend closed")
+	}
+	if b.server != nil {
+		select {
+		case <-b.server.Done():
+			b.log.Warn("codex app-server had exited; starting a new one", "err", b.server.Err())
+			b.server.Close()
+			b.server = nil
+		default:
+			return b.server, b.loaded, nil
+		}
+	}
+	server, err := b.start(ctx, b.opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.server, b.loaded = server, map[string]bool{}
+	return server, b.loaded, nil
+}
+
+func (b *AppServerBackend) markLoaded(server *codex.AppServer, thread string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.server == server {
+		b.loaded[thread] = true
+	}
+}
+
+func (b *AppServerBackend) isLoaded(server *codex.AppServer, thread string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.server == server && b.loaded[thread]
+}
+
+// Run implements Backend.
+func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	server, _, err := b.running(ctx)
+	if err != nil {
+		return err
+	}
+	log := b.log.With("session", t.SessionID)
+	h := newTurnHandler(out, log)
+
+	thread := t.ThreadID
+	switch {
+	case thread == "":
+		var res struct {
+			Thread struct {
+				ID string `json:"id"`
+			} `json:"thread"`
+		}
+		if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
+			return fmt.Errorf("codex app-server: thread/start: %w", err)
+		}
+		thread = res.Thread.ID
+		b.markLoaded(server, thread)
+		// thread/started may have been delivered before the route existed.
+		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: thread})
+	case !b.isLoaded(server, thread):
+		if err := server.Call(ctx, "thread/resume", threadParams(t, thread), nil); err != nil {
+			var rpc *codex.RPCError
+			if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
+				// Codex lets one process at a time continue a thread, and
+				// an app-server holds its threads until it exits.
+				return fmt.Errorf("this conversation is open in another codex process (another codexacp, or codex itself); close it there and try again (%w)", err)
+			}
+			return fmt.Errorf("codex app-server: thread/resume %s: %w", thread, err)
+		}
+		b.markLoaded(server, thread)
+	}
+	remove := server.Route(thread, h)
+	defer remove()
+
+	sandbox, approval := appServerPolicy(t)
+	var started struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	err = server.Call(ctx, "turn/start", map[string]any{
+		"threadId":       thread,
+		"input":          []any{map[string]any{"type": "text", "text": t.Prompt}},
+		"cwd":            t.Cwd,
+		"sandboxPolicy":  sandbox,
+		"approvalPolicy": approval,
+	}, &started)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return fmt.Errorf("codex app-server: turn/start: %w", err)
+	}
+	turnID := started.Turn.ID
+	log.Debug("app-server turn started", "thread", thread, "turn", turnID)
+
+	select {
+	case <-h.ended(turnID):
+		return nil
+	case <-server.Done():
+		return fmt.Errorf("codex app-server exited during the turn: %w", server.Err())
+	case <-ctx.Done():
+	}
+	// Cancelled: interrupt the turn, wait for codex to end it, then end
+	// whatever commands it leaves running.
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptGrace)
+	defer cancel()
+	if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turnID}, nil); err != nil {
+		log.Warn("turn/interrupt failed", "err", err)
+	}
+	select {
+	case <-h.ended(turnID):
+	case <-server.Done():
+	case <-stopCtx.Done():
+		log.Warn("codex app-server did not end the interrupted turn", "turn", turnID)
+	}
+	if n, err := codex.KillTagged(server.Pid(), sessionTagEnv+"="+t.SessionID); err != nil {
+		log.Warn("cannot end the cancelled turn's commands", "err", err)
+	} else if n > 0 {
+		log.Info("ended commands of the cancelled turn", "processes", n)
+	}
+	return fmt.Errorf("codex turn interrupted: %w", context.Cause(ctx))
+}
+
+// threadParams are the thread/start (thread == "") or thread/resume
+// parameters: everything exec passes as -c overrides, here per thread, so
+// one process serves sessions with different tokens and MCP servers.
+func threadParams(t Turn, thread string) map[string]any {
+	config := map[string]any{}
+	for k, v := range t.editorMCP.thread {
+		config[k] = v
+	}
+	// The tag that lets a cancel find this session's commands.
+	config["shell_environment_policy.set."+sessionTagEnv] = t.SessionID
+	params := map[string]any{"cwd": t.Cwd}
+	if t.Tools != nil {
+		config["mcp_servers."+ownServerName] = map[string]any{
+			"url": t.Tools.URL,
+			// Sent over the app-server's stdin, never on a command line.
+			"http_headers":                map[string]any{"Authorization": "Bearer " + t.Tools.Token},
+			"required":                    true,
+			"default_tools_approval_mode": "approve",
+			// A permission prompt waits for the user; codex must not time out first.
+			"tool_timeout_sec": 86400,
+		}
+		if t.Catalog != "" {
+			config["model_catalog_json"] = t.Catalog
+		}
+		params["developerInstructions"] = developerInstructions(t.Cwd)
+	}
+	params["config"] = config
+	_, approval := appServerPolicy(t)
+	params["sandbox"] = t.Mode.Sandbox()
+	params["approvalPolicy"] = approval
+	if thread != "" {
+		params["threadId"] = thread
+	}
+	return params
+}
+
+// appServerPolicy is the sandbox and approval policy of a turn in the
+// session's mode. Each mode means what it says, with codex asking the user:
+//   - read-only: read-only sandbox, never asks (a command that needs more fails);
+//   - ask: read-only sandbox; a command that needs more asks (on-request);
+//   - auto: workspace-write sandbox (plus the additional directories); escalations ask;
+//   - full-access: no sandbox, no questions.
+func appServerPolicy(t Turn) (sandbox map[string]any, approval string) {
+	switch t.Mode {
+	case ModeFullAccess:
+		return map[string]any{"type": "dangerFullAccess"}, "never"
+	case ModeAuto:
+		roots := append([]string{}, t.Dirs...)
+		return map[string]any{"type": "workspaceWrite", "writableRoots": roots}, "on-request"
+	case ModeReadOnly:
+		return map[string]any{"type": "readOnly"}, "never"
+	default:
+		return map[string]any{"type": "readOnly"}, "on-request"
+	}
+}
+
+// turnHandler receives one turn's notifications and requests from the
+// app-server client.
+type turnHandler struct {
+	conv *events.AppServer // used only by Notify, on the client's reader goroutine
+	out  TurnOutput
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	completed map[string]chan struct{} // by turn id, closed by turn/completed
+}
+
+func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
+	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: map[string]chan struct{}{}}
+}
+
+// ended is closed once turn/completed for the turn has been delivered
+// (possibly before the caller learnt the turn's id).
+func (h *turnHandler) ended(turnID string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.completion(turnID)
+}
+
+// completion is the turn's channel; h.mu is held.
+func (h *turnHandler) completion(turnID string) chan struct{} {
+	ch, ok := h.completed[turnID]
+	if !ok {
+		ch = make(chan struct{})
+		h.completed[turnID] = ch
+	}
+	return ch
+}
+
+// Notify implements codex.AppServerHandler.
+func (h *turnHandler) Notify(method string, params json.RawMessage) {
+	evs, err := h.conv.Convert(method, params)
+	if err != nil {
+		h.log.Warn("unreadable app-server notification", "method", method, "err", err, "bytes", len(params))
+	}
+	for _, ev := range evs {
+		h.out.Event(ev)
+	}
+	if method == "turn/completed" {
+		var p struct {
+			Turn struct {
+				ID string `json:"id"`
+			} `json:"turn"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.Turn.ID != "" {
+			h.mu.Lock()
+			ch := h.completion(p.Turn.ID)
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
+// Request implements codex.AppServerHandler: approvals go to the user;
+// what codexacp does not offer is declined so that codex never waits.
+func (h *turnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "item/commandExecution/requestApproval":
+		var p struct {
+			ItemID  string `json:"itemId"`
+			Command string `json:"command"`
+			Cwd     string `json:"cwd"`
+			Reason  string `json:"reason"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
+		}
+		d := h.out.ApproveCommand(ctx, CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
+		h.log.Info("command approval", "item", p.ItemID, "decision", d)
+		return map[string]any{"decision": d.String()}, nil
+	case "item/fileChange/requestApproval":
+		// Edits go through the acp tools; codex's own patches are not offered.
+		return map[string]any{"decision": "decline"}, nil
+	case "item/permissions/requestApproval":
+		return map[string]any{"permissions": map[string]any{}}, nil
+	case "mcpServer/elicitation/request":
+		return map[string]any{"action": "decline"}, nil
+	}
+	h.log.Debug("app-server request not supported", "method", method)
+	return nil, &codex.RPCError{Code: -32601, Message: "codexacp does not support " + method}
+}

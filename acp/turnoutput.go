@@ -1,0 +1,116 @@
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/events"
+)
+
+// turnOutput is where a backend delivers one turn of a session: events are
+// translated and sent as session updates, command approvals become
+// permission requests.
+type turnOutput struct {
+	a   *Agent
+	s   *session
+	ctx context.Context // the turn's
+	log *slog.Logger
+
+	// mu serialises the translator (not safe for concurrent use) between
+	// Event and ApproveCommand, and keeps updates in translation order.
+	mu sync.Mutex
+}
+
+var _ TurnOutput = (*turnOutput)(nil)
+
+// Event implements TurnOutput.
+func (o *turnOutput) Event(ev events.Event) {
+	if !ev.Known() {
+		o.log.Debug("codex event not translated", "type", ev.Type)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, u := range o.s.translator.Translate(ev) {
+		o.a.sendUpdate(o.ctx, o.s.id, u)
+	}
+}
+
+// endTurn closes the translator's turn; the backend has returned.
+func (o *turnOutput) endTurn() events.Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.s.translator.EndTurn()
+}
+
+// Permission options of a command approval.
+const (
+	optRunOnce   = "run_once"
+	optRunAlways = "run_always"
+	optDontRun   = "reject"
+)
+
+// ApproveCommand implements TurnOutput: it asks the editor, attaching the
+// question to the command's tool call.
+func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
+	ctx, stop := mergeContext(ctx, o.ctx)
+	defer stop()
+	if ctx.Err() != nil {
+		return ApprovalCancel
+	}
+	o.mu.Lock()
+	id, ok := o.s.translator.ToolCallID(req.ItemID)
+	o.mu.Unlock()
+	if !ok {
+		// Asked before codex announced the command: the question gets a
+		// tool call of its own.
+		id = sdk.ToolCallId("approval-" + req.ItemID)
+	}
+	command := events.UnwrapShellCommand(req.Command)
+	text := "Codex wants to run `" + command + "`"
+	if req.Cwd != "" {
+		text += " in " + o.s.displayPath(req.Cwd)
+	}
+	if r := strings.TrimSpace(req.Reason); r != "" {
+		text += ".\nReason: " + clip(r, 2048)
+	}
+	resp, err := o.a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+		SessionId: sdk.SessionId(o.s.id),
+		ToolCall: sdk.ToolCallUpdate{
+			ToolCallId: id,
+			Title:      sdk.Ptr("Run " + clip(command, 200)),
+			Kind:       sdk.Ptr(sdk.ToolKindExecute),
+			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+			Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))},
+			RawInput:   map[string]any{"command": clip(command, 4096), "cwd": req.Cwd, "reason": clip(req.Reason, 4096)},
+		},
+		Options: []sdk.PermissionOption{
+			{OptionId: optRunOnce, Name: "Run", Kind: sdk.PermissionOptionKindAllowOnce},
+			{OptionId: optRunAlways, Name: "Always run commands like this in this session", Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: optDontRun, Name: "Don't run", Kind: sdk.PermissionOptionKindRejectOnce},
+		},
+	})
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			o.log.Warn("command permission request failed", "err", err)
+			return ApprovalDecline
+		}
+		return ApprovalCancel
+	case ctx.Err() != nil, resp.Outcome.Cancelled != nil:
+		return ApprovalCancel
+	case resp.Outcome.Selected == nil:
+		return ApprovalDecline
+	}
+	switch resp.Outcome.Selected.OptionId {
+	case optRunOnce:
+		return ApprovalAccept
+	case optRunAlways:
+		return ApprovalAcceptForSession
+	default:
+		return ApprovalDecline
+	}
+}
