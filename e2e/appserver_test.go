@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,5 +210,45 @@ func TestAppServerSessionsShareOneProcess(t *testing.T) {
 	}
 	if servers != 1 {
 		t.Errorf("app-server processes = %d, want 1: %v", servers, e.codexProcesses())
+	}
+	// The sessions' tokens reached codex over its stdin only: not on its
+	// command line, not in the agent's debug log.
+	for _, p := range e.codexProcesses() {
+		if strings.Contains(p, "Bearer") || strings.Contains(p, "http_headers") {
+			t.Errorf("a token on codex's command line: %s", p)
+		}
+	}
+	if strings.Contains(e.stderr.String(), "Bearer") {
+		t.Error("a bearer token in the agent's log")
+	}
+	// Closing the agent's stdin ends the app-server.
+	e.stop()
+	if !eventually(3*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
+		t.Errorf("codex processes left after the agent exited: %v", e.codexProcesses())
+	}
+}
+
+// "Always" covers the same command for the rest of the session: codex does
+// not ask again.
+func TestAppServerAllowAlwaysAsksOnce(t *testing.T) {
+	var asked atomic.Int32
+	e := start(t, setup{backend: "app-server", fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		asked.Add(1)
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: "run_always"}}}
+	}})
+	target := filepath.Join(e.cwd, "marker.txt")
+	for i := range 2 {
+		e.mock.Enqueue(
+			mockapi.Reply(escalatedCommand(t, "call_touch", "touch "+target, "create the marker file")),
+			mockapi.Reply(mockapi.Message("done")),
+		)
+		e.mustPrompt("touch it")
+		if _, err := os.Stat(target); err != nil {
+			t.Fatalf("turn %d: the command did not run: %v", i, err)
+		}
+		os.Remove(target)
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("asked %d times, want 1", n)
 	}
 }

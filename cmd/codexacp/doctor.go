@@ -54,6 +54,7 @@ func doctor(ctx context.Context, o *options, out io.Writer) error {
 				}
 				check("model", window > 0, fmt.Sprintf("%s, context window %d tokens", model, window))
 			}
+			checkBackends(ctx, o, path, check)
 		}
 	}
 
@@ -90,4 +91,34 @@ func writable(dir string) error {
 	}
 	name := f.Name()
 	return errors.Join(f.Close(), os.Remove(name))
+}
+
+// checkBackends checks that codex runs as each backend: `codex exec` answers
+// --help, and `codex app-server` answers the handshake.
+func checkBackends(ctx context.Context, o *options, path string, check func(name string, ok bool, detail string)) {
+	selected := func(b string) string {
+		if o.backend == b {
+			return " (selected)"
+		}
+		return ""
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := exec.CommandContext(hctx, path, "exec", "--help").Run(); err != nil {
+		check("exec", false, fmt.Sprintf("`codex exec --help` failed: %v", err))
+	} else {
+		check("exec", true, "codex exec runs"+selected(backendExec))
+	}
+	started := time.Now()
+	server, err := codex.StartAppServer(hctx, codex.AppServerOptions{
+		Path: path, Config: o.config, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ClientName: "codexacp-doctor", ClientVersion: version,
+	})
+	if err != nil {
+		check("app-server", false, fmt.Sprintf("codex app-server did not start: %v", err))
+		return
+	}
+	elapsed := time.Since(started)
+	server.Close()
+	check("app-server", true, fmt.Sprintf("codex app-server answered in %d ms%s", elapsed.Milliseconds(), selected(backendAppServer)))
 }

@@ -118,6 +118,12 @@ func fakeCodex(t *testing.T) string {
 	script := `#!/bin/sh
 case "$*" in
   --version) echo "codex-cli 0.169.0" ;;
+  "exec --help") echo "Run Codex non-interactively" ;;
+  app-server) # answers initialize, then waits for stdin to close
+    read -r line
+    id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+    printf '{"id":%s,"result":{"userAgent":"fake"}}\n' "$id"
+    cat >/dev/null ;;
   "debug models --bundled") echo '{"models":[{"slug":"m1","context_window":1000,"priority":1,"visibility":"list","apply_patch_tool_type":"freeform"}]}' ;;
   *) exit 2 ;;
 esac
@@ -137,7 +143,8 @@ func TestDoctor(t *testing.T) {
 		t.Fatalf("doctor: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"ok   codex", "codex-cli 0.169.0", "ok   model catalog", "without apply_patch",
-		"ok   model         codex's default, context window 1000 tokens", "ok   state dir     " + filepath.Join(state, "sessions"), "ok   tool server   listens on http://127.0.0.1:"} {
+		"ok   model         codex's default, context window 1000 tokens", "ok   state dir     " + filepath.Join(state, "sessions"), "ok   tool server   listens on http://127.0.0.1:",
+		"ok   exec          codex exec runs (selected)", "ok   app-server    codex app-server answered in "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}
