@@ -38,13 +38,13 @@ type AppServerOptions struct {
 // AppServerHandler receives what the app-server sends about one thread.
 type AppServerHandler interface {
 	// Notify is called for each notification of the thread, in order, on
-	// the client's reader goroutine: it must not wait for a Call (whose
-	// answer that goroutine would have to read). params is the handler's
-	// to keep.
+	// the client's reader goroutine: it must not wait for Call or Close,
+	// which need that goroutine to read on. params is the handler's to keep.
 	Notify(method string, params json.RawMessage)
 	// Request answers a server→client request of the thread (approvals).
 	// It runs on its own goroutine, after every notification that arrived
-	// before it was delivered; ctx ends when the client closes. The
+	// before it was delivered; ctx ends when the client closes (Close
+	// waits for Request to return, so Request must not call Close). The
 	// returned value is marshalled as the result; an error becomes a
 	// JSON-RPC error (*RPCError keeps its code, others -32603).
 	Request(ctx context.Context, method string, params json.RawMessage) (any, error)
@@ -259,7 +259,13 @@ func (c *AppServer) Call(ctx context.Context, method string, params, result any)
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			c.log.Debug("codex app-server call failed", "method", method, "id", id, "elapsed", time.Since(start), "err", r.err)
+			// Not the message: codex's parse errors quote the params.
+			var rpc *RPCError
+			code := 0
+			if errors.As(r.err, &rpc) {
+				code = rpc.Code
+			}
+			c.log.Debug("codex app-server call failed", "method", method, "id", id, "elapsed", time.Since(start), "code", code)
 			if errors.Is(r.err, ErrAppServerClosed) {
 				return fmt.Errorf("codex app-server %s: %w", method, r.err)
 			}

@@ -118,6 +118,7 @@ func TestAppServerRealTurns(t *testing.T) {
 	t.Logf("handshake (spawn → initialize answered): %v", handshake)
 
 	thread := startThread(t, c, map[string]any{"cwd": t.TempDir(), "sandbox": "read-only", "approvalPolicy": "never"})
+	t.Logf("app-server after thread/start: %s", vmRSS(c.Pid()))
 	w := newTurnWatcher()
 	defer c.Route(thread, w)()
 	for i, text := range []string{"first answer", "second answer"} {
@@ -129,7 +130,7 @@ func TestAppServerRealTurns(t *testing.T) {
 		}
 		t.Logf("turn %d (turn/start → turn/completed): %v", i, time.Since(start))
 		if i == 0 {
-			t.Logf("app-server %s", vmRSS(c.Pid()))
+			t.Logf("app-server after the first turn: %s", vmRSS(c.Pid()))
 		}
 	}
 	w.mu.Lock()

@@ -146,6 +146,9 @@ func (f *fake) handle(line []byte) (code int, exit bool) {
 		reply(m.Params)
 	case "fail":
 		f.write(map[string]any{"id": m.ID, "error": map[string]any{"code": 4242, "message": "nope", "data": map[string]int{"x": 1}}})
+	case "reject":
+		// As codex's parse errors do, quoting what it got.
+		f.write(map[string]any{"id": m.ID, "error": map[string]any{"code": -32600, "message": "Invalid request: " + string(m.Params)}})
 	case "notify":
 		// count notifications naming the thread the way params do.
 		for i := range p.Count {
@@ -735,6 +738,9 @@ func TestAppServerLogsNoParams(t *testing.T) {
 	params := map[string]any{"cwd": "/", "config": map[string]any{
 		"mcp_servers.acp": map[string]any{"http_headers": map[string]string{"Authorization": "Bearer s3cret"}}}}
 	call(t, c, "echo", params, nil)
+	if err := c.Call(context.Background(), "reject", params, nil); err == nil {
+		t.Error("reject did not fail")
+	}
 	call(t, c, "notify", map[string]any{"count": 1, "method": "x", "threadId": "unrouted", "token": "s3cret"}, nil)
 	c.Close()
 	out := logs.String()
