@@ -233,6 +233,9 @@ func (a *Agent) addSession(s *session) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	if w, ok := a.opts.Backend.(warmer); ok {
+		w.Warm()
+	}
 }
 
 // attachTools gives the session its own tool server on the shared host. The

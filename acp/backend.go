@@ -17,6 +17,12 @@ type Backend interface {
 	Run(ctx context.Context, turn Turn, out TurnOutput) error
 }
 
+// warmer is a Backend that can get ready before the first prompt (the
+// app-server: start its process while the user types).
+type warmer interface {
+	Warm()
+}
+
 // Turn is one prompt for codex, with everything the session decides about
 // how it runs. Each backend renders it in its own terms (command-line
 // overrides for exec, thread and turn parameters for the app-server).

@@ -35,6 +35,8 @@ type AppServerBackend struct {
 	log   *slog.Logger
 	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
 
+	warming sync.WaitGroup // Warm's start-up
+
 	mu     sync.Mutex
 	server *codex.AppServer
 	loaded map[string]bool // threads started or resumed in server
@@ -53,9 +55,27 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer}
 }
 
+// Warm starts the app-server in the background if none runs, so that the
+// first prompt of a new session does not wait for it.
+func (b *AppServerBackend) Warm() {
+	b.warming.Add(1)
+	go func() {
+		defer b.warming.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, _, err := b.running(ctx); err != nil {
+			b.log.Warn("codex app-server did not start", "err", err)
+		}
+	}()
+}
+
 // Close stops the app-server (its commands end with it). Turns started
 // afterwards fail.
 func (b *AppServerBackend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.warming.Wait()
 	b.mu.Lock()
 	server := b.server
 	b.server, b.closed = nil, true

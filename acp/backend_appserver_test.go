@@ -1,0 +1,140 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
+)
+
+func TestAppServerPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		mode     Mode
+		sandbox  string
+		approval string
+	}{
+		{ModeReadOnly, `{"type":"readOnly"}`, "never"},
+		{ModeAsk, `{"type":"readOnly"}`, "on-request"},
+		{ModeAuto, `{"type":"workspaceWrite","writableRoots":["/extra"]}`, "on-request"},
+		{ModeFullAccess, `{"type":"dangerFullAccess"}`, "never"},
+	} {
+		sandbox, approval := appServerPolicy(Turn{Mode: tc.mode, Dirs: []string{"/extra"}})
+		b, _ := json.Marshal(sandbox)
+		if string(b) != tc.sandbox || approval != tc.approval {
+			t.Errorf("%s: sandbox %s approval %s, want %s %s", tc.mode, b, approval, tc.sandbox, tc.approval)
+		}
+	}
+}
+
+func TestThreadParams(t *testing.T) {
+	setup, err := clientMCPConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := Turn{SessionID: "sess_1", Cwd: "/ws", Mode: ModeAsk, Tools: &TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
+		Catalog: "/cache/catalog.json", editorMCP: setup}
+	start := threadParams(turn, "")
+	if _, ok := start["threadId"]; ok {
+		t.Error("thread/start names a thread")
+	}
+	if threadParams(turn, "th")["threadId"] != "th" {
+		t.Error("thread/resume does not name its thread")
+	}
+	config := start["config"].(map[string]any)
+	acp := config["mcp_servers.acp"].(map[string]any)
+	if h := acp["http_headers"].(map[string]any); h["Authorization"] != "Bearer tok" || acp["required"] != true || acp["default_tools_approval_mode"] != "approve" {
+		t.Errorf("our tool server = %v", acp)
+	}
+	if config["shell_environment_policy.set."+sessionTagEnv] != "sess_1" || config["model_catalog_json"] != "/cache/catalog.json" {
+		t.Errorf("config = %v", config)
+	}
+	if !strings.Contains(start["developerInstructions"].(string), "mcp__acp") || start["sandbox"] != "read-only" || start["approvalPolicy"] != "on-request" {
+		t.Errorf("params = %v", start)
+	}
+	// The token appears once, in the header: nowhere else in the params.
+	b, _ := json.Marshal(start)
+	if strings.Count(string(b), "tok") != 1 {
+		t.Errorf("token in the params %d times: %s", strings.Count(string(b), "tok"), b)
+	}
+}
+
+// answeringOutput answers every approval with one decision.
+type answeringOutput struct {
+	decision ApprovalDecision
+	asked    []CommandApproval
+}
+
+func (o *answeringOutput) Event(events.Event) {}
+func (o *answeringOutput) ApproveCommand(_ context.Context, req CommandApproval) ApprovalDecision {
+	o.asked = append(o.asked, req)
+	return o.decision
+}
+
+func TestTurnHandlerRequests(t *testing.T) {
+	for _, tc := range []struct {
+		method, params string
+		decision       ApprovalDecision
+		want           string // the JSON answer, or the error code
+	}{
+		{"item/commandExecution/requestApproval", `{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`, ApprovalAccept, `{"decision":"accept"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalAcceptForSession, `{"decision":"acceptForSession"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalDecline, `{"decision":"decline"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalCancel, `{"decision":"cancel"}`},
+		{"item/commandExecution/requestApproval", `[1]`, ApprovalAccept, "-32602"},
+		{"item/fileChange/requestApproval", `{}`, ApprovalAccept, `{"decision":"decline"}`},
+		{"mcpServer/elicitation/request", `{}`, ApprovalAccept, `{"action":"decline"}`},
+		{"item/permissions/requestApproval", `{}`, ApprovalAccept, `{"permissions":{}}`},
+		{"item/tool/requestUserInput", `{}`, ApprovalAccept, "-32601"},
+	} {
+		out := &answeringOutput{decision: tc.decision}
+		h := newTurnHandler(out, discardLogger())
+		res, err := h.Request(context.Background(), tc.method, json.RawMessage(tc.params))
+		got := ""
+		var rpc *codex.RPCError
+		switch {
+		case errors.As(err, &rpc):
+			got = fmt.Sprint(rpc.Code)
+		case err != nil:
+			got = err.Error()
+		default:
+			got = jsonString(res)
+		}
+		if got != tc.want {
+			t.Errorf("%s %s: got %s, want %s", tc.method, tc.params, got, tc.want)
+		}
+	}
+	out := &answeringOutput{decision: ApprovalAccept}
+	newTurnHandler(out, discardLogger()).Request(context.Background(), "item/commandExecution/requestApproval",
+		json.RawMessage(`{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`))
+	if len(out.asked) != 1 || out.asked[0] != (CommandApproval{ItemID: "c1", Command: "touch x", Cwd: "/ws", Reason: "why"}) {
+		t.Errorf("asked %+v", out.asked)
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// The handler tells when a turn completed, even when turn/completed came
+// before the caller learnt the turn's id.
+func TestTurnHandlerEnded(t *testing.T) {
+	h := newTurnHandler(&answeringOutput{}, discardLogger())
+	h.Notify("turn/completed", json.RawMessage(`{"threadId":"th","turn":{"id":"t1","status":"completed"}}`))
+	select {
+	case <-h.ended("t1"):
+	default:
+		t.Fatal("t1 not ended")
+	}
+	select {
+	case <-h.ended("t2"):
+		t.Fatal("t2 ended")
+	default:
+	}
+	h.Notify("turn/completed", json.RawMessage(`{"threadId":"th","turn":{"id":"t1","status":"completed"}}`)) // twice: no panic
+}
