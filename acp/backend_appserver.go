@@ -174,7 +174,12 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 			ID string `json:"id"`
 		} `json:"turn"`
 	}
-	err = server.Call(ctx, "turn/start", map[string]any{
+	// Not cancelled by ctx: a turn codex started without our learning its
+	// id could not be interrupted. It answers at once; a cancel is acted on
+	// right after.
+	startCtx, cancelStart := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancelStart()
+	err = server.Call(startCtx, "turn/start", map[string]any{
 		"threadId":       thread,
 		"input":          []any{map[string]any{"type": "text", "text": t.Prompt}},
 		"cwd":            t.Cwd,
