@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // ContextWindow returns the context window, in tokens, of model in the model
@@ -51,17 +50,5 @@ func ContextWindow(catalogPath, model string) (int, error) {
 // ConfiguredModel returns the model a list of -c key=value overrides selects
 // ("" when none does). Values are TOML; a quoted string is unquoted.
 func ConfiguredModel(config []string) string {
-	model := ""
-	for _, kv := range config {
-		key, value, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(key) != "model" {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
-			value = value[1 : len(value)-1]
-		}
-		model = value // the last override wins, as in codex
-	}
-	return model
+	return ConfiguredValue(config, "model")
 }
