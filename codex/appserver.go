@@ -33,6 +33,17 @@ type AppServerOptions struct {
 	Logger *slog.Logger  // nil: slog.Default()
 
 	ClientName, ClientVersion string // initialize clientInfo; empty: "codexacp", "0"
+
+	// Trace, when set, sees the conversation with the process, for a
+	// transcript (--record): each line written to its stdin (sent) and
+	// each line read from its stdout (!sent), without the newline, in
+	// order, synchronously: a sent line before it is written (under the
+	// write lock), a read line before it is handled, on the reader
+	// goroutine (Trace must not call the client). line is nil for the end
+	// of a stream: sent when Close closes the process's stdin, !sent when
+	// its stdout has ended. line is valid during the call only. The
+	// lines carry secrets (bearer tokens in thread/start's config).
+	Trace func(sent bool, line []byte)
 }
 
 // AppServerHandler receives what the app-server sends about one thread.
@@ -77,6 +88,7 @@ const (
 type AppServer struct {
 	log   *slog.Logger
 	grace time.Duration
+	trace func(sent bool, line []byte) // AppServerOptions.Trace; nil: none
 	p     *process
 	pid   int
 	start time.Time
@@ -148,6 +160,7 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	c := &AppServer{
 		log:        log,
 		grace:      grace,
+		trace:      opts.Trace,
 		start:      time.Now(),
 		stderr:     newStderrLog(log, stderrTailSize),
 		stderrDone: make(chan struct{}),
@@ -335,6 +348,9 @@ func (c *AppServer) Close() error {
 			tree = snapshotBelow(c.pid)
 		}
 		c.closing.Store(true)
+		if c.trace != nil {
+			c.trace(true, nil)
+		}
 		c.p.stdin.Close() // also ends a write blocked on a full pipe
 		timer := time.NewTimer(c.grace)
 		select {
@@ -375,6 +391,9 @@ func (c *AppServer) send(m *message) error {
 	b = append(b, '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if c.trace != nil {
+		c.trace(true, b[:len(b)-1])
+	}
 	_, err = c.p.stdin.Write(b)
 	return err
 }
@@ -383,6 +402,9 @@ func (c *AppServer) send(m *message) error {
 // reports its end.
 func (c *AppServer) readLoop() {
 	readLines(&drainReader{f: c.p.stdout, exited: &c.p.hasExited}, c.dispatch)
+	if c.trace != nil {
+		c.trace(false, nil)
+	}
 	// Without its stdout the server can answer nothing: end it.
 	timer := time.NewTimer(c.grace)
 	select {
@@ -437,6 +459,9 @@ func (c *AppServer) finish() {
 
 // dispatch handles one line of the app-server's stdout.
 func (c *AppServer) dispatch(line []byte) {
+	if c.trace != nil {
+		c.trace(false, line)
+	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
 		c.log.Warn("codex app-server: unreadable line skipped", "bytes", len(line), "err", err, "line", clip(line))

@@ -33,6 +33,7 @@ type Recorder struct {
 	active  []int            // runs in progress, oldest first
 	touched map[string]bool  // paths whose disk state was recorded
 	dirs    []dirPlaceholder // directories written as placeholders (SetDirs)
+	backend string           // SetBackend
 }
 
 // New returns a Recorder writing to w.
@@ -93,10 +94,21 @@ func (r *Recorder) AddSecretsFromEnv(env []string) {
 	r.secrets.addEnv(env)
 }
 
+// SetBackend names the agent's codex backend (BackendExec,
+// BackendAppServer) in the start entry, which tells a replay how to run the
+// agent. Call it before Start.
+func (r *Recorder) SetBackend(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.backend = name
+}
+
 // Start writes the transcript's first entry. Call it once, before anything
 // else is recorded.
 func (r *Recorder) Start(agent string, contextWindow int) {
-	r.write(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writeLocked(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow, Backend: r.backend})
 }
 
 // Err returns the first write error.

@@ -286,6 +286,10 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 		apiKey = "sk-proj-TESTKEYabcdefghijklmnopqrstuvwxyz0123456789"
 		header = "hdr-secret-value-42"
 		ghTok  = "ghp_testtoken000000000000000000000000"
+		// The app-server backend's per-thread MCP token, and the value of an
+		// editor MCP server's header whose name does not look secret.
+		asTok  = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+		custom = "custom-header-value-7"
 	)
 	var buf bytes.Buffer
 	r := New(&buf)
@@ -293,7 +297,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	r.Start("codexacp test", 0)
 
 	in := `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[` +
-		`{"type":"http","name":"gh","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"Bearer ` + header + `"},{"name":"X-Api-Key","value":"` + header + `"}]},` +
+		`{"type":"http","name":"gh","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"Bearer ` + header + `"},{"name":"X-Api-Key","value":"` + header + `"},{"name":"X-Workspace","value":"` + custom + `"}]},` +
 		`{"name":"local","command":"srv","args":[],"env":[{"name":"SERVICE_PASSWORD","value":"` + header + `"}]}]}}` + "\n" +
 		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","_meta":{"apiKey":"` + header + `"},"prompt":[{"type":"text","text":"my key is ` + apiKey + `"}]}}` + "\n"
 	io.ReadAll(r.Input(strings.NewReader(in)))
@@ -321,8 +325,23 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	os.WriteFile(rollout, []byte(`{"type":"response_item","payload":{"output":"OPENAI_API_KEY=`+apiKey+` token `+token+` -H 'Authorization: Bearer `+header+`'"}}`+"\n"), 0o600)
 	r.Stored(rollout)
 
+	// The app-server backend: thread/start carries our token and the
+	// editor's headers in its config; codex quotes them back.
+	trace := r.AppServerTrace(codex.AppServerOptions{Config: []string{`model_providers.p.experimental_bearer_token="` + header + `"`}, Env: []string{"OPENAI_API_KEY=" + apiKey}})
+	trace(true, []byte(`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`))
+	trace(true, []byte(`{"id":2,"method":"thread/start","params":{"cwd":"/w","config":{`+
+		`"mcp_servers.acp":{"url":"http://127.0.0.1:3/mcp","http_headers":{"Authorization":"Bearer `+asTok+`"},"required":true},`+
+		`"mcp_servers.gh":{"url":"http://127.0.0.1:1/mcp","http_headers":{"X-Workspace":"`+custom+`","X-Api-Key":"`+header+`"}},`+
+		`"mcp_servers.local":{"command":"srv","args":[],"env":{"SERVICE_PASSWORD":"`+header+`"}},`+
+		`"shell_environment_policy.set.CODEXACP_SESSION":"s"}}}`))
+	trace(false, []byte(`{"id":2,"error":{"code":-32600,"message":"Invalid request: token `+asTok+`, header `+custom+`"}}`))
+	trace(false, []byte(`{"method":"item/agentMessage/delta","params":{"delta":"your key: `+apiKey+`"}}`))
+	trace(false, []byte(`not json: `+asTok))
+	trace(true, nil)
+	trace(false, nil)
+
 	out := buf.String()
-	for _, secret := range []string{token, apiKey, header, ghTok} {
+	for _, secret := range []string{token, apiKey, header, ghTok, asTok, custom} {
 		if strings.Contains(out, secret) {
 			t.Errorf("secret %q is in the transcript:\n%s", secret, out)
 		}
@@ -333,7 +352,8 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	}
 	// What is not secret survives: names of variables, the provider's
 	// env_key (a variable name), ordinary text.
-	for _, keep := range []string{`"OPENAI_API_KEY"`, `env_key=\"MOCK_API_KEY\"`, `"name":"Authorization"`, "my key is", "SERVICE_PASSWORD"} {
+	for _, keep := range []string{`"OPENAI_API_KEY"`, `env_key=\"MOCK_API_KEY\"`, `"name":"Authorization"`, "my key is", "SERVICE_PASSWORD",
+		`"name":"X-Workspace"`, `"X-Workspace":"[REDACTED]"`, `"Authorization":"[REDACTED]"`, "CODEXACP_SESSION", "http://127.0.0.1:3/mcp", "Invalid request: token [REDACTED]"} {
 		if !strings.Contains(out, keep) {
 			t.Errorf("transcript lost %s:\n%s", keep, out)
 		}

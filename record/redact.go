@@ -27,65 +27,120 @@ var secretPatterns = []struct {
 }
 
 // secretKeyHint is a cheap pre-check: only messages that mention a
-// secret-looking word are decoded and walked.
-var secretKeyHint = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
+// secret-looking word or headers are decoded and walked.
+var secretKeyHint = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential|headers)`)
 
 // redactMessage blanks secret string values in an ACP message: fields whose
-// key looks secret, and {"name": <secret-looking>, "value": ...} pairs (the
-// headers and env of MCP servers in session/new). The message is returned
-// unchanged (byte for byte) when nothing was redacted.
+// key looks secret, {"name": <secret-looking>, "value": ...} pairs, and the
+// values of every MCP server header (the "headers" of MCP servers in
+// session/new). The message is returned unchanged (byte for byte) when
+// nothing was redacted.
 func redactMessage(msg json.RawMessage) json.RawMessage {
+	out, _ := redactLearning(msg)
+	return out
+}
+
+// redactLearning is redactMessage that also returns the values it blanked,
+// so that the recorder can replace them wherever else they appear (with a
+// "Bearer " prefix, also the token after it).
+func redactLearning(msg json.RawMessage) (json.RawMessage, []string) {
 	if !secretKeyHint.Match(msg) {
-		return msg
+		return msg, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return msg
+		return msg, nil
 	}
-	if !redactValue(v) {
-		return msg
+	var learned []string
+	learn := func(s string) {
+		learned = append(learned, s)
+		if prefix, token, ok := strings.Cut(s, " "); ok && strings.EqualFold(prefix, "bearer") {
+			learned = append(learned, strings.TrimSpace(token))
+		}
+	}
+	if !redactValue(v, learn) {
+		return msg, nil
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return msg
+		return msg, nil
 	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), learned
 }
 
-// redactValue walks v and blanks secret strings in place; it reports
-// whether it changed anything.
-func redactValue(v any) bool {
+// headerKeys hold the HTTP headers of an MCP server, every value of which is
+// blanked whatever the header's name (a custom header can carry a
+// credential): "headers", a list of {"name", "value"} pairs in ACP, and
+// "http_headers", a name → value object in codex's config (an app-server
+// thread's MCP servers, ours with the bearer token among them).
+var headerKeys = map[string]bool{"headers": true, "http_headers": true}
+
+// redactValue walks v and blanks secret strings in place, telling learn each
+// value it blanked; it reports whether it changed anything.
+func redactValue(v any, learn func(string)) bool {
 	changed := false
+	blank := func(s string) bool {
+		if s == "" || s == Redacted {
+			return false
+		}
+		learn(s)
+		changed = true
+		return true
+	}
 	switch v := v.(type) {
 	case map[string]any:
 		if name, ok := v["name"].(string); ok && secrets.IsName(name) {
-			if s, ok := v["value"].(string); ok && s != Redacted {
+			if s, ok := v["value"].(string); ok && blank(s) {
 				v["value"] = Redacted
-				changed = true
 			}
 		}
 		for k, child := range v {
-			if s, ok := child.(string); ok && secrets.IsName(k) && s != "" && s != Redacted {
-				v[k] = Redacted
-				changed = true
+			if s, ok := child.(string); ok && secrets.IsName(k) {
+				if blank(s) {
+					v[k] = Redacted
+				}
 				continue
 			}
-			if redactValue(child) {
+			if headerKeys[k] {
+				redactHeaders(child, blank)
+			}
+			if redactValue(child, learn) {
 				changed = true
 			}
 		}
 	case []any:
 		for _, child := range v {
-			if redactValue(child) {
+			if redactValue(child, learn) {
 				changed = true
 			}
 		}
 	}
 	return changed
+}
+
+// redactHeaders blanks every header value of an MCP server's headers: an
+// object of strings, or a list of {"name", "value"} objects.
+func redactHeaders(headers any, blank func(string) bool) {
+	switch h := headers.(type) {
+	case map[string]any:
+		for name, value := range h {
+			if s, ok := value.(string); ok && blank(s) {
+				h[name] = Redacted
+			}
+		}
+	case []any:
+		for _, pair := range h {
+			if p, ok := pair.(map[string]any); ok {
+				if s, ok := p["value"].(string); ok && blank(s) {
+					p["value"] = Redacted
+				}
+			}
+		}
+	}
 }
 
 // secretSet is the known secret values, replaced wherever they occur.

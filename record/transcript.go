@@ -1,6 +1,8 @@
 // Package record writes and reads session transcripts: NDJSON files holding
 // every ACP message an agent exchanged with its editor, each codex run (its
-// arguments, the JSONL it printed, how it ended), every call of the
+// arguments, the JSONL it printed, how it ended) or, with the app-server
+// backend, the JSON-RPC conversation with each codex app-server process
+// (both ways), every call of the
 // embedded file tools with its result, and the stored files (session
 // records, codex rollouts) that session/list and session/load read.
 //
@@ -38,12 +40,22 @@ const (
 	KindMCPCall    = "mcp_call"    // codex called a file tool
 	KindMCPResult  = "mcp_result"  // the tool's result (or error) went back to codex
 	KindStored     = "stored"      // a file the agent read to list or load sessions: a session record, a rollout
+
+	KindAppServerStart = "appserver_start" // a codex app-server process began: args (redacted), env names
+	KindAppServer      = "appserver"       // one JSON-RPC line of the app-server conversation (dir out: agent → codex, in: codex → agent), or a stream's end
 )
 
-// ACP message directions.
+// Backends a transcript was recorded with (the start entry's backend).
 const (
-	DirIn  = "in"  // editor → agent
-	DirOut = "out" // agent → editor
+	BackendExec      = "exec"       // one codex exec per turn: codex_* entries (also when backend is absent)
+	BackendAppServer = "app-server" // one codex app-server per agent: appserver* entries
+)
+
+// Message directions, seen from the agent: an ACP message from the editor
+// or an app-server line from codex is in; what the agent sends is out.
+const (
+	DirIn  = "in"  // editor → agent; codex app-server → agent
+	DirOut = "out" // agent → editor; agent → codex app-server
 )
 
 // Entry is one line of a transcript. Which fields are set depends on Kind;
@@ -60,14 +72,23 @@ type Entry struct {
 	// lies under; replay maps it to a fresh temporary directory. Without it
 	// replay uses the cwd of the first session/new.
 	Root string `json:"root,omitempty"`
+	// Backend is the agent's codex backend (--backend): BackendExec or
+	// BackendAppServer; absent in transcripts of exec sessions recorded
+	// before the app-server backend existed.
+	Backend string `json:"backend,omitempty"`
 
-	// acp
+	// acp, appserver
 	Dir string          `json:"dir,omitempty"`
 	Msg json.RawMessage `json:"msg,omitempty"`
-	EOF bool            `json:"eof,omitempty"` // dir in: the editor closed the agent's stdin
+	// EOF ends a stream: acp in, the editor closed the agent's stdin;
+	// appserver out, the agent closed the app-server's stdin; appserver in,
+	// the app-server's stdout ended (the process is gone).
+	EOF bool `json:"eof,omitempty"`
 
-	// codex_start, codex_line, codex_exit; also the run of file, mcp_call and
-	// mcp_result (0: no codex run was in progress).
+	// codex_start, codex_line, codex_exit, appserver_start, appserver; also
+	// the run of file, mcp_call and mcp_result (0: no codex run was in
+	// progress). An app-server process is a run too, numbered with the exec
+	// runs, from its start to the end of its stdout.
 	Run    int      `json:"run,omitempty"`
 	Args   []string `json:"args,omitempty"`
 	Env    []string `json:"env,omitempty"` // names only, sorted

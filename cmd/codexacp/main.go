@@ -175,6 +175,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	} else {
 		log.Info("using codex", "path", path, "backend", o.backend)
 		agentOpts.Catalog, agentOpts.ContextWindow = modelCatalog(ctx, log, path, o.config)
+		agentOpts.Models = pickerModels(ctx, log, agentOpts.Catalog)
+		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
+		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 	}
 
 	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
@@ -186,7 +189,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	var rec *record.Recorder
 	if o.record != "" {
-		if rec = startRecording(o.record, log, &agentOpts, o.stateDir); rec != nil {
+		if rec = startRecording(o.record, log, &agentOpts, o.stateDir, o.backend); rec != nil {
 			defer closeRecording(rec, log)
 			stdin, stdout = rec.Input(stdin), rec.Output(stdout)
 		}
@@ -198,12 +201,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// which is more useful than an agent that dies at launch.
 		agentOpts.Backend = unavailable{findErr}
 	case o.backend == backendAppServer:
-		if rec != nil {
-			log.Warn("--record records the ACP side only with the app-server backend")
-		}
-		be := acp.NewAppServerBackend(codex.AppServerOptions{
+		asOpts := codex.AppServerOptions{
 			Path: path, Config: o.config, Logger: log, ClientName: "codexacp", ClientVersion: version,
-		})
+		}
+		if rec != nil {
+			asOpts.Trace = rec.AppServerTrace(asOpts)
+		}
+		be := acp.NewAppServerBackend(asOpts)
 		defer be.Close()
 		agentOpts.Backend = be
 	default:
@@ -236,6 +240,23 @@ func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, confi
 		log.Info("context window unknown; no usage updates", "err", err)
 	}
 	return func(context.Context) (string, error) { return path, nil }, window
+}
+
+// pickerModels lists the catalog's models for the editor's model picker;
+// none when there is no catalog.
+func pickerModels(ctx context.Context, log *slog.Logger, catalog func(context.Context) (string, error)) []codex.Model {
+	if catalog == nil {
+		return nil
+	}
+	path, err := catalog(ctx)
+	if err != nil {
+		return nil
+	}
+	models, err := codex.Models(path)
+	if err != nil {
+		log.Warn("no model picker", "err", err)
+	}
+	return models
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails

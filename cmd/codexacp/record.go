@@ -10,11 +10,13 @@ import (
 )
 
 // startRecording opens the transcript at path and hooks the recorder into
-// the agent's tool observers and session store reads (stateDir is
-// the --state-dir); the caller wraps stdin, stdout and the codex runner (Recorder.Backend). A transcript that
+// the agent's tool observers and session store reads (stateDir is the
+// --state-dir, backend the --backend); the caller wraps stdin, stdout and
+// the codex backend (Recorder.Backend for exec, Recorder.AppServerTrace
+// for the app-server). A transcript that
 // cannot be created is logged and the agent runs without one: a dead agent
 // would help nobody file a bug.
-func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir string) *record.Recorder {
+func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir, backend string) *record.Recorder {
 	rec, err := record.Create(path)
 	if err != nil {
 		log.Error("not recording", "err", err)
@@ -26,6 +28,7 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir s
 	// own. (No codex home is only an unloadable session, not a reason to stop.)
 	codexHome, _ := codex.Home()
 	rec.SetDirs(stateDir, codexHome)
+	rec.SetBackend(backend)
 	rec.Start("codexacp "+version, opts.ContextWindow)
 
 	opts.ObserveTools = rec.ToolObserver

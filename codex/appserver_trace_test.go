@@ -1,0 +1,72 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// tracer keeps what AppServerOptions.Trace was told, one string per call:
+// "> line" sent, "< line" read, "> EOF" / "< EOF" the ends of the streams.
+type tracer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (tr *tracer) trace(sent bool, line []byte) {
+	dir := "<"
+	if sent {
+		dir = ">"
+	}
+	text := string(line)
+	if line == nil {
+		text = "EOF"
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.lines = append(tr.lines, dir+" "+text)
+}
+
+func (tr *tracer) got() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]string(nil), tr.lines...)
+}
+
+// TestAppServerTrace: the trace holds the whole conversation, both ways, in
+// order, including the answers to server requests and the ends of both
+// streams, and the lines are exactly what went over the pipes.
+func TestAppServerTrace(t *testing.T) {
+	tr := &tracer{}
+	c, _ := startFake(t, "", func(o *AppServerOptions) { o.Trace = tr.trace })
+	r := &recorder{request: func(context.Context, string, json.RawMessage) (any, error) {
+		return map[string]string{"decision": "accept"}, nil
+	}}
+	remove := c.Route("t1", r)
+	call(t, c, "echo", map[string]int{"a": 1}, nil)
+	call(t, c, "ask", map[string]any{"threadId": "t1", "count": 1, "method": "item/commandExecution/requestApproval"}, nil)
+	remove()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`> {"id":1,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`,
+		`< {"id":1,"result":{"userAgent":"fake/0"}}`,
+		`< {"method":"configWarning","params":{"summary":"unrouted"}}`,
+		`> {"method":"initialized"}`,
+		`> {"id":2,"method":"echo","params":{"a":1}}`,
+		`< {"id":2,"result":{"a":1}}`,
+		`> {"id":3,"method":"ask","params":{"count":1,"method":"item/commandExecution/requestApproval","threadId":"t1"}}`,
+		`< {"method":"item/agentMessage/delta","params":{"seq":0,"threadId":"t1"}}`,
+		`< {"id":"srv-1","method":"item/commandExecution/requestApproval","params":{"threadId":"t1"}}`,
+		`> {"id":"srv-1","result":{"decision":"accept"}}`,
+		`< {"id":3,"result":{"id":"srv-1","result":{"decision":"accept"}}}`,
+		`> EOF`,
+		`< EOF`,
+	}
+	if got := tr.got(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
