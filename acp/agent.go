@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
@@ -37,6 +38,12 @@ type Options struct {
 	// ContextWindow is the model's context window in tokens, reported in
 	// usage_update. 0: unknown, no usage_update is sent.
 	ContextWindow int
+	// Models are codex's models for the model picker, codex's default
+	// first (codex.Models). None: no model or effort picker.
+	Models []codex.Model
+	// DefaultModel and DefaultEffort are what the user configured with -c
+	// (model=, model_reasoning_effort=); empty: codex's defaults.
+	DefaultModel, DefaultEffort string
 	// StateDir keeps session records (session id → codex thread, cwd, mode,
 	// title) so that session/list and session/load work after a restart.
 	// Empty: sessions live only as long as the process, and neither
@@ -199,8 +206,9 @@ func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.
 	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
 
 	return sdk.NewSessionResponse{
-		SessionId: sdk.SessionId(s.id),
-		Modes:     modeState(s.currentMode()),
+		SessionId:     sdk.SessionId(s.id),
+		Modes:         modeState(s.currentMode()),
+		ConfigOptions: a.configOptions(s),
 	}, nil
 }
 
@@ -321,6 +329,8 @@ func (a *Agent) SetSessionMode(ctx context.Context, req sdk.SetSessionModeReques
 		SessionUpdate: "current_mode_update",
 		CurrentModeId: sdk.SessionModeId(m),
 	}})
+	// The mode picker among the config options shows the same setting.
+	a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
 	return sdk.SetSessionModeResponse{}, nil
 }
 
@@ -356,10 +366,6 @@ func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// SetSessionConfigOption implements sdk.Agent; no config options are offered.
-func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
-}
 
 // sendUpdate delivers one session update. It ignores the caller's
 // cancellation: updates of a cancelled turn must still reach the editor before

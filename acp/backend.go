@@ -33,6 +33,8 @@ type Turn struct {
 	ThreadID  string   // the codex thread to continue; empty starts one
 	Prompt    string
 	Mode      Mode
+	Model     string // empty: codex's configured model
+	Effort    string // reasoning effort; empty: the model's default
 
 	// Tools is the embedded file-tool server for this session; nil when
 	// codex runs without it (and keeps its own editing).

@@ -179,13 +179,20 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	// right after.
 	startCtx, cancelStart := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancelStart()
-	err = server.Call(startCtx, "turn/start", map[string]any{
+	params := map[string]any{
 		"threadId":       thread,
 		"input":          []any{map[string]any{"type": "text", "text": t.Prompt}},
 		"cwd":            t.Cwd,
 		"sandboxPolicy":  sandbox,
 		"approvalPolicy": approval,
-	}, &started)
+	}
+	if t.Model != "" {
+		params["model"] = t.Model
+	}
+	if t.Effort != "" {
+		params["effort"] = t.Effort
+	}
+	err = server.Call(startCtx, "turn/start", params, &started)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

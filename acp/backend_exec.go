@@ -51,8 +51,12 @@ func execInvocation(t Turn) codex.Invocation {
 		ThreadID: t.ThreadID,
 		Prompt:   t.Prompt,
 		Sandbox:  t.Mode.Sandbox(),
+		Model:    t.Model,
 		Config:   append([]string(nil), t.editorMCP.config...),
 		Env:      append([]string(nil), t.editorMCP.env...),
+	}
+	if t.Effort != "" {
+		inv.Config = append(inv.Config, "model_reasoning_effort="+tomlString(t.Effort))
 	}
 	if t.Mode == ModeAuto && len(t.Dirs) > 0 {
 		inv.Config = append(inv.Config, "sandbox_workspace_write.writable_roots="+tomlStringArray(t.Dirs))

@@ -75,7 +75,7 @@ func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sd
 	for _, u := range history {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	return sdk.LoadSessionResponse{Modes: modeState(s.currentMode())}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // ResumeSession implements sdk.Agent: it restores a stored session as
@@ -86,7 +86,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: modeState(s.currentMode())}, nil
+	return sdk.ResumeSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // restore makes the stored session id live, replacing its live self if
@@ -138,6 +138,7 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 		ThreadUsage:   rec.ThreadUsage,
 	})
 	s.mode, s.title, s.threadUsage = rec.Mode, rec.Title, rec.ThreadUsage
+	s.model, s.effort = rec.Model, rec.Effort
 	if _, ok := parseMode(string(s.mode)); !ok {
 		s.mode = DefaultMode
 	}

@@ -87,6 +87,9 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) Turn {
 		Mode:      s.currentMode(),
 		editorMCP: s.mcp,
 	}
+	var window int
+	t.Model, t.Effort, window = a.turnModel(s)
+	s.translator.SetContextWindow(window)
 	if a.opts.Tools != nil {
 		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
 		if a.opts.Catalog != nil {

@@ -36,6 +36,8 @@ type session struct {
 
 	mu          sync.Mutex
 	mode        Mode
+	model       string // chosen in the picker; "" lets codex's configuration decide
+	effort      string // likewise
 	threadID    string
 	title       string       // first line of the first prompt
 	threadUsage events.Usage // codex's token totals after the last turn
@@ -106,6 +108,8 @@ func (s *session) record() sessionRecord {
 		Cwd:                   s.cwd,
 		AdditionalDirectories: s.dirs,
 		Mode:                  s.mode,
+		Model:                 s.model,
+		Effort:                s.effort,
 		Title:                 s.title,
 		UpdatedAt:             time.Now().UTC(),
 		ThreadUsage:           s.threadUsage,

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -336,5 +337,33 @@ func testCodexCrashMidTurn(t *testing.T, backend string) {
 		if user := strings.Join(reqs[len(reqs)-1].Texts("user"), "\n"); !strings.Contains(user, "crash please") {
 			t.Errorf("the thread was not resumed after the restart: %s", user)
 		}
+	}
+}
+
+// The model and effort pickers change what codex asks the model for, from
+// the next turn on.
+func TestConfigOptionsReachTheModel(t *testing.T) { eachBackend(t, testConfigOptionsReachTheModel) }
+
+func testConfigOptionsReachTheModel(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
+	for option, value := range map[string]string{"model": "gpt-6-luna", "reasoning_effort": "high"} {
+		if _, err := e.editor.Conn.SetSessionConfigOption(e.ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: e.session, ConfigId: sdk.SessionConfigId(option), Value: sdk.SessionConfigValueId(value)}}); err != nil {
+			t.Fatalf("set %s: %v", option, err)
+		}
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("ok")))
+	e.mustPrompt("hi")
+	var body struct {
+		Model     string `json:"model"`
+		Reasoning struct {
+			Effort string `json:"effort"`
+		} `json:"reasoning"`
+	}
+	if err := json.Unmarshal(e.mock.Requests()[0].Raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Model != "gpt-6-luna" || body.Reasoning.Effort != "high" {
+		t.Errorf("the model was asked with model %q effort %q", body.Model, body.Reasoning.Effort)
 	}
 }

@@ -12,3 +12,9 @@ func (t *Translator) ToolCallID(itemID string) (acp.ToolCallId, bool) {
 	}
 	return c.id, true
 }
+
+// SetContextWindow changes the context window reported in usage_update
+// (the session switched models); zero: unknown, no usage_update.
+func (t *Translator) SetContextWindow(tokens int) {
+	t.opts.ContextWindow = tokens
+}

@@ -1,0 +1,207 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+)
+
+// Session config options (the editor's pickers). Model and effort apply
+// from the next turn; mode is the same setting as session/set_mode.
+const (
+	configModel  = "model"
+	configEffort = "reasoning_effort"
+	configMode   = "mode"
+)
+
+// sessionModel is the model the session's turns use: the one chosen in the
+// picker, else the user's -c model=, else codex's default (the catalog's
+// first). ok is false when no catalog is known.
+func (a *Agent) sessionModel(s *session) (m codex.Model, ok bool) {
+	s.mu.Lock()
+	slug := s.model
+	s.mu.Unlock()
+	slug = firstNonEmpty(slug, a.opts.DefaultModel)
+	for _, m := range a.opts.Models {
+		if slug == "" || m.Slug == slug {
+			return m, true
+		}
+	}
+	if slug != "" && len(a.opts.Models) > 0 {
+		// Configured, but not listed (a hidden or custom model): offered
+		// as is, with no effort choices.
+		return codex.Model{Slug: slug, Name: slug}, true
+	}
+	return codex.Model{}, false
+}
+
+// sessionEffort is the reasoning effort of the session's turns, "" when
+// codex decides.
+func (a *Agent) sessionEffort(s *session, m codex.Model) string {
+	s.mu.Lock()
+	effort := s.effort
+	s.mu.Unlock()
+	return firstNonEmpty(effort, a.opts.DefaultEffort, m.DefaultEffort)
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// configOptions are the session's pickers with their current values.
+func (a *Agent) configOptions(s *session) []sdk.SessionConfigOption {
+	var opts []sdk.SessionConfigOption
+	if m, ok := a.sessionModel(s); ok {
+		var choices sdk.SessionConfigSelectOptionsUngrouped
+		listed := false
+		for _, c := range a.opts.Models {
+			listed = listed || c.Slug == m.Slug
+			choices = append(choices, selectOption(c.Slug, c.Name, c.Description))
+		}
+		if !listed {
+			choices = append(choices, selectOption(m.Slug, m.Name, ""))
+		}
+		opts = append(opts, selectConfig(configModel, "Model", sdk.SessionConfigOptionCategoryModel, m.Slug, choices))
+		if len(m.Efforts) > 0 {
+			var efforts sdk.SessionConfigSelectOptionsUngrouped
+			for _, e := range m.Efforts {
+				efforts = append(efforts, selectOption(e, effortName(e), ""))
+			}
+			current := a.sessionEffort(s, m)
+			if !slices.Contains(m.Efforts, current) {
+				current = firstNonEmpty(m.DefaultEffort, m.Efforts[0])
+			}
+			opts = append(opts, selectConfig(configEffort, "Reasoning effort", sdk.SessionConfigOptionCategoryThoughtLevel, current, efforts))
+		}
+	}
+	var modes sdk.SessionConfigSelectOptionsUngrouped
+	for _, m := range allModes {
+		modes = append(modes, selectOption(string(m.mode), m.name, m.description))
+	}
+	return append(opts, selectConfig(configMode, "Mode", sdk.SessionConfigOptionCategoryMode, string(s.currentMode()), modes))
+}
+
+func selectOption(value, name, description string) sdk.SessionConfigSelectOption {
+	o := sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(value), Name: name}
+	if description != "" {
+		o.Description = sdk.Ptr(description)
+	}
+	return o
+}
+
+func selectConfig(id, name string, category sdk.SessionConfigOptionCategory, current string, choices sdk.SessionConfigSelectOptionsUngrouped) sdk.SessionConfigOption {
+	return sdk.SessionConfigOption{Select: &sdk.SessionConfigOptionSelect{
+		Id:           sdk.SessionConfigId(id),
+		Name:         name,
+		Category:     sdk.Ptr(category),
+		CurrentValue: sdk.SessionConfigValueId(current),
+		Options:      sdk.SessionConfigSelectOptions{Ungrouped: &choices},
+		Type:         "select",
+	}}
+}
+
+func effortName(e string) string {
+	if e == "xhigh" {
+		return "Extra high"
+	}
+	if e == "" {
+		return e
+	}
+	return strings.ToUpper(e[:1]) + e[1:]
+}
+
+// SetSessionConfigOption implements sdk.Agent: it applies a picker's value
+// from the next turn, stores it with the session, and answers (and
+// announces) every option's current value.
+func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	v := req.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("only select options are offered; the value must be a value id")
+	}
+	s, err := a.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	value := string(v.Value)
+	valid := func() string {
+		for _, o := range a.configOptions(s) {
+			if o.Select != nil && string(o.Select.Id) == string(v.ConfigId) {
+				var ids []string
+				for _, c := range *o.Select.Options.Ungrouped {
+					ids = append(ids, string(c.Value))
+				}
+				return strings.Join(ids, ", ")
+			}
+		}
+		return ""
+	}
+	allowed := valid()
+	if allowed == "" {
+		var ids []string
+		for _, o := range a.configOptions(s) {
+			ids = append(ids, string(o.Select.Id))
+		}
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown config option %q (available: %s)", v.ConfigId, strings.Join(ids, ", ")))
+	}
+	if !slices.Contains(strings.Split(allowed, ", "), value) {
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown value %q for %s (available: %s)", value, v.ConfigId, allowed))
+	}
+	switch string(v.ConfigId) {
+	case configMode:
+		s.setMode(Mode(value))
+		a.sendUpdate(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
+			SessionUpdate: "current_mode_update",
+			CurrentModeId: sdk.SessionModeId(value),
+		}})
+	case configModel:
+		s.mu.Lock()
+		s.model = value
+		s.mu.Unlock()
+		m, _ := a.sessionModel(s)
+		s.mu.Lock()
+		if !slices.Contains(m.Efforts, s.effort) {
+			s.effort = "" // the new model's default
+		}
+		s.mu.Unlock()
+	case configEffort:
+		s.mu.Lock()
+		s.effort = value
+		s.mu.Unlock()
+	}
+	a.persist(s)
+	opts := a.configOptions(s)
+	a.sendUpdate(ctx, s.id, configUpdate(opts))
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+}
+
+func configUpdate(opts []sdk.SessionConfigOption) sdk.SessionUpdate {
+	return sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{
+		SessionUpdate: "config_option_update",
+		ConfigOptions: opts,
+	}}
+}
+
+// turnModel is the model and effort a turn asks codex for: only what the
+// user chose in the pickers (otherwise codex's own configuration decides),
+// and the context window of the model the turn will use.
+func (a *Agent) turnModel(s *session) (model, effort string, window int) {
+	s.mu.Lock()
+	model, effort = s.model, s.effort
+	s.mu.Unlock()
+	if m, ok := a.sessionModel(s); ok && m.ContextWindow > 0 {
+		window = m.ContextWindow
+	} else {
+		window = a.opts.ContextWindow
+	}
+	return model, effort, window
+}

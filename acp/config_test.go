@@ -1,0 +1,164 @@
+package acp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+)
+
+var testModels = []codex.Model{
+	{Slug: "m-fast", Name: "Fast", ContextWindow: 1000, DefaultEffort: "low", Efforts: []string{"low", "medium"}},
+	{Slug: "m-big", Name: "Big", ContextWindow: 2000, DefaultEffort: "medium", Efforts: []string{"low", "medium", "high", "xhigh"}},
+}
+
+// current returns each option's current value by id.
+func current(opts []sdk.SessionConfigOption) map[string]string {
+	m := map[string]string{}
+	for _, o := range opts {
+		m[string(o.Select.Id)] = string(o.Select.CurrentValue)
+	}
+	return m
+}
+
+func setConfig(h *harness, id sdk.SessionId, option, value string) (sdk.SetSessionConfigOptionResponse, error) {
+	return h.editor.Conn.SetSessionConfigOption(h.ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: sdk.SessionConfigId(option), Value: sdk.SessionConfigValueId(value)}})
+}
+
+func TestConfigOptions(t *testing.T) {
+	codexHomeWithRollout(t)
+	be := &fakeBackend{script: oneTurn}
+	state := t.TempDir()
+	h := startAgentWith(t, Options{Backend: be, StateDir: state, Models: testModels}, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.SessionId
+	if got := current(resp.ConfigOptions); got["model"] != "m-fast" || got["reasoning_effort"] != "low" || got["mode"] != "ask" {
+		t.Fatalf("new session options = %v", got)
+	}
+
+	// A first turn leaves model and effort to codex's configuration.
+	prompt := func() {
+		t.Helper()
+		if _, err := h.editor.Conn.Prompt(h.ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prompt()
+	if inv := be.invocations()[0]; inv.Model != "" || strings.Contains(strings.Join(inv.Config, " "), "model_reasoning_effort") {
+		t.Errorf("first turn: model %q config %q", inv.Model, inv.Config)
+	}
+
+	for _, step := range []struct {
+		option, value string
+		want          map[string]string
+		errCode       int
+	}{
+		{"model", "m-big", map[string]string{"model": "m-big", "reasoning_effort": "medium", "mode": "ask"}, 0},
+		{"reasoning_effort", "xhigh", map[string]string{"model": "m-big", "reasoning_effort": "xhigh", "mode": "ask"}, 0},
+		{"mode", "auto", map[string]string{"model": "m-big", "reasoning_effort": "xhigh", "mode": "auto"}, 0},
+		{"reasoning_effort", "ultra", nil, -32602}, // not offered by m-big
+		{"model", "nope", nil, -32602},
+		{"colour", "red", nil, -32602},
+	} {
+		r, err := setConfig(h, id, step.option, step.value)
+		if step.errCode != 0 {
+			var re *sdk.RequestError
+			if !errors.As(err, &re) || re.Code != step.errCode || !strings.Contains(re.Message, "available:") {
+				t.Errorf("%s=%s: err = %v, want %d listing what is available", step.option, step.value, err, step.errCode)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s=%s: %v", step.option, step.value, err)
+		}
+		if got := current(r.ConfigOptions); !sameMap(got, step.want) {
+			t.Errorf("%s=%s: options = %v, want %v", step.option, step.value, got, step.want)
+		}
+	}
+	// Each change was announced; the mode change also as current_mode_update.
+	var updates, modeUpdates int
+	for _, n := range h.editor.Updates() {
+		if n.Update.ConfigOptionUpdate != nil {
+			updates++
+		}
+		if n.Update.CurrentModeUpdate != nil {
+			modeUpdates++
+		}
+	}
+	if updates != 3 || modeUpdates != 1 {
+		t.Errorf("config_option_update %d, current_mode_update %d; want 3, 1", updates, modeUpdates)
+	}
+
+	// The next turn asks codex for them.
+	prompt()
+	inv := be.invocations()[1]
+	if inv.Model != "m-big" || !strings.Contains(strings.Join(inv.Config, " "), `model_reasoning_effort="xhigh"`) || inv.Sandbox != "workspace-write" {
+		t.Errorf("second turn: model %q sandbox %q config %q", inv.Model, inv.Sandbox, inv.Config)
+	}
+
+	// Stored with the session: a load in a new agent shows them again.
+	h2 := startAgentWith(t, Options{Backend: be, StateDir: state, Models: testModels}, fakeeditor.Options{})
+	if _, err := h2.editor.Initialize(h2.ctx); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := h2.editor.Conn.ResumeSession(h2.ctx, sdk.ResumeSessionRequest{SessionId: id, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := current(loaded.ConfigOptions); !sameMap(got, map[string]string{"model": "m-big", "reasoning_effort": "xhigh", "mode": "auto"}) {
+		t.Errorf("resumed options = %v", got)
+	}
+
+	// set_mode keeps the mode picker in step.
+	if _, err := h2.editor.Conn.SetSessionMode(h2.ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "read-only"}); err != nil {
+		t.Fatal(err)
+	}
+	var last map[string]string
+	for _, n := range h2.editor.Updates() {
+		if n.Update.ConfigOptionUpdate != nil {
+			last = current(n.Update.ConfigOptionUpdate.ConfigOptions)
+		}
+	}
+	if last["mode"] != "read-only" {
+		t.Errorf("after set_mode the options say mode %q", last["mode"])
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Without a model catalog only the mode is offered.
+func TestConfigOptionsWithoutCatalog(t *testing.T) {
+	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := current(resp.ConfigOptions); !sameMap(got, map[string]string{"mode": "ask"}) {
+		t.Errorf("options = %v", got)
+	}
+}
