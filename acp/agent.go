@@ -366,7 +366,6 @@ func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (
 	return sdk.CloseSessionResponse{}, nil
 }
 
-
 // sendUpdate delivers one session update. It ignores the caller's
 // cancellation: updates of a cancelled turn must still reach the editor before
 // the prompt's response.
