@@ -31,7 +31,9 @@ const corpusDir = "testdata/transcripts"
 // re-recording changes only what changed.
 const corpusRoot = "/replay"
 
-// corpusTests are the tests whose sessions make up the corpus. Left out:
+// corpusTests are the tests whose sessions make up the corpus, each run
+// once per backend (eachBackend): the exec session of X is saved as
+// X.ndjson, the app-server session as X.app-server.ndjson. Left out:
 // TestCodexNotFound (no codex run to replay) and benchmarks.
 var corpusTests = map[string]bool{
 	"TestHelloTurn":                           true,
@@ -52,12 +54,45 @@ var corpusTests = map[string]bool{
 	"TestCreatedFileDiffHasNoOldText":         true,
 }
 
+// appServerCorpusTests are tests of the app-server backend alone (by their
+// full names, subtests included), saved as <name with / as .>.app-server.ndjson.
+var appServerCorpusTests = map[string]bool{
+	"TestAppServerStreamsText":               true,
+	"TestAppServerCommandApproval/allowed":   true,
+	"TestAppServerCommandApproval/rejected":  true,
+	"TestAppServerCommandApproval/cancelled": true,
+	"TestAppServerAllowAlwaysAsksOnce":       true,
+	"TestAppServerSessionsShareOneProcess":   true,
+}
+
 // restartCorpusTests are tests whose corpus transcript is the session of
 // their second agent process (env.restart), which lists and loads what the
 // first one left in the state directory and codex's home; their first
-// process is not recorded.
+// process is not recorded. They run once per backend, named as corpusTests.
 var restartCorpusTests = map[string]bool{
 	"TestSessionLoadAfterRestart": true,
+}
+
+// appServerSuffix marks the transcripts of app-server sessions.
+const appServerSuffix = ".app-server"
+
+// corpusName is the corpus transcript name (without .ndjson) of the
+// session of the test called testName, whether its first agent process or
+// the restarted one; false when that session is not in the corpus.
+func corpusName(testName string, restarted bool) (string, bool) {
+	tests := corpusTests
+	if restarted {
+		tests = restartCorpusTests
+	} else if appServerCorpusTests[testName] {
+		return strings.ReplaceAll(testName, "/", ".") + appServerSuffix, true
+	}
+	if name, ok := strings.CutSuffix(testName, "/exec"); ok && tests[name] {
+		return name, true
+	}
+	if name, ok := strings.CutSuffix(testName, "/app-server"); ok && tests[name] {
+		return name + appServerSuffix, true
+	}
+	return "", false
 }
 
 // recordCorpus returns the agent flags that record the test's session when
@@ -67,12 +102,7 @@ var restartCorpusTests = map[string]bool{
 // the test's temporary directory, which holds the workspace and codex's
 // home; restarted says whether the agent is the test's second process.
 func recordCorpus(t testing.TB, root string, restarted bool) []string {
-	// The corpus holds exec sessions, under the test's own name.
-	name, ok := strings.CutSuffix(t.Name(), "/exec")
-	recorded := ok && corpusTests[name]
-	if restarted {
-		recorded = ok && restartCorpusTests[name]
-	}
+	name, recorded := corpusName(t.Name(), restarted)
 	if os.Getenv(envRecordCorpus) != "1" || !recorded {
 		return nil
 	}
@@ -119,7 +149,7 @@ func saveCorpusTranscript(src, dst, root string) error {
 		e := &entries[i]
 		var keep []string
 		for _, name := range e.Env {
-			if strings.HasPrefix(name, "CODEX") || strings.HasPrefix(name, "OPENAI") {
+			if (strings.HasPrefix(name, "CODEX") || strings.HasPrefix(name, "OPENAI")) && name != envRecordCorpus {
 				keep = append(keep, name)
 			}
 		}
@@ -172,5 +202,34 @@ func testMultiEditErrorLeavesFileUnchanged(t *testing.T, backend string) {
 	last := tools[len(tools)-1].ToolCallUpdate
 	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
 		t.Errorf("last update = %+v, want failed", tools[len(tools)-1])
+	}
+}
+
+// TestCorpusName: which sessions the corpus holds, under which names; exec
+// transcripts keep the names they always had.
+func TestCorpusName(t *testing.T) {
+	tests := []struct {
+		test      string
+		restarted bool
+		want      string // "": not recorded
+	}{
+		{"TestHelloTurn/exec", false, "TestHelloTurn"},
+		{"TestHelloTurn/app-server", false, "TestHelloTurn.app-server"},
+		{"TestHelloTurn/app-server", true, ""},
+		{"TestHelloTurn", false, ""},
+		{"TestCodexNotFound/exec", false, ""},
+		{"TestSessionLoadAfterRestart/exec", false, ""},
+		{"TestSessionLoadAfterRestart/exec", true, "TestSessionLoadAfterRestart"},
+		{"TestSessionLoadAfterRestart/app-server", true, "TestSessionLoadAfterRestart.app-server"},
+		{"TestAppServerStreamsText", false, "TestAppServerStreamsText.app-server"},
+		{"TestAppServerCommandApproval/allowed", false, "TestAppServerCommandApproval.allowed.app-server"},
+		{"TestAppServerCommandApproval/allowed", true, ""},
+		{"TestAppServerModes/auto", false, ""},
+	}
+	for _, tt := range tests {
+		got, ok := corpusName(tt.test, tt.restarted)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("corpusName(%q, %v) = %q, %v; want %q", tt.test, tt.restarted, got, ok, tt.want)
+		}
 	}
 }

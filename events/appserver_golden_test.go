@@ -113,11 +113,18 @@ func TestAppServerGolden(t *testing.T) {
 // turn/started) or with the first notification after a turn/completed.
 func translateAppServer(t *testing.T, path string) []byte {
 	t.Helper()
+	return translateNotifications(t, readNotifications(t, path), goldenContextWindow)
+}
+
+// translateNotifications is translateAppServer's work on the notifications
+// of a transcript (also of a replay corpus transcript, TestCorpusGolden).
+func translateNotifications(t *testing.T, notes []notification, contextWindow int) []byte {
+	t.Helper()
 	conv := NewAppServer()
-	tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: goldenContextWindow})
+	tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: contextWindow})
 	var g appServerGolden
 	var cur *appServerTurn
-	for _, n := range readNotifications(t, path) {
+	for _, n := range notes {
 		if cur == nil {
 			tr.BeginTurn()
 			g.Turns = append(g.Turns, appServerTurn{})

@@ -15,6 +15,9 @@ import (
 // 0.169 runs through the e2e suite) is golden-tested here too: each
 // transcript's codex output, run by run through one Translator as the agent
 // does for a session, against testdata/golden/corpus/<transcript>.json.
+// A transcript of the app-server backend has no runs of codex exec: its
+// app-server notifications go through AppServer and a Translator as in
+// TestAppServerGolden (one golden of turns for the whole transcript).
 // Regenerate with go test ./events -run TestCorpusGolden -update.
 const (
 	corpusTranscripts = "../e2e/testdata/transcripts"
@@ -50,6 +53,12 @@ type transcriptEntry struct {
 	Run           int             `json:"run"`
 	Line          json.RawMessage `json:"line"`
 	Text          string          `json:"text"`
+	Dir           string          `json:"dir"`
+	Msg           struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"msg"`
 }
 
 // translateTranscript feeds each codex run of a transcript through one
@@ -64,6 +73,8 @@ func translateTranscript(t *testing.T, path string) []byte {
 	var tr *Translator
 	var g corpusGolden
 	var cur *corpusRun
+	appServer, window := false, 0
+	var notes []notification
 	r := bufio.NewReader(f)
 	for {
 		raw, err := r.ReadBytes('\n')
@@ -75,6 +86,12 @@ func translateTranscript(t *testing.T, path string) []byte {
 			switch e.Kind {
 			case "start":
 				tr = NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: e.ContextWindow})
+				window = e.ContextWindow
+			case "appserver":
+				appServer = true
+				if e.Dir == "in" && e.Msg.Method != "" && len(e.Msg.ID) == 0 {
+					notes = append(notes, notification{e.Msg.Method, e.Msg.Params})
+				}
 			case "codex_start":
 				tr.BeginTurn()
 				g.Runs = append(g.Runs, corpusRun{Run: e.Run})
@@ -101,6 +118,9 @@ func translateTranscript(t *testing.T, path string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	if appServer {
+		return translateNotifications(t, notes, window)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

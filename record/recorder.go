@@ -9,8 +9,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/codexacp/codexacp/codex"
 )
 
 // Recorder writes one transcript. It is safe for concurrent use: entries
@@ -34,6 +37,9 @@ type Recorder struct {
 	touched map[string]bool  // paths whose disk state was recorded
 	dirs    []dirPlaceholder // directories written as placeholders (SetDirs)
 	backend string           // SetBackend
+	models  []Model          // SetCatalog
+	model   string           // SetCatalog
+	effort  string           // SetCatalog
 }
 
 // New returns a Recorder writing to w.
@@ -103,12 +109,27 @@ func (r *Recorder) SetBackend(name string) {
 	r.backend = name
 }
 
+// SetCatalog names, in the start entry, the models of codex's catalog the
+// agent offers (acp.Options.Models), which a replay's fake codex serves as
+// its catalog, and the model and reasoning effort the user configured
+// (acp.Options.DefaultModel, DefaultEffort), which a replay gives its
+// agent. Call it before Start.
+func (r *Recorder) SetCatalog(models []codex.Model, model, effort string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.models, r.model, r.effort = nil, model, effort
+	for _, m := range models {
+		r.models = append(r.models, Model{Slug: m.Slug, Name: m.Name, Description: m.Description,
+			ContextWindow: m.ContextWindow, DefaultEffort: m.DefaultEffort, Efforts: slices.Clone(m.Efforts)})
+	}
+}
+
 // Start writes the transcript's first entry. Call it once, before anything
 // else is recorded.
 func (r *Recorder) Start(agent string, contextWindow int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writeLocked(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow, Backend: r.backend})
+	r.writeLocked(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow, Backend: r.backend, Models: r.models, Model: r.model, Effort: r.effort})
 }
 
 // Err returns the first write error.

@@ -73,7 +73,8 @@ func (r *Recorder) Stored(path string) {
 // RebasePaths rewrites, in JSON text, every path under the directory from
 // to lie under to instead. Only whole paths are rewritten: from must not
 // continue a longer path before it, and must be followed by a separator or
-// by what ends a path (a quote, the backslash of an escape, a space).
+// by what ends a path (a quote, the backslash of an escape, a space, a
+// full stop ending a sentence).
 func RebasePaths(data []byte, from, to string) []byte {
 	f, t := jsonText(from), jsonText(to)
 	if len(f) == 0 || !bytes.Contains(data, f) {
@@ -89,7 +90,7 @@ func RebasePaths(data []byte, from, to string) []byte {
 		start, end := pos+i, pos+i+len(f)
 		pos = end
 		if start > 0 && pathByte(data[start-1]) && !afterEscape(data[:start]) ||
-			end < len(data) && pathByte(data[end]) && data[end] != '/' {
+			end < len(data) && pathByte(data[end]) && data[end] != '/' && !endOfSentence(data[end:]) {
 			continue // part of a longer name
 		}
 		out = append(append(out, data[copied:start]...), t...)
@@ -99,6 +100,13 @@ func RebasePaths(data []byte, from, to string) []byte {
 		return data
 	}
 	return append(out, data[copied:]...)
+}
+
+// endOfSentence reports whether rest, what follows a path, is a full stop
+// ending a sentence ("… in /w/x." in a message) rather than more of a name:
+// a period followed by what cannot continue a name, or by nothing.
+func endOfSentence(rest []byte) bool {
+	return rest[0] == '.' && (len(rest) == 1 || !pathByte(rest[1]))
 }
 
 // afterEscape reports whether text ends in a JSON escape such as \n: what

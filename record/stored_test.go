@@ -26,6 +26,8 @@ func TestRebasePaths(t *testing.T) {
 		{"back to a directory", `{"p":"$CODEX_HOME/sessions"}`, "$CODEX_HOME", "/tmp/r/codex", `{"p":"/tmp/r/codex/sessions"}`},
 		{"HTML characters", `{"p":"/h/a&b/x"}`, "/h/a&b", "$S", `{"p":"$S/x"}`},
 		{"nothing to do", `{"p":"/w/x"}`, "/h", "$S", `{"p":"/w/x"}`},
+		{"end of a sentence", `{"s":"run x in /h.\nok, in /h."}`, "/h", "$S", `{"s":"run x in $S.\nok, in $S."}`},
+		{"a name with a dot", `{"p":"/h.d/x","q":"/h..","r":"/h.txt"}`, "/h", "$S", `{"p":"/h.d/x","q":"/h..","r":"/h.txt"}`},
 	}
 	for _, tt := range tests {
 		if got := string(RebasePaths([]byte(tt.in), tt.from, tt.to)); got != tt.want {

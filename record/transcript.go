@@ -76,6 +76,15 @@ type Entry struct {
 	// BackendAppServer; absent in transcripts of exec sessions recorded
 	// before the app-server backend existed.
 	Backend string `json:"backend,omitempty"`
+	// Models are the models of codex's catalog the agent offered in its
+	// model picker (codex's default first), so that a replay's fake codex
+	// serves the same catalog.
+	Models []Model `json:"models,omitempty"`
+	// Model and Effort are the model and reasoning effort the user
+	// configured (-c model=, -c model_reasoning_effort=), the agent's
+	// defaults; a replay configures its agent the same way.
+	Model  string `json:"model,omitempty"`
+	Effort string `json:"effort,omitempty"`
 
 	// acp, appserver
 	Dir string          `json:"dir,omitempty"`
@@ -141,6 +150,16 @@ func (e *Entry) Data() ([]byte, error) {
 		return nil, fmt.Errorf("%s: its content (%d bytes) was not recorded", e.Path, e.Size)
 	}
 	return nil, nil
+}
+
+// Model is one model of codex's catalog as the agent knew it (codex.Model).
+type Model struct {
+	Slug          string   `json:"slug"`
+	Name          string   `json:"name,omitempty"`
+	Description   string   `json:"description,omitempty"`
+	ContextWindow int      `json:"context_window,omitempty"`
+	DefaultEffort string   `json:"default_effort,omitempty"` // reasoning effort codex uses when none is chosen
+	Efforts       []string `json:"efforts,omitempty"`        // the reasoning efforts the model supports
 }
 
 // ToolError is a file tool's error as the model received it.

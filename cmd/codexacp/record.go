@@ -29,6 +29,7 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir, 
 	codexHome, _ := codex.Home()
 	rec.SetDirs(stateDir, codexHome)
 	rec.SetBackend(backend)
+	rec.SetCatalog(opts.Models, opts.DefaultModel, opts.DefaultEffort)
 	rec.Start("codexacp "+version, opts.ContextWindow)
 
 	opts.ObserveTools = rec.ToolObserver

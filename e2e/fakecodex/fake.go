@@ -61,10 +61,21 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stdout, versionLine)
 		return 0
 	case len(args) >= 2 && args[0] == "debug" && args[1] == "models":
-		b, _ := json.Marshal(catalog(entries[0].ContextWindow))
+		b, _ := json.Marshal(catalog(&entries[0]))
 		stdout.Write(append(b, '\n'))
 		return 0
 	case len(args) >= 1 && args[0] == "exec":
+	case len(args) >= 1 && args[0] == "app-server":
+		state := getenv(EnvState)
+		if state == "" {
+			return fail("%s is not set", EnvState)
+		}
+		n, err := claimRun(state)
+		if err != nil {
+			return fail("%v", err)
+		}
+		r := &replayer{stdout: stdout, stderr: stderr, root: getenv(EnvRoot), state: state, gates: getenv(EnvGates) == "1"}
+		return runAppServer(entries, n, r, stdin, sigs)
 	default:
 		return fail("unsupported arguments %q", args)
 	}
@@ -102,17 +113,42 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	return r.replay(p, ex, getenv, sigs)
 }
 
-// catalog is a model catalog with one model of the recorded context window,
-// so the agent reports the same usage_update size as when it was recorded.
-func catalog(contextWindow int) map[string]any {
-	return map[string]any{"models": []map[string]any{{
-		"slug":                  "replay",
-		"display_name":          "replay",
-		"context_window":        contextWindow,
-		"priority":              0,
-		"visibility":            "list",
-		"apply_patch_tool_type": "freeform",
-	}}}
+// catalog is codex's model catalog as the recording agent knew it: the
+// models the start entry lists, in their order (codex's default first),
+// with their context windows and reasoning efforts, so that the agent
+// offers the same model picker and reports the same usage_update sizes.
+// A transcript without models gets one model of the recorded context
+// window.
+func catalog(start *record.Entry) map[string]any {
+	if len(start.Models) == 0 {
+		return map[string]any{"models": []map[string]any{{
+			"slug":                  "replay",
+			"display_name":          "replay",
+			"context_window":        start.ContextWindow,
+			"priority":              0,
+			"visibility":            "list",
+			"apply_patch_tool_type": "freeform",
+		}}}
+	}
+	models := make([]map[string]any, 0, len(start.Models))
+	for i, m := range start.Models {
+		efforts := make([]map[string]string, 0, len(m.Efforts))
+		for _, e := range m.Efforts {
+			efforts = append(efforts, map[string]string{"effort": e})
+		}
+		models = append(models, map[string]any{
+			"slug":                       m.Slug,
+			"display_name":               m.Name,
+			"description":                m.Description,
+			"context_window":             m.ContextWindow,
+			"priority":                   i,
+			"visibility":                 "list",
+			"default_reasoning_level":    m.DefaultEffort,
+			"supported_reasoning_levels": efforts,
+			"apply_patch_tool_type":      "freeform",
+		})
+	}
+	return map[string]any{"models": models}
 }
 
 func loadTranscript(path string) ([]record.Entry, error) {
@@ -222,7 +258,8 @@ func (ex execArgs) mcpServer() (url, tokenVar string) {
 }
 
 // claimRun numbers this process among the runs of one replay: the first
-// exec is run 1. Concurrent claims get distinct numbers (O_EXCL).
+// exec (or app-server) is run 1. Concurrent claims get distinct numbers
+// (O_EXCL).
 func claimRun(state string) (int, error) {
 	for n := 1; ; n++ {
 		f, err := os.OpenFile(filepath.Join(state, fmt.Sprintf("run-%d", n)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

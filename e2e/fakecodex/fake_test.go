@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/mcp"
@@ -416,6 +418,40 @@ func TestCheckComparesSandboxAndModel(t *testing.T) {
 		}
 		if err := p.check(live, "prompt"); (err == nil) != tc.ok {
 			t.Errorf("check(%v) = %v, want ok %v", tc.args, err, tc.ok)
+		}
+	}
+}
+
+// TestCatalogFromRecordedModels: the catalog the fake serves gives the agent
+// back the models the recording agent offered, in order, with their
+// windows and efforts (codex.Models, codex.ContextWindow read it).
+func TestCatalogFromRecordedModels(t *testing.T) {
+	start := &record.Entry{Kind: record.KindStart, ContextWindow: 1000, Models: []record.Model{
+		{Slug: "m-default", Name: "Default", Description: "the default", ContextWindow: 2000, DefaultEffort: "medium", Efforts: []string{"low", "medium", "high"}},
+		{Slug: "m-small", Name: "Small", ContextWindow: 1000},
+	}}
+	b, err := json.Marshal(catalog(start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	models, err := codex.Models(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []record.Model
+	for _, m := range models {
+		got = append(got, record.Model{Slug: m.Slug, Name: m.Name, Description: m.Description, ContextWindow: m.ContextWindow, DefaultEffort: m.DefaultEffort, Efforts: m.Efforts})
+	}
+	if g, w := fmt.Sprint(got), fmt.Sprint(start.Models); g != w {
+		t.Errorf("models = %s\nwant     %s", g, w)
+	}
+	for model, want := range map[string]int{"": 2000, "m-small": 1000} {
+		if n, err := codex.ContextWindow(path, model); err != nil || n != want {
+			t.Errorf("ContextWindow(%q) = %d, %v; want %d", model, n, err, want)
 		}
 	}
 }

@@ -120,6 +120,7 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	}
 
 	p := &player{script: sc, state: state, dirs: dirs, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
+	opts.AgentArgs = append(agentArgs(&entries[0]), opts.AgentArgs...)
 	if err := p.start(ctx, opts, transcript, root, tmp); err != nil {
 		return nil, err
 	}
@@ -131,6 +132,22 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	res.Got = normaliseAll(p.got, root)
 	res.Elapsed = time.Since(began)
 	return res, nil
+}
+
+// agentArgs are the agent flags that make it the agent that was recorded:
+// its backend, and the model and reasoning effort the user configured.
+func agentArgs(start *record.Entry) []string {
+	var args []string
+	if start.Backend == record.BackendAppServer {
+		args = append(args, "--backend", record.BackendAppServer)
+	}
+	for _, kv := range [][2]string{{"model", start.Model}, {"model_reasoning_effort", start.Effort}} {
+		if kv[1] != "" {
+			quoted, _ := json.Marshal(kv[1]) // a TOML basic string
+			args = append(args, "-c", kv[0]+"="+string(quoted))
+		}
+	}
+	return args
 }
 
 // recordedRoot is the directory the recording's workspace paths lie under:
@@ -182,8 +199,8 @@ type action struct {
 	stored []*record.Entry
 	// codex names the marker file the fake codex makes once it has printed
 	// the codex output that preceded the action in the recording (run-N for
-	// a run that has just started, line-I for the line at transcript
-	// position I); "" when no run was in progress.
+	// a run or app-server process that has just started, line-I for the
+	// line at transcript position I); "" when no run was in progress.
 	codex string
 	msg   []byte // nil with eof
 	eof   bool
@@ -193,8 +210,9 @@ type answer struct {
 	result, err json.RawMessage
 }
 
-// gate is the point of a tool call: the fake codex makes it once the agent
-// messages before it in the recording have arrived.
+// gate is the point of a tool call, or of a line of the app-server: the
+// fake codex makes the call, or writes the line, once the agent messages
+// before it in the recording have arrived.
 type gate struct {
 	after int
 	name  string
@@ -226,6 +244,15 @@ func newScript(entries []record.Entry) (*script, error) {
 			codex = fmt.Sprintf("line-%d", i)
 		case e.Kind == record.KindCodexExit:
 			codex = ""
+		case e.Kind == record.KindAppServerStart:
+			codex = fmt.Sprintf("run-%d", e.Run)
+		case e.Kind == record.KindAppServer && e.Dir == record.DirIn:
+			// The fake app-server marks each line it wrote, as exec's
+			// fake marks each line it printed.
+			codex = fmt.Sprintf("line-%d", i)
+			if e.EOF {
+				codex = "" // the process ended
+			}
 		case e.Kind == record.KindACP && e.Dir == record.DirOut:
 			raw := []byte(e.Msg)
 			if len(raw) == 0 {
@@ -279,6 +306,12 @@ func newScript(entries []record.Entry) (*script, error) {
 				sc.actions[target].stored = append(sc.actions[target].stored, e)
 			}
 		case e.Kind == record.KindMCPCall:
+			sc.gates = append(sc.gates, gate{after: len(sc.outs), name: fmt.Sprintf("gate-%d", i)})
+		}
+		if e.Kind == record.KindAppServer && e.Dir == record.DirIn && !e.EOF {
+			// The fake app-server writes a line that came after agent
+			// messages to the editor only once they have arrived, so
+			// that the agent reads it at the recorded point.
 			sc.gates = append(sc.gates, gate{after: len(sc.outs), name: fmt.Sprintf("gate-%d", i)})
 		}
 	}

@@ -20,8 +20,13 @@ import (
 // corpusDir holds the transcripts recorded from the e2e suite.
 const corpusDir = "../testdata/transcripts"
 
-// minCorpus is the corpus size the project promises (issue 6).
-const minCorpus = 15
+// minCorpus is the corpus size the project promises (issue 6), and
+// minAppServerCorpus how many of its transcripts are of the app-server
+// backend (issue 14).
+const (
+	minCorpus          = 15
+	minAppServerCorpus = 8
+)
 
 var opts replay.Options
 
@@ -57,7 +62,31 @@ func corpus(t *testing.T) []string {
 	if len(files) < minCorpus {
 		t.Fatalf("the corpus has %d transcripts, want at least %d (record it: see docs/replay.md)", len(files), minCorpus)
 	}
+	appServer := 0
+	for _, f := range files {
+		if header(t, f).Backend == record.BackendAppServer {
+			appServer++
+		}
+	}
+	if appServer < minAppServerCorpus {
+		t.Fatalf("the corpus has %d transcripts of the app-server backend, want at least %d", appServer, minAppServerCorpus)
+	}
 	return files
+}
+
+// header is the start entry of the transcript at path.
+func header(t *testing.T, path string) record.Entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, err := record.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries[0]
 }
 
 // TestCorpus replays every transcript of the corpus against the agent and
@@ -103,27 +132,57 @@ func replayFile(t *testing.T, path string) *replay.Result {
 // TestAlteredTranscriptFails replays transcripts altered on purpose: the
 // replay must fail and the diff must show what differs.
 func TestAlteredTranscriptFails(t *testing.T) {
-	const source = corpusDir + "/TestHelloTurn.ndjson"
+	const (
+		exec      = corpusDir + "/TestHelloTurn.ndjson"
+		appServer = corpusDir + "/TestHelloTurn.app-server.ndjson"
+	)
 	tests := []struct {
 		name   string
-		alter  func(out []byte) []byte // applied to each recorded agent message
+		source string
+		alter  func(e *record.Entry) bool // false drops the entry
 		inDiff []string
 	}{
-		{"changed text", func(out []byte) []byte {
+		{"changed text", exec, agentMessages(func(out []byte) []byte {
 			return bytes.ReplaceAll(out, []byte(`Hello from the mock model`), []byte(`Hello from the recording`))
-		}, []string{`-        "text": "Hello from the recording",`, `+        "text": "Hello from the mock model",`}},
-		{"missing message", func(out []byte) []byte {
+		}), []string{`-        "text": "Hello from the recording",`, `+        "text": "Hello from the mock model",`}},
+		{"missing message", exec, agentMessages(func(out []byte) []byte {
 			if bytes.Contains(out, []byte("agent_thought_chunk")) {
 				return nil
 			}
 			return out
 			// The replay closes the agent's input where the shorter recording
 			// did, so it also shows the turn cancelled.
-		}, []string{`+        "text": "Thinking about a greeting",`, "(5 recorded, "}},
+		}), []string{`+        "text": "Thinking about a greeting",`, "(5 recorded, "}},
+		{"app-server: changed text", appServer, agentMessages(func(out []byte) []byte {
+			return bytes.ReplaceAll(out, []byte(`"text":"Hello fr"`), []byte(`"text":"Hullo fr"`))
+		}), []string{`-        "text": "Hullo fr",`, `+        "text": "Hello fr",`}},
+		{"app-server: the agent sent another prompt", appServer, func(e *record.Entry) bool {
+			// As if the agent had sent codex another prompt when recorded:
+			// the fake answers the live turn/start with an error, and the
+			// prompt fails with the reason.
+			if e.Kind == record.KindAppServer && e.Dir == record.DirOut && bytes.Contains(e.Msg, []byte(`"turn/start"`)) {
+				e.Msg = bytes.ReplaceAll(e.Msg, []byte(`"say hello"`), []byte(`"say goodbye"`))
+			}
+			return true
+		}, []string{`turn/start #1: recorded input [{\"text\":\"say goodbye\",\"type\":\"text\"}], got [{\"text\":\"say hello\",\"type\":\"text\"}]`}},
+		{"app-server: codex said something else", appServer, func(e *record.Entry) bool {
+			if e.Kind == record.KindAppServer && e.Dir == record.DirIn {
+				e.Msg = bytes.ReplaceAll(e.Msg, []byte(`"delta":"Hello fr"`), []byte(`"delta":"Howdy fr"`))
+			}
+			return true
+		}, []string{`-        "text": "Hello fr",`, `+        "text": "Howdy fr",`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			altered := alterTranscript(t, source, tt.alter)
+			altered := rewriteTranscript(t, tt.source, func(entries []record.Entry) []record.Entry {
+				var kept []record.Entry
+				for _, e := range entries {
+					if tt.alter(&e) {
+						kept = append(kept, e)
+					}
+				}
+				return kept
+			})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			o := opts
@@ -145,22 +204,16 @@ func TestAlteredTranscriptFails(t *testing.T) {
 	}
 }
 
-// alterTranscript writes a copy of path whose agent messages went through
-// alter (nil drops the message).
-func alterTranscript(t *testing.T, path string, alter func([]byte) []byte) string {
-	t.Helper()
-	return rewriteTranscript(t, path, func(entries []record.Entry) []record.Entry {
-		var kept []record.Entry
-		for _, e := range entries {
-			if e.Kind == record.KindACP && e.Dir == record.DirOut && e.Msg != nil {
-				if e.Msg = alter(e.Msg); e.Msg == nil {
-					continue
-				}
-			}
-			kept = append(kept, e)
+// agentMessages is an entry filter that puts each recorded agent message
+// through alter (nil drops it).
+func agentMessages(alter func([]byte) []byte) func(e *record.Entry) bool {
+	return func(e *record.Entry) bool {
+		if e.Kind == record.KindACP && e.Dir == record.DirOut && e.Msg != nil {
+			e.Msg = alter(e.Msg)
+			return e.Msg != nil
 		}
-		return kept
-	})
+		return true
+	}
 }
 
 // rewriteTranscript writes a copy of path with its entries rewritten.
@@ -241,7 +294,8 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 // no root in the header, so the first session's cwd (new or loaded) is
 // mapped.
 func TestReplayWithoutRoot(t *testing.T) {
-	for _, name := range []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart"} {
+	for _, name := range []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart",
+		"TestEditGoesThroughEditorBuffer.app-server", "TestSessionLoadAfterRestart.app-server"} {
 		t.Run(name, func(t *testing.T) {
 			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
 				entries[0].Root = ""
@@ -282,7 +336,9 @@ var hex64 = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 // replays a transcript, then replays that new recording: the recorder in the
 // agent binary captures everything a replay needs, with no codex involved.
 func TestRecordingOfAReplayReplays(t *testing.T) {
-	for _, name := range []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart"} {
+	for _, name := range []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart",
+		"TestHelloTurn.app-server", "TestEditGoesThroughEditorBuffer.app-server", "TestAppServerCommandApproval.allowed.app-server",
+		"TestCancelMidStream.app-server", "TestAppServerSessionsShareOneProcess.app-server"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			again := filepath.Join(t.TempDir(), name+".ndjson")
@@ -308,7 +364,12 @@ func TestRecordingOfAReplayReplays(t *testing.T) {
 					t.Errorf("the new recording holds an unknown 64-digit hex string (the token?): %s", h)
 				}
 			}
-			if !bytes.Contains(data, []byte(`"CODEXACP_MCP_TOKEN"`)) {
+			if strings.HasSuffix(name, ".app-server") {
+				// The token went to codex in thread/start's config.
+				if !bytes.Contains(data, []byte(`"http_headers":{"Authorization":"[REDACTED]"}`)) {
+					t.Errorf("the app-server's thread config is not recorded with its token redacted")
+				}
+			} else if !bytes.Contains(data, []byte(`"CODEXACP_MCP_TOKEN"`)) {
 				t.Errorf("the token's variable name is not recorded")
 			}
 			if res2 := replayFile(t, again); !res2.Match() {
