@@ -126,9 +126,14 @@ func recordCorpus(t testing.TB, root string, restarted bool) []string {
 	return []string{"--record", f.Name()}
 }
 
+// harnessEnv are variables of the test harness, not of the session (a
+// recording run sets them for every agent).
+var harnessEnv = map[string]bool{envRecordCorpus: true, "CODEXACP_E2E": true}
+
 // saveCorpusTranscript copies a transcript into the corpus with root
 // replaced by corpusRoot (also set as the header's root), the home directory
-// by /home/user, and only the environment names that matter to codex.
+// by /home/user, and only the environment names that matter to codex (not
+// the harness's own).
 func saveCorpusTranscript(src, dst, root string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -149,7 +154,7 @@ func saveCorpusTranscript(src, dst, root string) error {
 		e := &entries[i]
 		var keep []string
 		for _, name := range e.Env {
-			if (strings.HasPrefix(name, "CODEX") || strings.HasPrefix(name, "OPENAI")) && name != envRecordCorpus {
+			if (strings.HasPrefix(name, "CODEX") || strings.HasPrefix(name, "OPENAI")) && !harnessEnv[name] {
 				keep = append(keep, name)
 			}
 		}

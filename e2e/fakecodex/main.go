@@ -14,22 +14,37 @@
 //     for each result), and exits as codex did. On SIGINT it exits 1 like
 //     codex; a run that was cancelled when recorded prints its lines and then
 //     waits for SIGINT.
+//   - `fakecodex app-server ...` replays the transcript's next app-server
+//     process (appserver entries, see appserver.go): it answers the agent's
+//     JSON-RPC requests with the recorded answers (matched by method and
+//     order, under the agent's live ids; a request that differs from the
+//     recording in what matters gets an error answer saying how), writes the
+//     recorded notifications and codex's own requests (approvals) in order,
+//     waits for the agent's answers where the recording has them (another
+//     answer than recorded ends it with status 2), recreates files and makes
+//     the recorded tool calls against the tool server the live thread/start
+//     or thread/resume config names, with the token it carries. It exits 0
+//     when its stdin ends, like codex app-server.
 //
 // Environment:
 //
 //	CODEXACP_FAKE_TRANSCRIPT  the transcript (required)
-//	CODEXACP_FAKE_STATE       a directory where runs are counted (required for exec)
+//	CODEXACP_FAKE_STATE       a directory where runs are counted (required for exec and app-server)
 //	CODEXACP_FAKE_ROOT        files are recreated only under this directory (unset: never)
 //	CODEXACP_FAKE_GATES=1     synchronise with the replay harness through files in the state
 //	                          directory: before the tool call at transcript position i, wait for
 //	                          gate-<i> (made once the agent has sent every message that preceded
 //	                          the call in the recording); after printing the line at position i,
 //	                          make line-<i> (the harness sends the editor's next message, e.g. a
-//	                          cancel, only once the codex output before it was printed)
+//	                          cancel, only once the codex output before it was printed); an
+//	                          app-server line that came after more agent messages than the codex
+//	                          line before it waits for gate-<i> too
 //
 // A run that does not match the recording (resume or not, thread id,
 // prompt) fails with exit status 2 and says why on stderr, which the agent
-// passes to the editor, so the replay diff shows it.
+// passes to the editor, so the replay diff shows it. An app-server request
+// that does not match gets a JSON-RPC error whose message says why, which
+// the agent passes on too.
 package main
 
 import (

@@ -174,6 +174,7 @@ func TestAlteredTranscriptFails(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			altered := rewriteTranscript(t, tt.source, func(entries []record.Entry) []record.Entry {
 				var kept []record.Entry
 				for _, e := range entries {
@@ -262,6 +263,7 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			altered := rewriteTranscript(t, source, func(entries []record.Entry) []record.Entry {
 				var kept []record.Entry
 				for _, e := range entries {
