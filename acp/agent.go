@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,6 +79,7 @@ type Agent struct {
 	mu         sync.Mutex
 	clientCaps sdk.ClientCapabilities
 	sessions   map[string]*session
+	tools      map[string]*toolsRegistration // by session id, live or closed
 }
 
 var (
@@ -91,7 +93,7 @@ func NewAgent(opts Options) *Agent {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session)}
+	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	if opts.StateDir != "" {
 		a.store = &sessionStore{dir: opts.StateDir}
 	}
@@ -143,9 +145,14 @@ func (a *Agent) closeAllSessions() {
 		all = append(all, s)
 	}
 	a.sessions = map[string]*session{}
+	regs := a.tools
+	a.tools = map[string]*toolsRegistration{}
 	a.mu.Unlock()
 	for _, s := range all {
 		s.close()
+	}
+	for _, reg := range regs {
+		reg.unregister()
 	}
 }
 
@@ -246,7 +253,19 @@ func (a *Agent) addSession(s *session) {
 	}
 }
 
-// attachTools gives the session its own tool server on the shared host. The
+// toolsRegistration is a session id's tool server on the shared host. It
+// outlives the session object: a session restored in this process (load or
+// resume after close, or of a live one) takes it over with its token, which
+// codex keeps for an app-server thread as long as the thread is loaded.
+type toolsRegistration struct {
+	token      string
+	unregister func()
+	reporter   *toolReporter
+	roots      []string
+}
+
+// attachTools gives the session its tool server on the shared host — its
+// predecessor's when there is one for the same workspace roots. The
 // server's files are the editor's buffers when the editor offers fs methods.
 func (a *Agent) attachTools(s *session) {
 	if a.opts.Tools == nil {
@@ -254,23 +273,38 @@ func (a *Agent) attachTools(s *session) {
 	}
 	a.mu.Lock()
 	caps := a.clientCaps.Fs
+	reg := a.tools[s.id]
 	a.mu.Unlock()
+	if reg != nil && slices.Equal(reg.roots, s.roots()) {
+		reg.reporter.sess.Store(s)
+		s.toolsToken = reg.token
+		return
+	}
+	if reg != nil {
+		reg.unregister()
+	}
 	local := a.opts.LocalFiles
 	if local == nil {
 		// Local writes inside the workspace are made relative to its roots.
 		local = fsops.NewLocalFiles().Within(s.roots()...)
 	}
 	files := newEditorFiles(a.conn, s.id, caps, local)
-	files.checkWrite = s.checkWrite
+	reporter := newToolReporter(a, s)
+	files.checkWrite = func(path string) error { return reporter.sess.Load().checkWrite(path) }
 	if a.opts.EditorTimeout > 0 {
 		files.timeout = a.opts.EditorTimeout
 	}
-	var obs mcp.Observer = newToolReporter(a, s)
+	var obs mcp.Observer = reporter
 	if a.opts.ObserveTools != nil {
 		obs = a.opts.ObserveTools(s.id, s.roots(), obs)
 	}
 	server := mcp.NewServer(fsops.NewEngine(files), obs)
-	s.toolsToken, s.unregisterTools = a.opts.Tools.Register(server)
+	reg = &toolsRegistration{reporter: reporter, roots: s.roots()}
+	reg.token, reg.unregister = a.opts.Tools.Register(server)
+	s.toolsToken = reg.token
+	a.mu.Lock()
+	a.tools[s.id] = reg
+	a.mu.Unlock()
 }
 
 // checkDir requires an absolute path to an existing directory and returns it

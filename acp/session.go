@@ -25,9 +25,8 @@ type session struct {
 	mcp  mcpSetup // the editor's MCP servers, as codex config and env
 
 	// toolsToken authenticates this session's codex runs to the embedded
-	// MCP server; unregisterTools removes the session's server from the host.
-	toolsToken      string
-	unregisterTools func()
+	// MCP server (the agent owns the registration, see toolsRegistration).
+	toolsToken string
 
 	// turnMu is held by the Prompt running a turn; turns of a session never
 	// overlap. translator is only used while holding it.
@@ -181,18 +180,18 @@ func (s *session) allowAlways(kind sdk.ToolKind) {
 	s.allowed[kind] = true
 }
 
-// close cancels the running turn, waits until it has ended, and removes the
-// session's tool server.
+// close cancels the running turn and waits until it has ended. Its tool
+// server stays registered for a session restored under the same id.
 func (s *session) close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancelTurn(errSessionClosed)
 	// Holding turnMu waits for the running turn to end; no turn starts
-	// after (closed is set), so the tools go with nothing using them.
+	// after (closed is set).
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
-	if s.unregisterTools != nil {
-		s.unregisterTools()
-	}
+	s.mu.Lock()
+	s.cancel = nil // no turn runs any more
+	s.mu.Unlock()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -23,24 +24,30 @@ const (
 // workspace, and asks the editor for permission in ask mode.
 type toolReporter struct {
 	agent *Agent
-	s     *session
+	// sess is the session the calls belong to: a session restored in this
+	// process takes over its predecessor's tool server (and token, which
+	// an app-server thread keeps for as long as it is loaded).
+	sess atomic.Pointer[session]
 }
 
 var _ mcp.Observer = (*toolReporter)(nil)
 
 func newToolReporter(a *Agent, s *session) *toolReporter {
-	return &toolReporter{agent: a, s: s}
+	r := &toolReporter{agent: a}
+	r.sess.Store(s)
+	return r
 }
 
 // CallStarted implements mcp.Observer: a pending tool call with the input.
 // The call runs under a context that ends with its turn, so a turn's end
 // also ends the call's editor requests and lock waits.
 func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
-	ctx, ok := r.s.callBegin(ctx, c.ID)
+	s := r.sess.Load()
+	ctx, ok := s.callBegin(ctx, c.ID)
 	if !ok {
 		// No turn runs (a codex that outlived its turn): report nothing;
 		// BeforeWrite refuses any write.
-		r.agent.log.Warn("file-tool call outside a turn", "session", r.s.id, "tool", c.Tool)
+		r.agent.log.Warn("file-tool call outside a turn", "session", s.id, "tool", c.Tool)
 		return ctx
 	}
 	kind := sdk.ToolKindEdit
@@ -51,7 +58,7 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Con
 	if filepath.IsAbs(c.Path) { // ACP paths are absolute; a relative one fails validation anyway
 		locs = []sdk.ToolCallLocation{{Path: c.Path}}
 	}
-	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+	r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
 		SessionUpdate: "tool_call",
 		ToolCallId:    sdk.ToolCallId(c.ID),
 		Title:         r.title(c.Tool, c.Path),
@@ -67,16 +74,17 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Con
 // workspace forbid, shows the diff, and in ask mode waits for the user.
 // ch.Path is resolved: the checks judge where the write lands.
 func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.Change) error {
-	turn, ok := r.s.callContext(c.ID)
+	s := r.sess.Load()
+	turn, ok := s.callContext(c.ID)
 	if !ok || turn.Err() != nil {
 		return denied(ch.Path, "No prompt turn is running in this session; nothing was written.", nil)
 	}
-	if err := r.s.writeAllowed(ch.Path); err != nil {
+	if err := s.writeAllowed(ch.Path); err != nil {
 		return err
 	}
-	r.s.setChange(c.ID, ch)
+	s.setChange(c.ID, ch)
 
-	mode := r.s.currentMode()
+	mode := s.currentMode()
 	content := diffContent(ch)
 	locations := changeLocations(ch)
 	// In auto mode a write into .git, .codex, .agents or .aws (or another
@@ -84,12 +92,12 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	// those read-only, and these tools bypass it.
 	protected := ""
 	if mode != ModeFullAccess {
-		protected = r.s.protectedDir(ch.Path)
+		protected = s.protectedDir(ch.Path)
 	}
-	if protected == "" && (mode != ModeAsk || r.s.alwaysAllowed(sdk.ToolKindEdit)) {
+	if protected == "" && (mode != ModeAsk || s.alwaysAllowed(sdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
-		r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+		r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
 			SessionUpdate: "tool_call_update",
 			ToolCallId:    sdk.ToolCallId(c.ID),
 			Status:        sdk.Ptr(sdk.ToolCallStatusInProgress),
@@ -103,12 +111,12 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	// with the call or with the turn, whichever ends first.
 	title := r.title(c.Tool, ch.Path)
 	if protected != "" {
-		title += " (in " + r.s.displayPath(protected) + ")"
+		title += " (in " + s.displayPath(protected) + ")"
 	}
 	askCtx, stopAsk := mergeContext(ctx, turn)
 	defer stopAsk()
 	resp, err := r.agent.conn.RequestPermission(askCtx, sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(r.s.id),
+		SessionId: sdk.SessionId(s.id),
 		ToolCall: sdk.ToolCallUpdate{
 			ToolCallId: sdk.ToolCallId(c.ID),
 			Title:      sdk.Ptr(title),
@@ -126,19 +134,19 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	})
 	switch {
 	case err != nil:
-		r.agent.log.Warn("permission request failed", "session", r.s.id, "err", err)
+		r.agent.log.Warn("permission request failed", "session", s.id, "err", err)
 		return denied(ch.Path, "The permission request did not complete (the turn may have been cancelled); nothing was written.", err)
 	case turn.Err() != nil:
 		return denied(ch.Path, "The turn ended while the user was asked; nothing was written.", nil)
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
-		r.s.allowAlways(sdk.ToolKindEdit)
+		s.allowAlways(sdk.ToolKindEdit)
 	case resp.Outcome.Cancelled != nil:
 		return denied(ch.Path, "The user cancelled; nothing was written. Stop and wait for the user.", nil)
 	default:
 		return denied(ch.Path, "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach.", nil)
 	}
-	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+	r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
 		SessionUpdate: "tool_call_update",
 		ToolCallId:    sdk.ToolCallId(c.ID),
 		Status:        sdk.Ptr(sdk.ToolCallStatusInProgress),
@@ -150,11 +158,12 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 // with the error the model received. The call counts as done for its turn
 // only once this update is written.
 func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any, toolErr *fsops.Error) {
-	ch, ok := r.s.callReporting(c.ID)
+	s := r.sess.Load()
+	ch, ok := s.callReporting(c.ID)
 	if !ok {
 		return // outside a turn, or given up when its turn ended
 	}
-	defer r.s.callDone(c.ID)
+	defer s.callDone(c.ID)
 
 	u := &sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(c.ID)}
 	switch {
@@ -174,7 +183,7 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 			u.Locations = changeLocations(ch)
 		}
 	}
-	r.agent.sendUpdate(ctx, r.s.id, sdk.SessionUpdate{ToolCallUpdate: u})
+	r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCallUpdate: u})
 }
 
 // rawOutput is the result shown to the editor. A read's content is left
@@ -202,6 +211,7 @@ func failedUpdate(id, text string) sdk.SessionUpdate {
 
 // title names the call the way an editor user reads it: "Edit src/x.go".
 func (r *toolReporter) title(tool, path string) string {
+	s := r.sess.Load()
 	verb := "Edit"
 	switch tool {
 	case fsops.ToolReadTextFile:
@@ -212,7 +222,7 @@ func (r *toolReporter) title(tool, path string) string {
 	if path == "" {
 		return verb
 	}
-	return verb + " " + r.s.displayPath(path)
+	return verb + " " + s.displayPath(path)
 }
 
 // wholeFileDiffLimit is the largest old+new size sent as whole-file diff

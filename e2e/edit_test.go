@@ -389,3 +389,34 @@ func testCreatedFileDiffHasNoOldText(t *testing.T, backend string) {
 		t.Errorf("model output = %s", out)
 	}
 }
+
+// A session closed and loaded again in the same agent (an editor reopening
+// a thread from its history) still edits: it keeps its tool server, whose
+// token an app-server thread keeps while loaded.
+func TestEditAfterCloseAndLoad(t *testing.T) { eachBackend(t, testEditAfterCloseAndLoad) }
+
+func testEditAfterCloseAndLoad(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
+	path := e.writeFile("a.txt", "one\n")
+	for i, text := range []string{"two\n", "three\n"} {
+		e.mock.Enqueue(
+			mockapi.Reply(acpCall(t, "call_w", "write_text_file", map[string]any{"path": path, "content": text})),
+			mockapi.Reply(mockapi.Message("written")),
+		)
+		e.mustPrompt("write")
+		if got, _ := e.editor.Buffer(path); got != text {
+			t.Fatalf("turn %d: buffer = %q, want %q", i, got, text)
+		}
+		if i == 0 {
+			if _, err := e.editor.Conn.CloseSession(e.ctx, sdk.CloseSessionRequest{SessionId: e.session}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.editor.Conn.LoadSession(e.ctx, sdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []sdk.McpServer{}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: "auto"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
