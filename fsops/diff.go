@@ -10,17 +10,15 @@ import (
 // with `diff -u`.
 const diffContext = 3
 
-// UnifiedDiff returns the unified diff old → new as GNU `diff -u` prints it
-// (3 lines of context, hunks closer than 7 lines merged, "\ No newline at end
-// of file" markers) under the headers "--- path" and "+++ path". It returns
-// "" when old and new are equal.
+// UnifiedDiff returns the unified diff old → new (3 lines of context,
+// hunks closer than 7 lines merged, "\ No newline at end of file" markers)
+// under the headers "--- path" and "+++ path", as GNU `patch` applies it.
+// It returns "" when old and new are equal.
 //
-// The body is byte-identical to GNU diff's, also where several alignments
-// are equally short: the lines are aligned as GNU diff aligns them (see
-// align.go) and changes are slid as it slides them. Lines common to the
-// start and the end of both files are skipped with plain byte comparisons,
-// so a small change in a large file costs little more than comparing the
-// two files.
+// Lines common to the start and the end of both files are skipped with
+// plain byte comparisons; only the lines in between are aligned, with
+// go-diff (see diffalign.go). So a small change in a large file costs
+// little more than comparing the two files.
 func UnifiedDiff(path string, old, new []byte) string {
 	d, _ := diffAndLines(path, old, new, wholeRegion(old, new))
 	return d
@@ -93,7 +91,7 @@ func commonLineAffixes(old, new []byte, same, sameEnd int) (prefix, oldSuffix, n
 // which old and new are identical) only say where to look: the result is
 // that of the whole files, but the scan for the lines common to their
 // start and end begins at the first and last region instead of at the
-// ends of the files.
+// ends of the files, so the cost follows the edited window.
 func diffAndLines(path string, old, new []byte, regions []region) (string, []int) {
 	if len(regions) == 0 {
 		return "", nil
@@ -118,123 +116,31 @@ func diffAndLines(path string, old, new []byte, regions []region) (string, []int
 type diffSpan struct {
 	firstLine int // 0-based line number of the span's first line (same in both)
 	lines     [2][][]byte
-	changed   [2][]bool // changed[f][k+1] marks line k; index 0 and len-1 are sentinels
+	changed   [2][]bool // changed[f][k] marks lines[f][k]
 }
 
 // newDiffSpan aligns the lines of old from prefix to oldSuffix with those
-// of new from prefix to the same distance from its end (the lines that are
-// not common to the start or the end of both) as GNU diff does. Like GNU
-// diff, it compares diffContext common lines on either side too: they
-// count when deciding which lines occur in both files, and changes may
-// slide among them, but no further. The span has diffContext more lines on
-// either side for the hunks' context.
+// of new from prefix to the same distance from its end (the window of
+// lines that are not common to the start or the end of both). The span
+// has diffContext more lines on either side for the hunks' context.
 func newDiffSpan(old, new []byte, prefix, oldSuffix int) *diffSpan {
-	from := linesBack(old, prefix, diffContext)
-	to := linesForward(old, oldSuffix, diffContext)
-	start := linesBack(old, from, diffContext)
-	end := linesForward(old, to, diffContext)
+	start := linesBack(old, prefix, diffContext)
+	end := linesForward(old, oldSuffix, diffContext)
 	s := &diffSpan{firstLine: bytes.Count(old[:start], []byte{'\n'})}
-	before := bytes.Count(old[start:from], []byte{'\n'})
-	after := countLines(old[to:end])
-	var compared [2][][]byte
-	var marks [2][]bool // with sentinels
+	before := bytes.Count(old[start:prefix], []byte{'\n'})
+	after := countLines(old[oldSuffix:end])
+	var window [2][][]byte
+	var marks [2][]bool
 	for f, data := range [2][]byte{old, new} {
 		shift := len(data) - len(old) // moves an offset in old's common suffix to data's
 		s.lines[f] = splitLines(data[start : end+shift])
 		n := len(s.lines[f])
-		compared[f] = s.lines[f][before : n-after]
-		s.changed[f] = make([]bool, n+2)
-		marks[f] = s.changed[f][before : n-after+2]
+		s.changed[f] = make([]bool, n)
+		window[f] = s.lines[f][before : n-after]
+		marks[f] = s.changed[f][before : n-after]
 	}
-	alignLines(compared[0], compared[1], marks[0][1:len(marks[0])-1], marks[1][1:len(marks[1])-1])
-	shiftBoundaries(compared, marks)
+	alignLines(window[0], window[1], marks[0], marks[1])
 	return s
-}
-
-// shiftBoundaries moves runs of changed lines the way GNU diff does before
-// printing, so that the output matches `diff -u` where several alignments
-// are equally short: runs slide back to merge with earlier runs, then
-// forward as far as the text allows, then back again to line up with a run
-// of changes in the other file.
-//
-// changed[f][k+1] marks text[f][k]; changed[f][0] and the last element are
-// false sentinels.
-func shiftBoundaries(text [2][][]byte, changed [2][]bool) {
-	for f := range 2 {
-		lines := text[f]
-		n := len(lines)
-		cur, other := changed[f], changed[1-f]
-		is := func(c []bool, k int) bool { return c[k+1] }
-		set := func(c []bool, k int, v bool) { c[k+1] = v }
-
-		i, j := 0, 0 // line in this file, corresponding line in the other
-		for {
-			// Find the next run, keeping j in step over unchanged lines.
-			for i < n && !is(cur, i) {
-				for is(other, j) {
-					j++
-				}
-				j++
-				i++
-			}
-			if i == n {
-				break
-			}
-			start := i
-			for i++; is(cur, i); i++ {
-			}
-			for is(other, j) {
-				j++
-			}
-
-			corresponding := n
-			for {
-				length := i - start
-				// Slide back while the line before the run equals its
-				// last line, absorbing earlier runs it meets.
-				for start > 0 && bytes.Equal(lines[start-1], lines[i-1]) {
-					start--
-					set(cur, start, true)
-					i--
-					set(cur, i, false)
-					for start > 0 && is(cur, start-1) {
-						start--
-					}
-					for j--; is(other, j); j-- {
-					}
-				}
-				corresponding = n
-				if is(other, j-1) {
-					corresponding = i
-				}
-				// Slide forward while the run's first line equals the
-				// line after it, absorbing later runs it meets.
-				for i < n && bytes.Equal(lines[start], lines[i]) {
-					set(cur, start, false)
-					start++
-					set(cur, i, true)
-					for i++; is(cur, i); i++ {
-					}
-					for j++; is(other, j); j++ {
-						corresponding = i
-					}
-				}
-				if length == i-start {
-					break
-				}
-			}
-			// Move back to where the run last lined up with a run in the
-			// other file.
-			for corresponding < i {
-				start--
-				set(cur, start, true)
-				i--
-				set(cur, i, false)
-				for j--; is(other, j); j-- {
-				}
-			}
-		}
-	}
 }
 
 // change is a run of deleted lines in old and inserted lines in new between
@@ -250,16 +156,16 @@ func (s *diffSpan) changes() []change {
 	c0, c1 := s.changed[0], s.changed[1]
 	i, j := 0, 0
 	for i < n0 || j < n1 {
-		if !c0[i+1] && !c1[j+1] {
+		if i < n0 && j < n1 && !c0[i] && !c1[j] {
 			i++
 			j++
 			continue
 		}
 		c := change{old: i, new: j}
-		for i < n0 && c0[i+1] {
+		for i < n0 && c0[i] {
 			i++
 		}
-		for j < n1 && c1[j+1] {
+		for j < n1 && c1[j] {
 			j++
 		}
 		c.deleted, c.inserted = i-c.old, j-c.new

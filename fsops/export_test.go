@@ -1,9 +1,11 @@
 package fsops
 
-// SetDiffBudget changes the work budget of one line alignment and returns a
+import "time"
+
+// SetDiffTimeout changes the time bound of one line alignment and returns a
 // function that restores it.
-func SetDiffBudget(n int) (restore func()) {
-	old := diffBudget
-	diffBudget = n
-	return func() { diffBudget = old }
+func SetDiffTimeout(d time.Duration) (restore func()) {
+	old := diffTimeout
+	diffTimeout = d
+	return func() { diffTimeout = old }
 }

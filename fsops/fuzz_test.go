@@ -142,6 +142,8 @@ func FuzzUnifiedDiff(f *testing.F) {
 		{"\ufeffbom\n", "bom\n"},
 		{strings.Repeat("same\n", 20) + "a\n", "b\n" + strings.Repeat("same\n", 20)},
 		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n", "1\n2\nX\n4\n5\n6\n7\n8\n9\n10\n11\n12\nY\n14\n15"},
+		{"a\na\nb\n", "b\na\nb\nc\n"}, // one line against one is left to align (go-diff's DiffBisect cannot)
+		{"x\ny\nz\n", "z\ny\nx\n"},
 	} {
 		f.Add(s[0], s[1])
 	}
