@@ -35,12 +35,15 @@ type AppServerBackend struct {
 	log   *slog.Logger
 	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
 
-	warming sync.WaitGroup // Warm's start-up
+	warming sync.WaitGroup  // Warm's start-up
+	life    context.Context // ends with Close: cuts a start short
+	stop    context.CancelFunc
 
-	mu     sync.Mutex
-	server *codex.AppServer
-	loaded map[string]bool // threads started or resumed in server
-	closed bool
+	mu       sync.Mutex
+	starting chan struct{} // closed when a start in progress ends
+	server   *codex.AppServer
+	loaded   map[string]bool // threads started or resumed in server
+	closed   bool
 }
 
 var _ Backend = (*AppServerBackend)(nil)
@@ -52,18 +55,22 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer}
+	life, stop := context.WithCancel(context.Background())
+	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop}
 }
 
 // Warm starts the app-server in the background if none runs, so that the
 // first prompt of a new session does not wait for it.
 func (b *AppServerBackend) Warm() {
-	b.warming.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.server != nil || b.starting != nil {
+		return
+	}
+	b.warming.Add(1) // under b.mu: Close sets closed under it before it waits
 	go func() {
 		defer b.warming.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if _, _, err := b.running(ctx); err != nil {
+		if _, err := b.running(context.Background()); err != nil {
 			b.log.Warn("codex app-server did not start", "err", err)
 		}
 	}()
@@ -75,6 +82,7 @@ func (b *AppServerBackend) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
+	b.stop()
 	b.warming.Wait()
 	b.mu.Lock()
 	server := b.server
@@ -87,29 +95,61 @@ func (b *AppServerBackend) Close() error {
 }
 
 // running returns the live app-server, starting one when there is none or
-// the last one died.
-func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, map[string]bool, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, nil, errors.New("codex app-server backend closed")
-	}
-	if b.server != nil {
-		select {
-		case <-b.server.Done():
-			b.log.Warn("codex app-server had exited; starting a new one", "err", b.server.Err())
-			b.server.Close()
-			b.server = nil
-		default:
-			return b.server, b.loaded, nil
+// the last one died. The start runs outside b.mu, so that a caller whose
+// ctx ends (a cancel) stops waiting for a slow start.
+func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, error) {
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, errors.New("codex app-server backend closed")
 		}
+		if b.server != nil {
+			select {
+			case <-b.server.Done():
+				b.log.Warn("codex app-server had exited; starting a new one", "err", b.server.Err())
+				b.server.Close()
+				b.server = nil
+			default:
+				server := b.server
+				b.mu.Unlock()
+				return server, nil
+			}
+		}
+		if starting := b.starting; starting != nil {
+			b.mu.Unlock()
+			select {
+			case <-starting:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		starting := make(chan struct{})
+		b.starting = starting
+		b.mu.Unlock()
+
+		// Not ctx: others may be waiting for this start. Close cuts it short.
+		startCtx, cancel := context.WithTimeout(b.life, time.Minute)
+		server, err := b.start(startCtx, b.opts)
+		cancel()
+		b.mu.Lock()
+		b.starting = nil
+		close(starting)
+		if err == nil && b.closed {
+			b.mu.Unlock()
+			server.Close()
+			return nil, errors.New("codex app-server backend closed")
+		}
+		if err == nil {
+			b.server, b.loaded = server, map[string]bool{}
+		}
+		b.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return server, nil
 	}
-	server, err := b.start(ctx, b.opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	b.server, b.loaded = server, map[string]bool{}
-	return server, b.loaded, nil
 }
 
 func (b *AppServerBackend) markLoaded(server *codex.AppServer, thread string) {
@@ -131,7 +171,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	server, _, err := b.running(ctx)
+	server, err := b.running(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,7 +206,10 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 		b.markLoaded(server, thread)
 	}
 	remove := server.Route(thread, h)
-	defer remove()
+	defer func() {
+		remove()
+		h.close()
+	}()
 
 	sandbox, approval := appServerPolicy(t)
 	var started struct {
@@ -200,13 +243,20 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 		return fmt.Errorf("codex app-server: turn/start: %w", err)
 	}
 	turnID := started.Turn.ID
+	if turnID == "" {
+		return errors.New("codex app-server: turn/start answered without a turn id")
+	}
+	h.started(turnID)
 	log.Debug("app-server turn started", "thread", thread, "turn", turnID)
 
 	select {
 	case <-h.ended(turnID):
 		return nil
 	case <-server.Done():
-		return fmt.Errorf("codex app-server exited during the turn: %w", server.Err())
+		if err := server.Err(); err != nil {
+			return fmt.Errorf("codex app-server exited during the turn: %w", err)
+		}
+		return errors.New("codex app-server exited during the turn")
 	case <-ctx.Done():
 	}
 	// Cancelled: interrupt the turn, wait for codex to end it, then end
@@ -222,12 +272,17 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	case <-stopCtx.Done():
 		log.Warn("codex app-server did not end the interrupted turn", "turn", turnID)
 	}
-	if n, err := codex.KillTagged(server.Pid(), sessionTagEnv+"="+t.SessionID); err != nil {
-		log.Warn("cannot end the cancelled turn's commands", "err", err)
-	} else if n > 0 {
-		log.Info("ended commands of the cancelled turn", "processes", n)
-	}
+	b.killCommands(log, server.Pid(), t.SessionID)
 	return fmt.Errorf("codex turn interrupted: %w", context.Cause(ctx))
+}
+
+// killCommands ends the session's commands below root (the app-server).
+func (b *AppServerBackend) killCommands(log *slog.Logger, root int, sessionID string) {
+	if n, err := codex.KillTagged(root, sessionTagEnv+"="+sessionID); err != nil {
+		log.Warn("cannot end the turn's commands", "err", err)
+	} else if n > 0 {
+		log.Info("ended the turn's commands", "processes", n)
+	}
 }
 
 // threadParams are the thread/start (thread == "") or thread/resume
@@ -293,7 +348,12 @@ type turnHandler struct {
 	out  TurnOutput
 	log  *slog.Logger
 
+	// mu is held while a notification is delivered: once Run has closed
+	// the handler (on its way to answering the prompt) nothing more of
+	// this turn reaches the editor.
 	mu        sync.Mutex
+	closed    bool
+	turnID    string                   // once turn/start answered; others' notifications are dropped
 	completed map[string]chan struct{} // by turn id, closed by turn/completed
 }
 
@@ -309,6 +369,36 @@ func (h *turnHandler) ended(turnID string) <-chan struct{} {
 	return h.completion(turnID)
 }
 
+// started records the turn's id: notifications of other turns (a late one
+// of an interrupted turn) are not this turn's.
+func (h *turnHandler) started(turnID string) {
+	h.mu.Lock()
+	h.turnID = turnID
+	h.mu.Unlock()
+}
+
+// close waits for a notification being delivered and drops any later one.
+func (h *turnHandler) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+}
+
+// turnOf is the turn a notification names (params.turnId or
+// params.turn.id), "" when it names none.
+func turnOf(params json.RawMessage) string {
+	var p struct {
+		TurnID string `json:"turnId"`
+		Turn   struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return firstNonEmpty(p.TurnID, p.Turn.ID)
+}
+
 // completion is the turn's channel; h.mu is held.
 func (h *turnHandler) completion(turnID string) chan struct{} {
 	ch, ok := h.completed[turnID]
@@ -321,6 +411,13 @@ func (h *turnHandler) completion(turnID string) chan struct{} {
 
 // Notify implements codex.AppServerHandler.
 func (h *turnHandler) Notify(method string, params json.RawMessage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	turn := turnOf(params)
+	if h.closed || (h.turnID != "" && turn != "" && turn != h.turnID) {
+		h.log.Debug("app-server notification of another turn dropped", "method", method, "turn", turn)
+		return
+	}
 	evs, err := h.conv.Convert(method, params)
 	if err != nil {
 		h.log.Warn("unreadable app-server notification", "method", method, "err", err, "bytes", len(params))
@@ -328,21 +425,12 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 	for _, ev := range evs {
 		h.out.Event(ev)
 	}
-	if method == "turn/completed" {
-		var p struct {
-			Turn struct {
-				ID string `json:"id"`
-			} `json:"turn"`
-		}
-		if json.Unmarshal(params, &p) == nil && p.Turn.ID != "" {
-			h.mu.Lock()
-			ch := h.completion(p.Turn.ID)
-			select {
-			case <-ch:
-			default:
-				close(ch)
-			}
-			h.mu.Unlock()
+	if method == "turn/completed" && turn != "" {
+		ch := h.completion(turn)
+		select {
+		case <-ch:
+		default:
+			close(ch)
 		}
 	}
 }

@@ -138,3 +138,56 @@ func TestTurnHandlerEnded(t *testing.T) {
 	}
 	h.Notify("turn/completed", json.RawMessage(`{"threadId":"th","turn":{"id":"t1","status":"completed"}}`)) // twice: no panic
 }
+
+// countingOutput counts the events it receives.
+type countingOutput struct {
+	answeringOutput
+	events int
+}
+
+func (o *countingOutput) Event(events.Event) { o.events++ }
+
+// A handler delivers only its own turn's notifications, and nothing once
+// its turn has ended.
+func TestTurnHandlerDropsOthers(t *testing.T) {
+	out := &countingOutput{}
+	h := newTurnHandler(out, discardLogger())
+	delta := func(turn string) json.RawMessage {
+		return json.RawMessage(`{"threadId":"th","turnId":"` + turn + `","itemId":"m","delta":"x"}`)
+	}
+	h.Notify("item/agentMessage/delta", delta("t1")) // before the id is known: taken
+	h.started("t1")
+	h.Notify("item/agentMessage/delta", delta("t0")) // a late one of an earlier turn
+	h.Notify("item/agentMessage/delta", delta("t1"))
+	h.close()
+	h.Notify("item/agentMessage/delta", delta("t1"))
+	if out.events != 2 {
+		t.Errorf("events delivered = %d, want 2", out.events)
+	}
+}
+
+// A prompt cancelled while the app-server is still starting answers at
+// once; the start goes on for whoever needs it next, and Close cuts it short.
+func TestAppServerCancelDuringStart(t *testing.T) {
+	release := make(chan struct{})
+	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	b.start = func(ctx context.Context, _ codex.AppServerOptions) (*codex.AppServer, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("no app-server in this test")
+	}
+	b.Warm()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, Turn{SessionID: "s", Prompt: "hi"}, &answeringOutput{}) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want cancelled", err)
+	}
+	closed := make(chan struct{})
+	go func() { b.Close(); close(closed) }()
+	<-closed // Close ends the pending start (release never happens)
+	close(release)
+}

@@ -191,17 +191,26 @@ func configUpdate(opts []sdk.SessionConfigOption) sdk.SessionUpdate {
 	}}
 }
 
-// turnModel is the model and effort a turn asks codex for: only what the
-// user chose in the pickers (otherwise codex's own configuration decides),
-// and the context window of the model the turn will use.
+// turnModel is the model and effort a turn asks codex for: nothing until
+// the user chose in the pickers (codex's own configuration decides), then
+// what the pickers show; and the context window of the turn's model.
 func (a *Agent) turnModel(s *session) (model, effort string, window int) {
 	s.mu.Lock()
 	model, effort = s.model, s.effort
 	s.mu.Unlock()
-	if m, ok := a.sessionModel(s); ok && m.ContextWindow > 0 {
+	m, ok := a.sessionModel(s)
+	window = a.opts.ContextWindow
+	if ok && m.ContextWindow > 0 {
 		window = m.ContextWindow
-	} else {
-		window = a.opts.ContextWindow
+	}
+	if ok && (model != "" || effort != "") {
+		// Once the user chose, the effort shown is the one asked for: the
+		// app-server keeps a turn's effort for the next turns, so a model
+		// switch must not leave the old model's effort behind.
+		effort = a.sessionEffort(s, m)
+		if !slices.Contains(m.Efforts, effort) {
+			effort = firstNonEmpty(m.DefaultEffort, effort)
+		}
 	}
 	return model, effort, window
 }

@@ -41,7 +41,9 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 	log := a.log.With("session", s.id)
 	log.Info("turn started", "resume", turn.ThreadID != "", "mode", turn.Mode)
 
+	s.trMu.Lock()
 	s.translator.BeginTurn()
+	s.trMu.Unlock()
 	s.startToolCalls(ctx)
 	out := &turnOutput{a: a, s: s, ctx: ctx, log: log}
 	runErr := a.opts.Backend.Run(ctx, turn, out)
@@ -60,6 +62,11 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 	if ctx.Err() != nil {
 		log.Info("turn cancelled", "cause", context.Cause(ctx))
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	if end.Interrupted {
+		// Codex ended the turn itself: the user cancelled a question.
+		log.Info("turn interrupted by codex")
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: end.Usage.ACP()}, nil
 	}
 	if end.FailedMessage != "" {
 		log.Warn("turn failed", "message", end.FailedMessage)
@@ -89,7 +96,9 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) Turn {
 	}
 	var window int
 	t.Model, t.Effort, window = a.turnModel(s)
+	s.trMu.Lock()
 	s.translator.SetContextWindow(window)
+	s.trMu.Unlock()
 	if a.opts.Tools != nil {
 		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
 		if a.opts.Catalog != nil {

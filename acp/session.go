@@ -32,6 +32,9 @@ type session struct {
 	// overlap. translator is only used while holding it.
 	turnMu     sync.Mutex
 	translator *events.Translator
+	// trMu serialises the translator between the turn's goroutine, the
+	// backend's event delivery and command approvals.
+	trMu sync.Mutex
 
 	mu          sync.Mutex
 	mode        Mode

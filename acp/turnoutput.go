@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -19,10 +18,6 @@ type turnOutput struct {
 	s   *session
 	ctx context.Context // the turn's
 	log *slog.Logger
-
-	// mu serialises the translator (not safe for concurrent use) between
-	// Event and ApproveCommand, and keeps updates in translation order.
-	mu sync.Mutex
 }
 
 var _ TurnOutput = (*turnOutput)(nil)
@@ -32,8 +27,9 @@ func (o *turnOutput) Event(ev events.Event) {
 	if !ev.Known() {
 		o.log.Debug("codex event not translated", "type", ev.Type)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	// Held while sending, so that updates leave in translation order.
+	o.s.trMu.Lock()
+	defer o.s.trMu.Unlock()
 	for _, u := range o.s.translator.Translate(ev) {
 		o.a.sendUpdate(o.ctx, o.s.id, u)
 	}
@@ -41,8 +37,8 @@ func (o *turnOutput) Event(ev events.Event) {
 
 // endTurn closes the translator's turn; the backend has returned.
 func (o *turnOutput) endTurn() events.Outcome {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	o.s.trMu.Lock()
+	defer o.s.trMu.Unlock()
 	return o.s.translator.EndTurn()
 }
 
@@ -61,9 +57,9 @@ func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) Ap
 	if ctx.Err() != nil {
 		return ApprovalCancel
 	}
-	o.mu.Lock()
+	o.s.trMu.Lock()
 	id, ok := o.s.translator.ToolCallID(req.ItemID)
-	o.mu.Unlock()
+	o.s.trMu.Unlock()
 	if !ok {
 		// Asked before codex announced the command: the question gets a
 		// tool call of its own.
