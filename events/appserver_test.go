@@ -689,3 +689,26 @@ func TestEventKnownAppServer(t *testing.T) {
 		}
 	}
 }
+
+// A command printing a lot in small pieces costs the editor a few times its
+// output, not the square of it.
+func TestStreamedOutputIsCoalesced(t *testing.T) {
+	tr := NewTranslator(Options{})
+	tr.Translate(Event{Type: TypeItemStarted, Item: &Item{ID: "c", Type: ItemCommandExecution, Command: "yes", Status: "in_progress"}})
+	line := strings.Repeat("y", 59) + "\n"
+	var updates, bytes int
+	for range 2200 { // 132 kB in 60-byte pieces
+		for _, u := range tr.Translate(Event{Type: TypeItemDelta, Delta: &Delta{ItemID: "c", Kind: DeltaOutput, Text: line}}) {
+			updates++
+			b, err := json.Marshal(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bytes += len(b)
+		}
+	}
+	if updates == 0 || updates > 40 || bytes > 8*DefaultMaxOutputBytes {
+		t.Errorf("%d updates, %d bytes for 132 kB of output", updates, bytes)
+	}
+	t.Logf("%d updates, %d bytes", updates, bytes)
+}

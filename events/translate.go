@@ -126,6 +126,7 @@ type toolCall struct {
 	// Options.MaxOutputBytes; then capped, and no more delta updates.
 	out    string
 	capped bool
+	shown  int // bytes of out in the last update sent
 }
 
 // toolState is everything a tool_call can say about a codex item.
@@ -305,6 +306,10 @@ func chunkUpdate(kind chunkKind, text string) acp.SessionUpdate {
 	return acp.UpdateAgentMessageText(text)
 }
 
+// outputStep is the least growth of a running command's output that is
+// worth another update.
+const outputStep = 512
+
 // streamOutput shows a running command's output as it grows, in the
 // tool call's content (fenced, as the final output). Once the output passes
 // MaxOutputBytes, one last update shows its head and tail and later pieces
@@ -322,6 +327,15 @@ func (t *Translator) streamOutput(id, text string) []acp.SessionUpdate {
 		c.out, c.capped = "", true
 	} else {
 		c.out = out
+		// Each update carries the whole output so far (ACP replaces
+		// content): sending one per piece would cost the square of the
+		// output. Updates wait until it grew by a quarter (at least
+		// outputStep bytes), so a command's updates total a few times its
+		// output at most.
+		if c.shown > 0 && len(out)-c.shown < max(outputStep, c.shown/4) {
+			return nil
+		}
+		c.shown = len(out)
 	}
 	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
 	c.sent.content = content
