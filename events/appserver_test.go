@@ -523,21 +523,19 @@ func TestTranslateOutputDeltas(t *testing.T) {
 		"item/commandExecution/outputDelta", outDelta("c1", "two"),
 		"item/commandExecution/outputDelta", outDelta("nope", "unknown item\n"),
 	)
-	if len(us) != 3 || us[0].ToolCall == nil {
+	// The second piece is too small for an update of its own (coalesced).
+	if len(us) != 2 || us[0].ToolCall == nil {
 		t.Fatalf("updates %+v", us)
 	}
 	if got := contentText(t, us[1]); got != "```\none\n```" {
 		t.Errorf("first delta: %q", got)
 	}
-	if got := contentText(t, us[2]); got != "```\none\ntwo\n```" {
-		t.Errorf("second delta: %q", got)
+	if us[1].ToolCallUpdate.Status != nil || us[1].ToolCallUpdate.RawOutput != nil {
+		t.Errorf("a delta update sends only content: %+v", us[1].ToolCallUpdate)
 	}
-	if us[2].ToolCallUpdate.Status != nil || us[2].ToolCallUpdate.RawOutput != nil {
-		t.Errorf("a delta update sends only content: %+v", us[2].ToolCallUpdate)
-	}
-	// The final output equal to the streamed one is not sent again.
+	// The completion brings the whole output.
 	us = translateAll(t, c, tr, "item/completed", cmdItem("c1", "completed", `"one\ntwo"`, "0"))
-	if len(us) != 1 || us[0].ToolCallUpdate == nil || us[0].ToolCallUpdate.Content != nil ||
+	if len(us) != 1 || us[0].ToolCallUpdate == nil || contentText(t, us[0]) != "```\none\ntwo\n```" ||
 		us[0].ToolCallUpdate.Status == nil || *us[0].ToolCallUpdate.Status != acp.ToolCallStatusCompleted {
 		t.Errorf("completion: %+v", us)
 	}
@@ -563,14 +561,14 @@ func TestTranslateOutputDeltaCap(t *testing.T) {
 		"item/commandExecution/outputDelta", outDelta("c1", "more"),
 		"item/commandExecution/outputDelta", outDelta("c1", "and more"),
 	)
-	if len(us) != 4 {
-		t.Fatalf("%d updates, want the tool call and 3 deltas (none after the cap): %+v", len(us), us)
+	if len(us) != 3 {
+		t.Fatalf("%d updates, want the tool call, the first piece and the cap (none after it): %+v", len(us), us)
 	}
-	if got := contentText(t, us[2]); got != "```\n0123456789abcdefghij\n```" {
-		t.Errorf("at the cap: %q", got)
+	if got := contentText(t, us[1]); got != "```\n0123456789\n```" {
+		t.Errorf("first piece: %q", got)
 	}
 	want := "```\n" + limitText("0123456789abcdefghijKLMNOPQRST", 20) + "\n```"
-	if got := contentText(t, us[3]); got != want {
+	if got := contentText(t, us[2]); got != want {
 		t.Errorf("past the cap: %q, want %q", got, want)
 	}
 	// The completed item brings the final (limited) output.
