@@ -31,3 +31,8 @@ record-corpus:
     CODEXACP_E2E=1 CODEXACP_RECORD_CORPUS=1 go test -count=1 ./e2e/
     go test -count=1 ./events/ -run TestCorpusGolden -update
     go test -count=1 ./e2e/replay/ ./events/
+
+# the npm packages (launcher + one per platform with its binary) in packaging/npm/out, packed; nothing is published.
+# Platforms that do not compile are skipped and listed; e.g. `just npm-pack -v 1.2.3 --strict` for a release
+npm-pack *args:
+    ./packaging/npm/build.sh --pack {{args}}

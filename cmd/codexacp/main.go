@@ -22,8 +22,9 @@ import (
 	"github.com/codexacp/codexacp/record"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is stamped at build time with -ldflags "-X main.version=1.2.3";
+// unstamped builds take it from their build info (version.go).
+var version string
 
 func main() {
 	// Logs go through a queue: an editor that does not read our stderr
