@@ -253,6 +253,13 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	case <-h.ended(turnID):
 		return nil
 	case <-server.Done():
+		// Its commands were reparented away from it: find them by their tag
+		// (the session's random id) wherever they are.
+		if n, err := codex.KillTaggedAnywhere(sessionTagEnv + "=" + t.SessionID); err != nil {
+			log.Warn("cannot end the turn's commands", "err", err)
+		} else if n > 0 {
+			log.Info("ended the commands of the dead app-server's turn", "processes", n)
+		}
 		if err := server.Err(); err != nil {
 			return fmt.Errorf("codex app-server exited during the turn: %w", err)
 		}

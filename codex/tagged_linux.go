@@ -28,6 +28,19 @@ func KillTagged(root int, kv string) (int, error) {
 	return killBelow(root, func(pid int) bool { return hasEnv(pid, tag) }), nil
 }
 
+// KillTaggedAnywhere is KillTagged over every process this user can see:
+// for the commands of an app-server that died, which were reparented away
+// from it. kv must be unique to the processes it is meant for (a session's
+// random id); it returns how many tagged processes it signalled.
+func KillTaggedAnywhere(kv string) (int, error) {
+	if !strings.Contains(kv, "=") || strings.HasPrefix(kv, "=") {
+		return 0, fmt.Errorf("codex: KillTaggedAnywhere(%q): invalid argument", kv)
+	}
+	tag := []byte(kv)
+	self := os.Getpid()
+	return killBelow(1, func(pid int) bool { return pid != self && hasEnv(pid, tag) }), nil
+}
+
 // procInfo is what /proc/PID/stat tells of a process.
 type procInfo struct {
 	pid, ppid, pgid int

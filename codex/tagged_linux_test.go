@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestKillTagged(t *testing.T) {
@@ -108,5 +109,44 @@ func TestKillTaggedArguments(t *testing.T) {
 				t.Errorf("KillTagged(%d, %q) = %d, %v; want an error", tt.root, tt.kv, n, err)
 			}
 		})
+	}
+}
+
+// KillTaggedAnywhere finds tagged processes wherever they were reparented.
+func TestKillTaggedAnywhere(t *testing.T) {
+	tag := fmt.Sprintf("CODEXACP_TEST_TAG=%d-%d", os.Getpid(), time.Now().UnixNano())
+	start := func(env string) *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), env)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	tagged, other := start(tag), start(tag+"-other")
+	for _, c := range []struct {
+		pid int
+		kv  string
+	}{{tagged.Process.Pid, tag}, {other.Process.Pid, tag + "-other"}} {
+		for i := 0; !hasEnv(c.pid, []byte(c.kv)); i++ { // until it has exec'd
+			if i == 500 {
+				t.Fatalf("%d never got its environment", c.pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if n, err := KillTaggedAnywhere(tag); err != nil || n != 1 {
+		t.Errorf("KillTaggedAnywhere = %d, %v; want 1", n, err)
+	}
+	if err := tagged.Wait(); err == nil {
+		t.Error("the tagged process was not killed")
+	}
+	if !alive(other.Process.Pid) {
+		t.Error("a process with another tag was killed")
+	}
+	if _, err := KillTaggedAnywhere("TAG"); err == nil {
+		t.Error("a tag without a value was accepted")
 	}
 }

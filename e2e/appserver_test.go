@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -250,5 +251,46 @@ func TestAppServerAllowAlwaysAsksOnce(t *testing.T) {
 	}
 	if n := asked.Load(); n != 1 {
 		t.Errorf("asked %d times, want 1", n)
+	}
+}
+
+// An app-server that dies mid-command takes the command with it: its
+// commands, reparented away from it, are found by the session's tag.
+func TestAppServerCrashMidCommandLeavesNoProcesses(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true, mode: "full-access"})
+	const marker = "66.4321"
+	e.mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("call_sleep", "sleep "+marker+"; echo done")))
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.prompt("sleep")
+		done <- err
+	}()
+	if !eventually(30*time.Second, func() bool { return len(processesMatching("sleep "+marker)) > 0 }) {
+		t.Fatal("the command never started")
+	}
+	var server int
+	for _, p := range e.codexProcesses() {
+		if pid, cmdline, ok := strings.Cut(p, ": "); ok && strings.Contains(cmdline, " app-server") {
+			server, _ = strconv.Atoi(pid)
+		}
+	}
+	if server == 0 {
+		t.Fatalf("no app-server among %v", e.codexProcesses())
+	}
+	if p, err := os.FindProcess(server); err != nil {
+		t.Fatal(err)
+	} else if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the prompt succeeded although codex died")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the prompt did not answer after the app-server died")
+	}
+	if !eventually(3*time.Second, func() bool { return len(processesMatching("sleep "+marker)) == 0 }) {
+		t.Errorf("the command outlived its app-server: %v", processesMatching("sleep "+marker))
 	}
 }
