@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -416,23 +415,6 @@ func TestHunkContentsKeepsHeaderLikeLines(t *testing.T) {
 	created.Diff = fsops.UnifiedDiff(created.Path, nil, created.New)
 	if c := diffContent(created); len(c) != 1 || c[0].Diff.OldText != nil {
 		t.Errorf("large created file: %d contents, oldText %v; want one whole-file diff without oldText", len(c), c[0].Diff.OldText)
-	}
-}
-
-func TestEditorReadRefusesNonRegularFiles(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
-	fifo := filepath.Join(th.cwd, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{fifo, "/dev/stdin", "/dev/zero"} {
-		res := th.call(t, "read_text_file", map[string]any{"path": p})
-		if code, msg := errorCode(res); code != fsops.CodeNotRegular {
-			t.Errorf("%s: code %d (%s), want %d", p, code, msg, fsops.CodeNotRegular)
-		}
-	}
-	if n := len(th.editor.Calls()); n != 0 {
-		t.Errorf("the editor was asked to read special files %d times", n)
 	}
 }
 

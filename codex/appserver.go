@@ -377,7 +377,7 @@ func (c *AppServer) kill() {
 		return
 	}
 	// Stopped, it starts nothing new while its descendants are found.
-	syscall.Kill(c.pid, syscall.SIGSTOP)
+	freeze(c.pid)
 	killBelow(c.pid, nil)
 	c.p.killGroup()
 }
@@ -435,8 +435,8 @@ func (c *AppServer) finish() {
 	attrs := []any{"pid", c.pid, "elapsed", time.Since(c.start)}
 	if state != nil {
 		attrs = append(attrs, "status", state.String())
-		if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
-			attrs = append(attrs, "maxrss_kib", ru.Maxrss)
+		if kib, ok := peakRSSKiB(state); ok {
+			attrs = append(attrs, "maxrss_kib", kib)
 		}
 	}
 	c.log.Debug("codex app-server exited", attrs...)

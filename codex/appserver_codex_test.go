@@ -231,7 +231,9 @@ func TestAppServerRealSIGTERM(t *testing.T) {
 	mock.Enqueue(mockapi.Reply(mockapi.ExecCommand("c1", `sh -c 'trap "" TERM INT HUP; sleep 30 & wait'`)))
 	startTurn(t, c, thread, "go")
 	waitFor(t, func() bool { return len(tagged(c.Pid(), tag)) >= 2 }, "the command and its child")
-	syscall.Kill(c.Pid(), syscall.SIGTERM)
+	if p, err := os.FindProcess(c.Pid()); err == nil {
+		p.Signal(syscall.SIGTERM)
+	}
 	select {
 	case <-c.Done():
 	case <-time.After(10 * time.Second):

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -212,7 +211,7 @@ func (f *fake) handle(line []byte) (code int, exit bool) {
 		for _, own := range []bool{false, true} {
 			cmd := exec.Command("sleep", "60")
 			cmd.Env = append(os.Environ(), "CODEXACP_TAG="+p.Tag)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: own}
+			cmd.SysProcAttr = groupAttr(own)
 			if err := cmd.Start(); err != nil {
 				f.write(map[string]any{"id": m.ID, "error": map[string]any{"code": 1, "message": err.Error()}})
 				return 0, false

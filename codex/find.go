@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Find returns the codex executable to run: explicit (a path, or a name looked
@@ -35,12 +36,8 @@ func Find(explicit string) (string, error) {
 // nativeBehindShim returns the native binary of the npm install that the
 // node shim at path belongs to.
 func nativeBehindShim(path string) (string, bool) {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil || filepath.Base(real) != "codex.js" {
-		return "", false
-	}
-	pkg := filepath.Dir(filepath.Dir(real)) // .../@openai/codex
-	if filepath.Base(pkg) != "codex" || filepath.Base(filepath.Dir(pkg)) != "@openai" {
+	pkg, ok := shimPackage(path)
+	if !ok {
 		return "", false
 	}
 	// The platform package is nested under the main package, or hoisted next
@@ -52,22 +49,49 @@ func nativeBehindShim(path string) (string, bool) {
 		return p, true
 	}
 	if triple, _, ok := npmPlatform(); ok {
-		if p := filepath.Join(pkg, "vendor", triple, "bin", "codex"); isExecutable(p) {
+		if p := filepath.Join(pkg, "vendor", triple, "bin", nativeName()); isExecutable(p) {
 			return p, true
 		}
 	}
 	return "", false
 }
 
+// shimPackage returns the @openai/codex package directory whose node shim
+// (bin/codex.js) path runs: path leads to codex.js through symlinks (npm's
+// bin directory on Unix), or it is one of the wrappers npm writes instead of
+// a symlink on Windows (codex.cmd, codex.ps1), which sit next to
+// node_modules in npm's global prefix, or in node_modules/.bin.
+func shimPackage(path string) (string, bool) {
+	if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Base(real) == "codex.js" {
+		pkg := filepath.Dir(filepath.Dir(real)) // .../@openai/codex
+		return pkg, filepath.Base(pkg) == "codex" && filepath.Base(filepath.Dir(pkg)) == "@openai"
+	}
+	switch strings.ToLower(filepath.Base(path)) {
+	case "codex.cmd", "codex.ps1":
+	default:
+		return "", false
+	}
+	modules := filepath.Join(filepath.Dir(path), "node_modules")
+	if filepath.Base(filepath.Dir(path)) == ".bin" {
+		modules = filepath.Dir(filepath.Dir(path))
+	}
+	pkg := filepath.Join(modules, "@openai", "codex")
+	if fi, err := os.Stat(filepath.Join(pkg, "bin", "codex.js")); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return pkg, true
+}
+
 // NativeBinary returns the native codex binary that @openai/codex installs
 // for this platform under the node_modules directory nodeModules, as in
-// node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex.
+// node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
+// (…/codex-win32-x64/vendor/x86_64-pc-windows-msvc/bin/codex.exe on Windows).
 func NativeBinary(nodeModules string) (string, bool) {
 	triple, pkg, ok := npmPlatform()
 	if !ok {
 		return "", false
 	}
-	p := filepath.Join(nodeModules, "@openai", pkg, "vendor", triple, "bin", "codex")
+	p := filepath.Join(nodeModules, "@openai", pkg, "vendor", triple, "bin", nativeName())
 	if !isExecutable(p) {
 		return "", false
 	}
@@ -86,11 +110,29 @@ func npmPlatform() (triple, pkg string, ok bool) {
 		return "x86_64-apple-darwin", "codex-darwin-x64", true
 	case "darwin/arm64":
 		return "aarch64-apple-darwin", "codex-darwin-arm64", true
+	case "windows/amd64":
+		return "x86_64-pc-windows-msvc", "codex-win32-x64", true
+	case "windows/arm64":
+		return "aarch64-pc-windows-msvc", "codex-win32-arm64", true
 	}
 	return "", "", false
 }
 
+// nativeName is the file name of the native binary: codex, codex.exe on
+// Windows.
+func nativeName() string {
+	if runtime.GOOS == "windows" {
+		return "codex.exe"
+	}
+	return "codex"
+}
+
+// isExecutable reports whether path is a regular file that may be run:
+// with an execute bit, or on Windows (which has none) at all.
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	return runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0
 }

@@ -48,6 +48,23 @@ func npmInstall(t *testing.T, prefix string, nested, withNative bool) string {
 	return native
 }
 
+// npmWindowsInstall lays out an npm install of @openai/codex as npm does on
+// Windows: prefix/codex.cmd beside prefix/<modules>/@openai/codex, the
+// platform package nested. It returns the native binary's path.
+func npmWindowsInstall(t *testing.T, prefix, modules string) string {
+	t.Helper()
+	triple, platformPkg, ok := npmPlatform()
+	if !ok {
+		t.Skip("no npm codex package for this platform")
+	}
+	pkg := filepath.Join(prefix, modules, "@openai", "codex")
+	writeExecutable(t, filepath.Join(pkg, "bin", "codex.js"))
+	writeExecutable(t, filepath.Join(prefix, "codex.cmd"))
+	native := filepath.Join(pkg, "node_modules", "@openai", platformPkg, "vendor", triple, "bin", nativeName())
+	writeExecutable(t, native)
+	return native
+}
+
 func TestFind(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -97,6 +114,32 @@ func TestFind(t *testing.T) {
 			setup: func(t *testing.T, dir string) (string, string, string) {
 				npmInstall(t, dir, false, false)
 				return "", filepath.Join(dir, "bin"), filepath.Join(dir, "bin", "codex")
+			},
+		},
+		{
+			// npm on Windows writes codex.cmd (and codex.ps1) next to
+			// node_modules instead of a symlink to codex.js.
+			name: "Windows npm wrapper gives the native binary",
+			setup: func(t *testing.T, dir string) (string, string, string) {
+				native := npmWindowsInstall(t, filepath.Join(dir, "npm"), "node_modules")
+				return filepath.Join(dir, "npm", "codex.cmd"), "", native
+			},
+		},
+		{
+			name: "Windows npm wrapper in node_modules/.bin",
+			setup: func(t *testing.T, dir string) (string, string, string) {
+				native := npmWindowsInstall(t, dir, "node_modules")
+				wrapper := filepath.Join(dir, "node_modules", ".bin", "codex.ps1")
+				writeExecutable(t, wrapper)
+				return wrapper, "", native
+			},
+		},
+		{
+			name: "a codex.cmd without an npm install is kept",
+			setup: func(t *testing.T, dir string) (string, string, string) {
+				p := filepath.Join(dir, "codex.cmd")
+				writeExecutable(t, p)
+				return p, "", p
 			},
 		},
 		{

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build unix && !linux
 
 package codex
 
@@ -6,7 +6,7 @@ import "syscall"
 
 // procAttr puts codex in its own process group, so that a cancel can kill
 // everything it started. Only Linux has a parent-death signal: elsewhere
-// codex outlives an agent that dies without cleaning up.
+// the watchdog sends deathSig to codex when the agent dies (startWatchdog).
 func procAttr(deathSig syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -87,21 +87,6 @@ func (e *ExitError) Error() string {
 	return msg + ": " + e.Stderr
 }
 
-// crashSignals are those a process gets for its own fault; its stderr (a
-// Rust panic before an abort, say) may tell why.
-var crashSignals = map[syscall.Signal]bool{
-	syscall.SIGABRT: true, syscall.SIGBUS: true, syscall.SIGFPE: true, syscall.SIGILL: true,
-	syscall.SIGSEGV: true, syscall.SIGSYS: true, syscall.SIGTRAP: true,
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGABRT: "SIGABRT", syscall.SIGALRM: "SIGALRM", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
-	syscall.SIGHUP: "SIGHUP", syscall.SIGILL: "SIGILL", syscall.SIGINT: "SIGINT", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGQUIT: "SIGQUIT", syscall.SIGSEGV: "SIGSEGV", syscall.SIGSYS: "SIGSYS",
-	syscall.SIGTERM: "SIGTERM", syscall.SIGTRAP: "SIGTRAP", syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ",
-}
-
 // signalName is the conventional name of sig (SIGKILL), else its number.
 func signalName(sig syscall.Signal) string {
 	if name, ok := signalNames[sig]; ok {
@@ -220,7 +205,8 @@ func (r *Runner) logger() *slog.Logger {
 //
 // Run returns nil when codex exits with status 0 and an *ExitError for any
 // other status. When ctx ends first, codex gets SIGINT and, if it has not
-// exited after the grace period, its process group gets SIGKILL; whatever
+// exited after the grace period, its process group gets SIGKILL (on Windows,
+// which has no SIGINT, codex's job object is terminated at once); whatever
 // codex printed is still passed to onLine, and the error satisfies
 // errors.Is(err, context.Canceled) (or DeadlineExceeded) and wraps
 // context.Cause(ctx). Run returns only after the process has been waited for
@@ -298,8 +284,8 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 		return fmt.Errorf("codex: wait: %w", p.waitErr)
 	}
 	attrs := []any{"pid", pid, "status", state.String(), "elapsed", elapsed}
-	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
-		attrs = append(attrs, "maxrss_kib", ru.Maxrss) // KiB on Linux
+	if kib, ok := peakRSSKiB(state); ok {
+		attrs = append(attrs, "maxrss_kib", kib)
 	}
 	log.Debug("codex exited", attrs...)
 	if state.Success() {
@@ -331,7 +317,7 @@ func spawn(cmd *exec.Cmd, deathSig syscall.Signal, wg *sync.WaitGroup, log *slog
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes[0].r, pipes[1].w, pipes[2].w
 	cmd.SysProcAttr = procAttr(deathSig)
-	p := &process{cmd: cmd, stdin: pipes[0].w, stdout: pipes[1].r, stderr: pipes[2].r, exited: make(chan struct{})}
+	p := &process{cmd: cmd, deathSig: deathSig, stdin: pipes[0].w, stdout: pipes[1].r, stderr: pipes[2].r, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	wg.Add(1)
 	go func() { defer wg.Done(); p.startAndWait(started, log) }()
@@ -370,7 +356,9 @@ func logArgs(args []string) []string {
 // process is the state one Run shares with the goroutines it starts.
 type process struct {
 	cmd                   *exec.Cmd
-	stdin, stdout, stderr *os.File // our ends of the pipes
+	deathSig              syscall.Signal // what codex gets when the agent dies (procAttr, watchdog)
+	watchdog              *watchdog      // set before spawn returns; nil when none started
+	stdin, stdout, stderr *os.File       // our ends of the pipes
 
 	exited    chan struct{} // closed once cmd.Wait returned
 	hasExited atomic.Bool
@@ -390,11 +378,12 @@ func (p *process) startAndWait(started chan<- error, log *slog.Logger) {
 		started <- err
 		return
 	}
-	// Before codex can be reaped: the watchdog joins its process group.
-	w := startWatchdog(p.cmd.Process.Pid, log)
+	// Before codex can be reaped: the watchdog joins its process group
+	// (Unix) or puts it in a job object (Windows).
+	p.watchdog = startWatchdog(p.cmd.Process.Pid, p.deathSig, log)
 	started <- nil
 	p.wait()
-	w.stop()
+	p.watchdog.stop()
 }
 
 // wait reaps codex and starts the drain countdown of its pipes.
@@ -418,11 +407,11 @@ func (p *process) superviseCancel(ctx context.Context, grace time.Duration, log 
 		return
 	case <-ctx.Done():
 	}
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := p.interrupt(); err != nil {
 		if errors.Is(err, os.ErrProcessDone) {
 			return // it finished on its own; report that
 		}
-		log.Debug("codex: SIGINT failed", "err", err)
+		log.Debug("codex: interrupt failed", "err", err)
 	}
 	p.cancelled.Store(true)
 	timer := time.NewTimer(grace)
@@ -435,12 +424,6 @@ func (p *process) superviseCancel(ctx context.Context, grace time.Duration, log 
 		p.killGroup()
 		<-p.exited
 	}
-}
-
-func (p *process) killGroup() {
-	// The group id is codex's pid (Setpgid); it stays reserved while any
-	// member lives, so this cannot hit an unrelated group.
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }
 
 // drainReader reads one of codex's output pipes. Once codex has exited, each

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -389,7 +388,7 @@ exit 0
 		fmt.Sscanf(string(line), `{"child":%d}`, &child)
 	})
 	if child != 0 {
-		defer syscall.Kill(child, syscall.SIGKILL)
+		defer killPid(child)
 	}
 	if err != nil {
 		t.Fatalf("Run = %v", err)
@@ -480,7 +479,7 @@ func waitGone(t *testing.T, pid int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	syscall.Kill(pid, syscall.SIGKILL)
+	killPid(pid)
 	t.Errorf("process %d still runs", pid)
 }
 

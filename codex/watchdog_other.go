@@ -1,13 +1,7 @@
-//go:build !linux
+//go:build unix && !linux
 
 package codex
 
-import "log/slog"
-
-// watchdog does nothing outside Linux: without a parent-death signal there
-// is nothing to back up.
-type watchdog struct{}
-
-func startWatchdog(pid int, log *slog.Logger) *watchdog { return nil }
-
-func (w *watchdog) stop() {}
+// watchdogScript sends codex its parent-death signal itself: only Linux has
+// one in the kernel (see watchdogSignalScript).
+const watchdogScript = watchdogSignalScript

@@ -3,9 +3,9 @@ package e2e_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -314,7 +314,9 @@ func testCodexCrashMidTurn(t *testing.T, backend string) {
 	if codexPID == 0 {
 		t.Fatalf("codex process not found: %v", e.codexProcesses())
 	}
-	if err := syscall.Kill(codexPID, syscall.SIGKILL); err != nil {
+	if p, err := os.FindProcess(codexPID); err != nil {
+		t.Fatal(err)
+	} else if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	var r result

@@ -157,7 +157,7 @@ func (l *LocalFiles) Stat(ctx context.Context, path string) (FileInfo, error) {
 	switch {
 	case err == nil:
 		return FileInfo{Exists: true, IsDir: fi.IsDir()}, nil
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
 		return FileInfo{}, nil
 	}
 	return FileInfo{}, mapOSError(path, opStat, 0, err)
@@ -341,7 +341,7 @@ func writeSynced(f tempFile, data []byte, mode fs.FileMode) error {
 		err = f.Sync()
 	}
 	if err == nil {
-		err = f.Chmod(mode)
+		err = setMode(f, mode)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -363,20 +363,20 @@ const (
 // mapOSError gives an OS error its tool code and the seed's message.
 func mapOSError(path string, op osOp, size int, err error) error {
 	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+	case isDiskFull(err):
 		return DiskFullError(path, size, err)
-	case errors.Is(err, syscall.EROFS):
+	case isReadOnlyFS(err):
 		return ReadOnlyError(path, err)
-	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+	case errors.Is(err, fs.ErrPermission): // EACCES, EPERM; ERROR_ACCESS_DENIED
 		return PermissionError(path, err)
 	case errors.Is(err, syscall.EISDIR):
 		return IsDirectoryError(path, err)
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
 		if op == opRead || op == opStat {
 			return NotFoundError(path, err)
 		}
 		return ParentNotFoundError(filepath.Dir(path), err)
-	case errors.Is(err, syscall.ENAMETOOLONG):
+	case isNameTooLong(err):
 		return invalidParams("File name too long: "+path,
 			"A component of the path is longer than the file system allows (usually 255 bytes); choose a shorter name.")
 	}

@@ -187,19 +187,7 @@ func TestLocalFilesRealErrors(t *testing.T) {
 		t.Errorf("Stat(dir) = %+v, %v", info, err)
 	}
 
-	// A FIFO would block a read forever and a device may never end: refused
-	// without opening them.
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{fifo, "/dev/zero"} {
-		_, err = l.ReadFile(ctx, p)
-		wantToolError(t, err, CodeNotRegular, p+" is not a regular file")
-	}
-	if err := os.Remove(fifo); err != nil {
-		t.Fatal(err)
-	}
+	testNotRegular(t, l, dir) // a FIFO, a device: Unix only
 
 	err = l.WriteFile(ctx, filepath.Join(dir, "no", "f"), []byte("x"))
 	wantToolError(t, err, CodeNotFound, "Parent directory not found: "+filepath.Join(dir, "no"))

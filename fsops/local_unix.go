@@ -4,6 +4,7 @@ package fsops
 
 import (
 	"errors"
+	"io/fs"
 	"syscall"
 )
 
@@ -15,3 +16,17 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// setMode gives the temporary file the permission bits of the file it
+// replaces.
+func setMode(f tempFile, mode fs.FileMode) error { return f.Chmod(mode) }
+
+// The OS errors mapOSError names.
+
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+func isReadOnlyFS(err error) bool  { return errors.Is(err, syscall.EROFS) }
+func isNotDir(err error) bool      { return errors.Is(err, syscall.ENOTDIR) }
+func isNameTooLong(err error) bool { return errors.Is(err, syscall.ENAMETOOLONG) }

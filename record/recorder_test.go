@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/iotest"
 
@@ -495,9 +494,7 @@ func TestFileContentsOnlyInsideWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	var buf bytes.Buffer
 	r := New(&buf)
 	r.Start("codexacp test", 0)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -119,9 +120,13 @@ Flags (environment variables in brackets):
 	return o, nil
 }
 
-// defaultStateDir is $XDG_STATE_HOME/codexacp, else ~/.local/state/codexacp.
+// defaultStateDir is $XDG_STATE_HOME/codexacp, else ~/.local/state/codexacp
+// (on Windows %LocalAppData%\codexacp; see docs/platforms.md).
 func defaultStateDir() string {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "codexacp")
+	}
+	if d := os.Getenv("LocalAppData"); runtime.GOOS == "windows" && d != "" {
 		return filepath.Join(d, "codexacp")
 	}
 	if home, err := os.UserHomeDir(); err == nil {
