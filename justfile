@@ -16,6 +16,11 @@ e2e-install:
 bench-turn:
     go test -run '^$' -bench TurnVsRawCodex -benchtime=20x ./e2e/
 
+# codexacp (both backends) beside raw codex exec, Zed's codex-acp and the TS codex-acp on the same scripted
+# turns (needs `just e2e-install`; installs the peers into ~/.cache/codexacp-bench, never CI); e.g. `just bench-side -n 3 -json out.json`
+bench-side *args:
+    ./e2e/sidebyside/run.sh {{args}}
+
 # one edit tool call end to end (MCP over HTTP + editor round trip)
 bench-edit:
     go test -run '^$' -bench EditToolCallEndToEnd -benchtime=200x ./acp/

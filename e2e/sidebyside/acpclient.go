@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// editor is the ACP client side: it advertises fs like Zed, answers fs
+// requests from the disk (writes go to the disk at once, so every candidate's
+// edit is checked the same way), allows each permission request once, has no
+// terminals, and timestamps every line the agent writes as it arrives.
+type editor struct {
+	conn *sdk.ClientSideConnection
+
+	mu          sync.Mutex
+	mark        time.Time // start of the current turn
+	firstChunk  time.Time // first agent_message_chunk after mark
+	chunks      int       // agent_message_chunk updates since mark
+	texts       []string  // their texts
+	kinds       map[string]int
+	permissions int
+	fsCalls     int
+	lines       int
+}
+
+func connectEditor(agentIn io.Writer, agentOut io.Reader) *editor {
+	e := &editor{kinds: map[string]int{}}
+	pr, pw := io.Pipe()
+	go e.tee(agentOut, pw)
+	e.conn = sdk.NewClientSideConnection(e, agentIn, pr)
+	e.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return e
+}
+
+// tee notes the arrival time of each line before the SDK sees it.
+func (e *editor) tee(from io.Reader, to *io.PipeWriter) {
+	r := bufio.NewReaderSize(from, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			now := time.Now()
+			e.note(line, now)
+			if _, werr := to.Write(line); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			to.CloseWithError(err)
+			return
+		}
+	}
+}
+
+func (e *editor) note(line []byte, at time.Time) {
+	if !bytes.Contains(line, []byte(`"session/update"`)) {
+		e.mu.Lock()
+		e.lines++
+		e.mu.Unlock()
+		return
+	}
+	var msg struct {
+		Params struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+				Content       struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(line, &msg)
+	kind := msg.Params.Update.SessionUpdate
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lines++
+	e.kinds[kind]++
+	if kind == "agent_message_chunk" {
+		e.chunks++
+		e.texts = append(e.texts, msg.Params.Update.Content.Text)
+		if e.firstChunk.IsZero() {
+			e.firstChunk = at
+		}
+	}
+}
+
+// startTurn resets the per-turn observations and returns the turn's start.
+func (e *editor) startTurn() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mark = time.Now()
+	e.firstChunk = time.Time{}
+	e.chunks = 0
+	e.texts = nil
+	e.kinds = map[string]int{}
+	return e.mark
+}
+
+// turnObservations returns the first chunk's time (zero if none), the number
+// of message chunks, their texts and the update kinds seen since startTurn.
+func (e *editor) turnObservations() (first time.Time, chunks int, texts []string, kinds map[string]int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := make(map[string]int, len(e.kinds))
+	for n, c := range e.kinds {
+		k[n] = c
+	}
+	return e.firstChunk, e.chunks, append([]string(nil), e.texts...), k
+}
+
+func (e *editor) initialize(ctx context.Context) (sdk.InitializeResponse, error) {
+	return e.conn.Initialize(ctx, sdk.InitializeRequest{
+		ProtocolVersion:    sdk.ProtocolVersionNumber,
+		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+		ClientInfo:         &sdk.Implementation{Name: "sidebyside", Version: "1"},
+	})
+}
+
+// SessionUpdate implements sdk.Client; updates are observed in tee.
+func (e *editor) SessionUpdate(context.Context, sdk.SessionNotification) error { return nil }
+
+// ReadTextFile implements sdk.Client from the disk.
+func (e *editor) ReadTextFile(_ context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	e.count(&e.fsCalls)
+	b, err := os.ReadFile(req.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return sdk.ReadTextFileResponse{}, &sdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"uri": req.Path}}
+	}
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return sdk.ReadTextFileResponse{Content: sliceLines(string(b), req.Line, req.Limit)}, nil
+}
+
+// WriteTextFile implements sdk.Client: written to the disk at once.
+func (e *editor) WriteTextFile(_ context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	e.count(&e.fsCalls)
+	if err := os.WriteFile(req.Path, []byte(req.Content), 0o644); err != nil {
+		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+// RequestPermission implements sdk.Client: the agent's allow-once option
+// (each adapter names its options differently), else its first allow option.
+func (e *editor) RequestPermission(_ context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	e.count(&e.permissions)
+	pick := ""
+	for _, kind := range []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways} {
+		for _, o := range req.Options {
+			if o.Kind == kind && pick == "" {
+				pick = string(o.OptionId)
+			}
+		}
+	}
+	if pick == "" && len(req.Options) > 0 {
+		pick = string(req.Options[0].OptionId)
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
+		Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(pick), Outcome: "selected"},
+	}}, nil
+}
+
+// requestCounts returns the permission and fs requests answered so far.
+func (e *editor) requestCounts() (permissions, fs int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.permissions, e.fsCalls
+}
+
+func (e *editor) count(n *int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	*n++
+}
+
+// CreateTerminal implements sdk.Client; this editor has no terminals.
+func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+}
+
+// KillTerminal implements sdk.Client.
+func (e *editor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+}
+
+// TerminalOutput implements sdk.Client.
+func (e *editor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+}
+
+// ReleaseTerminal implements sdk.Client.
+func (e *editor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+}
+
+// WaitForTerminalExit implements sdk.Client.
+func (e *editor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+}
+
+// sliceLines applies ACP's optional 1-based line and limit to content.
+func sliceLines(content string, line, limit *int) string {
+	if line == nil && limit == nil {
+		return content
+	}
+	lines := bytes.SplitAfter([]byte(content), []byte("\n"))
+	start := 0
+	if line != nil && *line > 1 {
+		start = min(*line-1, len(lines))
+	}
+	end := len(lines)
+	if limit != nil && start+*limit < end {
+		end = start + *limit
+	}
+	return string(bytes.Join(lines[start:end], nil))
+}

@@ -1,0 +1,267 @@
+// Command sidebyside puts codexacp beside raw `codex exec` and the two peer
+// ACP adapters for Codex — Zed's codex-acp (Rust, codex embedded) and
+// @agentclientprotocol/codex-acp (TypeScript, on `codex app-server`) — in one
+// run, on the same scripted turns of the mock Responses API (e2e/mockapi) on
+// loopback, and prints a markdown table of medians and ratios.
+//
+// It is a program rather than a test or a Go benchmark so that `go test
+// ./...` never runs it, needs no build tag or variable to stay out of the
+// way, and can take its own flags; it only has to compile. Run it through
+// e2e/sidebyside/run.sh (`just bench-side`), which installs the peers into a
+// cache directory outside the repository and builds codexacp.
+//
+// Each iteration runs every available candidate once (round robin, the
+// order rotating), each run in a fresh workspace and a fresh mock, each
+// candidate in its own CODEX_HOME/HOME/XDG directories kept across its runs
+// (a warm-up run per candidate first, not counted). A run: initialize,
+// session/new, then after an idle gap each of four prompts on that session —
+// a text answer (first turn), another (warm turn), `echo x` through the shell
+// tool then an answer (shell turn), an edit of notes.txt then an answer (edit
+// turn) — while /proc is sampled for the agent's and its process tree's
+// resident memory. Then the agent's stdin is closed; it must exit and leave
+// no process behind.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	var (
+		n        = flag.Int("n", 7, "iterations (runs of each candidate)")
+		warmup   = flag.Int("warmup", 1, "uncounted runs of each candidate before the iterations")
+		gap      = flag.Duration("gap", 1500*time.Millisecond, "idle time before each prompt (an editor user types)")
+		every    = flag.Duration("sample", 50*time.Millisecond, "/proc memory sampling interval (one sample of ~100 processes costs ~2 ms of CPU)")
+		timeout  = flag.Duration("timeout", 2*time.Minute, "bound on one turn")
+		jsonOut  = flag.String("json", "", "also write all samples and medians as JSON to this file")
+		only     = flag.String("only", "", "comma-separated candidate names (substrings) to run; default all")
+		verbose  = flag.Bool("v", false, "log each run's progress to stderr")
+		codexacp = flag.String("codexacp", "", "codexacp binary (run.sh builds it)")
+		from     = flag.String("codexacp-from", "", "where the codexacp binary was built from, for the report")
+		codex    = flag.String("codex", "", "codex binary (default: the pinned one in e2e/node_modules)")
+		cache    = flag.String("cache", defaultCache(), "the bench's cache: peers/ (installed by run.sh) and work/ (each run's homes and workspaces, removed after)")
+		peers    = flag.String("peers", "", "directory whose node_modules holds the peer adapters (default: CACHE/peers)")
+	)
+	flag.Parse()
+
+	if *peers == "" {
+		*peers = filepath.Join(*cache, "peers")
+	}
+	p := paths{codexacp: *codexacp, codex: *codex, peers: *peers}
+	if err := p.locate(); err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(2)
+	}
+	// Homes and workspaces live outside the temporary directory, as a
+	// user's do: codex refuses to put its helper binaries (arg0 links) into a
+	// CODEX_HOME under the temporary directory and skips that work there.
+	work := filepath.Join(*cache, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(1)
+	}
+	tmp, err := os.MkdirTemp(work, "run-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(tmp)
+	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr}
+
+	var cands []candidate
+	for _, c := range candidates() {
+		if *only == "" || matchesAny(c.Name, *only) {
+			cands = append(cands, c)
+		}
+	}
+	if l, err := strconv.ParseFloat(strings.Fields(loadavg() + " 0")[0], 64); err == nil && l > float64(runtime.NumCPU()) {
+		fmt.Fprintf(os.Stderr, "sidebyside: warning: load average %.1f on %d CPUs; the figures will be noisy\n", l, runtime.NumCPU())
+	}
+	res := &results{Started: time.Now(), N: *n, Gap: gap.String(), Codex: versionOf(p.codex), CodexacpFrom: *from,
+		LoadBefore: loadavg(), Candidates: map[string]*candResult{}}
+	homes := map[string]home{}
+	for _, c := range cands {
+		dir, err := os.MkdirTemp(tmp, "home-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+		if err := os.Mkdir(filepath.Join(dir, "user"), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+		homes[c.Name] = home{dir: dir}
+		res.Order = append(res.Order, c.Name)
+		res.Candidates[c.Name] = &candResult{How: c.How, Peer: c.Peer}
+	}
+
+	// Warm-up: the first run in a fresh home is slower (codex creates its
+	// state, codexacp its model catalog); a candidate whose warm-up fails is
+	// reported unavailable and not run again.
+	for _, c := range cands {
+		for i := 0; i < *warmup; i++ {
+			fmt.Fprintf(os.Stderr, "warm-up %s\n", c.Name)
+			s := r.runOne(c, homes[c.Name])
+			if s.Err != "" {
+				res.Candidates[c.Name].Unavailable = firstLine(s.Err)
+				fmt.Fprintf(os.Stderr, "  %s unavailable: %s\n", c.Name, s.Err)
+				break
+			}
+			for _, note := range s.Notes {
+				fmt.Fprintf(os.Stderr, "  note: %s\n", note)
+			}
+		}
+	}
+	for i := 0; i < *n; i++ {
+		for k := range cands {
+			c := cands[(i+k)%len(cands)]
+			cr := res.Candidates[c.Name]
+			if cr.Unavailable != "" {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "iteration %d/%d: %s\n", i+1, *n, c.Name)
+			s := r.runOne(c, homes[c.Name])
+			if s.Err != "" {
+				fmt.Fprintf(os.Stderr, "  error: %s\n", s.Err)
+			}
+			for _, note := range s.Notes {
+				fmt.Fprintf(os.Stderr, "  note: %s\n", note)
+			}
+			cr.Samples = append(cr.Samples, s)
+		}
+	}
+	res.LoadAfter = loadavg()
+	res.summarize()
+	fmt.Print(res.markdown())
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+	}
+	// The last check: nothing any run started is still alive.
+	if left := reapLeftovers(func(kv string) bool { return strings.HasPrefix(kv, markerPrefix()) }); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "sidebyside: processes left running (killed): %q\n", left)
+		os.Exit(1)
+	}
+}
+
+func matchesAny(name, list string) bool {
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" && strings.Contains(strings.ToLower(name), strings.ToLower(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// defaultCache is run.sh's cache directory: $CODEXACP_BENCH_CACHE, else
+// codexacp-bench in the user's cache directory.
+func defaultCache() string {
+	if d := os.Getenv("CODEXACP_BENCH_CACHE"); d != "" {
+		return d
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "codexacp-bench")
+	}
+	return filepath.Join(cache, "codexacp-bench")
+}
+
+// locate fills in the pinned codex, its bundled bwrap and node.
+func (p *paths) locate() error {
+	modules, err := nodeModules()
+	if err != nil {
+		return err
+	}
+	vendor, _ := filepath.Glob(filepath.Join(modules, "@openai", "codex-*", "vendor", "*"))
+	if p.codex == "" {
+		for _, v := range vendor {
+			if c := filepath.Join(v, "bin", "codex"); isExecutable(c) {
+				p.codex = c
+				break
+			}
+		}
+		if p.codex == "" {
+			return fmt.Errorf("the pinned codex is not installed under %s: run `cd e2e && npm ci`", modules)
+		}
+	}
+	for _, v := range vendor {
+		if isExecutable(filepath.Join(v, "codex-resources", "bwrap")) {
+			p.bwrapDir = filepath.Join(v, "codex-resources")
+			break
+		}
+	}
+	if p.codexacp != "" {
+		out, _ := exec.Command(p.codexacp, "--help").CombinedOutput()
+		p.backendFlag = strings.Contains(string(out), "-backend")
+	}
+	if p.node, err = exec.LookPath("node"); err != nil {
+		p.node = "node"
+	}
+	return nil
+}
+
+// nodeModules is e2e/node_modules of the repository holding the working
+// directory.
+func nodeModules() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "e2e", "node_modules"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("not inside the codexacp repository")
+		}
+		dir = parent
+	}
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+}
+
+func versionOf(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// loadavg is /proc/loadavg's 1, 5 and 15 minute figures: the machine's other
+// work shows in the spread of the figures.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

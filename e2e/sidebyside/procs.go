@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// procStat is what one /proc/PID/stat says about a process.
+type procStat struct {
+	pid, ppid int
+	state     string // R, S, Z, …
+	start     string // start time in clock ticks since boot: tells a reused pid apart
+}
+
+// readStat parses /proc/PID/stat (the command name may hold spaces and
+// parentheses, so fields are counted from the last ')').
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return procStat{}, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return procStat{}, false
+	}
+	return procStat{pid: pid, ppid: ppid, state: fields[0], start: fields[19]}, true
+}
+
+// pids lists the live process ids.
+func pids() []int {
+	entries, _ := os.ReadDir("/proc")
+	out := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// tree returns root and all its live descendants, leaving out children
+// caught between fork and exec: such a child still shows its parent's
+// command line and (vfork, posix_spawn) shares its memory, which would count
+// the parent twice.
+func tree(root int) []int {
+	children := map[int][]int{}
+	for _, pid := range pids() {
+		if st, ok := readStat(pid); ok {
+			children[st.ppid] = append(children[st.ppid], pid)
+		}
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		parent := ""
+		for _, c := range children[out[i]] {
+			if parent == "" {
+				parent = rawCmdline(out[i])
+			}
+			if rawCmdline(c) == parent {
+				continue // not yet exec'd
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func rawCmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return string(b)
+}
+
+// statusKB reads a "Key:   N kB" line of /proc/PID/status.
+func statusKB(pid int, key string) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// memSampler follows a process tree and keeps the peak of the root's own
+// high-water mark (VmHWM, kept by the kernel) and the peak of the summed
+// VmRSS of the whole tree (sampled: shared pages count once per process).
+type memSampler struct {
+	stop chan struct{}
+	done chan struct{}
+
+	mu       sync.Mutex
+	rootPeak int64          // KiB
+	treePeak int64          // KiB
+	procs    int            // most processes seen in the tree at once
+	seen     map[int]string // every descendant seen: pid → command line
+}
+
+func startSampler(root int, every time.Duration) *memSampler {
+	s := &memSampler{stop: make(chan struct{}), done: make(chan struct{}), seen: map[int]string{}}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			s.sample(root)
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *memSampler) sample(root int) {
+	hwm, ok := statusKB(root, "VmHWM")
+	if !ok {
+		return // gone (or a zombie: no memory left)
+	}
+	members := tree(root)
+	var sum int64
+	for _, pid := range members {
+		if rss, ok := statusKB(pid, "VmRSS"); ok {
+			sum += rss
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pid := range members[1:] {
+		if _, ok := s.seen[pid]; !ok {
+			s.seen[pid] = cmdline(pid)
+		}
+	}
+	s.rootPeak = max(s.rootPeak, hwm)
+	s.treePeak = max(s.treePeak, sum)
+	s.procs = max(s.procs, len(members))
+}
+
+// Stop takes a last sample and ends the sampler; it returns the peaks in KiB.
+func (s *memSampler) Stop(root int) (rootPeak, treePeak int64, procs int) {
+	close(s.stop)
+	<-s.done
+	s.sample(root)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rootPeak, s.treePeak, s.procs
+}
+
+// Seen returns the command lines of the descendants the sampler saw.
+func (s *memSampler) Seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.seen))
+	for pid, c := range s.seen {
+		if len(c) > 160 {
+			c = c[:160] + "…"
+		}
+		out = append(out, strconv.Itoa(pid)+": "+c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// processesWithEnv lists live processes whose environment holds a variable
+// for which match is true.
+func processesWithEnv(match func(kv string) bool) []int {
+	var found []int
+	for _, pid := range pids() {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, v := range bytes.Split(b, []byte{0}) {
+			if match(string(v)) {
+				found = append(found, pid)
+				break
+			}
+		}
+	}
+	return found
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
+
+// reapLeftovers finds processes still carrying a marker variable that match
+// accepts, kills each by its id and reports them.
+func reapLeftovers(match func(kv string) bool) []string {
+	var left []string
+	for _, pid := range processesWithEnv(match) {
+		if pid == os.Getpid() {
+			continue
+		}
+		left = append(left, strconv.Itoa(pid)+": "+cmdline(pid))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return left
+}
+
+// snapshot records the live descendants of root (not root itself), so that
+// survivors can be told apart from reused pids later.
+func snapshot(root int) map[int]string {
+	out := map[int]string{}
+	for _, pid := range tree(root)[1:] {
+		if st, ok := readStat(pid); ok {
+			out[pid] = st.start
+		}
+	}
+	return out
+}
+
+// survivors kills, each by its id, the processes of snap that still run,
+// and reports them.
+func survivors(snap map[int]string) []string {
+	var left []string
+	for pid, start := range snap {
+		st, ok := readStat(pid)
+		if !ok || st.start != start || st.state == "Z" {
+			continue
+		}
+		left = append(left, strconv.Itoa(pid)+": "+cmdline(pid))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return left
+}

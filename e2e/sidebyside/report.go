@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+type candResult struct {
+	How         string             `json:"how"`
+	Peer        bool               `json:"peer,omitempty"`
+	Unavailable string             `json:"unavailable,omitempty"`
+	Samples     []*sample          `json:"samples,omitempty"`
+	Medians     map[string]float64 `json:"medians,omitempty"`
+	NA          map[string]string  `json:"na,omitempty"` // metric → why it has no median
+	Errors      int                `json:"errors,omitempty"`
+}
+
+type results struct {
+	Started      time.Time              `json:"started"`
+	N            int                    `json:"n"`
+	Gap          string                 `json:"gap"`
+	Codex        string                 `json:"codex"`
+	CodexacpFrom string                 `json:"codexacp_from,omitempty"`
+	LoadBefore   string                 `json:"load_before"`
+	LoadAfter    string                 `json:"load_after"`
+	Order        []string               `json:"order"`
+	Candidates   map[string]*candResult `json:"candidates"`
+	// FasterPeer is, per metric, the peer with the lower median.
+	FasterPeer map[string]string `json:"faster_peer"`
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (res *results) summarize() {
+	res.FasterPeer = map[string]string{}
+	for _, name := range res.Order {
+		cr := res.Candidates[name]
+		cr.Medians, cr.NA = map[string]float64{}, map[string]string{}
+		for _, s := range cr.Samples {
+			if s.Err != "" {
+				cr.Errors++
+			}
+		}
+		for _, m := range metricOrder {
+			var vals []float64
+			why := ""
+			for _, s := range cr.Samples {
+				if v, ok := s.Values[m]; ok {
+					vals = append(vals, v)
+				} else if w, ok := s.NA[m]; ok && why == "" {
+					why = w
+				}
+			}
+			switch {
+			case len(vals) > 0:
+				cr.Medians[m] = median(vals)
+			case why != "":
+				cr.NA[m] = why
+			}
+		}
+	}
+	for _, m := range metricOrder {
+		best, bestName := math.Inf(1), ""
+		for _, name := range res.Order {
+			cr := res.Candidates[name]
+			if v, ok := cr.Medians[m]; ok && cr.Peer && v < best {
+				best, bestName = v, name
+			}
+		}
+		if bestName != "" {
+			res.FasterPeer[m] = bestName
+		}
+	}
+}
+
+func format(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		if v >= 100 {
+			return fmt.Sprintf("%.0f ms", v)
+		}
+		return fmt.Sprintf("%.1f ms", v)
+	case "MiB":
+		return fmt.Sprintf("%.0f MiB", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// markdown renders the medians, each with its ratio to the faster peer's.
+func (res *results) markdown() string {
+	var b strings.Builder
+	from := ""
+	if res.CodexacpFrom != "" {
+		from = "; codexacp built from " + res.CodexacpFrom
+	}
+	fmt.Fprintf(&b, "Medians of %d runs per candidate (interleaved; idle gap %s before each prompt; %s%s; load average %s before, %s after). "+
+		"In parentheses: the ratio to the faster peer's median (the peer marked *).\n\n",
+		res.N, res.Gap, res.Codex, from, res.LoadBefore, res.LoadAfter)
+	b.WriteString("| metric |")
+	for _, name := range res.Order {
+		fmt.Fprintf(&b, " %s |", name)
+	}
+	b.WriteString("\n|---|")
+	for range res.Order {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	var notes []string
+	noteIndex := map[string]int{}
+	footnote := func(text string) string {
+		i, ok := noteIndex[text]
+		if !ok {
+			notes = append(notes, text)
+			i = len(notes)
+			noteIndex[text] = i
+		}
+		return fmt.Sprintf("[%d]", i)
+	}
+	for _, m := range metricOrder {
+		unit := metricUnit(m)
+		fmt.Fprintf(&b, "| %s |", m)
+		peerName := res.FasterPeer[m]
+		peerVal := 0.0
+		if peerName != "" {
+			peerVal = res.Candidates[peerName].Medians[m]
+		}
+		for _, name := range res.Order {
+			cr := res.Candidates[name]
+			if cr.Unavailable != "" {
+				b.WriteString(" unavailable |")
+				continue
+			}
+			v, ok := cr.Medians[m]
+			if !ok {
+				if why := cr.NA[m]; why != "" {
+					fmt.Fprintf(&b, " n/a %s |", footnote(why))
+				} else {
+					b.WriteString(" — |")
+				}
+				continue
+			}
+			cell := format(v, unit)
+			if unit != "" && peerVal > 0 {
+				cell += fmt.Sprintf(" (%.2f×)", v/peerVal)
+			}
+			if name == peerName {
+				cell += " *"
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for _, name := range res.Order {
+		cr := res.Candidates[name]
+		switch {
+		case cr.Unavailable != "":
+			fmt.Fprintf(&b, "- %s: unavailable — %s\n", name, cr.Unavailable)
+		case cr.Errors > 0:
+			fmt.Fprintf(&b, "- %s: %d of %d runs failed (their completed steps are counted)\n", name, cr.Errors, len(cr.Samples))
+		}
+	}
+	for i, n := range notes {
+		fmt.Fprintf(&b, "- [%d] %s\n", i+1, n)
+	}
+	return b.String()
+}
