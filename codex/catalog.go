@@ -3,6 +3,8 @@ package codex
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +50,18 @@ func ModelCatalog(ctx context.Context, codexPath, cacheDir string) (string, erro
 			return p.(string), nil
 		}
 	}
+	// A catalog made for this very binary by an earlier agent process:
+	// found without running codex, so that the agent answers initialize
+	// without waiting for a codex start-up.
+	index := binaryIndexPath(cacheDir, key)
+	if b, err := os.ReadFile(index); err == nil {
+		if p := string(b); filepath.Dir(p) == cacheDir {
+			if _, err := os.Stat(p); err == nil {
+				catalogPaths.Store(key, p)
+				return p, nil
+			}
+		}
+	}
 	// The shared run must not fail for everyone because the first caller
 	// gave up, so it runs detached from ctx, with its own time limit.
 	runCtx := context.WithoutCancel(ctx)
@@ -59,6 +73,8 @@ func ModelCatalog(ctx context.Context, codexPath, cacheDir string) (string, erro
 			return "", err
 		}
 		catalogPaths.Store(key, path)
+		// Best effort: without the index the next process asks codex again.
+		_ = writeFileAtomic(index, []byte(path))
 		return path, nil
 	})
 	select {
@@ -97,6 +113,13 @@ func makeCatalog(ctx context.Context, codexPath, cacheDir string) (string, error
 		return "", fmt.Errorf("codex model catalog: %w", err)
 	}
 	return path, nil
+}
+
+// binaryIndexPath names the file that remembers which catalog was made for
+// the binary key identifies (path, size, modification time).
+func binaryIndexPath(cacheDir, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(cacheDir, "model-catalog-for-"+hex.EncodeToString(sum[:8]))
 }
 
 // runCodex runs a short codex subcommand and returns its stdout.

@@ -17,7 +17,7 @@ func fakeCatalogCodex(t *testing.T, dir, version string) string {
 	t.Helper()
 	return fakeCodex(t, `
 case "$1" in
---version) echo "codex-cli `+version+`" ;;
+--version) echo version >> "`+dir+`/versions"; echo "codex-cli `+version+`" ;;
 debug)
 	[ "$2 $3" = "models --bundled" ] || exit 2
 	echo run >> "`+dir+`/runs"
@@ -75,17 +75,26 @@ func TestModelCatalog(t *testing.T) {
 	if got.Models[0]["context_window"] != float64(1000) || got.Models[1]["shell_type"] != "x" {
 		t.Errorf("other fields changed: %s", raw)
 	}
-	if entries, _ := os.ReadDir(cache); len(entries) != 1 {
-		t.Errorf("cache dir holds %d entries, want only the catalog (no temp files)", len(entries))
+	entries, _ := os.ReadDir(cache)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || names[0] != "model-catalog-9.9.9.json" || !strings.HasPrefix(names[1], "model-catalog-for-") {
+		t.Errorf("cache dir holds %v, want the catalog and its binary index (no temp files)", names)
 	}
 
-	// A later process (no memory of this one) reuses the file.
+	// A later process (no memory of this one) reuses the file without
+	// running codex at all: the index knows this binary.
 	catalogPaths.Clear()
 	if p, err := ModelCatalog(context.Background(), codex, cache); err != nil || p != want {
 		t.Errorf("second ModelCatalog = %q, %v", p, err)
 	}
 	if runs, _ := os.ReadFile(filepath.Join(dir, "runs")); strings.Count(string(runs), "run") != 1 {
 		t.Errorf("cached catalog was rebuilt")
+	}
+	if versions, _ := os.ReadFile(filepath.Join(dir, "versions")); strings.Count(string(versions), "version") != 1 {
+		t.Errorf("codex --version ran %d times, want once", strings.Count(string(versions), "version"))
 	}
 
 	// Another codex version gets its own file.

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command sidebyside puts codexacp beside raw `codex exec` and the two peer
 // ACP adapters for Codex — Zed's codex-acp (Rust, codex embedded) and
 // @agentclientprotocol/codex-acp (TypeScript, on `codex app-server`) — in one
