@@ -42,6 +42,11 @@ type Options struct {
 	// Models are codex's models for the model picker, codex's default
 	// first (codex.Models). None: no model or effort picker.
 	Models []codex.Model
+	// ModelInfo, when set, stands for ContextWindow and Models: it is
+	// called once, when a session first needs them, and may block until
+	// codex's catalog is ready (so that the agent answers initialize at
+	// once).
+	ModelInfo func() ModelInfo
 	// DefaultModel and DefaultEffort are what the user configured with -c
 	// (model=, model_reasoning_effort=); empty: codex's defaults.
 	DefaultModel, DefaultEffort string
@@ -76,6 +81,8 @@ type Agent struct {
 	store   *sessionStore // nil without Options.StateDir
 	storeMu sync.Mutex    // serialises persist
 
+	modelInfo func() ModelInfo // Options.ModelInfo, once
+
 	mu         sync.Mutex
 	clientCaps sdk.ClientCapabilities
 	sessions   map[string]*session
@@ -96,6 +103,10 @@ func NewAgent(opts Options) *Agent {
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	if opts.StateDir != "" {
 		a.store = &sessionStore{dir: opts.StateDir}
+	}
+	a.modelInfo = func() ModelInfo { return ModelInfo{ContextWindow: opts.ContextWindow, Models: opts.Models} }
+	if opts.ModelInfo != nil {
+		a.modelInfo = sync.OnceValue(opts.ModelInfo)
 	}
 	return a
 }
@@ -205,7 +216,7 @@ func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.opts.ContextWindow})
+	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	a.addSession(s)
 	// Stored before the answer: a client may load the session from another
 	// agent process right away (acpx starts one per prompt).

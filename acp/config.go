@@ -13,6 +13,12 @@ import (
 
 // Session config options (the editor's pickers). Model and effort apply
 // from the next turn; mode is the same setting as session/set_mode.
+// ModelInfo is what codex's model catalog tells the agent.
+type ModelInfo struct {
+	ContextWindow int           // of the configured model; 0: unknown
+	Models        []codex.Model // for the model picker, codex's default first
+}
+
 const (
 	configModel  = "model"
 	configEffort = "reasoning_effort"
@@ -27,12 +33,13 @@ func (a *Agent) sessionModel(s *session) (m codex.Model, ok bool) {
 	slug := s.model
 	s.mu.Unlock()
 	slug = firstNonEmpty(slug, a.opts.DefaultModel)
-	for _, m := range a.opts.Models {
+	models := a.modelInfo().Models
+	for _, m := range models {
 		if slug == "" || m.Slug == slug {
 			return m, true
 		}
 	}
-	if slug != "" && len(a.opts.Models) > 0 {
+	if slug != "" && len(models) > 0 {
 		// Configured, but not listed (a hidden or custom model): offered
 		// as is, with no effort choices.
 		return codex.Model{Slug: slug, Name: slug}, true
@@ -64,7 +71,7 @@ func (a *Agent) configOptions(s *session) []sdk.SessionConfigOption {
 	if m, ok := a.sessionModel(s); ok {
 		var choices sdk.SessionConfigSelectOptionsUngrouped
 		listed := false
-		for _, c := range a.opts.Models {
+		for _, c := range a.modelInfo().Models {
 			listed = listed || c.Slug == m.Slug
 			choices = append(choices, selectOption(c.Slug, c.Name, c.Description))
 		}
@@ -199,7 +206,7 @@ func (a *Agent) turnModel(s *session) (model, effort string, window int) {
 	model, effort = s.model, s.effort
 	s.mu.Unlock()
 	m, ok := a.sessionModel(s)
-	window = a.opts.ContextWindow
+	window = a.modelInfo().ContextWindow
 	if ok && m.ContextWindow > 0 {
 		window = m.ContextWindow
 	}

@@ -133,7 +133,7 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 		old.close()
 	}
 	s := newSession(rec.SessionID, cwd, dirs, mcp, events.Options{
-		ContextWindow: a.opts.ContextWindow,
+		ContextWindow: a.modelInfo().ContextWindow,
 		ThreadID:      rec.ThreadID,
 		ThreadUsage:   rec.ThreadUsage,
 	})

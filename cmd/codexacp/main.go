@@ -180,8 +180,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		log.Error("codex not available", "err", findErr)
 	} else {
 		log.Info("using codex", "path", path, "backend", o.backend)
-		agentOpts.Catalog, agentOpts.ContextWindow = modelCatalog(ctx, log, path, o.config)
-		agentOpts.Models = pickerModels(ctx, log, agentOpts.Catalog)
+		agentOpts.Catalog, agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 	}
@@ -231,6 +230,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // codex version in the user's cache directory) and reads the configured
 // model's context window from it. On failure codex keeps its own catalog.
 func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), int) {
+	catalog, info := catalogInfo(ctx, log, codexPath, config)
+	return catalog, info.ContextWindow
+}
+
+// catalogInfo prepares the catalog (see modelCatalog) and reads the model
+// picker's models and the configured model's context window from it, in
+// one pass over the file where it can.
+func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), acp.ModelInfo) {
 	cacheDir, err := os.UserCacheDir()
 	if err != nil {
 		cacheDir = os.TempDir()
@@ -239,30 +246,54 @@ func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, confi
 	path, err := codex.ModelCatalog(ctx, codexPath, cacheDir)
 	if err != nil {
 		log.Warn("cannot build the model catalog without apply_patch; codex keeps its own patch tool", "err", err)
-		return nil, 0
+		return nil, acp.ModelInfo{}
 	}
-	window, err := codex.ContextWindow(path, codex.ConfiguredModel(config))
-	if err != nil {
-		log.Info("context window unknown; no usage updates", "err", err)
-	}
-	return func(context.Context) (string, error) { return path, nil }, window
-}
-
-// pickerModels lists the catalog's models for the editor's model picker;
-// none when there is no catalog.
-func pickerModels(ctx context.Context, log *slog.Logger, catalog func(context.Context) (string, error)) []codex.Model {
-	if catalog == nil {
-		return nil
-	}
-	path, err := catalog(ctx)
-	if err != nil {
-		return nil
-	}
-	models, err := codex.Models(path)
-	if err != nil {
+	var info acp.ModelInfo
+	if info.Models, err = codex.Models(path); err != nil {
 		log.Warn("no model picker", "err", err)
 	}
-	return models
+	// The window of the configured model, or of codex's default (the
+	// first listed); a hidden configured model needs a look at the whole
+	// catalog.
+	model := codex.ConfiguredModel(config)
+	for i, m := range info.Models {
+		if m.Slug == model || (model == "" && i == 0) {
+			info.ContextWindow = m.ContextWindow
+			break
+		}
+	}
+	if info.ContextWindow == 0 {
+		if info.ContextWindow, err = codex.ContextWindow(path, model); err != nil {
+			log.Info("context window unknown; no usage updates", "err", err)
+		}
+	}
+	return func(context.Context) (string, error) { return path, nil }, info
+}
+
+// prepareCatalog makes codex's model catalog in the background (the agent
+// answers initialize meanwhile) and returns functions that wait for it.
+// The goroutine is not waited for at exit: it ends by itself (codex runs
+// are bounded), and an agent that is leaving has no use for its result.
+func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), func() acp.ModelInfo) {
+	ready := make(chan struct{})
+	var catalog func(context.Context) (string, error)
+	var info acp.ModelInfo
+	go func() {
+		defer close(ready)
+		catalog, info = catalogInfo(ctx, log, codexPath, config)
+	}()
+	wait := func(ctx context.Context) (string, error) {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+		if catalog == nil {
+			return "", errors.New("no model catalog (see the log at start-up)")
+		}
+		return catalog(ctx)
+	}
+	return wait, func() acp.ModelInfo { <-ready; return info }
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails

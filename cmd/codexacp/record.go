@@ -29,8 +29,12 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir, 
 	codexHome, _ := codex.Home()
 	rec.SetDirs(stateDir, codexHome)
 	rec.SetBackend(backend)
-	rec.SetCatalog(opts.Models, opts.DefaultModel, opts.DefaultEffort)
-	rec.Start("codexacp "+version, opts.ContextWindow)
+	info := acp.ModelInfo{ContextWindow: opts.ContextWindow, Models: opts.Models}
+	if opts.ModelInfo != nil {
+		info = opts.ModelInfo() // waits for the catalog: the header names the models
+	}
+	rec.SetCatalog(info.Models, opts.DefaultModel, opts.DefaultEffort)
+	rec.Start("codexacp "+version, info.ContextWindow)
 
 	opts.ObserveTools = rec.ToolObserver
 	opts.ObserveStored = rec.Stored
