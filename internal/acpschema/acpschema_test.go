@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -99,11 +98,7 @@ func TestValidateDefinition(t *testing.T) {
 // TestEmbeddedSchemaMatchesModule keeps the embedded copies equal to the
 // schema files of the acp-go-sdk version in go.mod.
 func TestEmbeddedSchemaMatchesModule(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
-	out, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
 	if err != nil {
 		t.Fatalf("go list acp-go-sdk: %v", err)
 	}
