@@ -260,7 +260,8 @@ func (a *Agent) addSession(s *session) {
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	if w, ok := a.opts.Backend.(warmer); ok {
-		w.Warm()
+		t, _ := a.turn(context.Background(), s, "")
+		w.Warm(t)
 	}
 }
 

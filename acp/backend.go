@@ -17,10 +17,11 @@ type Backend interface {
 	Run(ctx context.Context, turn Turn, out TurnOutput) error
 }
 
-// warmer is a Backend that can get ready before the first prompt (the
-// app-server: start its process while the user types).
+// warmer is a Backend that can get ready before a session's first prompt
+// (the app-server: start its process, and the session's thread, while the
+// user types). t is the turn as it would run now, without a prompt.
 type warmer interface {
-	Warm()
+	Warm(t Turn)
 }
 
 // Turn is one prompt for codex, with everything the session decides about

@@ -42,7 +42,8 @@ type AppServerBackend struct {
 	mu       sync.Mutex
 	starting chan struct{} // closed when a start in progress ends
 	server   *codex.AppServer
-	loaded   map[string]bool // threads started or resumed in server
+	loaded   map[string]bool            // threads started or resumed in server
+	prepared map[string]*preparedThread // by session id, until its first turn
 	closed   bool
 }
 
@@ -56,24 +57,93 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 		log = slog.Default()
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop}
+	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
+		prepared: map[string]*preparedThread{}}
 }
 
-// Warm starts the app-server in the background if none runs, so that the
-// first prompt of a new session does not wait for it.
-func (b *AppServerBackend) Warm() {
+// Warm gets a session ready in the background, so that its first prompt
+// waits for neither the app-server's start nor the thread's (which connects
+// codex to our tool server): it starts the app-server if none runs, then
+// starts the session's thread, or resumes it when the session continues
+// one. A started thread is kept here, not in the session, until the first
+// turn uses it: the session is stored without a thread before its first
+// turn (another agent process may load it, and codex writes the thread's
+// rollout only at its first turn).
+func (b *AppServerBackend) Warm(t Turn) {
+	p := &preparedThread{done: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.server != nil || b.starting != nil {
+	if b.closed {
 		return
 	}
+	b.prepared[t.SessionID] = p
 	b.warming.Add(1) // under b.mu: Close sets closed under it before it waits
 	go func() {
 		defer b.warming.Done()
-		if _, err := b.running(context.Background()); err != nil {
-			b.log.Warn("codex app-server did not start", "err", err)
+		defer close(p.done)
+		p.server, p.thread, p.err = b.prepare(t)
+		if p.err != nil {
+			b.log.Warn("could not prepare the session's codex thread; the first prompt will", "session", t.SessionID, "err", p.err)
 		}
 	}()
+}
+
+// preparedThread is a thread Warm started (or resumed) for a session.
+type preparedThread struct {
+	done   chan struct{}
+	server *codex.AppServer // the process it lives in
+	thread string           // started here; "" when Warm resumed the session's own
+	err    error
+}
+
+func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
+	ctx, cancel := context.WithTimeout(b.life, time.Minute)
+	defer cancel()
+	server, err := b.running(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if t.ThreadID != "" {
+		if b.isLoaded(server, t.ThreadID) {
+			return server, "", nil
+		}
+		if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), nil); err != nil {
+			return nil, "", err
+		}
+		b.markLoaded(server, t.ThreadID)
+		return server, "", nil
+	}
+	var res struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
+		return nil, "", err
+	}
+	b.markLoaded(server, res.Thread.ID)
+	return server, res.Thread.ID, nil
+}
+
+// takePrepared waits for what Warm prepared for the session (or ctx) and
+// hands it over once: the thread it started in the live app-server, if any.
+func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, server *codex.AppServer) string {
+	b.mu.Lock()
+	p := b.prepared[sessionID]
+	delete(b.prepared, sessionID)
+	b.mu.Unlock()
+	if p == nil {
+		return ""
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ""
+	}
+	if p.err != nil || p.server != server {
+		return ""
+	}
+	return p.thread
 }
 
 // Close stops the app-server (its commands end with it). Turns started
@@ -179,6 +249,10 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	h := newTurnHandler(out, log)
 
 	thread := t.ThreadID
+	if prepared := b.takePrepared(ctx, t.SessionID, server); prepared != "" && thread == "" {
+		thread = prepared
+		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: thread})
+	}
 	switch {
 	case thread == "":
 		var res struct {

@@ -178,7 +178,7 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 		}
 		return nil, errors.New("no app-server in this test")
 	}
-	b.Warm()
+	b.Warm(Turn{SessionID: "s"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx, Turn{SessionID: "s", Prompt: "hi"}, &answeringOutput{}) }()

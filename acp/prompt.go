@@ -37,7 +37,10 @@ func (a *Agent) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptRe
 }
 
 func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.PromptResponse, error) {
-	turn := a.turn(ctx, s, text)
+	turn, window := a.turn(ctx, s, text)
+	s.trMu.Lock()
+	s.translator.SetContextWindow(window)
+	s.trMu.Unlock()
 	log := a.log.With("session", s.id)
 	log.Info("turn started", "resume", turn.ThreadID != "", "mode", turn.Mode)
 
@@ -84,7 +87,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 }
 
 // turn describes the next turn of the session for the backend.
-func (a *Agent) turn(ctx context.Context, s *session, text string) Turn {
+func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 	t := Turn{
 		SessionID: s.id,
 		Cwd:       s.cwd,
@@ -96,9 +99,6 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) Turn {
 	}
 	var window int
 	t.Model, t.Effort, window = a.turnModel(s)
-	s.trMu.Lock()
-	s.translator.SetContextWindow(window)
-	s.trMu.Unlock()
 	if a.opts.Tools != nil {
 		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
 		if a.opts.Catalog != nil {
@@ -110,7 +110,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) Turn {
 			}
 		}
 	}
-	return t
+	return t, window
 }
 
 func runErrorMessage(err error) string {
