@@ -103,26 +103,43 @@ func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if t.ThreadID != "" {
-		if b.isLoaded(server, t.ThreadID) {
-			return server, "", nil
+	thread, started, err := b.openThread(ctx, server, t)
+	if err != nil || !started {
+		return server, "", err
+	}
+	return server, thread, nil
+}
+
+// openThread makes the turn's thread live in server: a new one when the
+// turn has none (started is true), else the turn's own, resumed unless
+// server has it loaded already.
+func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServer, t Turn) (thread string, started bool, err error) {
+	if t.ThreadID == "" {
+		var res struct {
+			Thread struct {
+				ID string `json:"id"`
+			} `json:"thread"`
 		}
-		if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), nil); err != nil {
-			return nil, "", err
+		if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
+			return "", false, fmt.Errorf("codex app-server: thread/start: %w", err)
 		}
-		b.markLoaded(server, t.ThreadID)
-		return server, "", nil
+		b.markLoaded(server, res.Thread.ID)
+		return res.Thread.ID, true, nil
 	}
-	var res struct {
-		Thread struct {
-			ID string `json:"id"`
-		} `json:"thread"`
+	if b.isLoaded(server, t.ThreadID) {
+		return t.ThreadID, false, nil
 	}
-	if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
-		return nil, "", err
+	if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), nil); err != nil {
+		var rpc *codex.RPCError
+		if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
+			// Codex lets one process at a time continue a thread, and an
+			// app-server holds its threads until it exits.
+			return "", false, fmt.Errorf("this conversation is open in another codex process (another codexacp, or codex itself); close it there and try again (%w)", err)
+		}
+		return "", false, fmt.Errorf("codex app-server: thread/resume %s: %w", t.ThreadID, err)
 	}
-	b.markLoaded(server, res.Thread.ID)
-	return server, res.Thread.ID, nil
+	b.markLoaded(server, t.ThreadID)
+	return t.ThreadID, false, nil
 }
 
 // takePrepared waits for what Warm prepared for the session (or ctx) and
@@ -249,35 +266,15 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	h := newTurnHandler(out, log)
 
 	thread := t.ThreadID
+	newThread := false
 	if prepared := b.takePrepared(ctx, t.SessionID, server); prepared != "" && thread == "" {
-		thread = prepared
-		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: thread})
+		thread, newThread = prepared, true
+	} else if thread, newThread, err = b.openThread(ctx, server, t); err != nil {
+		return err
 	}
-	switch {
-	case thread == "":
-		var res struct {
-			Thread struct {
-				ID string `json:"id"`
-			} `json:"thread"`
-		}
-		if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
-			return fmt.Errorf("codex app-server: thread/start: %w", err)
-		}
-		thread = res.Thread.ID
-		b.markLoaded(server, thread)
+	if newThread {
 		// thread/started may have been delivered before the route existed.
 		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: thread})
-	case !b.isLoaded(server, thread):
-		if err := server.Call(ctx, "thread/resume", threadParams(t, thread), nil); err != nil {
-			var rpc *codex.RPCError
-			if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
-				// Codex lets one process at a time continue a thread, and
-				// an app-server holds its threads until it exits.
-				return fmt.Errorf("this conversation is open in another codex process (another codexacp, or codex itself); close it there and try again (%w)", err)
-			}
-			return fmt.Errorf("codex app-server: thread/resume %s: %w", thread, err)
-		}
-		b.markLoaded(server, thread)
 	}
 	remove := server.Route(thread, h)
 	defer func() {
