@@ -47,13 +47,19 @@ func (a *Agent) sessionModel(s *session) (m codex.Model, ok bool) {
 	return codex.Model{}, false
 }
 
-// sessionEffort is the reasoning effort of the session's turns, "" when
-// codex decides.
+// sessionEffort is the reasoning effort of the session's turns with model
+// m, as the effort picker shows it: the one chosen, else the user's -c
+// model_reasoning_effort=, else the model's default — one the model
+// supports ("" when codex decides and the catalog says nothing).
 func (a *Agent) sessionEffort(s *session, m codex.Model) string {
 	s.mu.Lock()
 	effort := s.effort
 	s.mu.Unlock()
-	return firstNonEmpty(effort, a.opts.DefaultEffort, m.DefaultEffort)
+	effort = firstNonEmpty(effort, a.opts.DefaultEffort, m.DefaultEffort)
+	if len(m.Efforts) > 0 && !slices.Contains(m.Efforts, effort) {
+		effort = firstNonEmpty(m.DefaultEffort, m.Efforts[0])
+	}
+	return effort
 }
 
 func firstNonEmpty(values ...string) string {
@@ -84,11 +90,7 @@ func (a *Agent) configOptions(s *session) []sdk.SessionConfigOption {
 			for _, e := range m.Efforts {
 				efforts = append(efforts, selectOption(e, effortName(e), ""))
 			}
-			current := a.sessionEffort(s, m)
-			if !slices.Contains(m.Efforts, current) {
-				current = firstNonEmpty(m.DefaultEffort, m.Efforts[0])
-			}
-			opts = append(opts, selectConfig(configEffort, "Reasoning effort", sdk.SessionConfigOptionCategoryThoughtLevel, current, efforts))
+			opts = append(opts, selectConfig(configEffort, "Reasoning effort", sdk.SessionConfigOptionCategoryThoughtLevel, a.sessionEffort(s, m), efforts))
 		}
 	}
 	var modes sdk.SessionConfigSelectOptionsUngrouped
@@ -140,28 +142,23 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionCo
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
 	value := string(v.Value)
-	valid := func() string {
-		for _, o := range a.configOptions(s) {
-			if o.Select != nil && string(o.Select.Id) == string(v.ConfigId) {
-				var ids []string
-				for _, c := range *o.Select.Options.Ungrouped {
-					ids = append(ids, string(c.Value))
-				}
-				return strings.Join(ids, ", ")
+	// The option's choices, and every option's id for the error.
+	var ids, values []string
+	found := false
+	for _, o := range a.configOptions(s) {
+		ids = append(ids, string(o.Select.Id))
+		if string(o.Select.Id) == string(v.ConfigId) {
+			found = true
+			for _, c := range *o.Select.Options.Ungrouped {
+				values = append(values, string(c.Value))
 			}
 		}
-		return ""
 	}
-	allowed := valid()
-	if allowed == "" {
-		var ids []string
-		for _, o := range a.configOptions(s) {
-			ids = append(ids, string(o.Select.Id))
-		}
+	if !found {
 		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown config option %q (available: %s)", v.ConfigId, strings.Join(ids, ", ")))
 	}
-	if !slices.Contains(strings.Split(allowed, ", "), value) {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown value %q for %s (available: %s)", value, v.ConfigId, allowed))
+	if !slices.Contains(values, value) {
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown value %q for %s (available: %s)", value, v.ConfigId, strings.Join(values, ", ")))
 	}
 	switch string(v.ConfigId) {
 	case configMode:
@@ -215,9 +212,6 @@ func (a *Agent) turnModel(s *session) (model, effort string, window int) {
 		// app-server keeps a turn's effort for the next turns, so a model
 		// switch must not leave the old model's effort behind.
 		effort = a.sessionEffort(s, m)
-		if !slices.Contains(m.Efforts, effort) {
-			effort = firstNonEmpty(m.DefaultEffort, effort)
-		}
 	}
 	return model, effort, window
 }
