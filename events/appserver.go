@@ -104,7 +104,7 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 	case methodItemStarted, methodItemCompleted:
 		evs, err = c.itemEvent(method == methodItemCompleted, params)
 	case methodAgentMessageDelta:
-		evs, err = c.messageDelta(params)
+		evs, err = textDelta(DeltaMessage, params)
 	case methodReasoningPartAdded:
 		err = partAdded(params)
 	case methodReasoningSumDelta:
@@ -112,7 +112,8 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 	case methodReasoningRawDelta:
 		evs, err = c.reasoningDelta(reasoningContent, params)
 	case methodCommandOutputDelta:
-		evs, err = c.outputDelta(params)
+		// Text (command/exec's deltas are base64, these are not).
+		evs, err = textDelta(DeltaOutput, params)
 	case methodError:
 		evs, err = c.errorNotification(params)
 	case methodWarning:
@@ -506,7 +507,9 @@ func joinParts(parts []string) string {
 	return b.String()
 }
 
-func (c *AppServer) messageDelta(params json.RawMessage) ([]Event, error) {
+// textDelta is a streamed piece of an item's text (a message, a
+// command's output).
+func textDelta(kind string, params json.RawMessage) ([]Event, error) {
 	var p struct {
 		ItemID string `json:"itemId"`
 		Delta  string `json:"delta"`
@@ -517,7 +520,7 @@ func (c *AppServer) messageDelta(params json.RawMessage) ([]Event, error) {
 	if p.ItemID == "" {
 		return nil, errors.New("no itemId")
 	}
-	return deltaEvent(p.ItemID, DeltaMessage, p.Delta), nil
+	return deltaEvent(p.ItemID, kind, p.Delta), nil
 }
 
 // reasoningDelta streams one of a reasoning item's texts: the summary, or
@@ -579,21 +582,6 @@ func partAdded(params json.RawMessage) error {
 		return errors.New("no itemId")
 	}
 	return nil
-}
-
-func (c *AppServer) outputDelta(params json.RawMessage) ([]Event, error) {
-	// The delta is text (command/exec's deltas are base64, these are not).
-	var p struct {
-		ItemID string `json:"itemId"`
-		Delta  string `json:"delta"`
-	}
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.ItemID == "" {
-		return nil, errors.New("no itemId")
-	}
-	return deltaEvent(p.ItemID, DeltaOutput, p.Delta), nil
 }
 
 func deltaEvent(itemID, kind, text string) []Event {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -184,39 +183,5 @@ func notificationSummary(n notification) string {
 // TestAppServerFixturesMatchShared checks that testdata/appserver holds
 // exact copies of the shared app-server transcripts, when they exist.
 func TestAppServerFixturesMatchShared(t *testing.T) {
-	shared, err := filepath.Glob(filepath.Join(sharedAppServerFixtures, "*.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shared) == 0 {
-		t.Skipf("no shared transcripts at %s", sharedAppServerFixtures)
-	}
-	ours, err := filepath.Glob(filepath.Join(appServerCapturedDir, "*.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := func(paths []string) []string {
-		var n []string
-		for _, p := range paths {
-			n = append(n, filepath.Base(p))
-		}
-		return n
-	}
-	if !slices.Equal(base(shared), base(ours)) {
-		t.Errorf("file sets differ:\nshared: %v\nours:   %v", base(shared), base(ours))
-	}
-	for _, src := range shared {
-		want, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(appServerCapturedDir, filepath.Base(src)))
-		if err != nil {
-			t.Error(err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s: copy it again and review its golden", filepath.Base(src), src)
-		}
-	}
+	checkSharedCopies(t, sharedAppServerFixtures, appServerCapturedDir, "*.ndjson")
 }

@@ -237,14 +237,22 @@ func variants(u acp.SessionUpdate) int {
 // copies of every shared codex capture, when the shared directory exists
 // (it does beside the repository; a lone clone of the repo lacks it).
 func TestCapturedFixturesMatchShared(t *testing.T) {
-	shared, err := filepath.Glob(filepath.Join(sharedFixtures, "*.jsonl"))
+	checkSharedCopies(t, sharedFixtures, capturedDir, "*.jsonl")
+}
+
+// checkSharedCopies checks that ours holds exact copies of the files
+// matching pattern in shared, and no others; it skips when shared has none
+// (a lone clone of the repository lacks the shared directory).
+func checkSharedCopies(t *testing.T, shared, ours, pattern string) {
+	t.Helper()
+	theirs, err := filepath.Glob(filepath.Join(shared, pattern))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(shared) == 0 {
-		t.Skipf("no shared fixtures at %s", sharedFixtures)
+	if len(theirs) == 0 {
+		t.Skipf("no shared files at %s", shared)
 	}
-	ours, err := filepath.Glob(filepath.Join(capturedDir, "*.jsonl"))
+	copies, err := filepath.Glob(filepath.Join(ours, pattern))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,15 +263,15 @@ func TestCapturedFixturesMatchShared(t *testing.T) {
 		}
 		return n
 	}
-	if !slices.Equal(names(shared), names(ours)) {
-		t.Errorf("file sets differ:\nshared: %v\nours:   %v", names(shared), names(ours))
+	if !slices.Equal(names(theirs), names(copies)) {
+		t.Errorf("file sets differ:\nshared: %v\nours:   %v", names(theirs), names(copies))
 	}
-	for _, src := range shared {
+	for _, src := range theirs {
 		want, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join(capturedDir, filepath.Base(src)))
+		got, err := os.ReadFile(filepath.Join(ours, filepath.Base(src)))
 		if err != nil {
 			t.Error(err)
 			continue
