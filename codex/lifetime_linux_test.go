@@ -59,32 +59,7 @@ func TestRunCodexDiesWithAgent(t *testing.T) {
 			dir := t.TempDir()
 			agent := exec.Command(os.Args[0], "-test.run=^TestHelperAgent$")
 			agent.Env = append(os.Environ(), helperAgentEnv+"="+dir, helperCodexEnv+"="+tt.script)
-			out, err := agent.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := agent.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer agent.Wait()
-			defer agent.Process.Kill()
-			pid := 0
-			if _, err := fmt.Fscanf(out, "codex %d\n", &pid); err != nil {
-				t.Fatalf("the helper agent did not report codex: %v", err)
-			}
-			if len(groupMembers(pid)) < 2 {
-				t.Errorf("codex's process group has no watchdog: %v", groupMembers(pid))
-			}
-			agent.Process.Kill()
-			agent.Wait()
-			deadline := time.Now().Add(5 * time.Second)
-			for len(groupMembers(pid)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if left := groupMembers(pid); len(left) > 0 {
-				syscall.Kill(-pid, syscall.SIGKILL)
-				t.Errorf("codex's process group outlived the agent: %v", left)
-			}
+			checkGroupDiesWithAgent(t, agent, "codex", "codex")
 		})
 	}
 }
@@ -135,4 +110,37 @@ func TestHelperAgent(t *testing.T) {
 		fmt.Sscanf(string(line), `{"pid":%d}`, &pid)
 		fmt.Printf("codex %d\n", pid)
 	})
+}
+
+// checkGroupDiesWithAgent starts agent (the test binary run as an agent
+// that starts a child and prints "<word> PID"), SIGKILLs it, and requires
+// the child's process group, its watchdog included, to end within 5 s.
+func checkGroupDiesWithAgent(t *testing.T, agent *exec.Cmd, word, name string) {
+	t.Helper()
+	out, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Wait()
+	defer agent.Process.Kill()
+	pid := 0
+	if _, err := fmt.Fscanf(out, word+" %d\n", &pid); err != nil {
+		t.Fatalf("the agent did not report %s: %v", name, err)
+	}
+	if len(groupMembers(pid)) < 2 {
+		t.Errorf("%s's process group has no watchdog: %v", name, groupMembers(pid))
+	}
+	agent.Process.Kill()
+	agent.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(groupMembers(pid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := groupMembers(pid); len(left) > 0 {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		t.Errorf("%s's process group outlived the agent: %v", name, left)
+	}
 }
