@@ -326,11 +326,8 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	case <-server.Done():
 		// Its commands were reparented away from it: find them by their tag
 		// (the session's random id) wherever they are.
-		if n, err := codex.KillTaggedAnywhere(sessionTagEnv + "=" + t.SessionID); err != nil {
-			log.Warn("cannot end the turn's commands", "err", err)
-		} else if n > 0 {
-			log.Info("ended the commands of the dead app-server's turn", "processes", n)
-		}
+		n, err := codex.KillTaggedAnywhere(sessionTag(t.SessionID))
+		logKilled(log, n, err)
 		if err := server.Err(); err != nil {
 			return fmt.Errorf("codex app-server exited during the turn: %w", err)
 		}
@@ -350,13 +347,17 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	case <-stopCtx.Done():
 		log.Warn("codex app-server did not end the interrupted turn", "turn", turnID)
 	}
-	b.killCommands(log, server.Pid(), t.SessionID)
+	n, err := codex.KillTagged(server.Pid(), sessionTag(t.SessionID))
+	logKilled(log, n, err)
 	return fmt.Errorf("codex turn interrupted: %w", context.Cause(ctx))
 }
 
-// killCommands ends the session's commands below root (the app-server).
-func (b *AppServerBackend) killCommands(log *slog.Logger, root int, sessionID string) {
-	if n, err := codex.KillTagged(root, sessionTagEnv+"="+sessionID); err != nil {
+// sessionTag is the environment entry every command of the session carries.
+func sessionTag(sessionID string) string { return sessionTagEnv + "=" + sessionID }
+
+// logKilled logs how ending a turn's commands went.
+func logKilled(log *slog.Logger, n int, err error) {
+	if err != nil {
 		log.Warn("cannot end the turn's commands", "err", err)
 	} else if n > 0 {
 		log.Info("ended the turn's commands", "processes", n)
