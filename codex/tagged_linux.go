@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // KillTagged SIGKILLs every process below root (descendants, any depth)
@@ -25,7 +26,7 @@ func KillTagged(root int, kv string) (int, error) {
 		return 0, fmt.Errorf("codex: KillTagged: %w", err)
 	}
 	tag := []byte(kv)
-	return killBelow(root, func(pid int) bool { return hasEnv(pid, tag) }), nil
+	return killBelow(root, func(pid int) envMatch { return envHas(pid, tag) }), nil
 }
 
 // KillTaggedAnywhere is KillTagged over every process this user can see:
@@ -38,7 +39,12 @@ func KillTaggedAnywhere(kv string) (int, error) {
 	}
 	tag := []byte(kv)
 	self := os.Getpid()
-	return killBelow(1, func(pid int) bool { return pid != self && hasEnv(pid, tag) }), nil
+	return killBelow(1, func(pid int) envMatch {
+		if pid == self {
+			return envNo
+		}
+		return envHas(pid, tag)
+	}), nil
 }
 
 // procInfo is what /proc/PID/stat tells of a process.
@@ -103,42 +109,83 @@ func descendantsOf(root int) []procInfo {
 	return out
 }
 
-// hasEnv reports whether the environment pid started with holds kv.
-func hasEnv(pid int, kv []byte) bool {
+// envMatch is what a process's environment says about a tag.
+type envMatch int
+
+const (
+	envNo      envMatch = iota
+	envYes              // the tag is there
+	envUnknown          // nothing to read: the process may be inside execve
+)
+
+// envHas reports whether the environment pid started with holds kv. A
+// process in the middle of execve shows an empty environment for a moment,
+// as does one started with none; both are envUnknown, to look at again.
+func envHas(pid int, kv []byte) envMatch {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return envNo // gone, or not ours to read
+	}
+	if len(b) == 0 {
+		return envUnknown
 	}
 	for entry := range bytes.SplitSeq(b, []byte{0}) {
 		if bytes.Equal(entry, kv) {
-			return true
+			return envYes
 		}
 	}
-	return false
+	return envNo
 }
 
 // killBelow SIGKILLs the processes below root that match (all when match is
-// nil), each with its process group unless that is root's or ours. A few
-// rounds catch what they started meanwhile in groups of their own. It
-// returns how many matching processes it signalled.
-func killBelow(root int, match func(pid int) bool) int {
+// nil), each with its process group unless that is root's or ours. Rounds
+// catch what they started meanwhile in groups of their own, and look again,
+// briefly, at processes whose environment could not be read yet (caught
+// inside execve) — even once killing their parent moved them away from
+// root. It returns how many matching processes it signalled.
+func killBelow(root int, match func(pid int) envMatch) int {
 	rootInfo, ok := readStat(root)
 	if !ok {
 		return 0
 	}
 	signalled := make(map[int]bool)
-	for range 3 {
+	var pending []procInfo // unknown in the last round
+	// A process stays inside execve for well under a millisecond unless the
+	// machine is loaded; 20 rounds 2 ms apart bound the wait when one never
+	// shows an environment.
+	for round := 0; round < 20; round++ {
+		candidates := descendantsOf(root)
+		for _, p := range pending {
+			if now, ok := readStat(p.pid); ok && now.start == p.start && !now.zombie {
+				candidates = append(candidates, now)
+			}
+		}
+		pending = pending[:0]
 		found := false
-		for _, p := range descendantsOf(root) {
-			if signalled[p.pid] || (match != nil && !match(p.pid)) {
+		seen := make(map[int]bool, len(candidates))
+		for _, p := range candidates {
+			if signalled[p.pid] || seen[p.pid] {
 				continue
+			}
+			seen[p.pid] = true
+			if match != nil {
+				switch match(p.pid) {
+				case envNo:
+					continue
+				case envUnknown:
+					pending = append(pending, p)
+					continue
+				}
 			}
 			found = true
 			signalled[p.pid] = true
 			killProc(p, rootInfo.pgid)
 		}
-		if !found {
+		if len(pending) == 0 && (!found || round >= 2) {
 			break
+		}
+		if len(pending) > 0 {
+			time.Sleep(2 * time.Millisecond)
 		}
 	}
 	return len(signalled)

@@ -15,12 +15,15 @@ func TestKillTagged(t *testing.T) {
 		t.Skip("no setsid")
 	}
 	// root: a tagged process in a group of its own, a tagged shell in root's
-	// group with a tagged grandchild, one with another tag, an untagged one.
+	// group with a tagged grandchild, one with another tag, an untagged one,
+	// one with no environment at all (looked at again, briefly, as one
+	// caught inside execve would be, then left alone).
 	root := exec.Command("sh", "-c", `
 TAG=a setsid sleep 60 & echo own $!
 TAG=a sh -c 'sleep 60 & echo grandchild $!; wait' & echo shell $!
 TAG=b sleep 60 & echo other $!
 sleep 60 & echo untagged $!
+env -i sleep 60 & echo empty $!
 wait`)
 	root.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := root.StdoutPipe()
@@ -43,13 +46,13 @@ wait`)
 
 	pids := map[string]int{}
 	sc := bufio.NewScanner(out)
-	for len(pids) < 5 && sc.Scan() {
+	for len(pids) < 6 && sc.Scan() {
 		var name string
 		var pid int
 		fmt.Sscan(sc.Text(), &name, &pid)
 		pids[name] = pid
 	}
-	if len(pids) != 5 {
+	if len(pids) != 6 {
 		t.Fatalf("root reported %v", pids)
 	}
 	defer syscall.Kill(-pids["own"], syscall.SIGKILL)
@@ -66,7 +69,7 @@ wait`)
 		waitGone(t, pids[name])
 	}
 	// Were they signalled, they would be gone by now.
-	survivors := map[string]int{"other": pids["other"], "untagged": pids["untagged"],
+	survivors := map[string]int{"other": pids["other"], "untagged": pids["untagged"], "empty": pids["empty"],
 		"root": root.Process.Pid, "outside": outside.Process.Pid}
 	for name, pid := range survivors {
 		if !alive(pid) {
@@ -130,7 +133,7 @@ func TestKillTaggedAnywhere(t *testing.T) {
 		pid int
 		kv  string
 	}{{tagged.Process.Pid, tag}, {other.Process.Pid, tag + "-other"}} {
-		for i := 0; !hasEnv(c.pid, []byte(c.kv)); i++ { // until it has exec'd
+		for i := 0; envHas(c.pid, []byte(c.kv)) != envYes; i++ { // until it has exec'd
 			if i == 500 {
 				t.Fatalf("%d never got its environment", c.pid)
 			}

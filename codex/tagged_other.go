@@ -18,4 +18,6 @@ func snapshotBelow(root int) procTree { return nil }
 
 func (t procTree) kill(rootGroup int) int { return 0 }
 
-func killBelow(root int, match func(pid int) bool) int { return 0 }
+func killBelow(root int, match func(pid int) envMatch) int { return 0 }
+
+type envMatch int
