@@ -3,8 +3,9 @@ package codex
 import (
 	"bytes"
 	"log/slog"
-	"strings"
 	"sync"
+
+	"github.com/codexacp/codexacp/internal/backtrace"
 )
 
 // maxLoggedLine caps one stderr line in the debug log.
@@ -81,32 +82,9 @@ func (s *stderrLog) tail() string {
 	return string(t)
 }
 
-// trimBacktraces removes Rust backtraces ("Stack backtrace:" and its indented
-// frame lines, and the hint about RUST_BACKTRACE) from codex's stderr, and
-// surrounding blank space.
-func trimBacktraces(s string) string {
-	var out []string
-	inTrace := false
-	for _, line := range strings.Split(s, "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case strings.EqualFold(trimmed, "stack backtrace:"):
-			inTrace = true
-			for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
-				out = out[:len(out)-1]
-			}
-			continue
-		case inTrace && (trimmed == "" || line[0] == ' ' || line[0] == '\t'):
-			continue
-		case strings.HasPrefix(trimmed, "note: run with `RUST_BACKTRACE=") ||
-			strings.HasPrefix(trimmed, "note: Some details are omitted, run with `RUST_BACKTRACE="):
-			continue
-		}
-		inTrace = false
-		out = append(out, line)
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
-}
+// trimBacktraces removes Rust backtraces and the RUST_BACKTRACE hints from
+// codex's stderr (backtrace.Strip, which events uses for error messages).
+func trimBacktraces(s string) string { return backtrace.Strip(s) }
 
 // slogDiscard drops everything; for short helper runs whose stderr only
 // matters in an error.

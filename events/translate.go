@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/backtrace"
 )
 
 // DefaultMaxOutputBytes is the default for Options.MaxOutputBytes.
@@ -212,7 +214,7 @@ func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
 	case TypeTurnFailed:
 		msg := ""
 		if ev.Error != nil {
-			msg = cleanMessage(ev.Error.Message)
+			msg = backtrace.Strip(ev.Error.Message)
 		}
 		if msg == "" {
 			msg = "codex reported the turn as failed"
@@ -404,7 +406,7 @@ func (t *Translator) text(kind chunkKind, s string) []acp.SessionUpdate {
 
 // warning shows a non-fatal codex error (retries, fallbacks) as agent text.
 func (t *Translator) warning(msg string) []acp.SessionUpdate {
-	msg = cleanMessage(msg)
+	msg = backtrace.Strip(msg)
 	if msg == "" {
 		return nil
 	}
@@ -667,7 +669,7 @@ func mcpState(done bool, it *Item) toolState {
 	}
 	switch {
 	case it.Error != nil:
-		msg := cleanMessage(it.Error.Message)
+		msg := backtrace.Strip(it.Error.Message)
 		st.rawOutput = map[string]any{"error": msg}
 		if msg != "" {
 			st.content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(msg))}
@@ -774,28 +776,6 @@ func itemStatus(done bool, status string, exitCode *int) acp.ToolCallStatus {
 		return acp.ToolCallStatusFailed
 	}
 	return acp.ToolCallStatusCompleted
-}
-
-// cleanMessage drops a Rust stack backtrace (codex appends one to error
-// messages when RUST_BACKTRACE is set) and surrounding blank space.
-func cleanMessage(msg string) string {
-	for _, marker := range []string{"Stack backtrace:", "stack backtrace:"} {
-		for i := 0; ; {
-			j := strings.Index(msg[i:], marker)
-			if j < 0 {
-				break
-			}
-			j += i
-			// Only a marker that starts a line (after indentation) counts.
-			lineStart := strings.LastIndexByte(msg[:j], '\n') + 1
-			if strings.TrimSpace(msg[lineStart:j]) == "" {
-				msg = msg[:lineStart]
-				break
-			}
-			i = j + len(marker)
-		}
-	}
-	return strings.TrimSpace(msg)
 }
 
 // fenced puts text into a Markdown code block whose fence is longer than any

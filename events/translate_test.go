@@ -203,24 +203,6 @@ func TestTurnFailed(t *testing.T) {
 	})
 }
 
-func TestCleanMessage(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain", "plain"},
-		{"  padded \n", "padded"},
-		{"tool call failed\n\nCaused by:\n    timed out\n\nStack backtrace:\n   0: <unknown>\n", "tool call failed\n\nCaused by:\n    timed out"},
-		{"boom\nstack backtrace:\n   0: main", "boom"},
-		{"boom\n   Stack backtrace:\n 0: x", "boom"},
-		{"see Stack backtrace: in the log", "see Stack backtrace: in the log"},
-		{"see Stack backtrace: below\nStack backtrace:\n 0: x", "see Stack backtrace: below"},
-		{"Stack backtrace:\n 0: x", ""},
-	}
-	for _, tt := range tests {
-		if got := cleanMessage(tt.in); got != tt.want {
-			t.Errorf("cleanMessage(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestOwnServerSuppressed(t *testing.T) {
 	started := `{"type":"item.started","item":{"id":"item_0","type":"mcp_tool_call","server":"%s","tool":"edit_text_file","arguments":{"path":"/w/a"},"result":null,"error":null,"status":"in_progress"}}`
 	completed := `{"type":"item.completed","item":{"id":"item_0","type":"mcp_tool_call","server":"%s","tool":"edit_text_file","arguments":{"path":"/w/a"},"result":{"content":[{"type":"text","text":"ok"}]},"error":null,"status":"completed"}}`

@@ -3,7 +3,6 @@ package record
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/codexacp/codexacp/internal/secrets"
@@ -16,19 +15,9 @@ const Redacted = secrets.Redacted
 // secrets and blanked out all over the transcript.
 const minSecretLen = 8
 
-// secretPatterns find secrets nobody told the recorder about: OpenAI-style
-// API keys and bearer tokens, anywhere in a line.
-var secretPatterns = []struct {
-	re   *regexp.Regexp
-	repl []byte
-}{
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`), []byte(Redacted)},
-	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), []byte("${1}" + Redacted)},
-}
-
-// secretKeyHint is a cheap pre-check: only messages that mention a
-// secret-looking word or headers are decoded and walked.
-var secretKeyHint = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential|headers)`)
+// headersKey is in every message whose MCP server headers redactHeaders
+// blanks (the keys of headerKeys).
+var headersKey = []byte("headers")
 
 // redactMessage blanks secret string values in an ACP message: fields whose
 // key looks secret, {"name": <secret-looking>, "value": ...} pairs, and the
@@ -44,7 +33,9 @@ func redactMessage(msg json.RawMessage) json.RawMessage {
 // so that the recorder can replace them wherever else they appear (with a
 // "Bearer " prefix, also the token after it).
 func redactLearning(msg json.RawMessage) (json.RawMessage, []string) {
-	if !secretKeyHint.Match(msg) {
+	// A cheap pre-check: only messages that mention a secret-looking name
+	// or headers are decoded and walked.
+	if !secrets.MentionsName(msg) && !bytes.Contains(msg, headersKey) {
 		return msg, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(msg))
@@ -183,15 +174,13 @@ func (s *secretSet) addEnv(env []string) {
 	}
 }
 
-// scrub replaces known secrets and secret patterns in line.
+// scrub replaces known secrets in line, and API keys and bearer tokens
+// (secrets.RedactValues).
 func (s *secretSet) scrub(line []byte) []byte {
 	for _, v := range s.values {
 		if bytes.Contains(line, v) {
 			line = bytes.ReplaceAll(line, v, []byte(Redacted))
 		}
 	}
-	for _, p := range secretPatterns {
-		line = p.re.ReplaceAll(line, p.repl)
-	}
-	return line
+	return secrets.RedactValues(line)
 }

@@ -1,6 +1,7 @@
 // Package secrets recognises where secrets sit in configuration: variable,
-// header and key names that hold them, and their values inside codex -c
-// arguments. Transcripts and logs use it to leave secrets out.
+// header and key names that hold them, their values inside codex -c
+// arguments, and API keys and bearer tokens in any text. Transcripts and logs
+// use it to leave secrets out.
 package secrets
 
 import (
@@ -14,6 +15,11 @@ const Redacted = "[REDACTED]"
 // secretName matches names (environment variables, header names, JSON and
 // TOML keys) whose values are secrets.
 var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
+
+// MentionsName reports whether b contains a word that IsName looks for
+// anywhere (case-insensitively): a cheap test before decoding a message to
+// look for secret fields. A false answer means no name in b holds a secret.
+func MentionsName(b []byte) bool { return secretName.Match(b) }
 
 // IsName reports whether a variable, header or field called name holds
 // a secret. Names of configuration keys that hold the *name* of a variable
@@ -49,4 +55,25 @@ func RedactConfigArg(arg string) string {
 		}
 		return sub[1] + sub[2] + sub[3] + `"` + Redacted + `"`
 	})
+}
+
+// valuePatterns find secrets by their form, whatever holds them:
+// OpenAI-style API keys and bearer tokens (the word "Bearer" is kept).
+var valuePatterns = []struct {
+	re   *regexp.Regexp
+	repl []byte
+}{
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`), []byte(Redacted)},
+	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), []byte("${1}" + Redacted)},
+}
+
+// RedactValues replaces API keys (sk-…) and bearer tokens in b by Redacted.
+// It returns b itself when there is none.
+func RedactValues(b []byte) []byte {
+	for _, p := range valuePatterns {
+		if p.re.Match(b) {
+			b = p.re.ReplaceAll(b, p.repl)
+		}
+	}
+	return b
 }

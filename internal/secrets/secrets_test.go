@@ -34,3 +34,29 @@ func TestIsName(t *testing.T) {
 		}
 	}
 }
+
+func TestMentionsName(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{"env":{"OPENAI_API_KEY":"x"}}`: true, `{"name":"Authorization"}`: true, `{"cwd":"/w"}`: false,
+		`{"text":"hello"}`: false,
+	} {
+		if got := MentionsName([]byte(s)); got != want {
+			t.Errorf("MentionsName(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestRedactValues(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"nothing here", "nothing here"},
+		{"key sk-abcdefghijklmnop1234 used", "key [REDACTED] used"},
+		{"sk-short", "sk-short"},
+		{`"Authorization: Bearer abc.def-123"`, `"Authorization: Bearer [REDACTED]"`},
+		{"bearer tok", "bearer tok"},
+	}
+	for _, tt := range tests {
+		if got := string(RedactValues([]byte(tt.in))); got != tt.want {
+			t.Errorf("RedactValues(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
