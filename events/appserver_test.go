@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // convert runs notifications (method, params pairs) through c and returns
@@ -370,9 +370,9 @@ func TestAppServerReasoningStream(t *testing.T) {
 }
 
 // translateAll converts and translates notifications, checking every update.
-func translateAll(t *testing.T, c *AppServer, tr *Translator, pairs ...string) []acp.SessionUpdate {
+func translateAll(t *testing.T, c *AppServer, tr *Translator, pairs ...string) []acpsdk.SessionUpdate {
 	t.Helper()
-	var all []acp.SessionUpdate
+	var all []acpsdk.SessionUpdate
 	for _, ev := range convert(t, c, pairs...) {
 		for _, u := range tr.Translate(ev) {
 			checkUpdate(t, u)
@@ -383,7 +383,7 @@ func translateAll(t *testing.T, c *AppServer, tr *Translator, pairs ...string) [
 }
 
 // texts renders message and thought chunks as "m:text" / "t:text".
-func texts(us []acp.SessionUpdate) []string {
+func texts(us []acpsdk.SessionUpdate) []string {
 	var out []string
 	for _, u := range us {
 		switch {
@@ -474,7 +474,7 @@ func TestTranslateStreamedText(t *testing.T) {
 func TestTranslateStreamKindMismatch(t *testing.T) {
 	tr := NewTranslator(Options{})
 	tr.BeginTurn()
-	var got []acp.SessionUpdate
+	var got []acpsdk.SessionUpdate
 	for _, ev := range []Event{
 		{Type: TypeItemDelta, Delta: &Delta{ItemID: "x", Kind: DeltaMessage, Text: "msg"}},
 		{Type: TypeItemDelta, Delta: &Delta{ItemID: "x", Kind: DeltaReasoning, Text: "thought"}},
@@ -499,9 +499,9 @@ func outDelta(id, text string) string {
 }
 
 // contentText is the text of a tool call (update)'s only content block.
-func contentText(t *testing.T, u acp.SessionUpdate) string {
+func contentText(t *testing.T, u acpsdk.SessionUpdate) string {
 	t.Helper()
-	var content []acp.ToolCallContent
+	var content []acpsdk.ToolCallContent
 	switch {
 	case u.ToolCallUpdate != nil:
 		content = u.ToolCallUpdate.Content
@@ -536,7 +536,7 @@ func TestTranslateOutputDeltas(t *testing.T) {
 	// The completion brings the whole output.
 	us = translateAll(t, c, tr, "item/completed", cmdItem("c1", "completed", `"one\ntwo"`, "0"))
 	if len(us) != 1 || us[0].ToolCallUpdate == nil || contentText(t, us[0]) != "```\none\ntwo\n```" ||
-		us[0].ToolCallUpdate.Status == nil || *us[0].ToolCallUpdate.Status != acp.ToolCallStatusCompleted {
+		us[0].ToolCallUpdate.Status == nil || *us[0].ToolCallUpdate.Status != acpsdk.ToolCallStatusCompleted {
 		t.Errorf("completion: %+v", us)
 	}
 	// Deltas after completion, and for items that are not commands, are ignored.
@@ -608,7 +608,7 @@ func TestTranslateInterruptedTurn(t *testing.T) {
 	if want := (Usage{InputTokens: 1000, CachedInputTokens: 300, CacheWriteInputTokens: 40, OutputTokens: 200, ReasoningOutputTokens: 50}); out.Usage != want || out.ThreadUsage != want {
 		t.Errorf("usage %+v / %+v, want %+v", out.Usage, out.ThreadUsage, want)
 	}
-	if len(out.Updates) != 1 || out.Updates[0].ToolCallUpdate == nil || *out.Updates[0].ToolCallUpdate.Status != acp.ToolCallStatusFailed {
+	if len(out.Updates) != 1 || out.Updates[0].ToolCallUpdate == nil || *out.Updates[0].ToolCallUpdate.Status != acpsdk.ToolCallStatusFailed {
 		t.Errorf("running command not closed: %+v", out.Updates)
 	}
 	// The next turn starts clean and counts from the interrupted turn's totals.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	acp "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // Fuzzing: codex's output is input from another program, and a new codex
@@ -29,7 +29,7 @@ func FuzzTranslate(f *testing.F) {
 		// A small output cap, so that cutting output (UTF-8, markers) is
 		// exercised too.
 		tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: 200000, MaxOutputBytes: 64})
-		calls := map[acp.ToolCallId]bool{}
+		calls := map[acpsdk.ToolCallId]bool{}
 		tr.BeginTurn()
 		for line := range bytes.SplitSeq(data, []byte("\n")) {
 			if len(bytes.TrimSpace(line)) == 0 {
@@ -60,7 +60,7 @@ func FuzzHistory(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkUpdates(t, map[acp.ToolCallId]bool{}, updates)
+		checkUpdates(t, map[acpsdk.ToolCallId]bool{}, updates)
 	})
 }
 
@@ -83,7 +83,7 @@ func addFixtures(f *testing.F, patterns ...string) {
 
 // checkUpdates checks each update (checkUpdate) and, in order, its tool
 // call id; calls holds the ids announced so far in the session.
-func checkUpdates(t *testing.T, calls map[acp.ToolCallId]bool, updates []acp.SessionUpdate) {
+func checkUpdates(t *testing.T, calls map[acpsdk.ToolCallId]bool, updates []acpsdk.SessionUpdate) {
 	t.Helper()
 	for _, u := range updates {
 		checkUpdate(t, u)
@@ -138,7 +138,7 @@ func FuzzAppServer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		conv := NewAppServer()
 		tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: 200000, MaxOutputBytes: 64})
-		calls := map[acp.ToolCallId]bool{}
+		calls := map[acpsdk.ToolCallId]bool{}
 		tr.BeginTurn()
 		for line := range bytes.SplitSeq(data, []byte("\n")) {
 			method, params, _ := bytes.Cut(line, []byte(" "))

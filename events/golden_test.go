@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/internal/acpschema"
 )
@@ -181,7 +181,7 @@ func outcomeGolden(t *testing.T, out Outcome) goldenOutcome {
 	}
 }
 
-func marshalUpdates(t *testing.T, us []acp.SessionUpdate) []any {
+func marshalUpdates(t *testing.T, us []acpsdk.SessionUpdate) []any {
 	t.Helper()
 	out := []any{}
 	for _, u := range us {
@@ -197,7 +197,7 @@ func marshalUpdates(t *testing.T, us []acp.SessionUpdate) []any {
 // checkUpdate marshals u and checks it: one variant set, exactly one
 // sessionUpdate discriminator, valid against the ACP schema, and decoding
 // back to the same variant.
-func checkUpdate(t *testing.T, u acp.SessionUpdate) []byte {
+func checkUpdate(t *testing.T, u acpsdk.SessionUpdate) []byte {
 	t.Helper()
 	if n := variants(u); n != 1 {
 		t.Fatalf("update has %d variants set: %+v", n, u)
@@ -209,7 +209,7 @@ func checkUpdate(t *testing.T, u acp.SessionUpdate) []byte {
 	if err := acpschema.ValidateSessionUpdate(b); err != nil {
 		t.Errorf("%s: %v", b, err)
 	}
-	var back acp.SessionUpdate
+	var back acpsdk.SessionUpdate
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("unmarshal %s: %v", b, err)
 	}
@@ -219,7 +219,7 @@ func checkUpdate(t *testing.T, u acp.SessionUpdate) []byte {
 	return b
 }
 
-func variants(u acp.SessionUpdate) int {
+func variants(u acpsdk.SessionUpdate) int {
 	n := 0
 	for _, set := range []bool{
 		u.UserMessageChunk != nil, u.AgentMessageChunk != nil, u.AgentThoughtChunk != nil,

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	acp "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // HistoryOptions configure History.
@@ -58,12 +58,12 @@ type rolloutItem struct {
 // the conversation for session/load: user messages, the model's messages and
 // reasoning, and completed tool calls. Records it does not know are skipped;
 // a line that is not JSON is an error (the file is not a rollout).
-func History(r io.Reader, opts HistoryOptions) ([]acp.SessionUpdate, error) {
+func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 	if opts.MaxOutputBytes == 0 {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	br := bufio.NewReader(r)
-	var out []acp.SessionUpdate
+	var out []acpsdk.SessionUpdate
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -87,20 +87,20 @@ func History(r io.Reader, opts HistoryOptions) ([]acp.SessionUpdate, error) {
 	}
 }
 
-func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acp.SessionUpdate {
-	id := acp.ToolCallId(fmt.Sprintf("history-%d-%s", seq, it.ID))
+func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acpsdk.SessionUpdate {
+	id := acpsdk.ToolCallId(fmt.Sprintf("history-%d-%s", seq, it.ID))
 	switch it.Type {
 	case "UserMessage":
 		if text := joinText(it); text != "" {
-			return []acp.SessionUpdate{acp.UpdateUserMessageText(text)}
+			return []acpsdk.SessionUpdate{acpsdk.UpdateUserMessageText(text)}
 		}
 	case "AgentMessage":
 		if text := joinText(it); text != "" {
-			return []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}
+			return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(text)}
 		}
 	case "Reasoning":
 		if text := strings.Join(it.SummaryText, "\n\n"); text != "" {
-			return []acp.SessionUpdate{acp.UpdateAgentThoughtText(text)}
+			return []acpsdk.SessionUpdate{acpsdk.UpdateAgentThoughtText(text)}
 		}
 	case "CommandExecution":
 		command := shellJoin(it.Command)
@@ -110,17 +110,17 @@ func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acp.SessionUpd
 		}
 		status := itemStatus(true, it.Status, it.ExitCode)
 		out := limitText(it.AggregatedOutput, opts.MaxOutputBytes)
-		tc := &acp.SessionUpdateToolCall{
-			ToolCallId: id, Title: title, Kind: acp.ToolKindExecute, Status: status,
+		tc := &acpsdk.SessionUpdateToolCall{
+			ToolCallId: id, Title: title, Kind: acpsdk.ToolKindExecute, Status: status,
 			RawInput:  map[string]any{"command": command},
 			RawOutput: map[string]any{"exit_code": it.ExitCode, "output": out},
 		}
 		if out != "" {
-			tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
+			tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(out)))}
 		}
-		return []acp.SessionUpdate{{ToolCall: tc}}
+		return []acpsdk.SessionUpdate{{ToolCall: tc}}
 	case "McpToolCall":
-		return []acp.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts)}}
+		return []acpsdk.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts)}}
 	}
 	return nil
 }
@@ -128,16 +128,16 @@ func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acp.SessionUpd
 // separate starts a message or thought with a paragraph break when the
 // update before it is of the same kind: editors join consecutive chunks of
 // one kind into one block, as in a live turn (Translator.text).
-func separate(us []acp.SessionUpdate, before []acp.SessionUpdate) []acp.SessionUpdate {
+func separate(us []acpsdk.SessionUpdate, before []acpsdk.SessionUpdate) []acpsdk.SessionUpdate {
 	if len(us) != 1 || len(before) == 0 {
 		return us
 	}
 	prev, u := before[len(before)-1], us[0]
 	switch {
 	case u.AgentMessageChunk != nil && prev.AgentMessageChunk != nil:
-		return []acp.SessionUpdate{acp.UpdateAgentMessageText("\n\n" + u.AgentMessageChunk.Content.Text.Text)}
+		return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText("\n\n" + u.AgentMessageChunk.Content.Text.Text)}
 	case u.AgentThoughtChunk != nil && prev.AgentThoughtChunk != nil:
-		return []acp.SessionUpdate{acp.UpdateAgentThoughtText("\n\n" + u.AgentThoughtChunk.Content.Text.Text)}
+		return []acpsdk.SessionUpdate{acpsdk.UpdateAgentThoughtText("\n\n" + u.AgentThoughtChunk.Content.Text.Text)}
 	}
 	return us
 }
@@ -172,12 +172,12 @@ func isShellSafe(r rune) bool {
 
 // mcpHistoryCall shows an MCP call. Calls of our own tool server get the
 // kinds and titles of a live turn and the unified diff they returned.
-func mcpHistoryCall(id acp.ToolCallId, it *rolloutItem, opts HistoryOptions) *acp.SessionUpdateToolCall {
-	status := acp.ToolCallStatusCompleted
+func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) *acpsdk.SessionUpdateToolCall {
+	status := acpsdk.ToolCallStatusCompleted
 	if it.Status != "completed" || len(it.Error) > 0 && string(it.Error) != "null" {
-		status = acp.ToolCallStatusFailed
+		status = acpsdk.ToolCallStatusFailed
 	}
-	tc := &acp.SessionUpdateToolCall{ToolCallId: id, Title: it.Server + ": " + it.Tool, Kind: acp.ToolKindOther, Status: status}
+	tc := &acpsdk.SessionUpdateToolCall{ToolCallId: id, Title: it.Server + ": " + it.Tool, Kind: acpsdk.ToolKindOther, Status: status}
 	if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
 		tc.RawInput = it.Arguments
 	}
@@ -194,16 +194,16 @@ func mcpHistoryCall(id acp.ToolCallId, it *rolloutItem, opts HistoryOptions) *ac
 		Path string `json:"path"`
 	}
 	_ = json.Unmarshal(it.Arguments, &args)
-	verb, kind := "Edit", acp.ToolKindEdit
+	verb, kind := "Edit", acpsdk.ToolKindEdit
 	switch it.Tool {
 	case "read_text_file":
-		verb, kind = "Read", acp.ToolKindRead
+		verb, kind = "Read", acpsdk.ToolKindRead
 	case "write_text_file":
 		verb = "Write"
 	}
 	tc.Title, tc.Kind = strings.TrimSpace(verb+" "+args.Path), kind
 	if args.Path != "" {
-		tc.Locations = []acp.ToolCallLocation{{Path: args.Path}}
+		tc.Locations = []acpsdk.ToolCallLocation{{Path: args.Path}}
 	}
 	if it.Result != nil {
 		var res struct {
@@ -212,9 +212,9 @@ func mcpHistoryCall(id acp.ToolCallId, it *rolloutItem, opts HistoryOptions) *ac
 		}
 		if json.Unmarshal(it.Result.StructuredContent, &res) == nil {
 			if res.Diff != "" {
-				tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(res.Diff)))}
+				tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(res.Diff)))}
 			}
-			if kind == acp.ToolKindRead && res.Content != nil {
+			if kind == acpsdk.ToolKindRead && res.Content != nil {
 				// As in a live turn: the facts of a read, not the file.
 				var out map[string]any
 				if json.Unmarshal(it.Result.StructuredContent, &out) == nil {

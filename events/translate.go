@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/internal/backtrace"
 )
@@ -63,18 +63,18 @@ type Outcome struct {
 	// Updates mark tool calls that were still running when the turn ended
 	// (cancelled or failed turn) as failed. Send them before answering the
 	// prompt so the editor does not show them running forever.
-	Updates []acp.SessionUpdate
+	Updates []acpsdk.SessionUpdate
 }
 
 // ACP converts token counts to the PromptResponse usage of ACP.
-func (u Usage) ACP() *acp.Usage {
-	return &acp.Usage{
+func (u Usage) ACP() *acpsdk.Usage {
+	return &acpsdk.Usage{
 		InputTokens:       int(u.InputTokens),
 		OutputTokens:      int(u.OutputTokens),
 		TotalTokens:       int(u.InputTokens + u.OutputTokens),
-		CachedReadTokens:  acp.Ptr(int(u.CachedInputTokens)),
-		CachedWriteTokens: acp.Ptr(int(u.CacheWriteInputTokens)),
-		ThoughtTokens:     acp.Ptr(int(u.ReasoningOutputTokens)),
+		CachedReadTokens:  acpsdk.Ptr(int(u.CachedInputTokens)),
+		CachedWriteTokens: acpsdk.Ptr(int(u.CacheWriteInputTokens)),
+		ThoughtTokens:     acpsdk.Ptr(int(u.ReasoningOutputTokens)),
 	}
 }
 
@@ -122,7 +122,7 @@ const (
 
 // toolCall is a tool call announced to the editor and the state last sent.
 type toolCall struct {
-	id   acp.ToolCallId
+	id   acpsdk.ToolCallId
 	sent toolState
 	// Output streamed so far (item.delta output), until it passes
 	// Options.MaxOutputBytes; then capped, and no more delta updates.
@@ -134,12 +134,12 @@ type toolCall struct {
 // toolState is everything a tool_call can say about a codex item.
 type toolState struct {
 	title     string
-	kind      acp.ToolKind
-	status    acp.ToolCallStatus
-	locations []acp.ToolCallLocation
+	kind      acpsdk.ToolKind
+	status    acpsdk.ToolCallStatus
+	locations []acpsdk.ToolCallLocation
 	rawInput  any
 	rawOutput any
-	content   []acp.ToolCallContent
+	content   []acpsdk.ToolCallContent
 }
 
 // NewTranslator returns a Translator for one ACP session.
@@ -184,9 +184,9 @@ func (t *Translator) EndTurn() Outcome {
 		ContextUsed:   t.contextUsed,
 	}
 	for _, c := range t.order {
-		if c.sent.status == acp.ToolCallStatusPending || c.sent.status == acp.ToolCallStatusInProgress {
-			c.sent.status = acp.ToolCallStatusFailed
-			out.Updates = append(out.Updates, acp.UpdateToolCall(c.id, acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		if c.sent.status == acpsdk.ToolCallStatusPending || c.sent.status == acpsdk.ToolCallStatusInProgress {
+			c.sent.status = acpsdk.ToolCallStatusFailed
+			out.Updates = append(out.Updates, acpsdk.UpdateToolCall(c.id, acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed)))
 		}
 	}
 	return out
@@ -194,7 +194,7 @@ func (t *Translator) EndTurn() Outcome {
 
 // Translate returns the session updates for one codex event, possibly none.
 // Unknown event and item types give none (see Event.Known).
-func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
+func (t *Translator) Translate(ev Event) []acpsdk.SessionUpdate {
 	if t.turn == 0 {
 		t.turn = 1
 	}
@@ -243,7 +243,7 @@ func (t *Translator) Translate(ev Event) []acp.SessionUpdate {
 }
 
 // delta sends a streamed piece of an item (app-server).
-func (t *Translator) delta(d *Delta) []acp.SessionUpdate {
+func (t *Translator) delta(d *Delta) []acpsdk.SessionUpdate {
 	switch d.Kind {
 	case DeltaMessage:
 		return t.streamText(chunkMessage, d.ItemID, d.Text)
@@ -258,7 +258,7 @@ func (t *Translator) delta(d *Delta) []acp.SessionUpdate {
 // streamText sends a piece of a message or thought as it arrives. The first
 // piece of an item is a new text (t.text: a paragraph break after text of
 // the same kind); the following ones continue it.
-func (t *Translator) streamText(kind chunkKind, id, text string) []acp.SessionUpdate {
+func (t *Translator) streamText(kind chunkKind, id, text string) []acpsdk.SessionUpdate {
 	s := t.streams[id]
 	if s == nil {
 		s = &textStream{kind: kind}
@@ -273,7 +273,7 @@ func (t *Translator) streamText(kind chunkKind, id, text string) []acp.SessionUp
 		return t.text(kind, text)
 	}
 	t.chunk = kind
-	return []acp.SessionUpdate{chunkUpdate(kind, text)}
+	return []acpsdk.SessionUpdate{chunkUpdate(kind, text)}
 }
 
 // streamedText handles the completed item of a streamed message or thought:
@@ -281,7 +281,7 @@ func (t *Translator) streamText(kind chunkKind, id, text string) []acp.SessionUp
 // extends it, nothing when it differs (the editor shows the streamed text
 // already; sending the whole text again would repeat it). ok is false for
 // items that were not streamed.
-func (t *Translator) streamedText(kind chunkKind, it *Item) (us []acp.SessionUpdate, ok bool) {
+func (t *Translator) streamedText(kind chunkKind, it *Item) (us []acpsdk.SessionUpdate, ok bool) {
 	s := t.streams[it.ID]
 	if s == nil && it.ID != "" {
 		// Not streamed: remember the item is complete, so that a late
@@ -296,16 +296,16 @@ func (t *Translator) streamedText(kind chunkKind, it *Item) (us []acp.SessionUpd
 	s.sent = strings.Builder{}
 	if rest, found := strings.CutPrefix(it.Text, sent); found && rest != "" {
 		t.chunk = kind
-		return []acp.SessionUpdate{chunkUpdate(kind, rest)}, true
+		return []acpsdk.SessionUpdate{chunkUpdate(kind, rest)}, true
 	}
 	return nil, true
 }
 
-func chunkUpdate(kind chunkKind, text string) acp.SessionUpdate {
+func chunkUpdate(kind chunkKind, text string) acpsdk.SessionUpdate {
 	if kind == chunkThought {
-		return acp.UpdateAgentThoughtText(text)
+		return acpsdk.UpdateAgentThoughtText(text)
 	}
-	return acp.UpdateAgentMessageText(text)
+	return acpsdk.UpdateAgentMessageText(text)
 }
 
 // outputStep is the least growth of a running command's output that is
@@ -317,10 +317,10 @@ const outputStep = 512
 // MaxOutputBytes, one last update shows its head and tail and later pieces
 // are dropped: item.completed brings the final content. Pieces for items
 // that are not running commands are ignored.
-func (t *Translator) streamOutput(id, text string) []acp.SessionUpdate {
+func (t *Translator) streamOutput(id, text string) []acpsdk.SessionUpdate {
 	c := t.calls[id]
 	if c == nil || c.capped || text == "" ||
-		c.sent.kind != acp.ToolKindExecute || c.sent.status != acp.ToolCallStatusInProgress {
+		c.sent.kind != acpsdk.ToolKindExecute || c.sent.status != acpsdk.ToolCallStatusInProgress {
 		return nil
 	}
 	out := c.out + text
@@ -339,12 +339,12 @@ func (t *Translator) streamOutput(id, text string) []acp.SessionUpdate {
 		}
 		c.shown = len(out)
 	}
-	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
+	content := []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(out)))}
 	c.sent.content = content
-	return []acp.SessionUpdate{acp.UpdateToolCall(c.id, acp.WithUpdateContent(content))}
+	return []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(c.id, acpsdk.WithUpdateContent(content))}
 }
 
-func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
+func (t *Translator) item(done bool, it *Item) []acpsdk.SessionUpdate {
 	switch it.Type {
 	case ItemAgentMessage:
 		// exec sends whole messages in item.completed only; reacting to
@@ -368,7 +368,7 @@ func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
 			return t.warning(it.Message)
 		}
 	case ItemTodoList:
-		return []acp.SessionUpdate{planUpdate(it.Items, done)}
+		return []acpsdk.SessionUpdate{planUpdate(it.Items, done)}
 	case ItemCommandExecution:
 		return t.tool(done, it, t.commandState(done, it))
 	case ItemFileChange:
@@ -393,7 +393,7 @@ func (t *Translator) item(done bool, it *Item) []acp.SessionUpdate {
 // text sends an agent message or thought chunk. Codex sends whole messages,
 // while editors append consecutive chunks of one kind to the same block, so
 // a paragraph break keeps two messages from running together.
-func (t *Translator) text(kind chunkKind, s string) []acp.SessionUpdate {
+func (t *Translator) text(kind chunkKind, s string) []acpsdk.SessionUpdate {
 	if s == "" {
 		return nil
 	}
@@ -401,11 +401,11 @@ func (t *Translator) text(kind chunkKind, s string) []acp.SessionUpdate {
 		s = "\n\n" + s
 	}
 	t.chunk = kind
-	return []acp.SessionUpdate{chunkUpdate(kind, s)}
+	return []acpsdk.SessionUpdate{chunkUpdate(kind, s)}
 }
 
 // warning shows a non-fatal codex error (retries, fallbacks) as agent text.
-func (t *Translator) warning(msg string) []acp.SessionUpdate {
+func (t *Translator) warning(msg string) []acpsdk.SessionUpdate {
 	msg = backtrace.Strip(msg)
 	if msg == "" {
 		return nil
@@ -414,7 +414,7 @@ func (t *Translator) warning(msg string) []acp.SessionUpdate {
 }
 
 // tool announces a tool-like item or sends what changed since last time.
-func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate {
+func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpdate {
 	if done && it.Type != ItemWebSearch {
 		// Web search runs inside the model's response; every other tool's
 		// result goes back to the model in a further request.
@@ -422,16 +422,16 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate
 	}
 	c := t.calls[it.ID]
 	if c == nil {
-		c = &toolCall{id: acp.ToolCallId(fmt.Sprintf("t%d-%s", t.turn, it.ID)), sent: st}
+		c = &toolCall{id: acpsdk.ToolCallId(fmt.Sprintf("t%d-%s", t.turn, it.ID)), sent: st}
 		if it.ID == "" {
 			// Not "t<turn>-…": an item whose id is "anon0" must not get it.
-			c.id = acp.ToolCallId(fmt.Sprintf("t%d_anon%d", t.turn, len(t.order)))
+			c.id = acpsdk.ToolCallId(fmt.Sprintf("t%d_anon%d", t.turn, len(t.order)))
 		} else {
 			t.calls[it.ID] = c
 		}
 		t.order = append(t.order, c)
 		t.chunk = chunkNone // the editor starts a new entry after a tool call
-		return []acp.SessionUpdate{{ToolCall: &acp.SessionUpdateToolCall{
+		return []acpsdk.SessionUpdate{{ToolCall: &acpsdk.SessionUpdateToolCall{
 			ToolCallId: c.id,
 			Title:      st.title,
 			Kind:       st.kind,
@@ -442,35 +442,35 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate
 			Content:    st.content,
 		}}}
 	}
-	var opts []acp.ToolCallUpdateOpt
+	var opts []acpsdk.ToolCallUpdateOpt
 	if st.title != c.sent.title {
-		opts = append(opts, acp.WithUpdateTitle(st.title))
+		opts = append(opts, acpsdk.WithUpdateTitle(st.title))
 	}
 	if st.kind != c.sent.kind {
-		opts = append(opts, acp.WithUpdateKind(st.kind))
+		opts = append(opts, acpsdk.WithUpdateKind(st.kind))
 	}
 	if st.status != c.sent.status {
-		opts = append(opts, acp.WithUpdateStatus(st.status))
+		opts = append(opts, acpsdk.WithUpdateStatus(st.status))
 	}
 	// Empty lists and nil values would be dropped from the JSON (omitempty),
 	// so only new non-empty values are sent; ACP has no way to clear them.
 	if len(st.locations) > 0 && !sameJSON(st.locations, c.sent.locations) {
-		opts = append(opts, acp.WithUpdateLocations(st.locations))
+		opts = append(opts, acpsdk.WithUpdateLocations(st.locations))
 	}
 	if st.rawInput != nil && !sameJSON(st.rawInput, c.sent.rawInput) {
-		opts = append(opts, acp.WithUpdateRawInput(st.rawInput))
+		opts = append(opts, acpsdk.WithUpdateRawInput(st.rawInput))
 	}
 	if st.rawOutput != nil && !sameJSON(st.rawOutput, c.sent.rawOutput) {
-		opts = append(opts, acp.WithUpdateRawOutput(st.rawOutput))
+		opts = append(opts, acpsdk.WithUpdateRawOutput(st.rawOutput))
 	}
 	if len(st.content) > 0 && !sameJSON(st.content, c.sent.content) {
-		opts = append(opts, acp.WithUpdateContent(st.content))
+		opts = append(opts, acpsdk.WithUpdateContent(st.content))
 	}
 	c.sent = st
 	if len(opts) == 0 {
 		return nil
 	}
-	return []acp.SessionUpdate{acp.UpdateToolCall(c.id, opts...)}
+	return []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(c.id, opts...)}
 }
 
 // turnUsage records this turn's tokens and reports the context use.
@@ -482,7 +482,7 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acp.SessionUpdate
 // context as well: used ≈ Δinput/k + Δoutput. When the backend reports the
 // last request's tokens (last, app-server), used is exactly its input plus
 // output.
-func (t *Translator) turnUsage(total Usage, last *Usage) []acp.SessionUpdate {
+func (t *Translator) turnUsage(total Usage, last *Usage) []acpsdk.SessionUpdate {
 	prev := t.totals
 	if total.InputTokens < prev.InputTokens || total.OutputTokens < prev.OutputTokens {
 		prev = Usage{} // counting restarted: a new thread
@@ -507,27 +507,27 @@ func (t *Translator) turnUsage(total Usage, last *Usage) []acp.SessionUpdate {
 	if t.opts.ContextWindow <= 0 {
 		return nil
 	}
-	return []acp.SessionUpdate{{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: t.opts.ContextWindow}}}
+	return []acpsdk.SessionUpdate{{UsageUpdate: &acpsdk.SessionUsageUpdate{Used: used, Size: t.opts.ContextWindow}}}
 }
 
 // planUpdate turns a todo list into a plan. While the turn runs, the first
 // unfinished entry is the one in progress; in the final list (item.completed,
 // sent when the turn ends) unfinished entries are pending.
-func planUpdate(items []TodoItem, done bool) acp.SessionUpdate {
-	entries := make([]acp.PlanEntry, 0, len(items))
+func planUpdate(items []TodoItem, done bool) acpsdk.SessionUpdate {
+	entries := make([]acpsdk.PlanEntry, 0, len(items))
 	current := !done
 	for _, it := range items {
-		st := acp.PlanEntryStatusPending
+		st := acpsdk.PlanEntryStatusPending
 		switch {
 		case it.Completed:
-			st = acp.PlanEntryStatusCompleted
+			st = acpsdk.PlanEntryStatusCompleted
 		case current:
-			st = acp.PlanEntryStatusInProgress
+			st = acpsdk.PlanEntryStatusInProgress
 			current = false
 		}
-		entries = append(entries, acp.PlanEntry{Content: it.Text, Priority: acp.PlanEntryPriorityMedium, Status: st})
+		entries = append(entries, acpsdk.PlanEntry{Content: it.Text, Priority: acpsdk.PlanEntryPriorityMedium, Status: st})
 	}
-	return acp.UpdatePlan(entries...)
+	return acpsdk.UpdatePlan(entries...)
 }
 
 func (t *Translator) commandState(done bool, it *Item) toolState {
@@ -537,7 +537,7 @@ func (t *Translator) commandState(done bool, it *Item) toolState {
 	}
 	st := toolState{
 		title:    UnwrapShellCommand(it.Command),
-		kind:     acp.ToolKindExecute,
+		kind:     acpsdk.ToolKindExecute,
 		status:   itemStatus(done, it.Status, it.ExitCode),
 		rawInput: input,
 	}
@@ -546,9 +546,9 @@ func (t *Translator) commandState(done bool, it *Item) toolState {
 	}
 	out := limitText(it.AggregatedOutput, t.opts.MaxOutputBytes)
 	if out != "" {
-		st.content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fenced(out)))}
+		st.content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(out)))}
 	}
-	if st.status != acp.ToolCallStatusInProgress {
+	if st.status != acpsdk.ToolCallStatusInProgress {
 		st.rawOutput = map[string]any{"exit_code": it.ExitCode, "output": out}
 	}
 	return st
@@ -565,7 +565,7 @@ func fileChangeState(done bool, it *Item, maxBytes int) toolState {
 	}
 	st := toolState{
 		title:    fileChangeTitle(it.Changes),
-		kind:     acp.ToolKindEdit,
+		kind:     acpsdk.ToolKindEdit,
 		status:   itemStatus(done, it.Status, nil),
 		rawInput: map[string]any{"changes": changes},
 		content:  fileChangeContent(it.Changes, maxBytes),
@@ -574,7 +574,7 @@ func fileChangeState(done bool, it *Item, maxBytes int) toolState {
 	for _, ch := range it.Changes {
 		if !seen[ch.Path] {
 			seen[ch.Path] = true
-			st.locations = append(st.locations, acp.ToolCallLocation{Path: ch.Path})
+			st.locations = append(st.locations, acpsdk.ToolCallLocation{Path: ch.Path})
 		}
 	}
 	return st
@@ -586,8 +586,8 @@ func fileChangeState(done bool, it *Item, maxBytes int) toolState {
 // its unified diff in a code block. maxBytes bounds the whole: a file
 // that does not fit is left out (a cut file would be a wrong diff), a
 // unified diff keeps its head and tail.
-func fileChangeContent(changes []FileChange, maxBytes int) []acp.ToolCallContent {
-	var out []acp.ToolCallContent
+func fileChangeContent(changes []FileChange, maxBytes int) []acpsdk.ToolCallContent {
+	var out []acpsdk.ToolCallContent
 	budget := maxBytes
 	for _, ch := range changes {
 		if ch.Diff == "" || budget <= 0 {
@@ -600,14 +600,14 @@ func fileChangeContent(changes []FileChange, maxBytes int) []acp.ToolCallContent
 			}
 			budget -= len(ch.Diff)
 			if ch.Kind == "add" {
-				out = append(out, acp.ToolDiffContent(ch.Path, ch.Diff))
+				out = append(out, acpsdk.ToolDiffContent(ch.Path, ch.Diff))
 			} else {
-				out = append(out, acp.ToolDiffContent(ch.Path, "", ch.Diff))
+				out = append(out, acpsdk.ToolDiffContent(ch.Path, "", ch.Diff))
 			}
 		default:
 			text := limitText(ch.Diff, budget)
 			budget -= len(text)
-			out = append(out, acp.ToolContent(acp.TextBlock(ch.Path+"\n"+fencedAs("diff", text))))
+			out = append(out, acpsdk.ToolContent(acpsdk.TextBlock(ch.Path+"\n"+fencedAs("diff", text))))
 		}
 	}
 	return out
@@ -661,7 +661,7 @@ func changeVerb(kind string) string {
 func mcpState(done bool, it *Item) toolState {
 	st := toolState{
 		title:  it.Server + ": " + it.Tool,
-		kind:   acp.ToolKindOther,
+		kind:   acpsdk.ToolKindOther,
 		status: itemStatus(done, it.Status, nil),
 	}
 	if len(it.Arguments) > 0 && !bytes.Equal(it.Arguments, []byte("null")) {
@@ -672,7 +672,7 @@ func mcpState(done bool, it *Item) toolState {
 		msg := backtrace.Strip(it.Error.Message)
 		st.rawOutput = map[string]any{"error": msg}
 		if msg != "" {
-			st.content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(msg))}
+			st.content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(msg))}
 		}
 	case it.Result != nil:
 		st.rawOutput = it.Result
@@ -683,8 +683,8 @@ func mcpState(done bool, it *Item) toolState {
 
 // mcpContent shows the text and image blocks of an MCP result; the whole
 // result is in rawOutput.
-func mcpContent(blocks []json.RawMessage) []acp.ToolCallContent {
-	var out []acp.ToolCallContent
+func mcpContent(blocks []json.RawMessage) []acpsdk.ToolCallContent {
+	var out []acpsdk.ToolCallContent
 	for _, raw := range blocks {
 		var b struct {
 			Type     string `json:"type"`
@@ -697,9 +697,9 @@ func mcpContent(blocks []json.RawMessage) []acp.ToolCallContent {
 		}
 		switch b.Type {
 		case "text":
-			out = append(out, acp.ToolContent(acp.TextBlock(b.Text)))
+			out = append(out, acpsdk.ToolContent(acpsdk.TextBlock(b.Text)))
 		case "image":
-			out = append(out, acp.ToolContent(acp.ImageBlock(b.Data, b.MimeType)))
+			out = append(out, acpsdk.ToolContent(acpsdk.ImageBlock(b.Data, b.MimeType)))
 		}
 	}
 	return out
@@ -708,11 +708,11 @@ func mcpContent(blocks []json.RawMessage) []acp.ToolCallContent {
 func webSearchState(done bool, it *Item) toolState {
 	st := toolState{
 		title:  webSearchTitle(it),
-		kind:   acp.ToolKindFetch,
-		status: acp.ToolCallStatusInProgress,
+		kind:   acpsdk.ToolKindFetch,
+		status: acpsdk.ToolCallStatusInProgress,
 	}
 	if done {
-		st.status = acp.ToolCallStatusCompleted
+		st.status = acpsdk.ToolCallStatusCompleted
 	}
 	input := map[string]any{}
 	if it.Query != "" {
@@ -758,24 +758,24 @@ func webSearchTitle(it *Item) string {
 // itemStatus maps a codex item status to an ACP tool call status. A non-zero
 // exit code fails a command even when codex says completed; an item.completed
 // without a final status counts as completed.
-func itemStatus(done bool, status string, exitCode *int) acp.ToolCallStatus {
+func itemStatus(done bool, status string, exitCode *int) acpsdk.ToolCallStatus {
 	failedExit := exitCode != nil && *exitCode != 0
 	switch status {
 	case "failed", "declined":
-		return acp.ToolCallStatusFailed
+		return acpsdk.ToolCallStatusFailed
 	case "completed":
 		if failedExit {
-			return acp.ToolCallStatusFailed
+			return acpsdk.ToolCallStatusFailed
 		}
-		return acp.ToolCallStatusCompleted
+		return acpsdk.ToolCallStatusCompleted
 	}
 	if !done {
-		return acp.ToolCallStatusInProgress
+		return acpsdk.ToolCallStatusInProgress
 	}
 	if failedExit {
-		return acp.ToolCallStatusFailed
+		return acpsdk.ToolCallStatusFailed
 	}
-	return acp.ToolCallStatusCompleted
+	return acpsdk.ToolCallStatusCompleted
 }
 
 // fenced puts text into a Markdown code block whose fence is longer than any

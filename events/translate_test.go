@@ -7,13 +7,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // feed parses lines and translates them, checking every update.
-func feed(t *testing.T, tr *Translator, lines ...string) []acp.SessionUpdate {
+func feed(t *testing.T, tr *Translator, lines ...string) []acpsdk.SessionUpdate {
 	t.Helper()
-	var all []acp.SessionUpdate
+	var all []acpsdk.SessionUpdate
 	for _, l := range lines {
 		ev, err := Parse([]byte(l))
 		if err != nil {
@@ -28,7 +28,7 @@ func feed(t *testing.T, tr *Translator, lines ...string) []acp.SessionUpdate {
 }
 
 // feedFile translates a testdata/codex capture as one turn.
-func feedFile(t *testing.T, tr *Translator, name string) ([]acp.SessionUpdate, Outcome) {
+func feedFile(t *testing.T, tr *Translator, name string) ([]acpsdk.SessionUpdate, Outcome) {
 	t.Helper()
 	tr.BeginTurn()
 	var lines []string
@@ -59,9 +59,9 @@ func TestUsageAcrossTurns(t *testing.T) {
 	checkUsageUpdate(t, u2, 22, 272000)
 }
 
-func checkUsageUpdate(t *testing.T, us []acp.SessionUpdate, used, size int) {
+func checkUsageUpdate(t *testing.T, us []acpsdk.SessionUpdate, used, size int) {
 	t.Helper()
-	var got []*acp.SessionUsageUpdate
+	var got []*acpsdk.SessionUsageUpdate
 	for _, u := range us {
 		if u.UsageUpdate != nil {
 			got = append(got, u.UsageUpdate)
@@ -132,7 +132,7 @@ func TestUsageUpdateSizeAndEstimate(t *testing.T) {
 			if out.ContextUsed != tt.wantUsed {
 				t.Errorf("ContextUsed = %d, want %d", out.ContextUsed, tt.wantUsed)
 			}
-			var sent []acp.SessionUpdate
+			var sent []acpsdk.SessionUpdate
 			for _, u := range us {
 				if u.UsageUpdate != nil {
 					sent = append(sent, u)
@@ -234,7 +234,7 @@ func TestOwnServerSuppressed(t *testing.T) {
 
 func TestToolCallIDs(t *testing.T) {
 	tr := NewTranslator(Options{})
-	var ids []acp.ToolCallId
+	var ids []acpsdk.ToolCallId
 	for range 2 {
 		tr.BeginTurn()
 		us := feed(t, tr,
@@ -275,7 +275,7 @@ func TestCompletedWithoutStarted(t *testing.T) {
 		t.Fatalf("want one tool_call, got %+v", us)
 	}
 	tc := us[0].ToolCall
-	if tc.Status != acp.ToolCallStatusFailed || tc.Kind != acp.ToolKindExecute || tc.Title != "exit 2" ||
+	if tc.Status != acpsdk.ToolCallStatusFailed || tc.Kind != acpsdk.ToolKindExecute || tc.Title != "exit 2" ||
 		len(tc.Content) != 1 || tc.RawOutput == nil {
 		t.Errorf("got %+v", tc)
 	}
@@ -360,7 +360,7 @@ func TestEndTurnClosesRunningCalls(t *testing.T) {
 	var closed []string
 	for _, u := range out.Updates {
 		checkUpdate(t, u)
-		if u.ToolCallUpdate == nil || u.ToolCallUpdate.Status == nil || *u.ToolCallUpdate.Status != acp.ToolCallStatusFailed {
+		if u.ToolCallUpdate == nil || u.ToolCallUpdate.Status == nil || *u.ToolCallUpdate.Status != acpsdk.ToolCallStatusFailed {
 			t.Errorf("closing update %+v is not a failed status", u)
 			continue
 		}
@@ -473,18 +473,18 @@ func TestItemStatus(t *testing.T) {
 		done   bool
 		status string
 		exit   *int
-		want   acp.ToolCallStatus
+		want   acpsdk.ToolCallStatus
 	}{
-		{false, "in_progress", nil, acp.ToolCallStatusInProgress},
-		{false, "", nil, acp.ToolCallStatusInProgress},
-		{true, "completed", code(0), acp.ToolCallStatusCompleted},
-		{true, "completed", code(1), acp.ToolCallStatusFailed},
-		{true, "failed", code(3), acp.ToolCallStatusFailed},
-		{true, "failed", nil, acp.ToolCallStatusFailed},
-		{true, "declined", nil, acp.ToolCallStatusFailed},
-		{true, "", nil, acp.ToolCallStatusCompleted},
-		{true, "in_progress", code(2), acp.ToolCallStatusFailed},
-		{true, "weird", nil, acp.ToolCallStatusCompleted},
+		{false, "in_progress", nil, acpsdk.ToolCallStatusInProgress},
+		{false, "", nil, acpsdk.ToolCallStatusInProgress},
+		{true, "completed", code(0), acpsdk.ToolCallStatusCompleted},
+		{true, "completed", code(1), acpsdk.ToolCallStatusFailed},
+		{true, "failed", code(3), acpsdk.ToolCallStatusFailed},
+		{true, "failed", nil, acpsdk.ToolCallStatusFailed},
+		{true, "declined", nil, acpsdk.ToolCallStatusFailed},
+		{true, "", nil, acpsdk.ToolCallStatusCompleted},
+		{true, "in_progress", code(2), acpsdk.ToolCallStatusFailed},
+		{true, "weird", nil, acpsdk.ToolCallStatusCompleted},
 	}
 	for _, tt := range tests {
 		if got := itemStatus(tt.done, tt.status, tt.exit); got != tt.want {
@@ -495,7 +495,7 @@ func TestItemStatus(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	items := []TodoItem{{"a", true}, {"b", false}, {"c", false}}
-	status := func(u acp.SessionUpdate) string {
+	status := func(u acpsdk.SessionUpdate) string {
 		var s []string
 		for _, e := range u.Plan.Entries {
 			s = append(s, string(e.Status))

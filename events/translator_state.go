@@ -1,11 +1,11 @@
 package events
 
-import "github.com/coder/acp-go-sdk"
+import acpsdk "github.com/coder/acp-go-sdk"
 
 // ToolCallID is the id of the tool call under which the current turn's
 // codex item itemID was announced, so that a question about it (a command
 // approval) can be attached to the same call in the editor.
-func (t *Translator) ToolCallID(itemID string) (acp.ToolCallId, bool) {
+func (t *Translator) ToolCallID(itemID string) (acpsdk.ToolCallId, bool) {
 	c, ok := t.calls[itemID]
 	if !ok {
 		return "", false
