@@ -81,16 +81,6 @@ func Create(path string) (*Recorder, error) {
 // Path is the transcript file's path ("" for a Recorder made with New).
 func (r *Recorder) Path() string { return r.path }
 
-// AddSecrets makes the recorder replace these values wherever they would
-// appear. Values shorter than 8 bytes are ignored.
-func (r *Recorder) AddSecrets(values ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, v := range values {
-		r.secrets.add(v)
-	}
-}
-
 // AddSecretsFromEnv treats the values of secret-looking variables
 // (names containing KEY, TOKEN, SECRET, PASSWORD, AUTH, COOKIE, CREDENTIAL)
 // of a KEY=VALUE list, typically os.Environ(), as secrets.
