@@ -159,8 +159,12 @@ func (a *Agent) closeAllSessions() {
 	regs := a.tools
 	a.tools = map[string]*toolsRegistration{}
 	a.mu.Unlock()
+	p, _ := a.opts.Backend.(turnPreparer)
 	for _, s := range all {
 		s.close()
+		if p != nil {
+			p.Forget(s.id)
+		}
 	}
 	for _, reg := range regs {
 		reg.unregister()
@@ -371,6 +375,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, req sdk.SetSessionModeReques
 	}
 	s.setMode(m)
 	a.persist(s)
+	a.prepareNext(ctx, s, false)
 	a.sendUpdate(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update",
 		CurrentModeId: sdk.SessionModeId(m),
@@ -404,11 +409,15 @@ func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (
 	}
 	a.mu.Lock()
 	// A concurrent load may have replaced s already; it closed s then.
-	if a.sessions[s.id] == s {
+	closing := a.sessions[s.id] == s
+	if closing {
 		delete(a.sessions, s.id)
 	}
 	a.mu.Unlock()
 	s.close()
+	if p, ok := a.opts.Backend.(turnPreparer); ok && closing {
+		p.Forget(s.id)
+	}
 	return sdk.CloseSessionResponse{}, nil
 }
 

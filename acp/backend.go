@@ -24,6 +24,16 @@ type warmer interface {
 	Warm(t Turn)
 }
 
+// turnPreparer is a Backend that prepares each session's next turn ahead
+// (the exec backend: a codex started and waiting for its prompt). The agent
+// calls Prepare after every turn and every change of a setting, with the
+// turn as it would run now (without a prompt), and Forget when the session
+// closes.
+type turnPreparer interface {
+	Prepare(t Turn)
+	Forget(sessionID string)
+}
+
 // Turn is one prompt for codex, with everything the session decides about
 // how it runs. Each backend renders it in its own terms (command-line
 // overrides for exec, thread and turn parameters for the app-server).

@@ -3,6 +3,9 @@ package acp
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"sync"
+	"time"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
@@ -17,18 +20,63 @@ type LineRunner interface {
 // ExecBackend runs each turn as one `codex exec` process (`… resume THREAD`
 // after the first). Codex asks no questions there: the sandbox decides what
 // a command may do.
+//
+// When Runner can prestart (codex.Runner), each session's next turn has its
+// codex started ahead, waiting on stdin: after session/new or load, after
+// each turn, and again whenever the session's settings change the command
+// line. A prompt then only writes to it.
 type ExecBackend struct {
 	Runner LineRunner
 	Logger *slog.Logger // nil: slog.Default()
+	// Idle ends a session's waiting codex after this long without a prompt;
+	// 0 means DefaultPrestartIdle, negative never.
+	Idle time.Duration
+
+	mu      sync.Mutex
+	waiting map[string]codex.Invocation // by session id: what was prestarted
+	closed  bool
+	work    sync.WaitGroup // prestarts in flight
 }
+
+// DefaultPrestartIdle bounds how long a session's codex waits for its next
+// prompt. A waiting codex costs ~10 MB of private memory (59 MB resident,
+// most of it the binary's pages shared by every codex) and saves ~100 ms
+// per turn: worth it while the user reads and types, not for a session
+// left alone.
+const DefaultPrestartIdle = 10 * time.Minute
+
+// Prestarter is a LineRunner that can start a turn's codex before its
+// prompt: codex.Runner.
+type Prestarter interface {
+	LineRunner
+	Prestart(inv codex.Invocation, idle time.Duration) error
+	Discard(inv codex.Invocation)
+	Close()
+}
+
+var (
+	_ Backend      = (*ExecBackend)(nil)
+	_ warmer       = (*ExecBackend)(nil)
+	_ turnPreparer = (*ExecBackend)(nil)
+	_ Prestarter   = (*codex.Runner)(nil)
+)
 
 // Run implements Backend.
 func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
-	log := b.Logger
-	if log == nil {
-		log = slog.Default()
+	log := b.logger()
+	inv := execInvocation(t)
+	if p, ok := b.Runner.(Prestarter); ok {
+		// The waiting codex is this turn's if nothing changed since it was
+		// started (the runner matches it); else it is of no use any more.
+		b.mu.Lock()
+		prev, had := b.waiting[t.SessionID]
+		delete(b.waiting, t.SessionID)
+		b.mu.Unlock()
+		if had && !sameCommand(prev, inv) {
+			p.Discard(prev)
+		}
 	}
-	return b.Runner.Run(ctx, execInvocation(t), func(line []byte) {
+	return b.Runner.Run(ctx, inv, func(line []byte) {
 		ev, err := events.Parse(line)
 		if err != nil {
 			log.Warn("unreadable codex output line", "session", t.SessionID, "err", err, "bytes", len(line))
@@ -36,6 +84,108 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 		}
 		out.Event(ev)
 	})
+}
+
+// Warm implements warmer: the session's first turn gets its codex now.
+func (b *ExecBackend) Warm(t Turn) { b.Prepare(t) }
+
+// Prepare starts, in the background, the codex that will run t (its prompt
+// aside), replacing the session's waiting one when that was started for
+// another command line. It does nothing when Runner cannot prestart.
+func (b *ExecBackend) Prepare(t Turn) {
+	p, ok := b.Runner.(Prestarter)
+	if !ok {
+		return
+	}
+	t.Prompt = ""
+	inv := execInvocation(t)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	prev, had := b.waiting[t.SessionID]
+	if had && sameCommand(prev, inv) {
+		b.mu.Unlock()
+		return
+	}
+	if b.waiting == nil {
+		b.waiting = make(map[string]codex.Invocation)
+	}
+	b.waiting[t.SessionID] = inv
+	b.work.Add(1) // under b.mu: Close sets closed under it before it waits
+	b.mu.Unlock()
+	go func() {
+		defer b.work.Done()
+		if had {
+			p.Discard(prev)
+		}
+		if err := p.Prestart(inv, b.idle()); err != nil {
+			b.logger().Debug("could not start codex ahead of the prompt; the prompt will", "session", t.SessionID, "err", err)
+			return
+		}
+		// Replaced or forgotten while it started: whoever did so may have
+		// looked before it was there.
+		b.mu.Lock()
+		cur, ok := b.waiting[t.SessionID]
+		stale := !ok || !sameCommand(cur, inv)
+		b.mu.Unlock()
+		if stale {
+			p.Discard(inv)
+		}
+	}()
+}
+
+// Forget ends the session's waiting codex: the session closed.
+func (b *ExecBackend) Forget(sessionID string) {
+	p, ok := b.Runner.(Prestarter)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	prev, had := b.waiting[sessionID]
+	delete(b.waiting, sessionID)
+	b.mu.Unlock()
+	if had {
+		p.Discard(prev)
+	}
+}
+
+// Close ends every waiting codex and waits for prestarts in flight. Turns
+// still running are not affected.
+func (b *ExecBackend) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.waiting = nil
+	b.mu.Unlock()
+	b.work.Wait()
+	if p, ok := b.Runner.(Prestarter); ok {
+		p.Close()
+	}
+}
+
+func (b *ExecBackend) idle() time.Duration {
+	switch {
+	case b.Idle == 0:
+		return DefaultPrestartIdle
+	case b.Idle < 0:
+		return 0
+	}
+	return b.Idle
+}
+
+func (b *ExecBackend) logger() *slog.Logger {
+	if b.Logger != nil {
+		return b.Logger
+	}
+	return slog.Default()
+}
+
+// sameCommand reports whether two invocations start the same codex command
+// (prompts aside).
+func sameCommand(a, b codex.Invocation) bool {
+	a.Prompt, b.Prompt = "", ""
+	return reflect.DeepEqual(a, b)
 }
 
 // toolsTokenEnv carries the session's token to codex, which sends it as a

@@ -183,6 +183,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionCo
 		s.mu.Unlock()
 	}
 	a.persist(s)
+	a.prepareNext(ctx, s, false)
 	opts := a.configOptions(s)
 	a.sendUpdate(ctx, s.id, configUpdate(opts))
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil

@@ -61,6 +61,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 	}
 	s.turnEnded(text, end)
 	a.persist(s)
+	a.prepareNext(context.WithoutCancel(ctx), s, true)
 
 	if ctx.Err() != nil {
 		log.Info("turn cancelled", "cause", context.Cause(ctx))
@@ -84,6 +85,24 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 	}
 	log.Info("turn completed")
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: end.Usage.ACP()}, nil
+}
+
+// prepareNext lets the backend get the session's next turn ready (the exec
+// backend starts its codex, which then waits for the prompt). Outside a
+// turn (afterTurn false) nothing happens while one runs: its end prepares.
+func (a *Agent) prepareNext(ctx context.Context, s *session, afterTurn bool) {
+	p, ok := a.opts.Backend.(turnPreparer)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	skip := s.closed || (!afterTurn && s.cancel != nil)
+	s.mu.Unlock()
+	if skip {
+		return
+	}
+	t, _ := a.turn(ctx, s, "")
+	p.Prepare(t)
 }
 
 // turn describes the next turn of the session for the backend.

@@ -43,14 +43,19 @@ const (
 // ErrNotFound reports that no codex executable could be found or started.
 var ErrNotFound = errors.New("codex executable not found (install the Codex CLI: npm i -g @openai/codex)")
 
-// Runner runs one codex process per turn. Its fields are read-only once Run
-// is in use; a Runner is safe for concurrent runs.
+// Runner runs one codex process per turn. Its exported fields are read-only
+// once Run is in use; a Runner is safe for concurrent runs and must not be
+// copied.
 type Runner struct {
 	Path   string        // codex executable
 	Config []string      // user's -c key=value, passed to every run exactly like codex's own -c
 	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE is always removed
 	Grace  time.Duration // SIGINT → SIGKILL grace; 0 means DefaultGrace
 	Logger *slog.Logger  // debug logs of runs and codex's stderr; nil means slog.Default()
+
+	mu      sync.Mutex
+	waiting map[string]*started // by commandKey: processes Prestart started
+	closed  bool
 }
 
 // Invocation is one turn: a new thread, or a resumed one when ThreadID is set.
@@ -203,6 +208,9 @@ func (r *Runner) logger() *slog.Logger {
 // calling goroutine. The slice is only valid during the call. Lines have no
 // size limit.
 //
+// When a process for the same invocation was started by Prestart and still
+// waits, Run writes the prompt to it instead of starting codex.
+//
 // Run returns nil when codex exits with status 0 and an *ExitError for any
 // other status. When ctx ends first, codex gets SIGINT and, if it has not
 // exited after the grace period, its process group gets SIGKILL (on Windows,
@@ -218,15 +226,37 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	if ctx.Err() != nil {
 		return cancelError(ctx)
 	}
+	st := r.takeWaiting(inv)
+	if st == nil {
+		var err error
+		if st, err = r.start(inv); err != nil {
+			return err
+		}
+	}
+	return r.finish(ctx, st, inv.Prompt, onLine)
+}
+
+// started is a codex process that has not been given its prompt yet. Its
+// stderr is read from the start; stdout waits for the prompt.
+type started struct {
+	p      *process
+	wg     *sync.WaitGroup // the reaper and the stderr reader; finish adds its own
+	stderr *stderrLog
+	at     time.Time
+	key    string // the command line and environment, for Prestart's match
+}
+
+// start starts codex for inv, its stdin left open.
+func (r *Runner) start(inv Invocation) (*started, error) {
 	if r.Path == "" {
-		return ErrNotFound
+		return nil, ErrNotFound
 	}
 	// A missing working directory fails Start with the same ENOENT as a
 	// missing executable: tell them apart first.
 	if fi, err := os.Stat(inv.Cwd); err != nil {
-		return fmt.Errorf("codex: working directory: %w", err)
+		return nil, fmt.Errorf("codex: working directory: %w", err)
 	} else if !fi.IsDir() {
-		return fmt.Errorf("codex: working directory %s is not a directory", inv.Cwd)
+		return nil, fmt.Errorf("codex: working directory %s is not a directory", inv.Cwd)
 	}
 	log := r.logger()
 	args, env := r.Command(inv)
@@ -234,33 +264,40 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	cmd := exec.Command(r.Path, args...)
 	cmd.Dir = inv.Cwd
 	cmd.Env = env
-	var wg sync.WaitGroup
-	start := time.Now()
-	p, err := spawn(cmd, syscall.SIGINT, &wg, log)
+	wg := new(sync.WaitGroup)
+	at := time.Now()
+	p, err := spawn(cmd, syscall.SIGINT, wg, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	log.Debug("codex started", "pid", cmd.Process.Pid, "args", logArgs(args), "cwd", inv.Cwd)
+	st := &started{p: p, wg: wg, stderr: newStderrLog(log, stderrTailSize), at: at, key: commandKey(inv.Cwd, args, env)}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		io.Copy(st.stderr, &drainReader{f: p.stderr, exited: &p.hasExited})
+		st.stderr.flush()
+	}()
+	return st, nil
+}
+
+// finish gives st its prompt and runs it to the end, as Run describes.
+func (r *Runner) finish(ctx context.Context, st *started, prompt string, onLine func(line []byte)) error {
+	log := r.logger()
+	p, wg := st.p, st.wg
 	defer p.stdin.Close()
 	defer p.stdout.Close()
 	defer p.stderr.Close()
-	stdinW, stdoutR, stderrR := p.stdin, p.stdout, p.stderr
-	pid := cmd.Process.Pid
-	log.Debug("codex started", "pid", pid, "args", logArgs(args), "cwd", inv.Cwd)
+	pid := p.cmd.Process.Pid
 
-	stderr := newStderrLog(log, stderrTailSize)
-	wg.Add(3)
+	wg.Add(2)
 	go func() { defer wg.Done(); p.superviseCancel(ctx, r.grace(), log) }()
 	go func() {
 		defer wg.Done()
 		// Codex reads the whole prompt before it starts; a write error means
 		// it is gone, which Wait reports better.
-		io.Copy(stdinW, strings.NewReader(inv.Prompt))
-		stdinW.Close()
-	}()
-	go func() {
-		defer wg.Done()
-		io.Copy(stderr, &drainReader{f: stderrR, exited: &p.hasExited})
-		stderr.flush()
+		io.Copy(p.stdin, strings.NewReader(prompt))
+		p.stdin.Close()
 	}()
 	defer func() {
 		// Also reached when onLine panics: never leave codex or the goroutines behind.
@@ -270,16 +307,16 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 		wg.Wait()
 	}()
 
-	readLines(&drainReader{f: stdoutR, exited: &p.hasExited}, onLine)
+	readLines(&drainReader{f: p.stdout, exited: &p.hasExited}, onLine)
 	wg.Wait()
 	p.done.Store(true)
 
-	elapsed := time.Since(start)
+	elapsed := time.Since(st.at)
 	if p.cancelled.Load() {
 		log.Debug("codex cancelled", "pid", pid, "elapsed", elapsed)
 		return cancelError(ctx)
 	}
-	state := cmd.ProcessState
+	state := p.cmd.ProcessState
 	if state == nil {
 		return fmt.Errorf("codex: wait: %w", p.waitErr)
 	}
@@ -291,7 +328,17 @@ func (r *Runner) Run(ctx context.Context, inv Invocation, onLine func(line []byt
 	if state.Success() {
 		return nil
 	}
-	return exitError(state, stderr)
+	return exitError(state, st.stderr)
+}
+
+// discard ends a started process that never got its prompt: its group is
+// killed and every goroutine of it waited for.
+func (st *started) discard() {
+	st.p.killGroup()
+	st.wg.Wait()
+	st.p.stdin.Close()
+	st.p.stdout.Close()
+	st.p.stderr.Close()
 }
 
 // spawn starts cmd in its own process group with parent-death signal

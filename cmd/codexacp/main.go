@@ -221,7 +221,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if rec != nil {
 			lines = rec.Backend(runner, runner.Command)
 		}
-		agentOpts.Backend = &acp.ExecBackend{Runner: lines, Logger: log}
+		be := &acp.ExecBackend{Runner: lines, Logger: log}
+		defer be.Close()
+		agentOpts.Backend = be
 	}
 	return acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 }

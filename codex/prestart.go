@@ -1,0 +1,152 @@
+package codex
+
+import (
+	"strings"
+	"sync"
+	"time"
+)
+
+// Prestart starts the codex process for inv now, to wait on stdin until a
+// Run of the same invocation (same command line, environment and working
+// directory; the prompt aside) writes its prompt. Codex reads its
+// configuration, the thread it resumes and its model catalog before it
+// reads stdin, so that part of a turn's start-up happens while the user
+// types.
+//
+// A process that waits longer than idle (when idle > 0) is ended, and so is
+// one whose invocation Discard names or that Close finds. The caller keeps
+// the number of waiting processes bounded (the agent: one per session);
+// Prestart of an invocation that already has a live waiting process does
+// nothing. Errors are the ones Run would return at start.
+func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
+	if err := inv.validate(); err != nil {
+		return err
+	}
+	args, env := r.Command(inv)
+	key := commandKey(inv.Cwd, args, env)
+	r.mu.Lock()
+	if w := r.waiting[key]; w != nil && !w.p.hasExited.Load() {
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Unlock()
+
+	st, err := r.start(inv)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		st.discard()
+		return nil
+	}
+	if r.waiting == nil {
+		r.waiting = make(map[string]*started)
+	}
+	old := r.waiting[key]
+	r.waiting[key] = st
+	r.mu.Unlock()
+	if old != nil {
+		old.discard()
+	}
+	r.logger().Debug("codex waiting for its prompt", "pid", st.p.cmd.Process.Pid)
+	if idle > 0 {
+		go func() {
+			timer := time.NewTimer(idle)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				if r.remove(key, st) {
+					r.logger().Debug("waiting codex idle too long; ended", "pid", st.p.cmd.Process.Pid, "idle", idle)
+					st.discard()
+				}
+			case <-st.p.exited:
+				// Used by a Run, discarded, or dead: a Run that finds it
+				// dead starts afresh.
+			}
+		}()
+	}
+	return nil
+}
+
+// Discard ends the waiting process started for inv, if any.
+func (r *Runner) Discard(inv Invocation) {
+	args, env := r.Command(inv)
+	key := commandKey(inv.Cwd, args, env)
+	r.mu.Lock()
+	st := r.waiting[key]
+	delete(r.waiting, key)
+	r.mu.Unlock()
+	if st != nil {
+		st.discard()
+	}
+}
+
+// Close ends every waiting process; later Prestarts start nothing. Runs
+// still going are not affected.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	r.closed = true
+	all := r.waiting
+	r.waiting = nil
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, st := range all {
+		wg.Go(st.discard)
+	}
+	wg.Wait()
+}
+
+// takeWaiting hands Run the live waiting process for inv, if there is one.
+// One that died while waiting is ended and forgotten: Run starts afresh.
+func (r *Runner) takeWaiting(inv Invocation) *started {
+	r.mu.Lock()
+	if len(r.waiting) == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Unlock()
+	args, env := r.Command(inv)
+	key := commandKey(inv.Cwd, args, env)
+	r.mu.Lock()
+	st := r.waiting[key]
+	delete(r.waiting, key)
+	r.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	if st.p.hasExited.Load() {
+		r.logger().Debug("waiting codex had exited; starting another", "pid", st.p.cmd.Process.Pid, "stderr", st.stderr.tail())
+		st.discard()
+		return nil
+	}
+	return st
+}
+
+// remove forgets st under key unless something else took its place; it
+// reports whether st was still there.
+func (r *Runner) remove(key string, st *started) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting[key] != st {
+		return false
+	}
+	delete(r.waiting, key)
+	return true
+}
+
+// commandKey identifies a codex command: two invocations with the same key
+// start the same process.
+func commandKey(cwd string, args, env []string) string {
+	var b strings.Builder
+	b.WriteString(cwd)
+	for _, list := range [][]string{args, env} {
+		b.WriteByte(0)
+		for _, s := range list {
+			b.WriteString(s)
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
