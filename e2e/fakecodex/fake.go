@@ -88,6 +88,12 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if state == "" {
 		return fail("%s is not set", EnvState)
 	}
+	// The run is numbered once its prompt has come: the agent starts codex
+	// ahead of the prompt, and may end one that never gets a prompt.
+	prompt, err := io.ReadAll(stdin) // codex reads the whole prompt first
+	if err != nil {
+		return fail("reading the prompt: %v", err)
+	}
 	n, err := claimRun(state)
 	if err != nil {
 		return fail("%v", err)
@@ -95,10 +101,6 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	p, err := planRun(entries, n)
 	if err != nil {
 		return fail("%v", err)
-	}
-	prompt, err := io.ReadAll(stdin) // codex reads the whole prompt first
-	if err != nil {
-		return fail("reading the prompt: %v", err)
 	}
 	if ex.prompt != "" {
 		prompt = []byte(ex.prompt)
