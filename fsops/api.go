@@ -26,7 +26,12 @@ const (
 	CodeStale          = -32013 // expected hash does not match the file
 	CodeOldMismatch    = -32014 // line tools: old is not the content of the lines
 	CodeAnchorMismatch = -32015 // line tools: anchor is not the content of the line
-	CodeInvalidParams  = -32600 // relative path, identical strings, empty edits, bad range
+	// CodeInvalidRequest is -32600, which JSON-RPC names "Invalid Request".
+	// The seeds use it for arguments the tool rejects (relative path,
+	// identical strings, empty edits, bad range), where JSON-RPC would say
+	// -32602 Invalid params; the number is the seeds' and part of the tool
+	// contract, so it stays, under its true name.
+	CodeInvalidRequest = -32600
 )
 
 // Error is a tool failure the model can act on: a seed code, the seed's
@@ -59,7 +64,7 @@ type Files interface {
 	// unsaved changes included).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// WriteFile replaces the file's content, creating the file if needed.
-	// The parent directory must exist. The path was resolved; a write must
+	// The parent directory must exist (see DirMaker). The path was resolved; a write must
 	// not follow a symlink that appeared in it since (LocalFiles refuses).
 	WriteFile(ctx context.Context, path string, data []byte) error
 	// Stat reports whether path exists and whether it is a directory. A
@@ -82,6 +87,21 @@ type PartReader interface {
 	ReadLines(ctx context.Context, path string, start, count int) ([]byte, error)
 }
 
+// DirMaker is implemented by ports that can create directories. The
+// engine uses it only for write_text_file with create_parents, after the
+// write was approved (BeforeWrite), and only for the directories the
+// change lists in NewDirs. A port without it cannot create directories: such
+// a write fails before anything is asked (CannotCreateDirsError).
+type DirMaker interface {
+	// MkdirAll creates dir and every missing directory above it, like
+	// os.MkdirAll, but only inside the port's workspace roots: dir is
+	// resolved (no symlink in it), and a directory outside every root, or a
+	// component that is not a plain directory when it is reached (a symlink
+	// swapped in, a file), is refused with an *Error and nothing more is
+	// created. Existing directories are fine (it is idempotent).
+	MkdirAll(ctx context.Context, dir string) error
+}
+
 // FileInfo is what the engine needs to know about a path before writing.
 type FileInfo struct {
 	Exists bool
@@ -96,6 +116,10 @@ type Change struct {
 	Old     []byte // content before; nil when the file is created
 	New     []byte // content after
 	Created bool   // the file did not exist
+	// NewDirs are the directories the write creates before the file
+	// (write_text_file with create_parents), outermost first; they are
+	// created only if the change is approved.
+	NewDirs []string
 	Diff    string // unified diff Old → New, headers "--- path" / "+++ path"
 	// ChangedLines are the 1-based lines in New where each changed region
 	// starts (for editor "follow along" locations). For a pure deletion, the
@@ -137,6 +161,11 @@ type WriteParams struct {
 	Path         string `json:"path"`
 	Content      string `json:"content"`
 	ExpectedHash string `json:"expected_hash,omitempty"`
+	// CreateParents creates the missing parent directories of a new file
+	// (inside the workspace only; see DirMaker), after the write is
+	// approved. Without it a missing parent is "Parent directory not found"
+	// (seed 003 TC6).
+	CreateParents bool `json:"create_parents,omitempty"`
 }
 
 // WriteResult is the result of write_text_file.
@@ -146,6 +175,9 @@ type WriteResult struct {
 	Created      bool   `json:"created"`
 	Hash         string `json:"hash"`
 	TotalLines   int    `json:"total_lines"`
+	// CreatedDirs are the directories created for the file (create_parents),
+	// outermost first.
+	CreatedDirs []string `json:"created_dirs,omitempty"`
 }
 
 // EditParams are the arguments of edit_text_file.

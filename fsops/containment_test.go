@@ -244,7 +244,7 @@ func TestUnusablePathsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := engine.WriteTextFile(context.Background(), WriteParams{Path: tc.path, Content: "x"}, nil)
 			var te *Error
-			if !errors.As(err, &te) || te.Code != CodeInvalidParams || !strings.HasPrefix(te.Message, tc.msg) {
+			if !errors.As(err, &te) || te.Code != CodeInvalidRequest || !strings.HasPrefix(te.Message, tc.msg) {
 				t.Fatalf("got %v, want -32600 %q", err, tc.msg)
 			}
 			if n := strings.Count(te.Error(), filepath.Base(tc.path)); len(tc.path) < 1000 && n > 1 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,7 +56,7 @@ func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, e
 	limit := DefaultReadLimit
 	if p.Limit != nil {
 		if *p.Limit < 1 {
-			return nil, invalidParams(fmt.Sprintf("limit must be at least 1, got %d", *p.Limit),
+			return nil, invalidRequest(fmt.Sprintf("limit must be at least 1, got %d", *p.Limit),
 				"Omit limit to read up to 2000 lines.")
 		}
 		limit = *p.Limit
@@ -109,12 +110,12 @@ func sliceLines(data []byte, line *int, limit int) (*ReadResult, error) {
 	if line != nil {
 		switch l := *line; {
 		case l == 0:
-			return nil, invalidParams("line must not be 0: lines are 1-based (negative counts from the end)",
+			return nil, invalidRequest("line must not be 0: lines are 1-based (negative counts from the end)",
 				"Use line=1 for the start of the file or line=-1 for the last line.")
 		case l < 0:
 			start = max(total+l+1, 1)
 		case l > total && !(l == 1 && total == 0):
-			return nil, invalidParams(fmt.Sprintf("line %d is past the end of the file (%d lines)", l, total),
+			return nil, invalidRequest(fmt.Sprintf("line %d is past the end of the file (%d lines)", l, total),
 				fmt.Sprintf("The file has %d lines; use a line between 1 and %d, or a negative line to count from the end.", total, total))
 		default:
 			start = l
@@ -188,6 +189,7 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 		return nil, IsDirectoryError(path, nil)
 	}
 	var old []byte
+	var newDirs []string
 	if info.Exists {
 		if old, err = e.readText(ctx, path); err != nil {
 			return nil, err
@@ -199,7 +201,7 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 		if p.ExpectedHash != "" {
 			return nil, staleError(path, p.ExpectedHash, nil, false)
 		}
-		if err := e.checkParent(ctx, path); err != nil {
+		if newDirs, err = e.missingParents(ctx, path, p.CreateParents); err != nil {
 			return nil, err
 		}
 	}
@@ -208,13 +210,13 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 	if info.Exists {
 		data = keepFileConventions(old, data)
 	}
-	c := &Change{Tool: ToolWriteTextFile, Path: path, Old: old, New: data, Created: !info.Exists}
+	c := &Change{Tool: ToolWriteTextFile, Path: path, Old: old, New: data, Created: !info.Exists, NewDirs: newDirs}
 	c.Diff, c.ChangedLines = diffAndLines(path, old, data, wholeRegion(old, data))
 	if err := e.commit(ctx, c, before); err != nil {
 		return nil, err
 	}
 	return &WriteResult{Success: true, BytesWritten: len(data), Created: c.Created,
-		Hash: HashOf(data), TotalLines: CountLines(data)}, nil
+		Hash: HashOf(data), TotalLines: CountLines(data), CreatedDirs: c.NewDirs}, nil
 }
 
 // EditTextFile implements edit_text_file: it replaces old_string, which must
@@ -228,7 +230,7 @@ func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWr
 	if p.ExpectedReplacements != nil {
 		want = *p.ExpectedReplacements
 		if want < 1 {
-			return nil, invalidParams(fmt.Sprintf("expected_replacements must be at least 1, got %d", want),
+			return nil, invalidRequest(fmt.Sprintf("expected_replacements must be at least 1, got %d", want),
 				"Omit expected_replacements to replace a unique occurrence, or give the number of occurrences to replace.")
 		}
 	}
@@ -286,7 +288,7 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 		return nil, err
 	}
 	if len(p.Edits) == 0 {
-		return nil, invalidParams("Edits array cannot be empty",
+		return nil, invalidRequest("Edits array cannot be empty",
 			"Give at least one {old_string, new_string} edit.")
 	}
 	for i, ed := range p.Edits {
@@ -371,6 +373,17 @@ func (e *Engine) commit(ctx context.Context, c *Change, before BeforeWrite) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if len(c.NewDirs) > 0 {
+		// Approved with the write: the directories come first.
+		dir := filepath.Dir(c.Path)
+		dm, ok := e.files.(DirMaker)
+		if !ok {
+			return CannotCreateDirsError(dir)
+		}
+		if err := dm.MkdirAll(ctx, dir); err != nil {
+			return fileError(dir, err)
+		}
+	}
 	if err := e.files.WriteFile(ctx, c.Path, c.New); err != nil {
 		return fileError(c.Path, err)
 	}
@@ -408,22 +421,44 @@ func (e *Engine) readText(ctx context.Context, path string) ([]byte, error) {
 	return data, nil
 }
 
-// checkParent fails unless path's parent directory exists.
-func (e *Engine) checkParent(ctx context.Context, path string) error {
-	parent := filepath.Dir(path)
-	info, err := e.files.Stat(ctx, parent)
-	if err != nil {
-		return fileError(parent, err)
+// missingParents returns the directories a new file at path needs, outermost
+// first: none when its parent exists. Without create a missing parent is the
+// seed's "Parent directory not found"; with it, the missing directories up
+// to the nearest existing one are returned, for the write to create once it
+// is approved (so the port must be able to create directories). A file
+// where a directory should be fails either way. All is checked through the
+// port, so the editor and the disk behave alike.
+func (e *Engine) missingParents(ctx context.Context, path string, create bool) ([]string, error) {
+	var missing []string
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		info, err := e.files.Stat(ctx, dir)
+		if err != nil {
+			return nil, fileError(dir, err)
+		}
+		if info.Exists && !info.IsDir {
+			pe := ParentNotFoundError(dir, nil)
+			pe.Hint = dir + " is a file, not a directory; choose another path."
+			return nil, pe
+		}
+		if info.Exists {
+			break
+		}
+		if !create {
+			return nil, ParentNotFoundError(dir, nil)
+		}
+		missing = append(missing, dir)
+		if filepath.Dir(dir) == dir {
+			break // a missing file-system root: the port will refuse it
+		}
 	}
-	if !info.Exists {
-		return ParentNotFoundError(parent, nil)
+	if len(missing) == 0 {
+		return nil, nil
 	}
-	if !info.IsDir {
-		pe := ParentNotFoundError(parent, nil)
-		pe.Hint = parent + " is a file, not a directory; choose another path."
-		return pe
+	if _, ok := e.files.(DirMaker); !ok {
+		return nil, CannotCreateDirsError(filepath.Dir(path))
 	}
-	return nil
+	slices.Reverse(missing)
+	return missing, nil
 }
 
 // fileError passes a port's *Error on and gives other errors a tool code
@@ -449,21 +484,21 @@ func fileError(path string, err error) error {
 // to edit afterwards.
 func checkText(field, s string) error {
 	if !utf8.ValidString(s) {
-		return invalidParams(field+" is not valid UTF-8", "Send text only; these tools cannot write binary data.")
+		return invalidRequest(field+" is not valid UTF-8", "Send text only; these tools cannot write binary data.")
 	}
 	if bytes.IndexByte([]byte(s), 0) >= 0 {
-		return invalidParams(field+" contains a NUL character", "Send text only; these tools cannot write binary data.")
+		return invalidRequest(field+" contains a NUL character", "Send text only; these tools cannot write binary data.")
 	}
 	return nil
 }
 
 func checkEditStrings(prefix, oldStr, newStr string) error {
 	if oldStr == "" {
-		return invalidParams(prefix+"old_string cannot be empty",
+		return invalidRequest(prefix+"old_string cannot be empty",
 			"Give the exact text to replace, with enough surrounding lines to be unique; to add text at the end use append_text_file.")
 	}
 	if oldStr == newStr {
-		return invalidParams(prefix+"old_string and new_string are identical",
+		return invalidRequest(prefix+"old_string and new_string are identical",
 			"The edit would change nothing; give the new text in new_string.")
 	}
 	if err := checkText(prefix+"old_string", oldStr); err != nil {

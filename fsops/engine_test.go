@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -105,7 +106,7 @@ func TestEditTextFileSeed(t *testing.T) {
 		{
 			name: "TC7 identical strings", path: "/test/file.txt", file: "same",
 			old: "same", new: "same",
-			code: fsops.CodeInvalidParams, msg: "old_string and new_string are identical",
+			code: fsops.CodeInvalidRequest, msg: "old_string and new_string are identical",
 		},
 	}
 	for _, tc := range tests {
@@ -168,9 +169,9 @@ func TestEditTextFileExpectedReplacements(t *testing.T) {
 			code: fsops.CodeMatchCount, msg: "Expected 3 replacements but found 2: foo"},
 		{name: "non-overlapping count", file: "aaaa", old: "aa", new: "b", expected: intp(2), wantAfter: "bb", wantN: 2},
 		{name: "empty old", file: "x", old: "", new: "y",
-			code: fsops.CodeInvalidParams, msg: "old_string cannot be empty"},
+			code: fsops.CodeInvalidRequest, msg: "old_string cannot be empty"},
 		{name: "expected 0", file: "x", old: "x", new: "y", expected: intp(0),
-			code: fsops.CodeInvalidParams, msg: "expected_replacements must be at least 1, got 0"},
+			code: fsops.CodeInvalidRequest, msg: "expected_replacements must be at least 1, got 0"},
 		{name: "exact match, CRLF not normalised", file: "a\r\nb\r\n", old: "a\nb", new: "c",
 			code: fsops.CodeStringNotFound, msg: "String not found in file: a\nb"},
 	}
@@ -243,7 +244,7 @@ func TestMultiEditTextFileSeed(t *testing.T) {
 		},
 		{
 			name: "TC4 empty edits", path: "/test/file.txt", file: "x",
-			code: fsops.CodeInvalidParams, msg: "Edits array cannot be empty",
+			code: fsops.CodeInvalidRequest, msg: "Edits array cannot be empty",
 		},
 		{
 			name: "TC5 duplicate edits", path: "/test/file.txt", file: "foo",
@@ -288,7 +289,7 @@ func TestMultiEditTextFileSeed(t *testing.T) {
 		{
 			name: "edit i invalid", path: "/test/file.txt", file: "x",
 			edits: []fsops.EditOp{{OldString: "x", NewString: "y"}, {OldString: "", NewString: "z"}},
-			code:  fsops.CodeInvalidParams, msg: "Edit 1: old_string cannot be empty",
+			code:  fsops.CodeInvalidRequest, msg: "Edit 1: old_string cannot be empty",
 		},
 	}
 	for _, tc := range tests {
@@ -349,7 +350,7 @@ func TestWriteTextFileSeed(t *testing.T) {
 			},
 			code: fsops.CodePermission, msg: "Permission denied: /root/secret.txt"},
 		{name: "TC5 relative path", path: "relative/path.txt", content: "data",
-			code: fsops.CodeInvalidParams, msg: "Path must be absolute: relative/path.txt"},
+			code: fsops.CodeInvalidRequest, msg: "Path must be absolute: relative/path.txt"},
 		{name: "TC6 parent not found", path: "/test/missing-dir/file.txt", content: "data",
 			code: fsops.CodeNotFound, msg: "Parent directory not found: /test/missing-dir"},
 		{name: "TC7 path is a directory", path: "/test/dir", content: "data",
@@ -451,6 +452,121 @@ func TestWriteTextFileKeepsConventions(t *testing.T) {
 	}
 }
 
+// filesOnly hides the port's DirMaker: a port that cannot create directories.
+type filesOnly struct{ fsops.Files }
+
+// write_text_file with create_parents: the missing directories are listed
+// in the change, created only once it is approved, and reported; without
+// the flag a missing parent stays seed 003 TC6's error.
+func TestWriteTextFileCreateParents(t *testing.T) {
+	veto := errors.New("the user said no")
+	eacces := &fs.PathError{Op: "mkdir", Path: "/test/a/b", Err: syscall.EACCES}
+	tests := []struct {
+		name     string
+		setup    func(*fsopstest.MemFiles)
+		noDirs   bool // the port cannot create directories
+		path     string
+		create   bool
+		veto     error
+		code     int
+		msg      string
+		hint     string   // a substring of the error's hint
+		asked    bool     // BeforeWrite was called
+		wantDirs []string // Change.NewDirs and WriteResult.CreatedDirs
+		created  bool     // WriteResult.Created
+		absent   []string // paths that must not exist afterwards
+	}{
+		{name: "default: seed TC6", path: "/test/missing-dir/file.txt",
+			code: fsops.CodeNotFound, msg: "Parent directory not found: /test/missing-dir", hint: "create_parents: true",
+			absent: []string{"/test/missing-dir", "/test/missing-dir/file.txt"}},
+		{name: "default: two levels missing", path: "/test/a/b/f.txt",
+			code: fsops.CodeNotFound, msg: "Parent directory not found: /test/a/b", hint: "create_parents: true",
+			absent: []string{"/test/a", "/test/a/b"}},
+		{name: "nested directories", path: "/test/a/b/c/f.txt", create: true, asked: true, created: true,
+			wantDirs: []string{"/test/a", "/test/a/b", "/test/a/b/c"}},
+		{name: "some exist", path: "/test/a/b/f.txt", create: true, asked: true, created: true,
+			setup:    func(m *fsopstest.MemFiles) { m.Mkdir("/test/a") },
+			wantDirs: []string{"/test/a/b"}},
+		{name: "all exist: idempotent", path: "/test/a/b/f.txt", create: true, asked: true, created: true,
+			setup: func(m *fsopstest.MemFiles) { m.Mkdir("/test/a/b") }},
+		{name: "existing file: overwritten", path: "/test/a/f.txt", create: true, asked: true,
+			setup: func(m *fsopstest.MemFiles) { m.Set("/test/a/f.txt", "old\n") }},
+		{name: "permission denied: nothing created", path: "/test/a/b/f.txt", create: true, veto: veto, asked: true,
+			code: fsops.CodePermission, msg: "Permission denied: /test/a/b/f.txt",
+			absent: []string{"/test/a", "/test/a/b", "/test/a/b/f.txt"}},
+		{name: "a file in the way", path: "/test/file.txt/a/f.txt", create: true,
+			setup: func(m *fsopstest.MemFiles) { m.Set("/test/file.txt", "") },
+			code:  fsops.CodeNotFound, msg: "Parent directory not found: /test/file.txt", hint: "is a file",
+			absent: []string{"/test/file.txt/a"}},
+		{name: "creating fails", path: "/test/a/b/f.txt", create: true, asked: true,
+			setup: func(m *fsopstest.MemFiles) { m.FailMkdir("/test/a/b", eacces) },
+			code:  fsops.CodePermission, msg: "Permission denied: /test/a/b",
+			absent: []string{"/test/a", "/test/a/b/f.txt"}},
+		{name: "port cannot create directories", path: "/test/a/f.txt", create: true, noDirs: true,
+			code: fsops.CodeNotFound, msg: "Parent directory not found: /test/a", hint: "cannot create directories",
+			absent: []string{"/test/a"}},
+		{name: "port cannot, parent exists", path: "/test/f.txt", create: true, noDirs: true, asked: true, created: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := fsopstest.NewMemFiles()
+			mem.Mkdir("/test")
+			if tc.setup != nil {
+				tc.setup(mem)
+			}
+			var files fsops.Files = mem
+			if tc.noDirs {
+				files = filesOnly{mem}
+			}
+			var asked []*fsops.Change
+			before := func(_ context.Context, c *fsops.Change) error {
+				if info, _ := mem.Stat(context.Background(), c.Path); len(c.NewDirs) > 0 && info.Exists {
+					t.Error("the file exists before the write was approved")
+				}
+				for _, d := range c.NewDirs {
+					if info, _ := mem.Stat(context.Background(), d); info.Exists {
+						t.Errorf("%s was created before the write was approved", d)
+					}
+				}
+				asked = append(asked, c)
+				return tc.veto
+			}
+			res, err := fsops.NewEngine(files).WriteTextFile(context.Background(),
+				fsops.WriteParams{Path: tc.path, Content: "data\n", CreateParents: tc.create}, before)
+			if (len(asked) > 0) != tc.asked {
+				t.Errorf("asked %d times, want asked = %v", len(asked), tc.asked)
+			}
+			for _, p := range tc.absent {
+				if info, _ := mem.Stat(context.Background(), p); info.Exists {
+					t.Errorf("%s exists", p)
+				}
+			}
+			if tc.code != 0 {
+				te := wantError(t, err, tc.code, tc.msg)
+				if !strings.Contains(te.Hint, tc.hint) {
+					t.Errorf("hint %q lacks %q", te.Hint, tc.hint)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) != 1 || !slices.Equal(asked[0].NewDirs, tc.wantDirs) {
+				t.Errorf("asked about %v, want NewDirs %q", asked, tc.wantDirs)
+			}
+			if !slices.Equal(res.CreatedDirs, tc.wantDirs) || res.Created != tc.created {
+				t.Errorf("result %+v, want created %v, CreatedDirs %q", res, tc.created, tc.wantDirs)
+			}
+			wantFile(t, mem, tc.path, "data\n")
+			for _, d := range tc.wantDirs {
+				if info, _ := mem.Stat(context.Background(), d); !info.IsDir {
+					t.Errorf("%s is not a directory", d)
+				}
+			}
+		})
+	}
+}
+
 func TestReadTextFile(t *testing.T) {
 	long := strings.Repeat("y", 300<<10)
 	var big strings.Builder
@@ -495,11 +611,11 @@ func TestReadTextFile(t *testing.T) {
 		{name: "overlong line", file: long + "\nz\n", wantContent: long[:256<<10],
 			want: fsops.ReadResult{TotalLines: 2, StartLine: 1, EndLine: 1, HasMore: true,
 				Hint: "Line 1 is longer than 256 KiB and was cut; use the shell to inspect it. Call read_text_file again with line=2 to read on."}},
-		{name: "line 0", file: "a\n", line: intp(0), code: fsops.CodeInvalidParams,
+		{name: "line 0", file: "a\n", line: intp(0), code: fsops.CodeInvalidRequest,
 			msg: "line must not be 0: lines are 1-based (negative counts from the end)"},
-		{name: "past the end", file: "a\n", line: intp(3), code: fsops.CodeInvalidParams,
+		{name: "past the end", file: "a\n", line: intp(3), code: fsops.CodeInvalidRequest,
 			msg: "line 3 is past the end of the file (1 lines)"},
-		{name: "limit 0", file: "a\n", limit: intp(0), code: fsops.CodeInvalidParams, msg: "limit must be at least 1, got 0"},
+		{name: "limit 0", file: "a\n", limit: intp(0), code: fsops.CodeInvalidRequest, msg: "limit must be at least 1, got 0"},
 		{name: "binary", file: "a\x00b", code: fsops.CodeBinary, msg: "Cannot edit binary file: /w/f"},
 		{name: "invalid utf-8", file: "a\xffb", code: fsops.CodeBinary, msg: "Cannot edit binary file: /w/f"},
 	}
@@ -535,7 +651,7 @@ func TestReadTextFileErrors(t *testing.T) {
 	e := fsops.NewEngine(files)
 	ctx := context.Background()
 	_, err := e.ReadTextFile(ctx, fsops.ReadParams{Path: "w/f"})
-	wantError(t, err, fsops.CodeInvalidParams, "Path must be absolute: w/f")
+	wantError(t, err, fsops.CodeInvalidRequest, "Path must be absolute: w/f")
 	_, err = e.ReadTextFile(ctx, fsops.ReadParams{Path: "/w/missing"})
 	wantError(t, err, fsops.CodeNotFound, "File not found: /w/missing")
 	_, err = e.ReadTextFile(ctx, fsops.ReadParams{Path: "/w/dir"})
@@ -577,7 +693,7 @@ func TestEditingToolsRejectBadTargets(t *testing.T) {
 		code       int
 		msg        string
 	}{
-		{"relative", "w/x.txt", fsops.CodeInvalidParams, "Path must be absolute: w/x.txt"},
+		{"relative", "w/x.txt", fsops.CodeInvalidRequest, "Path must be absolute: w/x.txt"},
 		{"directory", "/w/dir", fsops.CodeIsDirectory, "/w/dir is a directory"},
 		{"missing", "/w/missing.txt", fsops.CodeNotFound, "File not found: /w/missing.txt"},
 		{"nul byte", "/w/nul.bin", fsops.CodeBinary, "Cannot edit binary file: /w/nul.bin"},
@@ -605,11 +721,11 @@ func TestModelTextMustBeText(t *testing.T) {
 	e := fsops.NewEngine(files)
 	ctx := context.Background()
 	_, err := e.EditTextFile(ctx, fsops.EditParams{Path: "/w/f", OldString: "x", NewString: "y\xff"}, nil)
-	wantError(t, err, fsops.CodeInvalidParams, "new_string is not valid UTF-8")
+	wantError(t, err, fsops.CodeInvalidRequest, "new_string is not valid UTF-8")
 	_, err = e.WriteTextFile(ctx, fsops.WriteParams{Path: "/w/f", Content: "a\x00"}, nil)
-	wantError(t, err, fsops.CodeInvalidParams, "content contains a NUL character")
+	wantError(t, err, fsops.CodeInvalidRequest, "content contains a NUL character")
 	_, err = e.MultiEditTextFile(ctx, fsops.MultiEditParams{Path: "/w/f", Edits: []fsops.EditOp{{OldString: "x", NewString: "x"}}}, nil)
-	wantError(t, err, fsops.CodeInvalidParams, "Edit 0: old_string and new_string are identical")
+	wantError(t, err, fsops.CodeInvalidRequest, "Edit 0: old_string and new_string are identical")
 	wantFile(t, files, "/w/f", "x\n")
 }
 

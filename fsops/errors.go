@@ -49,7 +49,29 @@ func NotFoundError(path string, cause error) *Error {
 // ParentNotFoundError is the -32001 "Parent directory not found: {parent}" error.
 func ParentNotFoundError(parent string, cause error) *Error {
 	return &Error{Code: CodeNotFound, Message: "Parent directory not found: " + parent,
-		Hint: "write_text_file does not create directories; create " + parent + " first (e.g. mkdir -p) or fix the path.", Err: cause}
+		Hint: parent + " does not exist. To create it with the file, call write_text_file again with create_parents: true " +
+			"(directories are created inside the workspace only); otherwise fix the path.", Err: cause}
+}
+
+// CannotCreateDirsError is the -32001 error of write_text_file with
+// create_parents through a port that cannot create directories (no
+// DirMaker): nothing was asked or written.
+func CannotCreateDirsError(parent string) *Error {
+	return &Error{Code: CodeNotFound, Message: "Parent directory not found: " + parent,
+		Hint: "This session cannot create directories (its file access offers no way to); nothing was written. " +
+			"Ask the user to create " + parent + ", or write to an existing directory."}
+}
+
+// DirOutsideRootsError is the -32002 error for a directory create_parents
+// would have to create outside every workspace root.
+func DirOutsideRootsError(dir string, roots []string) *Error {
+	where := "no workspace directory is known"
+	if len(roots) > 0 {
+		where = "the workspace is " + strings.Join(roots, ", ")
+	}
+	return &Error{Code: CodePermission, Message: "Permission denied: " + dir,
+		Hint: "create_parents creates directories only inside the workspace, and " + where + "; nothing was written. " +
+			"Write to a path inside the workspace, or ask the user to create the directory."}
 }
 
 // PermissionError is the -32002 "Permission denied: {path}" error.
@@ -89,12 +111,13 @@ func DiskFullError(path string, size int, cause error) *Error {
 		Hint: "The device has no space left; nothing was changed. Tell the user.", Err: cause}
 }
 
-func invalidParams(msg, hint string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: msg, Hint: hint}
+// invalidRequest is a CodeInvalidRequest error: arguments the tool rejects.
+func invalidRequest(msg, hint string) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: msg, Hint: hint}
 }
 
 func relativePathError(path string) *Error {
-	return invalidParams("Path must be absolute: "+path,
+	return invalidRequest("Path must be absolute: "+path,
 		"Pass an absolute path: join "+path+" with the session's working directory.")
 }
 
@@ -118,12 +141,12 @@ const MaxPathBytes = 4096
 func checkPath(path string) (string, error) {
 	switch {
 	case path == "":
-		return "", invalidParams("Path must be absolute: (empty)", "Pass the absolute path of the file.")
+		return "", invalidRequest("Path must be absolute: (empty)", "Pass the absolute path of the file.")
 	case strings.IndexByte(path, 0) >= 0:
-		return "", invalidParams(fmt.Sprintf("Path contains a NUL character: %q", path),
+		return "", invalidRequest(fmt.Sprintf("Path contains a NUL character: %q", path),
 			"File names cannot contain NUL; pass the path as plain text.")
 	case len(path) > MaxPathBytes:
-		return "", invalidParams(fmt.Sprintf("Path too long: %d bytes (at most %d)", len(path), MaxPathBytes),
+		return "", invalidRequest(fmt.Sprintf("Path too long: %d bytes (at most %d)", len(path), MaxPathBytes),
 			"Pass the absolute path of an existing file or of one to create; no file system accepts a path this long.")
 	case !filepath.IsAbs(path):
 		return "", relativePathError(path)

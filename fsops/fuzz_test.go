@@ -206,7 +206,7 @@ func FuzzReplaceLinesRange(f *testing.F) {
 			if got != content {
 				t.Fatalf("a failed call changed the file: %q → %q", content, got)
 			}
-			if rerr == nil && te.Code == CodeInvalidParams && strings.HasPrefix(te.Message, "Invalid line range") {
+			if rerr == nil && te.Code == CodeInvalidRequest && strings.HasPrefix(te.Message, "Invalid line range") {
 				t.Fatalf("range [%d, %d) resolved but the tool refused it: %v", start, end, err)
 			}
 			return

@@ -25,7 +25,7 @@ func (e *Engine) ReplaceTextLines(ctx context.Context, p ReplaceLinesParams, bef
 		return nil, err
 	}
 	if len(p.Lines) != 2 {
-		return nil, invalidParams(fmt.Sprintf("lines must be [start, end], got %d numbers", len(p.Lines)),
+		return nil, invalidRequest(fmt.Sprintf("lines must be [start, end], got %d numbers", len(p.Lines)),
 			"Pass lines as [start, end): 1-based, end exclusive, e.g. [3, 5] for lines 3 and 4; negative numbers count from the end, end 0 means to the end of the file.")
 	}
 	if err := checkText("old", p.Old); err != nil {
@@ -70,7 +70,7 @@ func (e *Engine) InsertTextLines(ctx context.Context, p InsertLinesParams, befor
 		return nil, err
 	}
 	if p.Content == "" {
-		return nil, invalidParams("content is empty", "Give the lines to insert.")
+		return nil, invalidRequest("content is empty", "Give the lines to insert.")
 	}
 	return e.lineEdit(ctx, ToolInsertTextLines, path, p.Hash, before, func(t *textLines) (int, int, []byte, error) {
 		line := p.Line
@@ -78,7 +78,7 @@ func (e *Engine) InsertTextLines(ctx context.Context, p InsertLinesParams, befor
 			line += t.n + 1
 		}
 		if t.n == 0 || p.Line == 0 || line < 1 || line > t.n {
-			return 0, 0, nil, invalidParams(fmt.Sprintf("Line %d is not a line of the file (%d lines)", p.Line, t.n),
+			return 0, 0, nil, invalidRequest(fmt.Sprintf("Line %d is not a line of the file (%d lines)", p.Line, t.n),
 				fmt.Sprintf("insert_text_lines inserts before an existing line: use a line from 1 to %d (or -1 for the last line); "+
 					"to add lines at the end use append_text_file.", t.n))
 		}
@@ -104,7 +104,7 @@ func (e *Engine) AppendTextFile(ctx context.Context, p AppendParams, before Befo
 		return nil, err
 	}
 	if p.Content == "" {
-		return nil, invalidParams("content is empty", "Give the text to append.")
+		return nil, invalidRequest("content is empty", "Give the text to append.")
 	}
 	return e.lineEdit(ctx, ToolAppendTextFile, path, p.Hash, before, func(t *textLines) (int, int, []byte, error) {
 		end := len(t.data)
@@ -141,7 +141,7 @@ func checkLineCall(path, hash string) (string, error) {
 		return "", err
 	}
 	if hash == "" {
-		return "", invalidParams("hash is required",
+		return "", invalidRequest("hash is required",
 			"Read the file with read_text_file first and pass the hash it returned; the line tools only change content you have seen.")
 	}
 	return clean, nil
@@ -208,7 +208,7 @@ func (t *textLines) resolveRange(start, end int) (int, int, error) {
 		e = t.n + 1
 	}
 	if start == 0 || s < 1 || e > t.n+1 || s >= e {
-		return 0, 0, invalidParams(fmt.Sprintf("Invalid line range [%d, %d) for a file of %d lines", start, end, t.n),
+		return 0, 0, invalidRequest(fmt.Sprintf("Invalid line range [%d, %d) for a file of %d lines", start, end, t.n),
 			fmt.Sprintf("lines is [start, end): 1-based, end exclusive, negative counts from the end, end 0 means to the end of the file "+
 				"(e.g. [2, 4] is lines 2 and 3, [-3, 0] the last three lines). It must name at least one of the file's %d lines; "+
 				"to add lines use insert_text_lines or append_text_file.", t.n))

@@ -29,7 +29,10 @@ type LocalFiles struct {
 	roots []string // resolved workspace roots (see Within)
 }
 
-var _ Files = (*LocalFiles)(nil)
+var (
+	_ Files    = (*LocalFiles)(nil)
+	_ DirMaker = (*LocalFiles)(nil)
+)
 
 // NewLocalFiles returns the local disk adapter.
 func NewLocalFiles() *LocalFiles { return &LocalFiles{ops: realOS} }
@@ -71,6 +74,8 @@ type dirHandle interface {
 	OpenFile(name string, flag int, perm fs.FileMode) (tempFile, error)
 	Rename(oldname, newname string) error
 	Remove(name string) error
+	// Mkdir creates a directory in the directory (create_parents).
+	Mkdir(name string, perm fs.FileMode) error
 	// Names lists the directory's entries.
 	Names() ([]string, error)
 	Close() error
@@ -129,6 +134,10 @@ func (r osRoot) Names() ([]string, error) {
 
 // newFileMode is the mode of files the adapter creates, whatever the umask.
 const newFileMode fs.FileMode = 0o644
+
+// newDirMode is the mode of directories the adapter creates (create_parents),
+// less the umask: never more open than the files it writes in them.
+const newDirMode fs.FileMode = 0o755
 
 // ReadFile implements Files.
 func (l *LocalFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
@@ -222,6 +231,78 @@ func (l *LocalFiles) WriteFile(ctx context.Context, path string, data []byte) er
 		return mapOSError(path, opWrite, len(data), err)
 	}
 	return nil
+}
+
+// MkdirAll implements DirMaker: it creates dir (resolved) and the missing
+// directories above it, only inside one of the workspace roots given to
+// Within, and through that root (os.Root): each component is created
+// relative to the open directory above it, and one that exists must be a
+// plain directory, not a symlink. So a link swapped in while the directories
+// are made cannot lead the creation anywhere else, and nothing is ever
+// created outside the roots. Without roots it creates nothing.
+func (l *LocalFiles) MkdirAll(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir = filepath.Clean(dir)
+	root, rel := "", ""
+	for _, r := range l.roots {
+		if Within(r, dir) {
+			root = r
+			rel, _ = filepath.Rel(r, dir)
+			break
+		}
+	}
+	if root == "" {
+		return DirOutsideRootsError(dir, l.roots)
+	}
+	d, err := l.ops.openRoot(root)
+	if err != nil {
+		return mapOSError(root, opStat, 0, err)
+	}
+	if rel == "." {
+		return d.Close()
+	}
+	cur := root
+	for name := range strings.SplitSeq(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, name)
+		sub, err := l.mkdirIn(d, cur, name)
+		d.Close()
+		if err != nil {
+			return err
+		}
+		d = sub
+	}
+	return d.Close()
+}
+
+// mkdirIn makes sure the directory name exists in d (at path) as a plain
+// directory, and opens it.
+func (l *LocalFiles) mkdirIn(d dirHandle, path, name string) (dirHandle, error) {
+	fi, err := d.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = d.Mkdir(name, newDirMode)
+		if err != nil && !errors.Is(err, fs.ErrExist) { // one made by someone else meanwhile is checked below
+			return nil, mapOSError(path, opCreate, 0, err)
+		}
+		fi, err = d.Lstat(name)
+	}
+	switch {
+	case err != nil:
+		return nil, mapOSError(path, opStat, 0, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// The path was resolved without links; one here was swapped in.
+		return nil, ChangedPathError(path, fmt.Errorf("%s is now a symbolic link", path))
+	case !fi.IsDir():
+		pe := ParentNotFoundError(path, nil)
+		pe.Hint = path + " is a file, not a directory; choose another path."
+		return nil, pe
+	}
+	sub, err := d.OpenRoot(name) // through d: cannot leave the root
+	if err != nil {
+		return nil, ChangedPathError(path, err)
+	}
+	return sub, nil
 }
 
 // openDir opens the directory path is written in: relative to the workspace
@@ -377,7 +458,7 @@ func mapOSError(path string, op osOp, size int, err error) error {
 		}
 		return ParentNotFoundError(filepath.Dir(path), err)
 	case isNameTooLong(err):
-		return invalidParams("File name too long: "+path,
+		return invalidRequest("File name too long: "+path,
 			"A component of the path is longer than the file system allows (usually 255 bytes); choose a shorter name.")
 	}
 	return osError(path, err)

@@ -109,7 +109,7 @@ func TestWriteTextFileSeedLocal(t *testing.T) {
 			setup: func(dir string) { os.Mkdir(filepath.Join(dir, "root"), 0o755) },
 			code:  CodePermission, msg: "Permission denied: {dir}/root/secret.txt"},
 		{name: "TC5 relative", path: "relative/path.txt", relative: true, content: "data",
-			code: CodeInvalidParams, msg: "Path must be absolute: relative/path.txt"},
+			code: CodeInvalidRequest, msg: "Path must be absolute: relative/path.txt"},
 		{name: "TC6 parent not found", path: "missing-dir/file.txt", content: "data",
 			code: CodeNotFound, msg: "Parent directory not found: {dir}/missing-dir"},
 		{name: "TC7 directory", path: "dir", content: "data",

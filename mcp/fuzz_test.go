@@ -43,7 +43,7 @@ var knownCodes = map[int]bool{
 	fsops.CodeNotFound: true, fsops.CodePermission: true, fsops.CodeIsDirectory: true,
 	fsops.CodeBinary: true, fsops.CodeNotRegular: true, fsops.CodeStringNotFound: true,
 	fsops.CodeMatchCount: true, fsops.CodeConflict: true, fsops.CodeStale: true,
-	fsops.CodeOldMismatch: true, fsops.CodeAnchorMismatch: true, fsops.CodeInvalidParams: true,
+	fsops.CodeOldMismatch: true, fsops.CodeAnchorMismatch: true, fsops.CodeInvalidRequest: true,
 }
 
 // errFuzzVeto is the user's refusal in fuzzed calls.
@@ -52,7 +52,7 @@ var errFuzzVeto = fsops.PermissionError("vetoed", nil)
 // FuzzToolArguments runs arbitrary arguments through a tool the way a
 // tools/call does (parseArguments, then the tool's run: schema validation,
 // decoding, the engine, with a BeforeWrite hook) over in-memory files.
-// tool selects the tool (tool%7, in ToolNames order) and whether the hook
+// tool selects the tool (tool%7, in toolNames order) and whether the hook
 // vetoes the write ((tool/7)%2 == 1). Invariants: no panic; a failure is an
 // *fsops.Error with a contract code and a message; a failed or read-only
 // call changes no file; a successful write changes only the file its hook
@@ -70,7 +70,7 @@ func FuzzToolArguments(f *testing.F) {
 		c := &Call{ID: newCallID(), Tool: name, Arguments: raw, Path: args.path()}
 		var changes []*fsops.Change
 		hook := func(ctx context.Context, ch *fsops.Change) error {
-			if IsReadOnly(name) {
+			if isReadOnly(name) {
 				t.Fatalf("%s called BeforeWrite", name)
 			}
 			if ch == nil || ch.Tool != name || ch.Path == "" {

@@ -266,7 +266,7 @@ func TestToolPanicBecomesError(t *testing.T) {
 		t.Errorf("code %d %q", code, msg)
 	}
 	res, sc = call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "relative"})
-	if code, _, _ := toolErr(t, res, sc); code != fsops.CodeInvalidParams {
+	if code, _, _ := toolErr(t, res, sc); code != fsops.CodeInvalidRequest {
 		t.Errorf("server stopped serving after a panic: code %d", code)
 	}
 }

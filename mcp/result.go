@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,7 +36,7 @@ func toolError(err error) *fsops.Error {
 func defaultHint(e *fsops.Error) string {
 	switch e.Code {
 	case fsops.CodeNotFound:
-		return "Check the path: it must be absolute and exist. To create a new file use write_text_file (its parent directory must exist)."
+		return "Check the path: it must be absolute and exist. To create a new file use write_text_file (with create_parents: true if its directory does not exist yet)."
 	case fsops.CodePermission:
 		return "The change was not allowed (rejected by the user, the session's mode, or the file system) and nothing was written. Do not retry the same change; ask the user how to proceed."
 	case fsops.CodeIsDirectory:
@@ -56,7 +57,7 @@ func defaultHint(e *fsops.Error) string {
 		return "Call read_text_file for those lines and pass their exact current content as old."
 	case fsops.CodeAnchorMismatch:
 		return "Call read_text_file and pass the exact current content of that line as anchor."
-	case fsops.CodeInvalidParams:
+	case fsops.CodeInvalidRequest:
 		return "Fix the arguments as the message says and call again."
 	}
 	return "Something went wrong on the agent's side and nothing was written; retrying may help. If it keeps failing, tell the user."
@@ -95,7 +96,11 @@ func summary(c *Call, result any) string {
 		if r.Created {
 			verb = "Created"
 		}
-		return fmt.Sprintf("%s %s: %d bytes, %d lines, hash %s", verb, c.Path, r.BytesWritten, r.TotalLines, r.Hash)
+		dirs := ""
+		if len(r.CreatedDirs) > 0 {
+			dirs = fmt.Sprintf(" (and the directories %s)", strings.Join(r.CreatedDirs, ", "))
+		}
+		return fmt.Sprintf("%s %s%s: %d bytes, %d lines, hash %s", verb, c.Path, dirs, r.BytesWritten, r.TotalLines, r.Hash)
 	case *fsops.EditResult:
 		return fmt.Sprintf("Edited %s: %d replacement(s) at lines %d-%d, now %d lines, hash %s",
 			c.Path, r.Replacements, r.LineRange.Start, r.LineRange.End, r.TotalLines, r.Hash)

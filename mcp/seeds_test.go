@@ -109,7 +109,7 @@ func seedCases() []seedCase {
 		{
 			name: "000/TC7 identical strings", setup: files(),
 			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/file.txt", "old_string": "same", "new_string": "same"},
-			wantCode: fsops.CodeInvalidParams, wantMsg: "old_string and new_string are identical",
+			wantCode: fsops.CodeInvalidRequest, wantMsg: "old_string and new_string are identical",
 		},
 
 		// Seed 001: multi_edit_text_file.
@@ -145,7 +145,7 @@ func seedCases() []seedCase {
 		{
 			name: "001/TC4 empty edits", setup: files("/test/file.txt", "x\n"),
 			tool: fsops.ToolMultiEditTextFile, args: map[string]any{"path": "/test/file.txt", "edits": []any{}},
-			wantCode: fsops.CodeInvalidParams, wantMsg: "Edits array cannot be empty",
+			wantCode: fsops.CodeInvalidRequest, wantMsg: "Edits array cannot be empty",
 			wantFiles: map[string]*string{"/test/file.txt": str("x\n")},
 		},
 		{
@@ -205,7 +205,7 @@ func seedCases() []seedCase {
 		{
 			name: "003/TC5 relative path", setup: files(),
 			tool: fsops.ToolWriteTextFile, args: map[string]any{"path": "relative/path.txt", "content": "data"},
-			wantCode: fsops.CodeInvalidParams, wantMsg: "Path must be absolute: relative/path.txt",
+			wantCode: fsops.CodeInvalidRequest, wantMsg: "Path must be absolute: relative/path.txt",
 		},
 		{
 			name: "003/TC6 parent directory not found", setup: files("/test/keep.txt", "k"),
@@ -259,13 +259,13 @@ func seedCases() []seedCase {
 		{
 			name: "002 invalid input: empty old_string", setup: files("/test/readme.md", "foo\n"),
 			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "", "new_string": "bar"},
-			wantCode:  fsops.CodeInvalidParams,
+			wantCode:  fsops.CodeInvalidRequest,
 			wantFiles: map[string]*string{"/test/readme.md": str("foo\n")},
 		},
 		{
 			name: "002 invalid input: expected_replacements 0", setup: files("/test/readme.md", "foo\n"),
 			tool: fsops.ToolEditTextFile, args: map[string]any{"path": "/test/readme.md", "old_string": "foo", "new_string": "bar", "expected_replacements": 0},
-			wantCode:  fsops.CodeInvalidParams,
+			wantCode:  fsops.CodeInvalidRequest,
 			wantFiles: map[string]*string{"/test/readme.md": str("foo\n")},
 		},
 	}
@@ -436,12 +436,12 @@ func lineCases() []seedCase {
 		{
 			name: "004 replace with an empty range", setup: five,
 			tool: fsops.ToolReplaceTextLines, args: replace([]int{4, 2}, "", "x"),
-			wantCode: fsops.CodeInvalidParams, wantMsg: "Invalid line range [4, 2) for a file of 5 lines", wantFiles: unchanged,
+			wantCode: fsops.CodeInvalidRequest, wantMsg: "Invalid line range [4, 2) for a file of 5 lines", wantFiles: unchanged,
 		},
 		{
 			name: "004 replace with line 0", setup: five,
 			tool: fsops.ToolReplaceTextLines, args: replace([]int{0, 1}, "", "x"),
-			wantCode: fsops.CodeInvalidParams, wantFiles: unchanged,
+			wantCode: fsops.CodeInvalidRequest, wantFiles: unchanged,
 		},
 		{
 			name: "004 replace with a stale hash", setup: files("/w/five.txt", fiveLines),
@@ -488,7 +488,7 @@ func lineCases() []seedCase {
 		{
 			name: "004 append without a hash", setup: five,
 			tool: fsops.ToolAppendTextFile, args: map[string]any{"path": "/w/five.txt", "hash": "", "content": "l6"},
-			wantCode: fsops.CodeInvalidParams, wantMsg: "hash is required", wantFiles: unchanged,
+			wantCode: fsops.CodeInvalidRequest, wantMsg: "hash is required", wantFiles: unchanged,
 		},
 	}
 }

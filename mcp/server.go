@@ -30,7 +30,7 @@ import (
 type Call struct {
 	// ID is unique per call (random), usable as an ACP toolCallId.
 	ID string
-	// Tool is the tool name, one of ToolNames.
+	// Tool is the tool name, e.g. fsops.ToolEditTextFile.
 	Tool string
 	// Arguments are the raw arguments as the client sent them (possibly
 	// invalid: the observer hears of calls that fail validation too).

@@ -19,25 +19,11 @@ import (
 	"github.com/codexacp/codexacp/fsops"
 )
 
-// ToolNames lists the tools every server offers.
-var ToolNames = []string{
-	fsops.ToolReadTextFile,
-	fsops.ToolWriteTextFile,
-	fsops.ToolEditTextFile,
-	fsops.ToolMultiEditTextFile,
-	fsops.ToolReplaceTextLines,
-	fsops.ToolInsertTextLines,
-	fsops.ToolAppendTextFile,
-}
-
-// IsReadOnly reports whether the named tool never writes.
-func IsReadOnly(tool string) bool { return tool == fsops.ToolReadTextFile }
-
 // toolSpec is one tool: what tools/list shows and how a call runs.
 type toolSpec struct {
 	tool *sdk.Tool
 	// run decodes and validates raw arguments and calls the engine. Invalid
-	// arguments come back as a CodeInvalidParams *fsops.Error.
+	// arguments come back as a CodeInvalidRequest *fsops.Error.
 	run func(ctx context.Context, e *fsops.Engine, args *arguments, before fsops.BeforeWrite) (any, error)
 }
 
@@ -73,13 +59,17 @@ var specs = sync.OnceValue(func() []toolSpec {
 		defineTool(fsops.ToolWriteTextFile, "Write file",
 			"Create a file, or replace the whole content of an existing one. Use it for new files and complete rewrites; "+
 				"for changes inside an existing file prefer edit_text_file or multi_edit_text_file (smaller, reviewable diffs). "+
-				"The parent directory must exist. Returns `success`, `bytes_written`, `created`, and the file's new `hash` and `total_lines`. "+
+				"The parent directory must exist, unless you set `create_parents`: then missing directories inside the workspace are created with the file (no shell needed). "+
+				"Returns `success`, `bytes_written`, `created`, the file's new `hash` and `total_lines`, and `created_dirs` when directories were made. "+
 				errorShape,
 			rw(true, true),
 			map[string]string{
 				"path":          descPath,
 				"content":       "The complete new content of the file, exactly as it should be on disk (include the final newline if the file should end with one).",
 				"expected_hash": descExpectedHash + " Omit when creating a new file.",
+				"create_parents": "Optional, default false: create the file's missing parent directories (like mkdir -p), inside the workspace only. " +
+					"They are created together with the file, once the write is approved; nothing is created if it is not. " +
+					"Without it, writing into a directory that does not exist fails with \"Parent directory not found\".",
 			},
 			(*fsops.Engine).WriteTextFile),
 		defineTool(fsops.ToolEditTextFile, "Edit file",
@@ -188,7 +178,7 @@ func defineTool[P, R any](name, title, description string, ann *sdk.ToolAnnotati
 			p, err := decodeArguments[P](args, resolved)
 			if err != nil {
 				return nil, &fsops.Error{
-					Code:    fsops.CodeInvalidParams,
+					Code:    fsops.CodeInvalidRequest,
 					Message: fmt.Sprintf("Invalid arguments for %s: %v", name, err),
 					Hint:    hint,
 					Err:     err,

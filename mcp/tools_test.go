@@ -14,6 +14,21 @@ import (
 	"github.com/codexacp/codexacp/fsops/fsopstest"
 )
 
+// toolNames lists the tools every server offers, in the order the fuzz
+// tests number them.
+var toolNames = []string{
+	fsops.ToolReadTextFile,
+	fsops.ToolWriteTextFile,
+	fsops.ToolEditTextFile,
+	fsops.ToolMultiEditTextFile,
+	fsops.ToolReplaceTextLines,
+	fsops.ToolInsertTextLines,
+	fsops.ToolAppendTextFile,
+}
+
+// isReadOnly reports whether the named tool never writes.
+func isReadOnly(tool string) bool { return tool == fsops.ToolReadTextFile }
+
 // TestToolList checks what the model is offered: the seven tools, each
 // with a description, a closed input schema whose every property is
 // described, and annotations that match what the tool does.
@@ -27,8 +42,8 @@ func TestToolList(t *testing.T) {
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
 	}
-	if !slices.Equal(names, slices.Sorted(slices.Values(ToolNames))) { // the go-sdk lists tools by name
-		t.Fatalf("tools %v, want %v", names, ToolNames)
+	if !slices.Equal(names, slices.Sorted(slices.Values(toolNames))) { // the go-sdk lists tools by name
+		t.Fatalf("tools %v, want %v", names, toolNames)
 	}
 	wantRequired := map[string][]string{
 		fsops.ToolReadTextFile:      {"path"},
@@ -77,7 +92,7 @@ func TestToolList(t *testing.T) {
 			if a == nil || a.Title == "" || a.OpenWorldHint == nil || *a.OpenWorldHint {
 				t.Fatalf("annotations %+v", a)
 			}
-			if a.ReadOnlyHint != IsReadOnly(tool.Name) {
+			if a.ReadOnlyHint != isReadOnly(tool.Name) {
 				t.Errorf("readOnlyHint %v", a.ReadOnlyHint)
 			}
 			if !a.ReadOnlyHint {
@@ -140,8 +155,8 @@ func TestInvalidArguments(t *testing.T) {
 					cs := tr.connect(t, NewServer(fsops.NewEngine(mem), rec))
 					res, sc := call(t, cs, tt.tool, tt.args)
 					code, msg, hint := toolErr(t, res, sc)
-					if code != fsops.CodeInvalidParams {
-						t.Errorf("code %d, want %d", code, fsops.CodeInvalidParams)
+					if code != fsops.CodeInvalidRequest {
+						t.Errorf("code %d, want %d", code, fsops.CodeInvalidRequest)
 					}
 					if !strings.Contains(msg, tt.wantMsg) {
 						t.Errorf("message %q, want it to contain %q", msg, tt.wantMsg)
@@ -206,7 +221,7 @@ func TestArgumentsPath(t *testing.T) {
 func TestDefaultHints(t *testing.T) {
 	codes := []int{fsops.CodeNotFound, fsops.CodePermission, fsops.CodeIsDirectory, fsops.CodeBinary, fsops.CodeDiskFull,
 		fsops.CodeStringNotFound, fsops.CodeMatchCount, fsops.CodeConflict, fsops.CodeStale, fsops.CodeOldMismatch,
-		fsops.CodeAnchorMismatch, fsops.CodeInvalidParams, -32603}
+		fsops.CodeAnchorMismatch, fsops.CodeInvalidRequest, -32603}
 	seen := make(map[string]bool)
 	for _, c := range codes {
 		e := toolError(&fsops.Error{Code: c, Message: "m"})

@@ -23,11 +23,15 @@ type MemFiles struct {
 	readErr  map[string]error
 	writeErr map[string]error
 	statErr  map[string]error
+	mkdirErr map[string]error
 	links    map[string]string // symlink path → target
 	writes   int
 }
 
-var _ fsops.Files = (*MemFiles)(nil)
+var (
+	_ fsops.Files    = (*MemFiles)(nil)
+	_ fsops.DirMaker = (*MemFiles)(nil)
+)
 
 // NewMemFiles returns an empty file system holding only "/".
 func NewMemFiles() *MemFiles {
@@ -37,6 +41,7 @@ func NewMemFiles() *MemFiles {
 		readErr:  make(map[string]error),
 		writeErr: make(map[string]error),
 		statErr:  make(map[string]error),
+		mkdirErr: make(map[string]error),
 		links:    make(map[string]string),
 	}
 }
@@ -100,6 +105,10 @@ func (m *MemFiles) FailWrite(path string, err error) { m.inject(m.writeErr, path
 // FailStat makes Stat of path return err (nil clears it).
 func (m *MemFiles) FailStat(path string, err error) { m.inject(m.statErr, path, err) }
 
+// FailMkdir makes MkdirAll fail with err when it would create the
+// directory path (nil clears it).
+func (m *MemFiles) FailMkdir(path string, err error) { m.inject(m.mkdirErr, path, err) }
+
 // Writes returns the number of successful WriteFile calls so far.
 func (m *MemFiles) Writes() int {
 	m.mu.Lock()
@@ -162,6 +171,29 @@ func (m *MemFiles) WriteFile(ctx context.Context, path string, data []byte) erro
 	}
 	m.files[path] = slices.Clone(data)
 	m.writes++
+	return nil
+}
+
+// MkdirAll implements fsops.DirMaker: it creates dir and its missing
+// parents. MemFiles has no workspace, so it creates them anywhere; a file
+// where a directory should be, or an error injected with FailMkdir for a
+// directory it would create, fails before anything is created.
+func (m *MemFiles) MkdirAll(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir = filepath.Clean(dir)
+	for d := dir; !m.dirs[d]; d = filepath.Dir(d) {
+		if _, isFile := m.files[d]; isFile {
+			return fsops.ParentNotFoundError(d, nil)
+		}
+		if err := m.mkdirErr[d]; err != nil {
+			return err
+		}
+	}
+	m.mkdirAll(dir)
 	return nil
 }
 
