@@ -123,7 +123,8 @@ type asPlan struct {
 }
 
 type toolCall struct {
-	done chan struct{}
+	done   chan struct{}
+	result *record.Entry // the recorded mcp_result; nil when there is none
 }
 
 func planAppServer(entries []record.Entry, n int) (*asPlan, error) {
@@ -202,7 +203,8 @@ func planAppServer(entries []record.Entry, n int) (*asPlan, error) {
 			p.calls[e.Call] = &toolCall{done: make(chan struct{})}
 			p.steps = append(p.steps, asStep{kind: stepCall, index: i, e: e})
 		case record.KindMCPResult:
-			if p.calls[e.Call] != nil {
+			if c := p.calls[e.Call]; c != nil {
+				c.result = e
 				p.steps = append(p.steps, asStep{kind: stepResult, index: i, e: e})
 			}
 		}
@@ -567,8 +569,15 @@ func (a *asPlayer) call(s asStep) {
 		fmt.Fprintf(a.stderr, "fakecodex: app-server run %d: %s call (transcript line %d): %v\n", a.plan.run, s.e.Tool, s.index+1, err)
 		return
 	}
-	if _, err := session.CallTool(a.ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments}); err != nil && a.ctx.Err() == nil {
+	res, err := session.CallTool(a.ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
+	if a.ctx.Err() != nil {
+		return // the process is ending: nothing to compare
+	}
+	if err != nil {
 		fmt.Fprintf(a.stderr, "fakecodex: %s call failed: %v\n", s.e.Tool, err)
+	}
+	if diff := checkResult(a.plan.calls[s.e.Call].result, res, err); diff != "" {
+		a.reportMismatch(a.plan.run, s.index, diff)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codexacp/codexacp/internal/bearer"
 	"github.com/codexacp/codexacp/record"
 )
 
@@ -281,6 +281,8 @@ type plan struct {
 	start *record.Entry
 	steps []step        // lines, files and tool calls, in recorded order
 	exit  *record.Entry // nil when the recording ended during the run
+	// results are the recorded results of tool calls, by call id.
+	results map[string]*record.Entry
 }
 
 type step struct {
@@ -289,7 +291,7 @@ type step struct {
 }
 
 func planRun(entries []record.Entry, n int) (*plan, error) {
-	p := &plan{run: n}
+	p := &plan{run: n, results: recordedResults(entries)}
 	for i := range entries {
 		e := &entries[i]
 		if e.Run != n {
@@ -421,9 +423,15 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 			if r.gates && !r.waitGate(ctx, s.index) {
 				continue
 			}
-			_, err := session.CallTool(ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
-			if err != nil && !interrupted.Load() {
+			res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
+			if interrupted.Load() {
+				continue // what a cancelled call returns is not compared
+			}
+			if err != nil {
 				fmt.Fprintf(r.stderr, "fakecodex: %s call failed: %v\n", s.e.Tool, err)
+			}
+			if diff := checkResult(p.results[s.e.Call], res, err); diff != "" {
+				r.reportMismatch(p.run, s.index, diff)
 			}
 		}
 	}
@@ -530,21 +538,9 @@ func connect(ctx context.Context, url, token string) (*sdk.ClientSession, error)
 	client := sdk.NewClient(&sdk.Implementation{Name: "fakecodex", Version: "replay"}, nil)
 	transport := &sdk.StreamableClientTransport{
 		Endpoint:             url,
-		HTTPClient:           &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}},
+		HTTPClient:           bearer.Client(token),
 		MaxRetries:           -1,
 		DisableStandaloneSSE: true,
 	}
 	return client.Connect(ctx, transport, nil)
-}
-
-// bearer adds "Authorization: Bearer <token>" to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(req)
 }

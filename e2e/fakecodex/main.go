@@ -11,7 +11,8 @@
 //     from the variable that names (like codex, at start-up), prints the
 //     recorded JSONL lines, recreates each file a tool first touched as it was
 //     on disk, makes the recorded tool calls at the recorded points (waiting
-//     for each result), and exits as codex did. On SIGINT it exits 1 like
+//     for each result and comparing it with the recorded one, see
+//     toolresult.go), and exits as codex did. On SIGINT it exits 1 like
 //     codex; a run that was cancelled when recorded prints its lines and then
 //     waits for SIGINT.
 //   - `fakecodex app-server ...` replays the transcript's next app-server
@@ -44,7 +45,9 @@
 // prompt) fails with exit status 2 and says why on stderr, which the agent
 // passes to the editor, so the replay diff shows it. An app-server request
 // that does not match gets a JSON-RPC error whose message says why, which
-// the agent passes on too.
+// the agent passes on too. A tool result that differs from the recorded one
+// is reported on stderr and in the file tool-result-<i> in the state
+// directory, which fails the replay; the run goes on as recorded.
 package main
 
 import (

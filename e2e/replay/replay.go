@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,11 +61,33 @@ type Result struct {
 	// Incomplete says why the replay stopped early ("" when it ran to the
 	// end): the agent did not send an expected message in time, or exited.
 	Incomplete string
-	Elapsed    time.Duration
+	// ToolResults are the file tool results codex (the fake) received that
+	// differ from the recorded ones, each with both results, in transcript
+	// order; empty when every result matched.
+	ToolResults []string
+	Elapsed     time.Duration
 }
 
-// Match reports whether the replayed agent messages equal the recorded ones.
-func (r *Result) Match() bool { return r.Incomplete == "" && Diff(r.Want, r.Got) == "" }
+// Match reports whether the replayed agent messages equal the recorded ones
+// and every tool result the fake codex received equals the recorded one.
+func (r *Result) Match() bool {
+	return r.Incomplete == "" && len(r.ToolResults) == 0 && Diff(r.Want, r.Got) == ""
+}
+
+// Report says how the replay differs from the recording: why it stopped
+// early, the tool results that differ and the diff of the agent's
+// messages; "" when it matched.
+func (r *Result) Report() string {
+	var parts []string
+	if r.Incomplete != "" {
+		parts = append(parts, "replay incomplete: "+r.Incomplete)
+	}
+	parts = append(parts, r.ToolResults...)
+	if d := Diff(r.Want, r.Got); d != "" {
+		parts = append(parts, d)
+	}
+	return strings.Join(parts, "\n")
+}
 
 // Run replays the transcript at path.
 func Run(ctx context.Context, path string, opts Options) (*Result, error) {
@@ -128,6 +152,9 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	p.stop()
 
 	res := &Result{Raw: p.got, Stderr: p.stderr.String(), Incomplete: p.incomplete}
+	if res.ToolResults, err = toolResultMismatches(state); err != nil {
+		return nil, err
+	}
 	res.Want = normaliseAll(sc.outs, root)
 	res.Got = normaliseAll(p.got, root)
 	res.Elapsed = time.Since(began)
@@ -635,4 +662,42 @@ func (p *player) stop() {
 		p.setIncomplete("the agent did not exit after its input closed")
 	}
 	p.cmd.Wait()
+}
+
+// resultMismatchPrefix names the files in which the fake codex reports a tool
+// result that differs from the recorded one (fakecodex's
+// ResultMismatchPrefix): tool-result-<transcript position of the call>.
+const resultMismatchPrefix = "tool-result-"
+
+// toolResultMismatches reads the fake codex's reports of tool results that
+// differ from the recording, in transcript order. Every fake has exited:
+// the agent waits for its codex processes before it exits.
+func toolResultMismatches(state string) ([]string, error) {
+	des, err := os.ReadDir(state)
+	if err != nil {
+		return nil, err
+	}
+	type report struct {
+		index int
+		text  string
+	}
+	var reports []report
+	for _, de := range des {
+		rest, ok := strings.CutPrefix(de.Name(), resultMismatchPrefix)
+		index, err := strconv.Atoi(rest)
+		if !ok || err != nil {
+			continue // not a report, or one being written (.tmp)
+		}
+		b, err := os.ReadFile(filepath.Join(state, de.Name()))
+		if err != nil {
+			return nil, err
+		}
+		reports = append(reports, report{index, strings.TrimSpace(string(b))})
+	}
+	slices.SortFunc(reports, func(a, b report) int { return a.index - b.index })
+	out := make([]string, len(reports))
+	for i, r := range reports {
+		out[i] = r.text
+	}
+	return out, nil
 }

@@ -120,10 +120,7 @@ func replayFile(t *testing.T, path string) *replay.Result {
 		t.Fatal(err)
 	}
 	if !res.Match() {
-		if res.Incomplete != "" {
-			t.Logf("replay incomplete: %s", res.Incomplete)
-		}
-		t.Logf("%s", replay.Diff(res.Want, res.Got))
+		t.Logf("%s", res.Report())
 		t.Logf("agent stderr:\n%s", res.Stderr)
 	}
 	return res
@@ -199,6 +196,52 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			for _, s := range append(tt.inDiff, "--- recorded", "+++ replayed") {
 				if !strings.Contains(diff, s) {
 					t.Errorf("diff lacks %q:\n%s", s, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestAlteredToolResultFails replays transcripts whose recorded result of a
+// read_text_file call was altered: the agent's messages to the editor do
+// not show a file's content (rawOutput has its size and hash), so only the
+// fake codex, comparing what the model received with the recording, sees
+// the difference — and the replay must fail and show both results.
+func TestAlteredToolResultFails(t *testing.T) {
+	for _, name := range []string{"TestAllSevenToolsInAutoMode", "TestAllSevenToolsInAutoMode.app-server"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			altered := 0
+			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
+				for i := range entries {
+					e := &entries[i]
+					if e.Kind == record.KindMCPResult && e.Tool == "read_text_file" && altered == 0 {
+						e.Result = bytes.Replace(e.Result, []byte(`"alpha\nbeta\ngamma\n"`), []byte(`"alpha\nBETA\ngamma\n"`), 1)
+						altered++
+					}
+				}
+				return entries
+			})
+			if altered != 1 {
+				t.Fatal("no read_text_file result with the expected content in the transcript")
+			}
+			res, err := replay.Run(context.Background(), path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Match() {
+				t.Fatal("a transcript with an altered tool result replayed as a match")
+			}
+			if d := replay.Diff(res.Want, res.Got); d != "" || res.Incomplete != "" {
+				t.Errorf("the agent's messages differ too (want only the tool result to):\n%s", res.Report())
+			}
+			if len(res.ToolResults) != 1 {
+				t.Fatalf("%d tool results differ, want 1:\n%s", len(res.ToolResults), strings.Join(res.ToolResults, "\n"))
+			}
+			report := res.Report()
+			for _, s := range []string{"the result of read_text_file", "recorded:", `"content": "alpha\nBETA\ngamma\n"`, "replayed:", `"content": "alpha\nbeta\ngamma\n"`} {
+				if !strings.Contains(report, s) {
+					t.Errorf("report lacks %q:\n%s", s, report)
 				}
 			}
 		})
