@@ -62,9 +62,9 @@ func CannotCreateDirsError(parent string) *Error {
 			"Ask the user to create " + parent + ", or write to an existing directory."}
 }
 
-// DirOutsideRootsError is the -32002 error for a directory create_parents
+// dirOutsideRootsError is the -32002 error for a directory create_parents
 // would have to create outside every workspace root.
-func DirOutsideRootsError(dir string, roots []string) *Error {
+func dirOutsideRootsError(dir string, roots []string) *Error {
 	where := "no workspace directory is known"
 	if len(roots) > 0 {
 		where = "the workspace is " + strings.Join(roots, ", ")

@@ -254,7 +254,7 @@ func (l *LocalFiles) MkdirAll(ctx context.Context, dir string) error {
 		}
 	}
 	if root == "" {
-		return DirOutsideRootsError(dir, l.roots)
+		return dirOutsideRootsError(dir, l.roots)
 	}
 	d, err := l.ops.openRoot(root)
 	if err != nil {

@@ -81,4 +81,23 @@ func TestMemFiles(t *testing.T) {
 	if info, _ := m.Stat(ctx, "/e"); !info.Exists {
 		t.Error("empty file does not exist")
 	}
+
+	// MkdirAll: idempotent, refuses a file on the way, honours FailMkdir
+	// before creating anything.
+	for _, dir := range []string{"/d/x/y", "/d/x/y", "/a"} {
+		if err := m.MkdirAll(ctx, dir); err != nil {
+			t.Errorf("MkdirAll(%s): %v", dir, err)
+		}
+		if info, _ := m.Stat(ctx, dir); !info.IsDir {
+			t.Errorf("%s is not a directory after MkdirAll", dir)
+		}
+	}
+	wantCode(m.MkdirAll(ctx, "/e/sub"), fsops.CodeNotFound)
+	m.FailMkdir("/f/g", boom)
+	if err := m.MkdirAll(ctx, "/f/g/h"); err != boom {
+		t.Errorf("injected mkdir error: %v", err)
+	}
+	if info, _ := m.Stat(ctx, "/f"); info.Exists {
+		t.Error("a failed MkdirAll created /f")
+	}
 }
