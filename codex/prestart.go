@@ -121,6 +121,7 @@ func (r *Runner) takeWaiting(inv Invocation) *started {
 		st.discard()
 		return nil
 	}
+	st.log.Debug("waiting codex takes its prompt", "pid", st.p.cmd.Process.Pid)
 	return st
 }
 

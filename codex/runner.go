@@ -244,6 +244,7 @@ type started struct {
 	stderr *stderrLog
 	at     time.Time
 	key    string // the command line and environment, for Prestart's match
+	log    *slog.Logger
 }
 
 // start starts codex for inv, its stdin left open.
@@ -271,7 +272,7 @@ func (r *Runner) start(inv Invocation) (*started, error) {
 		return nil, err
 	}
 	log.Debug("codex started", "pid", cmd.Process.Pid, "args", logArgs(args), "cwd", inv.Cwd)
-	st := &started{p: p, wg: wg, stderr: newStderrLog(log, stderrTailSize), at: at, key: commandKey(inv.Cwd, args, env)}
+	st := &started{p: p, wg: wg, stderr: newStderrLog(log, stderrTailSize), at: at, key: commandKey(inv.Cwd, args, env), log: log}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -334,6 +335,7 @@ func (r *Runner) finish(ctx context.Context, st *started, prompt string, onLine 
 // discard ends a started process that never got its prompt: its group is
 // killed and every goroutine of it waited for.
 func (st *started) discard() {
+	st.log.Debug("waiting codex ended", "pid", st.p.cmd.Process.Pid)
 	st.p.killGroup()
 	st.wg.Wait()
 	st.p.stdin.Close()

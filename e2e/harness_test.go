@@ -255,17 +255,44 @@ func (e *env) codexProcesses() []string {
 }
 
 // turnProcesses lists what a turn left running: with exec every codex
-// process, with the app-server everything but the app-server itself (it
-// lives as long as the agent).
+// process but the one waiting for the session's next prompt, with the
+// app-server everything but the app-server itself (it lives as long as the
+// agent).
 func (e *env) turnProcesses() []string {
+	waiting := e.waitingCodex()
 	var left []string
 	for _, p := range e.codexProcesses() {
 		if e.backend == "app-server" && strings.Contains(p, " app-server") {
 			continue
 		}
+		if pid, _, _ := strings.Cut(p, ": "); waiting[pid] {
+			continue
+		}
 		left = append(left, p)
 	}
 	return left
+}
+
+// waitingCodex is the pids of the exec codex processes the agent started
+// ahead of a prompt and has neither given a prompt nor ended, as its debug
+// log tells.
+func (e *env) waitingCodex() map[string]bool {
+	waiting := map[string]bool{}
+	for _, line := range strings.Split(e.stderr.String(), "\n") {
+		_, pid, ok := strings.Cut(line, " pid=")
+		if !ok {
+			continue
+		}
+		pid, _, _ = strings.Cut(pid, " ")
+		switch {
+		case strings.Contains(line, `msg="codex waiting for its prompt"`):
+			waiting[pid] = true
+		case strings.Contains(line, `msg="waiting codex takes its prompt"`),
+			strings.Contains(line, `msg="waiting codex ended"`):
+			delete(waiting, pid)
+		}
+	}
+	return waiting
 }
 
 // processesWithEnv lists live processes whose environment contains kv,
