@@ -17,10 +17,12 @@ import (
 )
 
 // doctor checks what the agent needs, the way the agent would find it, and
-// prints one line per check to out. It fails when codex cannot be used.
-func doctor(ctx context.Context, o *options, out io.Writer) error {
+// prints one line per check to out. What the agent would log on the way
+// (why the model catalog could not be built, codex's stderr and the
+// app-server conversation at debug level) goes to log. It fails when codex
+// cannot be used.
+func doctor(ctx context.Context, o *options, out io.Writer, log *slog.Logger) error {
 	fmt.Fprintln(out, "codexacp", version)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var failed []string
 	check := func(name string, ok bool, detail string) {
 		mark := "ok  "
@@ -42,9 +44,9 @@ func doctor(ctx context.Context, o *options, out io.Writer) error {
 			check("codex", false, fmt.Sprintf("%s does not run: %v", path, verr))
 		} else {
 			check("codex", true, fmt.Sprintf("%s (%s)", path, strings.TrimSpace(string(v))))
-			catalog, window := modelCatalog(ctx, quiet, path, o.config)
+			catalog, window := modelCatalog(ctx, log, path, o.config)
 			if catalog == nil {
-				check("model catalog", false, "could not be built: codex would keep its own apply_patch tool (run with --log-level debug for details)")
+				check("model catalog", false, "could not be built: codex would keep its own apply_patch tool (the log on stderr says why; --log-level debug shows more)")
 			} else {
 				p, _ := catalog(ctx)
 				check("model catalog", true, p+" (without apply_patch)")
@@ -54,7 +56,7 @@ func doctor(ctx context.Context, o *options, out io.Writer) error {
 				}
 				check("model", window > 0, fmt.Sprintf("%s, context window %d tokens", model, window))
 			}
-			checkBackends(ctx, o, path, check)
+			checkBackends(ctx, o, path, log, check)
 		}
 	}
 
@@ -66,7 +68,7 @@ func doctor(ctx context.Context, o *options, out io.Writer) error {
 		check("state dir", true, filepath.Join(o.stateDir, "sessions"))
 	}
 
-	host, err := mcp.NewHost(&mcp.HostOptions{Logger: quiet})
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
 	if err != nil {
 		check("tool server", false, err.Error())
 	} else {
@@ -95,7 +97,7 @@ func writable(dir string) error {
 
 // checkBackends checks that codex runs as each backend: `codex exec` answers
 // --help, and `codex app-server` answers the handshake.
-func checkBackends(ctx context.Context, o *options, path string, check func(name string, ok bool, detail string)) {
+func checkBackends(ctx context.Context, o *options, path string, log *slog.Logger, check func(name string, ok bool, detail string)) {
 	selected := func(b string) string {
 		if o.backend == b {
 			return " (selected)"
@@ -111,7 +113,7 @@ func checkBackends(ctx context.Context, o *options, path string, check func(name
 	}
 	started := time.Now()
 	server, err := codex.StartAppServer(hctx, codex.AppServerOptions{
-		Path: path, Config: o.config, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Path: path, Config: o.config, Logger: log,
 		ClientName: "codexacp-doctor", ClientVersion: version,
 	})
 	if err != nil {

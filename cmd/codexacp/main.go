@@ -75,7 +75,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 codexacp is an ACP agent: an editor launches it and speaks the Agent Client
 Protocol on its stdin/stdout. Each prompt runs "codex exec --json".
 "codexacp doctor" checks codex, the model catalog, the state directory and
-the tool server, and prints what it found.
+the tool server, and prints what it found; what the agent would log while
+checking goes to stderr at --log-level.
 
 Flags (environment variables in brackets):
 `)
@@ -158,14 +159,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "codexacp", version)
 		return nil
 	}
-	if isDoctor {
-		return doctor(context.Background(), o, stdout)
-	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if isDoctor {
+		// The checks go to stdout; what the agent would log while making
+		// them goes to stderr, at --log-level.
+		return doctor(context.Background(), o, stdout, log)
+	}
 	slog.SetDefault(log)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

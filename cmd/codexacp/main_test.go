@@ -156,3 +156,56 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("missing codex: err %v, output:\n%s", err, out.String())
 	}
 }
+
+// TestDoctorLogsAtLogLevel: doctor's advice (--log-level debug) holds: what
+// the agent logs while doctor checks goes to stderr at --log-level, the
+// checks themselves to stdout.
+func TestDoctorLogsAtLogLevel(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	// A codex whose catalog cannot be built (debug models fails).
+	p := filepath.Join(t.TempDir(), "codex")
+	script, err := os.ReadFile(fakeCodex(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(script), `"debug models --bundled") echo`, `"debug models --bundled") echo "catalog exploded" >&2; exit 3; echo`, 1)
+	if err := os.WriteFile(p, []byte(broken), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doctorRun := func(level string) (stdout, stderr string) {
+		t.Helper()
+		var out bytes.Buffer
+		var logs syncbuf.Buffer // the app-server's reader may log concurrently
+		args := []string{"doctor", "--codex-path", p, "--state-dir", ""}
+		if level != "" {
+			args = append(args, "--log-level", level)
+		}
+		run(args, strings.NewReader(""), &out, &logs)
+		return out.String(), logs.String()
+	}
+
+	out, logs := doctorRun("debug")
+	if !strings.Contains(out, "FAIL model catalog") || !strings.Contains(out, "the log on stderr says why") {
+		t.Errorf("doctor output:\n%s", out)
+	}
+	for _, want := range []string{"level=WARN", "cannot build the model catalog", "catalog exploded", "level=DEBUG"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("debug log lacks %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(out, "level=") {
+		t.Errorf("logs went to stdout:\n%s", out)
+	}
+
+	// The default level (info) shows the warning but no debug lines.
+	if _, logs := doctorRun(""); !strings.Contains(logs, "cannot build the model catalog") || strings.Contains(logs, "level=DEBUG") {
+		t.Errorf("info log:\n%s", logs)
+	}
+	if _, logs := doctorRun("error"); logs != "" {
+		t.Errorf("error-level log has lines:\n%s", logs)
+	}
+	var out2 bytes.Buffer
+	if err := run([]string{"doctor", "--log-level", "loud"}, strings.NewReader(""), &out2, io.Discard); err == nil || !strings.Contains(err.Error(), "--log-level") {
+		t.Errorf("doctor with a bad level: err = %v", err)
+	}
+}
