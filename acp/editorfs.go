@@ -123,6 +123,22 @@ func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte) e
 	return nil
 }
 
+// MkdirAll implements fsops.DirMaker (write_text_file's create_parents):
+// editors have no ACP method for directories, so the local port makes them,
+// only inside the workspace roots, after the same last check as a write.
+func (f *editorFiles) MkdirAll(ctx context.Context, dir string) error {
+	if f.checkWrite != nil {
+		if err := f.checkWrite(dir); err != nil {
+			return err
+		}
+	}
+	dm, ok := f.local.(fsops.DirMaker)
+	if !ok {
+		return fsops.CannotCreateDirsError(dir)
+	}
+	return dm.MkdirAll(ctx, dir)
+}
+
 // ReadStored implements fsops.PartReader: the file on disk.
 func (f *editorFiles) ReadStored(ctx context.Context, path string) ([]byte, error) {
 	return f.local.ReadFile(ctx, path)
@@ -275,7 +291,7 @@ func editorError(op, path string, err error) error {
 	case code == -32002 || has("not found", "enoent", "no such file", "does not exist"):
 		if op == "write" {
 			return &fsops.Error{Code: fsops.CodeNotFound, Message: "Parent directory not found: " + filepath.Dir(path) + editor,
-				Hint: "Create the directory first, or write to an existing directory.", Err: err}
+				Hint: "Call write_text_file again with create_parents: true to create the missing directories (inside the workspace), or write to an existing directory.", Err: err}
 		}
 		return &fsops.Error{Code: fsops.CodeNotFound, Message: "File not found: " + path + editor,
 			Hint: "Check the path (absolute, existing file); create new files with write_text_file.", Err: err}

@@ -11,7 +11,7 @@ func developerInstructions(cwd string) string {
 		"- read_text_file: read a file or a range of lines; returns content, hash and total_lines.",
 		"- edit_text_file: replace one exact, unique string (or exactly N occurrences with expected_replacements).",
 		"- multi_edit_text_file: several string replacements in one file, applied in order, all or nothing.",
-		"- write_text_file: create a file or replace its whole content.",
+		"- write_text_file: create a file or replace its whole content (create_parents: true also creates missing directories in the workspace).",
 		"- replace_text_lines: replace lines [start, end) whose exact current content you pass as old; needs the hash from read_text_file.",
 		"- insert_text_lines: insert lines before line N whose exact content you pass as anchor; needs the hash.",
 		"- append_text_file: add text at the end of a file; needs the hash.",

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -112,6 +113,13 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	title := r.title(c.Tool, ch.Path)
 	if protected != "" {
 		title += " (in " + s.displayPath(protected) + ")"
+	}
+	if len(ch.NewDirs) > 0 {
+		title += " (creating " + s.displayPath(ch.NewDirs[0])
+		if n := len(ch.NewDirs); n > 1 {
+			title += fmt.Sprintf(" and %d more", n-1)
+		}
+		title += ")"
 	}
 	askCtx, stopAsk := mergeContext(ctx, turn)
 	defer stopAsk()

@@ -522,3 +522,35 @@ func TestWriteOutsideTurnRefused(t *testing.T) {
 		t.Errorf("%d updates sent outside a turn", n-before)
 	}
 }
+
+// write_text_file's create_parents makes the missing directories inside the
+// workspace once the user allows the write (the question names them), and
+// nothing when the user refuses.
+func TestWriteCreateParentsAsksAndCreates(t *testing.T) {
+	for _, tc := range []struct {
+		option string
+		want   bool
+	}{{"allow_once", true}, {"reject_once", false}} {
+		t.Run(tc.option, func(t *testing.T) {
+			var title string
+			th := startTools(t, fakeeditor.Options{FS: true, Permission: func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+				if req.ToolCall.Title != nil {
+					title = *req.ToolCall.Title
+				}
+				return fakeeditor.Select(tc.option)
+			}}, ModeAsk)
+			path := filepath.Join(th.cwd, "new", "deeper", "a.txt")
+			res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "x\n", "create_parents": true})
+			if res.IsError == tc.want {
+				t.Fatalf("IsError = %v: %+v", res.IsError, res.StructuredContent)
+			}
+			if !strings.Contains(title, "(creating new and 1 more)") {
+				t.Errorf("permission title %q does not name the directories", title)
+			}
+			_, err := os.Stat(filepath.Join(th.cwd, "new"))
+			if created := err == nil; created != tc.want {
+				t.Errorf("directory created = %v, want %v", created, tc.want)
+			}
+		})
+	}
+}
