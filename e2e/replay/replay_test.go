@@ -368,7 +368,7 @@ func BenchmarkReplayCorpus(b *testing.B) {
 				b.Fatal(err)
 			}
 			if !res.Match() {
-				b.Fatalf("%s does not match:\n%s", path, replay.Diff(res.Want, res.Got))
+				b.Fatalf("%s does not match:\n%s", path, res.Report())
 			}
 		}
 	}
@@ -394,7 +394,7 @@ func TestRecordingOfAReplayReplays(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !res.Match() {
-				t.Fatalf("the replay being recorded does not match:\n%s", replay.Diff(res.Want, res.Got))
+				t.Fatalf("the replay being recorded does not match:\n%s", res.Report())
 			}
 			// The session's MCP token (64 hex digits, random) is not in the
 			// new recording: every such string there is a content hash the
