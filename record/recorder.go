@@ -195,19 +195,31 @@ func (r *Recorder) Output(out io.Writer) io.Writer {
 	return &outputTap{r: r, out: out}
 }
 
-// acpLine records one ACP message line.
+// acpLine records one ACP message line. Each value blanked in an editor's
+// message (an MCP server's env value or header, say) becomes a known secret,
+// replaced wherever else it appears: the agent hands those to codex, which
+// may quote them back.
 func (r *Recorder) acpLine(dir string, line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
 	}
 	e := &Entry{Kind: KindACP, Dir: dir}
-	if json.Valid(line) {
+	var learned []string
+	switch {
+	case json.Valid(line) && dir == DirIn:
+		e.Msg, learned = redactLearning(json.RawMessage(line))
+	case json.Valid(line):
 		e.Msg = redactMessage(json.RawMessage(line))
-	} else {
+	default:
 		e.Text = string(line)
 	}
-	r.write(e)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range learned {
+		r.secrets.add(s)
+	}
+	r.writeLocked(e)
 }
 
 type inputTap struct {

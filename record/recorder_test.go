@@ -303,6 +303,9 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 
 	runner := &fakeRunner{lines: []string{
 		`{"type":"item.completed","item":{"type":"agent_message","text":"the token is ` + token + ` and ` + ghTok + `"}}`,
+		// Codex (exec) quoting an editor MCP server's header whose name
+		// does not look secret: learned from session/new.
+		`{"type":"error","message":"MCP server gh rejected X-Workspace: ` + custom + `"}`,
 	}}
 	command := func(inv codex.Invocation) ([]string, []string) {
 		return []string{"exec",
