@@ -18,6 +18,8 @@ type turnOutput struct {
 	s   *session
 	ctx context.Context // the turn's
 	log *slog.Logger
+
+	edits shellEdits // files the turn's shell commands change (shelledits.go)
 }
 
 var _ TurnOutput = (*turnOutput)(nil)
@@ -29,14 +31,19 @@ func (o *turnOutput) Event(ev events.Event) {
 	}
 	// Held while sending, so that updates leave in translation order.
 	o.s.trMu.Lock()
-	defer o.s.trMu.Unlock()
 	for _, u := range o.s.translator.Translate(ev) {
 		o.a.sendUpdate(o.ctx, o.s.id, u)
 	}
+	o.s.trMu.Unlock()
+	// After the event's own updates: a command's edits follow its
+	// completion. Events come one at a time, so nothing of a later event
+	// comes between.
+	o.shellEvent(ev)
 }
 
 // endTurn closes the translator's turn; the backend has returned.
 func (o *turnOutput) endTurn() events.Outcome {
+	o.shellTracker() // an approval's baseline still being taken ends first
 	o.s.trMu.Lock()
 	defer o.s.trMu.Unlock()
 	return o.s.translator.EndTurn()
@@ -50,8 +57,23 @@ const (
 )
 
 // ApproveCommand implements TurnOutput: it asks the editor, attaching the
-// question to the command's tool call.
+// question to the command's tool call. A command allowed to run may write
+// outside the sandbox: its edits are followed from a baseline taken before
+// the answer lets codex run it.
 func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
+	d := o.askCommand(ctx, req)
+	switch d {
+	case ApprovalAcceptForSession:
+		sessionsRunAlways.Store(o.s.id, struct{}{})
+		fallthrough
+	case ApprovalAccept:
+		o.beginShellEdits(true)
+	}
+	return d
+}
+
+// askCommand puts a command approval to the user.
+func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
 	ctx, stop := mergeContext(ctx, o.ctx)
 	defer stop()
 	if ctx.Err() != nil {

@@ -1,0 +1,284 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/shelledits"
+)
+
+// Shell-made edits (docs/shell-edits.md): when a turn's shell commands may
+// write (auto and full-access modes, a command the user approved), the files
+// a command changed in the workspace are shown right after the command's
+// own tool call completes, as a completed edit tool call with a diff per
+// file. Display only: nothing is written through the editor.
+//
+// The baseline is taken at the turn's first event (codex has only started:
+// no command runs before the model answered) or, in ask mode, when the user
+// approves a command (before codex runs it); every command's completion
+// compares the workspace with it and moves it on. A file tool's edit moves
+// it too (the tool showed its own diff). So each command is shown what
+// changed since the previous quiet point: commands running at the same
+// time (the app-server may run several) share out their changes, each
+// shown once, with the first command to complete.
+
+// shellEdits follows one turn's shell-made edits. Its zero value follows
+// nothing.
+type shellEdits struct {
+	// mu is held while the baseline is taken, so that a scan or a touch
+	// waits for it.
+	mu      sync.Mutex
+	begun   bool                // the first event was seen, or a command approved
+	tracker *shelledits.Tracker // nil: the turn's edits are not followed
+}
+
+// sessionsRunAlways holds the ids of sessions in which the user answered a
+// command approval with "always": codex then runs commands like it outside
+// ask mode's read-only sandbox without asking again, so every later turn of
+// the session is followed. One small entry per such session, never removed.
+var sessionsRunAlways sync.Map
+
+// anonShellEdits numbers the edit calls of commands without an item id.
+var anonShellEdits atomic.Uint64
+
+// shellMayWrite reports whether the session's shell commands may change
+// files without being approved one by one.
+func shellMayWrite(s *session) bool {
+	switch s.currentMode() {
+	case ModeAuto, ModeFullAccess:
+		return true
+	case ModeAsk:
+		_, ok := sessionsRunAlways.Load(s.id)
+		return ok
+	}
+	return false
+}
+
+// beginShellEdits takes the turn's baseline unless it was taken: at the
+// first event when the shell may write (always, with always: an approved
+// command is about to run). It returns once the baseline is there.
+func (o *turnOutput) beginShellEdits(always bool) {
+	e := &o.edits
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tracker != nil || e.begun && !always {
+		return
+	}
+	e.begun = true
+	if !always && !shellMayWrite(o.s) {
+		return
+	}
+	tr := shelledits.New(o.s.roots(), shelledits.Limits{})
+	if err := tr.Baseline(o.ctx); err != nil {
+		o.log.Warn("shell edits: no baseline of the workspace; this turn's shell edits are not shown", "err", err)
+		return
+	}
+	e.tracker = tr
+}
+
+// shellTracker returns the turn's tracker (once its baseline is there), or
+// nil when the turn's edits are not followed.
+func (o *turnOutput) shellTracker() *shelledits.Tracker {
+	o.edits.mu.Lock()
+	defer o.edits.mu.Unlock()
+	return o.edits.tracker
+}
+
+// shellEvent follows an event for shell-made edits, after the event's own
+// updates were sent.
+func (o *turnOutput) shellEvent(ev events.Event) {
+	o.beginShellEdits(false)
+	switch ev.Type {
+	case events.TypeItemCompleted:
+		it := ev.Item
+		if it == nil {
+			return
+		}
+		switch it.Type {
+		case events.ItemCommandExecution:
+			if it.Status != "declined" { // not run
+				o.reportShellEdits(it)
+			}
+		case events.ItemMCPToolCall:
+			if it.Server == ownServerName {
+				var args struct {
+					Path string `json:"path"`
+				}
+				if json.Unmarshal(it.Arguments, &args) == nil && filepath.IsAbs(args.Path) {
+					o.touchShellEdits(args.Path)
+				}
+			}
+		case events.ItemFileChange:
+			// codex's own patch tool, when it is offered: shown by its item.
+			var paths []string
+			for _, ch := range it.Changes {
+				p := ch.Path
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(o.s.cwd, p)
+				}
+				paths = append(paths, p)
+			}
+			o.touchShellEdits(paths...)
+		}
+	}
+}
+
+// touchShellEdits moves the baseline of files a tool changed (and showed).
+func (o *turnOutput) touchShellEdits(paths ...string) {
+	if tr := o.shellTracker(); tr != nil {
+		tr.Touch(paths...)
+	}
+}
+
+// reportShellEdits sends the edit tool call of what a completed command
+// changed, if anything.
+func (o *turnOutput) reportShellEdits(it *events.Item) {
+	tr := o.shellTracker()
+	if tr == nil {
+		return
+	}
+	// Not cancelled with the turn: what a cancelled command changed is
+	// shown all the same (Limits.Timeout bounds the scan).
+	rep, err := tr.Scan(context.WithoutCancel(o.ctx))
+	if err != nil {
+		o.log.Warn("shell edits: the workspace could not be compared; this turn's shell edits are not shown", "err", err)
+		o.edits.mu.Lock()
+		o.edits.tracker = nil
+		o.edits.mu.Unlock()
+		return
+	}
+	for _, n := range rep.Notes {
+		o.log.Info("shell edits: " + n)
+	}
+	if rep.Empty() {
+		return
+	}
+	o.s.trMu.Lock()
+	defer o.s.trMu.Unlock()
+	id := sdk.ToolCallId(fmt.Sprintf("shell-edits-anon%d", anonShellEdits.Add(1)))
+	if it.ID != "" {
+		if cmd, ok := o.s.translator.ToolCallID(it.ID); ok {
+			id = "shell-edits-" + cmd
+		}
+	}
+	o.a.sendUpdate(o.ctx, o.s.id, shellEditsUpdate(id, events.UnwrapShellCommand(it.Command), rep, o.s.displayPath))
+}
+
+// maxShellMoreNames is how many further changed files the summary line names.
+const maxShellMoreNames = 10
+
+// shellEditsUpdate is the completed edit tool call that shows a command's
+// changes: a diff per file (a created file without old text, a deleted one
+// with empty new text), and a line for each file shown without one (binary,
+// too large, old text not kept) and for the files past the limits.
+func shellEditsUpdate(id sdk.ToolCallId, command string, rep shelledits.Report, display func(string) string) sdk.SessionUpdate {
+	var diffs []sdk.ToolCallContent
+	var lines, names []string
+	var locs []sdk.ToolCallLocation
+	var files []map[string]string
+	for _, ch := range rep.Changes {
+		rel := display(ch.Path)
+		names = append(names, rel)
+		files = append(files, map[string]string{"path": ch.Path, "change": ch.Op.String()})
+		loc := sdk.ToolCallLocation{Path: ch.Path}
+		if ch.Omitted != shelledits.OmitNone {
+			locs = append(locs, loc)
+			lines = append(lines, fmt.Sprintf("%s %s: %s%s", ch.Op, rel, ch.Omitted, shellEditSizes(ch)))
+			continue
+		}
+		if ch.Op != shelledits.Deleted {
+			line := shellEditLine(ch.Old, ch.New)
+			loc.Line = &line
+		}
+		locs = append(locs, loc)
+		fc := &fsops.Change{Path: ch.Path, Old: ch.Old, New: ch.New, Created: ch.Op == shelledits.Created}
+		if !fc.Created && len(ch.Old)+len(ch.New) > wholeFileDiffLimit {
+			fc.Diff = fsops.UnifiedDiff(ch.Path, ch.Old, ch.New)
+		}
+		diffs = append(diffs, fullDiffContent(fc)...)
+	}
+	content := limitContent(diffs)
+	if n := len(rep.More); n > 0 {
+		shown := make([]string, 0, maxShellMoreNames)
+		for _, p := range rep.More[:min(n, maxShellMoreNames)] {
+			shown = append(shown, display(p))
+		}
+		more := ""
+		if n > maxShellMoreNames {
+			more = ", …"
+		}
+		lines = append(lines, fmt.Sprintf("%d more %s changed, not shown: %s%s", n, shellPlural(n, "file", "files"), strings.Join(shown, ", "), more))
+	}
+	if len(lines) > 0 {
+		content = append(content, sdk.ToolContent(sdk.TextBlock(strings.Join(lines, "\n"))))
+	}
+	title := "Shell edits: " + strings.Join(names[:min(len(names), 3)], ", ")
+	if rest := max(0, len(names)-3) + len(rep.More); rest > 0 {
+		if len(names) == 0 {
+			title = fmt.Sprintf("Shell edits: %d %s", rest, shellPlural(rest, "file", "files"))
+		} else {
+			title += fmt.Sprintf(" and %d more", rest)
+		}
+	}
+	return sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+		ToolCallId: id,
+		Title:      title,
+		Kind:       sdk.ToolKindEdit,
+		Status:     sdk.ToolCallStatusCompleted,
+		Locations:  locs,
+		Content:    content,
+		RawInput:   map[string]any{"command": clip(command, maxRawStringBytes)},
+		RawOutput:  map[string]any{"files": files, "more": len(rep.More)},
+	}}
+}
+
+// shellEditLine is the 1-based line of new where it first differs from
+// old.
+func shellEditLine(old, new []byte) int {
+	i := 0
+	for i < len(old) && i < len(new) && old[i] == new[i] {
+		i++
+	}
+	return 1 + bytes.Count(new[:i], []byte{'\n'})
+}
+
+// sizes says how large the file was and is, for a change shown without its
+// texts.
+func shellEditSizes(ch shelledits.Change) string {
+	switch {
+	case ch.OldSize >= 0 && ch.NewSize >= 0:
+		return fmt.Sprintf(" (%s → %s)", shellByteSize(ch.OldSize), shellByteSize(ch.NewSize))
+	case ch.NewSize >= 0:
+		return " (" + shellByteSize(ch.NewSize) + ")"
+	case ch.OldSize >= 0:
+		return " (was " + shellByteSize(ch.OldSize) + ")"
+	}
+	return ""
+}
+
+func shellByteSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+func shellPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

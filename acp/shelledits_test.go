@@ -1,0 +1,217 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/internal/shelledits"
+)
+
+// shellTurn is a codex exec turn in which a command (item_0) runs do
+// between its start and its completion, with the given lines before the
+// command.
+func shellTurn(do func(), before ...string) func(context.Context, int, codex.Invocation, func([]byte)) error {
+	return func(_ context.Context, _ int, _ codex.Invocation, onLine func([]byte)) error {
+		lines := append([]string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`}, before...)
+		for _, l := range lines {
+			onLine([]byte(l))
+		}
+		onLine([]byte(`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'sed -i s/alpha/ALPHA/ a.txt'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`))
+		do()
+		for _, l := range []string{
+			`{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'sed -i s/alpha/ALPHA/ a.txt'","aggregated_output":"","exit_code":0,"status":"completed"}}`,
+			`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"done"}}`,
+			`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`,
+		} {
+			onLine([]byte(l))
+		}
+		return nil
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setMode(t *testing.T, h *harness, sid sdk.SessionId, mode Mode) {
+	t.Helper()
+	if _, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(mode)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// toolUpdateIDs lists the tool updates as "id status".
+func toolUpdateIDs(h *harness) []string {
+	var out []string
+	for _, n := range h.editor.Updates() {
+		switch u := n.Update; {
+		case u.ToolCall != nil:
+			out = append(out, string(u.ToolCall.ToolCallId)+" "+string(u.ToolCall.Status))
+		case u.ToolCallUpdate != nil:
+			st := ""
+			if u.ToolCallUpdate.Status != nil {
+				st = string(*u.ToolCallUpdate.Status)
+			}
+			out = append(out, string(u.ToolCallUpdate.ToolCallId)+" "+st)
+		}
+	}
+	return out
+}
+
+func findToolCall(h *harness, id sdk.ToolCallId) *sdk.SessionUpdateToolCall {
+	for _, n := range h.editor.Updates() {
+		if tc := n.Update.ToolCall; tc != nil && tc.ToolCallId == id {
+			return tc
+		}
+	}
+	return nil
+}
+
+// In auto mode a command's changes follow its completion as a completed
+// edit tool call, a diff per file.
+func TestShellEditsFollowTheCommand(t *testing.T) {
+	cwd := t.TempDir()
+	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
+	writeTestFile(t, a, "alpha\nbeta\n")
+	be := &fakeBackend{script: shellTurn(func() {
+		writeTestFile(t, a, "alpha\nBETA\n")
+		writeTestFile(t, b, "new\n")
+	})}
+	h := startAgent(t, be, fakeeditor.Options{FS: true})
+	sid := h.newSession(t, cwd)
+	setMode(t, h, sid, ModeAuto)
+	if _, err := h.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(toolUpdateIDs(h), ", ")
+	if want := "t1-item_0 in_progress, t1-item_0 completed, shell-edits-t1-item_0 completed"; got != want {
+		t.Fatalf("tool updates = %s, want %s", got, want)
+	}
+	tc := findToolCall(h, "shell-edits-t1-item_0")
+	if tc.Kind != sdk.ToolKindEdit || tc.Title != "Shell edits: a.txt, b.txt" {
+		t.Errorf("kind %q title %q", tc.Kind, tc.Title)
+	}
+	if len(tc.Content) != 2 || tc.Content[0].Diff == nil || tc.Content[1].Diff == nil {
+		t.Fatalf("content = %+v", tc.Content)
+	}
+	d := tc.Content[0].Diff
+	if d.Path != a || d.OldText == nil || *d.OldText != "alpha\nbeta\n" || d.NewText != "alpha\nBETA\n" {
+		t.Errorf("a.txt diff = %+v", d)
+	}
+	if d := tc.Content[1].Diff; d.Path != b || d.OldText != nil || d.NewText != "new\n" {
+		t.Errorf("b.txt diff = %+v", d)
+	}
+	if len(tc.Locations) != 2 || tc.Locations[0].Line == nil || *tc.Locations[0].Line != 2 {
+		t.Errorf("locations = %+v", tc.Locations)
+	}
+	raw, _ := json.Marshal(tc.RawInput)
+	if !strings.Contains(string(raw), "sed -i s/alpha/ALPHA/ a.txt") {
+		t.Errorf("rawInput = %s", raw)
+	}
+}
+
+// In ask mode the shell cannot write: nothing is compared or shown (the
+// script's write stands for one the sandbox would have refused).
+func TestShellEditsNotInAskMode(t *testing.T) {
+	cwd := t.TempDir()
+	a := filepath.Join(cwd, "a.txt")
+	writeTestFile(t, a, "alpha\n")
+	be := &fakeBackend{script: shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })}
+	h := startAgent(t, be, fakeeditor.Options{FS: true})
+	sid := h.newSession(t, cwd)
+	if _, err := h.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(toolUpdateIDs(h), ", "); got != "t1-item_0 in_progress, t1-item_0 completed" {
+		t.Errorf("tool updates = %s", got)
+	}
+}
+
+// A file our own tool changed before the command is not the command's: the
+// tool showed its diff.
+func TestShellEditsLeaveOwnToolEditsOut(t *testing.T) {
+	cwd := t.TempDir()
+	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
+	writeTestFile(t, a, "alpha\n")
+	writeTestFile(t, b, "bravo\n")
+	args, _ := json.Marshal(map[string]string{"path": b})
+	tool := `{"type":"item.completed","item":{"id":"item_9","type":"mcp_tool_call","server":"acp","tool":"write_text_file","arguments":` +
+		string(args) + `,"result":{"content":[]},"status":"completed"}}`
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+		return shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })(ctx, n, inv, func(line []byte) {
+			if strings.Contains(string(line), "item.started") {
+				// The tool wrote before the command started.
+				writeTestFile(t, b, "by the tool\n")
+				onLine([]byte(tool))
+			}
+			onLine(line)
+		})
+	}}
+	h := startAgent(t, be, fakeeditor.Options{FS: true})
+	sid := h.newSession(t, cwd)
+	setMode(t, h, sid, ModeFullAccess)
+	if _, err := h.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	tc := findToolCall(h, "shell-edits-t1-item_0")
+	if tc == nil || tc.Title != "Shell edits: a.txt" || len(tc.Content) != 1 {
+		t.Fatalf("shell edits = %+v", tc)
+	}
+}
+
+func TestShellEditsUpdate(t *testing.T) {
+	display := func(p string) string { return strings.TrimPrefix(p, "/w/") }
+	rep := shelledits.Report{
+		Changes: []shelledits.Change{
+			{Path: "/w/gone.txt", Op: shelledits.Deleted, Old: []byte("bye\n"), OldSize: 4, NewSize: -1},
+			{Path: "/w/img.png", Op: shelledits.Modified, Omitted: shelledits.OmitBinary, OldSize: 2048, NewSize: 3 << 20},
+			{Path: "/w/new.txt", Op: shelledits.Created, New: []byte("hi\n"), OldSize: -1, NewSize: 3},
+			{Path: "/w/x.go", Op: shelledits.Modified, Old: []byte("a\nb\nc\n"), New: []byte("a\nb\nC\n"), OldSize: 6, NewSize: 6},
+		},
+		More: []string{"/w/m1", "/w/m2"},
+	}
+	u := shellEditsUpdate("shell-edits-t1-item_0", "gofmt -w .", rep, display)
+	tc := u.ToolCall
+	if tc == nil || tc.Status != sdk.ToolCallStatusCompleted || tc.Kind != sdk.ToolKindEdit {
+		t.Fatalf("update = %+v", u)
+	}
+	if tc.Title != "Shell edits: gone.txt, img.png, new.txt and 3 more" {
+		t.Errorf("title = %q", tc.Title)
+	}
+	if len(tc.Content) != 4 {
+		t.Fatalf("content = %+v", tc.Content)
+	}
+	if d := tc.Content[0].Diff; d == nil || d.NewText != "" || d.OldText == nil || *d.OldText != "bye\n" {
+		t.Errorf("deleted = %+v", tc.Content[0])
+	}
+	if d := tc.Content[1].Diff; d == nil || d.OldText != nil || d.NewText != "hi\n" {
+		t.Errorf("created = %+v", tc.Content[1])
+	}
+	if d := tc.Content[2].Diff; d == nil || *d.OldText != "a\nb\nc\n" || d.NewText != "a\nb\nC\n" {
+		t.Errorf("modified = %+v", tc.Content[2])
+	}
+	text := tc.Content[3].Content.Content.Text.Text
+	want := "modified img.png: binary file (2.0 KiB → 3.0 MiB)\n2 more files changed, not shown: m1, m2"
+	if text != want {
+		t.Errorf("text = %q, want %q", text, want)
+	}
+	if len(tc.Locations) != 4 || tc.Locations[0].Line != nil || *tc.Locations[3].Line != 3 {
+		t.Errorf("locations = %+v", tc.Locations)
+	}
+	// Only files past the limits.
+	u = shellEditsUpdate("x", "", shelledits.Report{More: []string{"/w/a"}}, display)
+	if u.ToolCall.Title != "Shell edits: 1 file" {
+		t.Errorf("title = %q", u.ToolCall.Title)
+	}
+}

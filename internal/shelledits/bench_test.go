@@ -1,0 +1,80 @@
+package shelledits
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchFiles is the size of the generated workspaces.
+const benchFiles = 10000
+
+// genWS writes n small Go files in 100 directories of 10 subdirectories.
+func genWS(b *testing.B, n int) ws {
+	w := ws{b, b.TempDir()}
+	body := strings.Repeat("// a line of the generated file\n", 20)
+	for i := range n {
+		w.write(fmt.Sprintf("d%03d/s%d/f%05d.go", i/100, i/10%10, i), "package p\n\n"+body+fmt.Sprintf("var v = %d\n", i))
+	}
+	return w
+}
+
+// BenchmarkShellEdits measures what a command costs in a generated
+// workspace of 10,000 files (about 700 bytes each): Baseline, taken once
+// per turn, and Scan, run after each command, with one file edited by the
+// command (`edit`) or none (`none`). In git the workspace is committed,
+// with 20 of its files modified before (dirty).
+func BenchmarkShellEdits(b *testing.B) {
+	needGit(b)
+	gitW := genWS(b, benchFiles)
+	gitW.git("init", "-q", ".")
+	gitW.git("add", ".")
+	gitW.git("commit", "-q", "-m", "generated")
+	for i := range 20 {
+		gitW.write(fmt.Sprintf("d%03d/s0/f%05d.go", i, i*100), "package p // dirty\n")
+	}
+	plainW := genWS(b, benchFiles)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		w    ws
+	}{{"git", gitW}, {"plain", plainW}} {
+		target := filepath.Join("d050", "s5", "f05050.go")
+		b.Run(c.name+"/baseline", func(b *testing.B) {
+			tr := New([]string{c.w.dir}, Limits{})
+			for b.Loop() {
+				if err := tr.Baseline(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, edit := range []bool{false, true} {
+			name := c.name + "/scan-none"
+			if edit {
+				name = c.name + "/scan-edit"
+			}
+			b.Run(name, func(b *testing.B) {
+				tr := New([]string{c.w.dir}, Limits{})
+				if err := tr.Baseline(ctx); err != nil {
+					b.Fatal(err)
+				}
+				i := 0
+				for b.Loop() {
+					if edit {
+						i++
+						c.w.replace(target, fmt.Sprintf("package p\n\nvar v = %d\n", i))
+					}
+					rep, err := tr.Scan(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got := len(rep.Changes); edit && got != 1 || !edit && got != 0 {
+						b.Fatalf("changes = %d", got)
+					}
+				}
+			})
+		}
+	}
+}

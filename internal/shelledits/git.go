@@ -1,0 +1,315 @@
+package shelledits
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// gitPath is the git executable, or "" when there is none.
+var gitPath = sync.OnceValue(func() string {
+	p, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	return p
+})
+
+var errNoGit = errors.New("shelledits: git not found")
+
+// repo is a workspace root inside a git work tree.
+type repo struct {
+	dir    string // the root (real path); git runs there
+	prefix string // the root's path below the top of the work tree, slash-terminated, or ""
+}
+
+// findRepo finds the git work tree dir belongs to.
+func findRepo(ctx context.Context, dir string) (*repo, error) {
+	out, err := runGit(ctx, dir, nil, "rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, err
+	}
+	prefix := strings.TrimRight(string(out), "\n")
+	if strings.HasPrefix(prefix, "../") || prefix == ".." {
+		return nil, fmt.Errorf("shelledits: %s is not inside its work tree", dir)
+	}
+	return &repo{dir: dir, prefix: prefix}, nil
+}
+
+// runGit runs git in dir without taking optional locks (the index is not
+// refreshed: a command running at the same time keeps its index.lock) and
+// without an fsmonitor hook (a command of the repository's configuration).
+func runGit(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	git := gitPath()
+	if git == "" {
+		return nil, errNoGit
+	}
+	sub := args[0]
+	args = append([]string{"-C", dir, "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}, args...)
+	cmd := exec.CommandContext(ctx, git, args...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout bytes.Buffer
+	stderr := &capped{n: 1024}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("git %s: %w: %s", sub, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// capped keeps the first n bytes written to it.
+type capped struct {
+	bytes.Buffer
+	n int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.n - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// gitStatus is what `git status` says of a root.
+type gitStatus struct {
+	head    string              // the HEAD commit; "" before the first
+	entries map[string]gitEntry // by path below the root
+	more    int                 // entries left out past the limit
+}
+
+// gitEntry is one path `git status --porcelain=v2` lists.
+type gitEntry struct {
+	kind  byte   // '1' (changed), 'u' (unmerged), '?' (untracked)
+	x, y  byte   // index and work tree status ('.' unchanged)
+	hI    string // the object in the index
+	modeI string // its mode
+}
+
+// status lists the root's changed and untracked files: at most max entries.
+func (r *repo) status(ctx context.Context, max int) (gitStatus, error) {
+	out, err := runGit(ctx, r.dir, nil, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+		"--no-renames", "--ignore-submodules=all", "--", ".")
+	if err != nil {
+		return gitStatus{}, err
+	}
+	return parseStatus(out, r.prefix, max)
+}
+
+// parseStatus reads `git status --porcelain=v2 -z --branch` output. Paths
+// are relative to the top of the work tree; those below prefix are kept,
+// relative to it.
+func parseStatus(out []byte, prefix string, max int) (gitStatus, error) {
+	s := gitStatus{entries: map[string]gitEntry{}}
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			continue
+		}
+		var e gitEntry
+		var path string
+		switch f[0] {
+		case '#':
+			if oid, ok := strings.CutPrefix(f, "# branch.oid "); ok && oid != "(initial)" {
+				s.head = oid
+			}
+			continue
+		case '1':
+			// 1 XY sub mH mI mW hH hI path
+			p := strings.SplitN(f, " ", 9)
+			if len(p) != 9 || len(p[1]) != 2 {
+				return s, fmt.Errorf("shelledits: unreadable git status entry %q", f)
+			}
+			if p[2][0] == 'S' {
+				continue // a submodule
+			}
+			e = gitEntry{kind: '1', x: p[1][0], y: p[1][1], modeI: p[4], hI: p[7]}
+			path = p[8]
+		case '2':
+			// 2 XY sub mH mI mW hH hI Xscore path NUL origPath (only without --no-renames)
+			p := strings.SplitN(f, " ", 10)
+			i++ // the original path
+			if len(p) != 10 || len(p[1]) != 2 {
+				return s, fmt.Errorf("shelledits: unreadable git status entry %q", f)
+			}
+			if p[2][0] == 'S' {
+				continue
+			}
+			e = gitEntry{kind: '1', x: p[1][0], y: p[1][1], modeI: p[4], hI: p[7]}
+			path = p[9]
+		case 'u':
+			// u XY sub m1 m2 m3 mW h1 h2 h3 path
+			p := strings.SplitN(f, " ", 11)
+			if len(p) != 11 {
+				return s, fmt.Errorf("shelledits: unreadable git status entry %q", f)
+			}
+			e = gitEntry{kind: 'u', x: p[1][0], y: p[1][1]}
+			path = p[10]
+		case '?':
+			e = gitEntry{kind: '?', x: '?', y: '?'}
+			path = strings.TrimPrefix(f, "? ")
+		default:
+			continue // '!' (ignored) is not asked for
+		}
+		rel, ok := strings.CutPrefix(path, prefix)
+		if !ok || rel == "" || strings.HasSuffix(rel, "/") || isGitPath(rel) {
+			continue // outside the root, or a nested repository
+		}
+		if _, seen := s.entries[rel]; !seen && len(s.entries) >= max {
+			s.more++
+			continue
+		}
+		s.entries[rel] = e // an untracked entry follows and replaces a deleted one
+	}
+	return s, nil
+}
+
+// baseline is the entry a baseline keeps for a listed file (abs is its
+// real path), or nil when it is not a regular file.
+func (e gitEntry) baseline(abs string) *entry {
+	switch {
+	case e.kind == '1' && e.y == '.' && e.x == 'D', e.y == 'D':
+		return &entry{hasStat: true} // gone from the work tree
+	case e.kind == '1' && e.y == '.':
+		if e.modeI != "100644" && e.modeI != "100755" {
+			return nil // a symlink or a gitlink
+		}
+		return &entry{exists: true, blob: e.hI} // the work tree holds the index's object
+	}
+	st, kind := lstat(abs)
+	switch kind {
+	case kindRegular:
+		return &entry{exists: true, hasStat: true, st: st}
+	case kindAbsent:
+		return &entry{hasStat: true}
+	}
+	return nil
+}
+
+// diffNames lists the paths below the root that differ between two commits.
+func (r *repo) diffNames(ctx context.Context, from, to string) ([]string, error) {
+	out, err := runGit(ctx, r.dir, nil, "diff", "--name-only", "-z", "--no-renames", "--no-relative", "--no-ext-diff",
+		"--ignore-submodules=all", from, to, "--", ".")
+	if err != nil {
+		return nil, err
+	}
+	var rels []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if rel, ok := strings.CutPrefix(p, r.prefix); ok && rel != "" {
+			rels = append(rels, rel)
+		}
+	}
+	return rels, nil
+}
+
+// object is what git holds under a name.
+type object struct {
+	oid     string
+	missing bool // no such object, or not a blob
+	size    int64
+	data    []byte // nil when larger than the limit
+}
+
+// objects looks up object names ("<oid>" or "<commit>:<path>" with the
+// path from the top of the work tree) and reads the blobs of at most max
+// bytes: two git processes whatever the number.
+func (r *repo) objects(ctx context.Context, names []string, max int64) (map[string]*object, error) {
+	objs := map[string]*object{}
+	var in bytes.Buffer
+	var asked []string
+	for _, n := range names {
+		if _, dup := objs[n]; dup {
+			continue
+		}
+		if strings.ContainsAny(n, "\n\r") {
+			objs[n] = &object{missing: true} // cat-file reads lines
+			continue
+		}
+		objs[n] = &object{missing: true}
+		asked = append(asked, n)
+		in.WriteString(n + "\n")
+	}
+	if len(asked) == 0 {
+		return objs, nil
+	}
+	out, err := runGit(ctx, r.dir, in.Bytes(), "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(asked) {
+		return nil, fmt.Errorf("shelledits: git cat-file answered %d lines for %d names", len(lines), len(asked))
+	}
+	var want bytes.Buffer
+	byOid := map[string][]*object{}
+	for i, line := range lines {
+		p := strings.Fields(line)
+		if len(p) != 3 || p[1] != "blob" {
+			continue
+		}
+		size, err := strconv.ParseInt(p[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		o := objs[asked[i]]
+		o.oid, o.missing, o.size = p[0], false, size
+		if size <= max {
+			if _, dup := byOid[p[0]]; !dup {
+				want.WriteString(p[0] + "\n")
+			}
+			byOid[p[0]] = append(byOid[p[0]], o)
+		}
+	}
+	if want.Len() == 0 {
+		return objs, nil
+	}
+	out, err = runGit(ctx, r.dir, want.Bytes(), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReader(bytes.NewReader(out))
+	for {
+		header, err := br.ReadString('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := strings.Fields(header)
+		if len(p) != 3 {
+			continue // "<oid> missing"
+		}
+		size, err := strconv.ParseInt(p[2], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("shelledits: git cat-file header %q", header)
+		}
+		data := make([]byte, size+1) // the content and a newline
+		if _, err := io.ReadFull(br, data); err != nil {
+			return nil, err
+		}
+		for _, o := range byOid[p[0]] {
+			o.data = data[:size:size]
+		}
+	}
+	return objs, nil
+}
+
+// blobName is the name of a file's object in a commit.
+func (r *repo) blobName(commit, rel string) string {
+	return commit + ":" + r.prefix + rel
+}

@@ -1,0 +1,341 @@
+package shelledits
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// racyWindow is how close to a baseline a file's modification time makes
+// its stat untrustworthy: file times advance with the kernel's clock tick
+// (up to 10 ms), so a write just after the baseline can leave them as they
+// were.
+const racyWindow = 20 * time.Millisecond
+
+// candidate is a file that may have changed since the baseline.
+type candidate struct {
+	rel    string
+	old    *entry // the baseline's; for a file git had clean, blob names it in HEAD
+	exists bool   // the file exists now
+}
+
+// read is a file's content as a scan read it, kept for the next baseline.
+type read struct {
+	st     fileStat
+	data   []byte
+	binary bool
+	large  bool
+}
+
+// scanRoot reports the root's changes since base into rep and returns the
+// root's next baseline.
+func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep *Report) (*rootState, error) {
+	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, files: map[string]*entry{}}
+	cur := map[string]*entry{} // the present state, as a baseline holds it
+	var inHeadDiff map[string]bool
+	if base.repo != nil {
+		s, err := base.repo.status(ctx, t.lim.MaxStatusEntries)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The repository is gone (rm -rf .git) or broken: begin again.
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s was not compared: %v", base.root.given, err))
+			return t.snapshotRoot(ctx, base.root)
+		}
+		next.head, next.partial = s.head, s.more > 0
+		if s.more > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("git status listed %d more files in %s than the %d compared",
+				s.more, base.root.given, t.lim.MaxStatusEntries))
+		}
+		for rel, ge := range s.entries {
+			if e := ge.baseline(base.abs(rel)); e != nil {
+				cur[rel] = e
+			}
+		}
+		if base.head != "" && s.head != "" && s.head != base.head {
+			// A commit, checkout or reset: files clean before and after may
+			// differ all the same.
+			names, err := base.repo.diffNames(ctx, base.head, s.head)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				rep.Notes = append(rep.Notes, fmt.Sprintf("files committed in %s were not compared: %v", base.root.given, err))
+			}
+			inHeadDiff = make(map[string]bool, len(names))
+			for _, n := range names {
+				inHeadDiff[n] = true
+			}
+		}
+	} else {
+		files, partial, err := walk(ctx, base.root.real, t.lim.MaxWalkFiles)
+		if err != nil {
+			return nil, err
+		}
+		next.partial = partial
+		if partial {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s has more than %d files: only the first %d (breadth first) were compared",
+				base.root.given, t.lim.MaxWalkFiles, t.lim.MaxWalkFiles))
+		}
+		for rel, st := range files {
+			cur[rel] = &entry{exists: true, hasStat: true, st: st}
+		}
+	}
+
+	cands := t.candidates(base, next, cur, inHeadDiff)
+	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
+	show := cands[:min(len(cands), max(b.files, 0))]
+	for _, c := range cands[len(show):] {
+		rep.More = append(rep.More, base.reported(c.rel))
+	}
+	reads, err := t.report(ctx, base, show, b, rep)
+	if err != nil {
+		return nil, err
+	}
+	t.nextFiles(base, next, cur, reads)
+	return next, nil
+}
+
+// candidates are the files whose state differs from the baseline's, as far
+// as stats and object names tell without reading them.
+func (t *Tracker) candidates(base, next *rootState, cur map[string]*entry, inHeadDiff map[string]bool) []candidate {
+	var cands []candidate
+	check := func(rel string) {
+		old, listed := base.files[rel]
+		if !listed {
+			switch {
+			case base.repo != nil && base.head != "":
+				old = &entry{exists: true, blob: base.repo.blobName(base.head, rel)}
+			default:
+				old = &entry{hasStat: true} // not there
+			}
+		}
+		now := cur[rel]
+		var st fileStat
+		kind := kindAbsent
+		switch {
+		case now != nil && now.hasStat:
+			st = now.st
+			if now.exists {
+				kind = kindRegular
+			}
+		case now == nil && base.repo == nil && !next.partial:
+			// A complete walk did not find it.
+		default:
+			st, kind = lstat(base.abs(rel))
+		}
+		if kind == kindOther {
+			return // not a file now
+		}
+		exists := kind == kindRegular
+		// A file whose modification time is not clearly before the baseline
+		// may have been written again within the clock's granularity with
+		// the same stat: its kept content is compared.
+		racy := old.hasData && old.st.mtime >= base.taken.UnixNano()-racyWindow.Nanoseconds()
+		switch {
+		case old.hasStat && old.exists == exists && (!exists || old.st == st && !racy):
+			return
+		case !listed && base.repo == nil && base.partial && exists && st.mtime < base.taken.UnixNano():
+			// Past the walk's limit in the baseline, and older than it.
+			return
+		case listed && old.blob != "" && now != nil && now.blob == old.blob:
+			return // the work tree holds the same object
+		}
+		cands = append(cands, candidate{rel: rel, old: old, exists: exists})
+	}
+	for rel := range base.files {
+		check(rel)
+	}
+	for rel := range cur {
+		if _, done := base.files[rel]; !done {
+			check(rel)
+		}
+	}
+	for rel := range inHeadDiff {
+		if _, done := base.files[rel]; !done && cur[rel] == nil {
+			check(rel)
+		}
+	}
+	return cands
+}
+
+// report reads the old and new texts of the candidates and adds those that
+// did change to rep, within the budget. It returns what it read of the
+// present files.
+func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate, b *budget, rep *Report) (map[string]read, error) {
+	var objs map[string]*object
+	if base.repo != nil {
+		var names []string
+		for _, c := range show {
+			if c.old.blob != "" {
+				names = append(names, c.old.blob)
+			}
+		}
+		if len(names) > 0 {
+			var err error
+			if objs, err = base.repo.objects(ctx, names, t.lim.MaxFileBytes); err != nil {
+				return nil, err
+			}
+		}
+	}
+	reads := map[string]read{}
+	for _, c := range show {
+		ch := Change{Path: base.reported(c.rel), OldSize: -1, NewSize: -1}
+		var oldData, newData []byte
+		var oldOmit, newOmit Omission
+		oldExists := c.old.exists
+		switch {
+		case c.old.hasStat:
+			if oldExists {
+				ch.OldSize = c.old.st.size
+				switch {
+				case c.old.hasData:
+					oldData = c.old.data
+				case c.old.binary:
+					oldOmit = OmitBinary
+				case c.old.large:
+					oldOmit = OmitLarge
+				default:
+					oldOmit = OmitOldUnknown
+				}
+			}
+		case c.old.blob != "":
+			o := objs[c.old.blob]
+			if o == nil || o.missing {
+				oldExists = false
+				break
+			}
+			ch.OldSize = o.size
+			switch {
+			case o.data == nil:
+				oldOmit = OmitLarge
+			case isBinary(o.data):
+				oldOmit = OmitBinary
+			default:
+				oldData = o.data
+			}
+		}
+		exists := c.exists
+		if exists {
+			data, st, kind, err := readFile(base.abs(c.rel), t.lim.MaxFileBytes)
+			switch {
+			case kind == kindAbsent:
+				exists = false
+			case kind != kindRegular || err != nil:
+				continue // replaced by something else meanwhile
+			default:
+				ch.NewSize = st.size
+				r := read{st: st}
+				switch {
+				case data == nil:
+					newOmit, r.large = OmitLarge, true
+				case isBinary(data):
+					newOmit, r.binary = OmitBinary, true
+				default:
+					newData, r.data = data, data
+				}
+				reads[c.rel] = r
+			}
+		}
+		switch {
+		case !oldExists && !exists:
+			continue
+		case !oldExists:
+			ch.Op, ch.Omitted = Created, newOmit
+		case !exists:
+			ch.Op, ch.Omitted = Deleted, oldOmit
+		default:
+			ch.Op = Modified
+			if oldOmit == OmitNone && newOmit == OmitNone && bytes.Equal(oldData, newData) {
+				continue
+			}
+			ch.Omitted = worse(oldOmit, newOmit)
+		}
+		size := int64(len(oldData) + len(newData))
+		if b.files <= 0 || size > b.bytes {
+			rep.More = append(rep.More, ch.Path)
+			continue
+		}
+		b.files--
+		if ch.Omitted == OmitNone {
+			b.bytes -= size
+			if ch.Op != Created {
+				ch.Old = nonNil(oldData)
+			}
+			if ch.Op != Deleted {
+				ch.New = nonNil(newData)
+			}
+		}
+		rep.Changes = append(rep.Changes, ch)
+	}
+	return reads, nil
+}
+
+// worse is the omission that says more: binary, then large, then unknown.
+func worse(a, b Omission) Omission {
+	for _, o := range []Omission{OmitBinary, OmitLarge, OmitOldUnknown} {
+		if a == o || b == o {
+			return o
+		}
+	}
+	return OmitNone
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// nextFiles fills the next baseline's entries from the present state,
+// keeping contents read by this scan or still valid from the baseline,
+// newest first within the keep limits.
+func (t *Tracker) nextFiles(base, next *rootState, cur map[string]*entry, reads map[string]read) {
+	var kept []string
+	for rel, e := range cur {
+		next.files[rel] = e
+		if !e.hasStat || !e.exists {
+			continue
+		}
+		if r, ok := reads[rel]; ok && r.st == e.st {
+			e.data, e.hasData, e.binary, e.large = r.data, r.data != nil, r.binary, r.large
+		} else if old := base.files[rel]; old != nil && old.hasStat && old.exists && old.st == e.st {
+			e.data, e.hasData, e.binary, e.large = old.data, old.hasData, old.binary, old.large
+		} else if e.st.size > t.lim.MaxFileBytes {
+			e.large = true
+		}
+		if e.hasData {
+			kept = append(kept, rel)
+		}
+	}
+	if len(kept) <= t.lim.MaxKeepFiles {
+		var total int64
+		for _, rel := range kept {
+			total += int64(len(next.files[rel].data))
+		}
+		if total <= t.lim.MaxKeepBytes {
+			return
+		}
+	}
+	sort.Slice(kept, func(i, j int) bool {
+		a, b := next.files[kept[i]].st, next.files[kept[j]].st
+		if a.mtime != b.mtime {
+			return a.mtime > b.mtime
+		}
+		return kept[i] < kept[j]
+	})
+	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
+	for _, rel := range kept {
+		e := next.files[rel]
+		if files > 0 && int64(len(e.data)) <= bytes {
+			files--
+			bytes -= int64(len(e.data))
+			continue
+		}
+		e.data, e.hasData = nil, false
+	}
+}

@@ -1,0 +1,466 @@
+// Package shelledits finds the files that shell commands changed in a
+// workspace, with their text before and after, cheaply and within fixed
+// bounds, so that a `gofmt -w` or a `sed -i` can be shown as diffs.
+//
+// A Tracker keeps a baseline of the workspace: what git already knows for a
+// git workspace (the HEAD commit, and the state of the files `git status`
+// lists, with the contents of the modified and untracked ones), or the
+// size, modification time and identity of every file, with the contents of
+// the newest, elsewhere. Scan compares the workspace with the baseline,
+// reports what changed, and makes the present state the new baseline.
+// Nothing hashes the whole tree: git's index already knows which tracked
+// files are unchanged, and the old text of a tracked file that was clean is
+// in git. See docs/shell-edits.md for the bounds and what they cost.
+//
+// The package knows nothing of ACP or codex: the caller decides when a
+// command starts and ends and how a Report is shown.
+package shelledits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits bound the work of a Tracker. Zero fields take DefaultLimits'.
+type Limits struct {
+	// MaxFiles is the number of changed files reported with their
+	// contents; further changed files are only named (Report.More).
+	MaxFiles int
+	// MaxFileBytes is the largest file read: a larger one is reported
+	// without contents (OmitLarge).
+	MaxFileBytes int64
+	// MaxTotalBytes bounds the old plus new text read for one Report;
+	// changed files past it are only named.
+	MaxTotalBytes int64
+	// MaxKeepFiles and MaxKeepBytes bound the contents a baseline keeps of
+	// files git cannot give back (modified or untracked files; every file
+	// outside git), newest first. A changed file whose old content was not
+	// kept is reported without contents (OmitOldUnknown).
+	MaxKeepFiles int
+	MaxKeepBytes int64
+	// MaxWalkFiles is the number of files looked at in a workspace root
+	// outside git (breadth first); MaxStatusEntries the number of entries
+	// of `git status` taken from a root in git. Files past them are not
+	// followed (Report.Notes says so).
+	MaxWalkFiles     int
+	MaxStatusEntries int
+	// Timeout bounds one Baseline or Scan.
+	Timeout time.Duration
+}
+
+// DefaultLimits are the limits codexacp uses.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFiles:         50,
+		MaxFileBytes:     1 << 20,
+		MaxTotalBytes:    8 << 20,
+		MaxKeepFiles:     1000,
+		MaxKeepBytes:     8 << 20,
+		MaxWalkFiles:     20000,
+		MaxStatusEntries: 20000,
+		Timeout:          3 * time.Second,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.MaxKeepFiles <= 0 {
+		l.MaxKeepFiles = d.MaxKeepFiles
+	}
+	if l.MaxKeepBytes <= 0 {
+		l.MaxKeepBytes = d.MaxKeepBytes
+	}
+	if l.MaxWalkFiles <= 0 {
+		l.MaxWalkFiles = d.MaxWalkFiles
+	}
+	if l.MaxStatusEntries <= 0 {
+		l.MaxStatusEntries = d.MaxStatusEntries
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	return l
+}
+
+// Op is what happened to a file.
+type Op int
+
+const (
+	Created Op = iota + 1
+	Modified
+	Deleted
+)
+
+func (o Op) String() string {
+	switch o {
+	case Created:
+		return "created"
+	case Modified:
+		return "modified"
+	case Deleted:
+		return "deleted"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Omission says why a Change carries no texts.
+type Omission int
+
+const (
+	OmitNone       Omission = iota // Old and New are given
+	OmitBinary                     // the file is (or was) not UTF-8 text
+	OmitLarge                      // the file is (or was) larger than MaxFileBytes
+	OmitOldUnknown                 // the old content was not kept (outside git, or past the keep limits)
+)
+
+func (o Omission) String() string {
+	switch o {
+	case OmitNone:
+		return ""
+	case OmitBinary:
+		return "binary file"
+	case OmitLarge:
+		return "too large to show"
+	case OmitOldUnknown:
+		return "its previous content was not kept"
+	}
+	return fmt.Sprintf("Omission(%d)", int(o))
+}
+
+// Change is one file that changed.
+type Change struct {
+	// Path is absolute: the workspace root as the Tracker was given it,
+	// joined with the file's path below it.
+	Path string
+	Op   Op
+	// Old and New are the texts (Omitted == OmitNone): Old is nil for a
+	// created file, New is nil for a deleted one.
+	Old, New []byte
+	Omitted  Omission
+	// OldSize and NewSize are the sizes in bytes; -1 when not known (and
+	// for the side that does not exist).
+	OldSize, NewSize int64
+}
+
+// Report is what a Scan found.
+type Report struct {
+	// Changes are the changed files reported in full, by path.
+	Changes []Change
+	// More are the paths of further changed files (past MaxFiles or
+	// MaxTotalBytes), sorted.
+	More []string
+	// Notes say where the scan was partial (files past the limits).
+	Notes []string
+}
+
+// Empty reports whether nothing changed.
+func (r Report) Empty() bool { return len(r.Changes) == 0 && len(r.More) == 0 }
+
+// Tracker finds what changed in a workspace since its baseline. Its methods
+// are safe for concurrent use; they run one at a time.
+type Tracker struct {
+	lim   Limits
+	roots []root // deduplicated, in the given order
+
+	mu   sync.Mutex
+	base []*rootState // nil until Baseline succeeds
+}
+
+// root is one workspace root.
+type root struct {
+	given string // as the caller named it (reported paths start with it)
+	real  string // symlinks resolved
+}
+
+// New returns a Tracker of the given workspace roots (absolute paths). A
+// root inside another is dropped; roots that cannot be resolved are kept
+// as given.
+func New(roots []string, lim Limits) *Tracker {
+	t := &Tracker{lim: lim.withDefaults()}
+	var rs []root
+	for _, r := range roots {
+		r = filepath.Clean(r)
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			real = r
+		}
+		rs = append(rs, root{given: r, real: real})
+	}
+	for i, r := range rs {
+		// Dropped when inside another root, or the same as an earlier one.
+		inside := false
+		for j, o := range rs {
+			if j != i && within(o.real, r.real) && (o.real != r.real || j < i) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			t.roots = append(t.roots, r)
+		}
+	}
+	return t
+}
+
+// within reports whether path is dir or lies below it.
+func within(dir, path string) bool {
+	if dir == path {
+		return true
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// ErrNoBaseline is returned by Scan before a Baseline succeeded.
+var ErrNoBaseline = errors.New("shelledits: no baseline")
+
+// Baseline records the present state of the workspace as the baseline.
+func (t *Tracker) Baseline(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
+	defer cancel()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	base := make([]*rootState, 0, len(t.roots))
+	for _, r := range t.roots {
+		st, err := t.snapshotRoot(ctx, r)
+		if err != nil {
+			t.base = nil
+			return err
+		}
+		base = append(base, st)
+	}
+	t.base = base
+	return nil
+}
+
+// Scan reports what changed since the baseline and makes the present state
+// the baseline. On an error (the timeout) the baseline is gone: take
+// another before scanning again.
+func (t *Tracker) Scan(ctx context.Context) (Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
+	defer cancel()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.base == nil {
+		return Report{}, ErrNoBaseline
+	}
+	var rep Report
+	budget := &budget{files: t.lim.MaxFiles, bytes: t.lim.MaxTotalBytes}
+	next := make([]*rootState, len(t.base))
+	for i, st := range t.base {
+		n, err := t.scanRoot(ctx, st, budget, &rep)
+		if err != nil {
+			t.base = nil
+			return Report{}, err
+		}
+		next[i] = n
+	}
+	t.base = next
+	sort.Slice(rep.Changes, func(i, j int) bool { return rep.Changes[i].Path < rep.Changes[j].Path })
+	sort.Strings(rep.More)
+	return rep, nil
+}
+
+// Touch records the present state of the given files (absolute paths) in
+// the baseline: something the caller reports otherwise changed them (a file
+// tool), so the next Scan does not report them unless they change again.
+// Paths outside the roots are ignored; so is a Touch before a Baseline.
+func (t *Tracker) Touch(paths ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.base == nil {
+		return
+	}
+	for _, p := range paths {
+		real := resolve(p)
+		for _, st := range t.base {
+			rel, ok := relSlash(st.root.real, real)
+			if !ok {
+				continue
+			}
+			if st.repo == nil && skippedPath(rel) || st.repo != nil && isGitPath(rel) {
+				break
+			}
+			e := &entry{}
+			if fs, kind := lstat(real); kind == kindRegular {
+				e.exists, e.st, e.hasStat = true, fs, true
+				e.keep(real, t.lim.MaxFileBytes)
+			} else if kind == kindAbsent {
+				e.hasStat = true
+			} else {
+				break // not a file
+			}
+			st.files[rel] = e
+			break
+		}
+	}
+}
+
+// resolve returns p with symlinks resolved, as far as it exists.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	dir, base := filepath.Split(p)
+	if dir == "" || filepath.Clean(dir) == p {
+		return p
+	}
+	return filepath.Join(resolve(filepath.Clean(dir)), base)
+}
+
+// relSlash returns path below dir with slashes, or false when it is not
+// below it (dir itself is not).
+func relSlash(dir, path string) (string, bool) {
+	if dir == path || !within(dir, path) {
+		return "", false
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// isGitPath reports whether a path below a root lies in a .git directory
+// (or is a .git file).
+func isGitPath(rel string) bool {
+	return slices.Contains(strings.Split(rel, "/"), ".git")
+}
+
+// budget is what is left for the texts of one Report.
+type budget struct {
+	files int
+	bytes int64
+}
+
+// rootState is the baseline of one root.
+type rootState struct {
+	root  root
+	taken time.Time
+	repo  *repo // nil: a walked root
+	head  string
+	// files are the baseline's entries by path below the root (slashes).
+	// In git: the files `git status` listed (and touched ones); any other
+	// file is as in head. Outside git: every file walked (and touched).
+	files map[string]*entry
+	// partial counts files left out at the limits (walk or status).
+	partial bool
+}
+
+// entry is a file in a baseline.
+type entry struct {
+	exists  bool
+	hasStat bool
+	st      fileStat
+	blob    string // git object the content equals (not with hasStat)
+	data    []byte // kept content
+	hasData bool
+	binary  bool // the content is not text (data not kept)
+	large   bool // larger than MaxFileBytes (data not kept)
+}
+
+// keep reads the file's content into e (regular file of e.st).
+func (e *entry) keep(path string, max int64) int64 {
+	if e.st.size > max {
+		e.large = true
+		return 0
+	}
+	data, st, kind, err := readFile(path, max)
+	if err != nil || kind != kindRegular || st != e.st {
+		return 0
+	}
+	if isBinary(data) {
+		e.binary = true
+		return 0
+	}
+	e.data, e.hasData = data, true
+	return int64(len(data))
+}
+
+func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) {
+	st := &rootState{root: r, taken: time.Now(), files: map[string]*entry{}}
+	if rp, err := findRepo(ctx, r.real); err == nil {
+		s, err := rp.status(ctx, t.lim.MaxStatusEntries)
+		if err == nil {
+			st.repo, st.head, st.partial = rp, s.head, s.more > 0
+			for rel, ge := range s.entries {
+				st.files[rel] = ge.baseline(filepath.Join(r.real, filepath.FromSlash(rel)))
+			}
+			t.keepNewest(st)
+			return st, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// git status failing (an unsafe directory, a broken repo): walk.
+	} else if ctx.Err() != nil {
+		return nil, err
+	}
+	files, partial, err := walk(ctx, r.real, t.lim.MaxWalkFiles)
+	if err != nil {
+		return nil, err
+	}
+	st.partial = partial
+	for rel, fs := range files {
+		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}
+	}
+	t.keepNewest(st)
+	return st, nil
+}
+
+// keepNewest reads the contents of the baseline's files that have a stat
+// (git cannot give them back), newest first, within the keep limits.
+func (t *Tracker) keepNewest(st *rootState) {
+	var rels []string
+	for rel, e := range st.files {
+		if e.exists && e.hasStat {
+			rels = append(rels, rel)
+		}
+	}
+	sort.Slice(rels, func(i, j int) bool {
+		a, b := st.files[rels[i]].st, st.files[rels[j]].st
+		if a.mtime != b.mtime {
+			return a.mtime > b.mtime
+		}
+		return rels[i] < rels[j]
+	})
+	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
+	for _, rel := range rels {
+		e := st.files[rel]
+		if files <= 0 || bytes < e.st.size {
+			if e.st.size > t.lim.MaxFileBytes {
+				e.large = true
+			}
+			continue
+		}
+		files--
+		bytes -= e.keep(st.abs(rel), t.lim.MaxFileBytes)
+	}
+}
+
+// abs is the real path of a file below the root.
+func (st *rootState) abs(rel string) string {
+	return filepath.Join(st.root.real, filepath.FromSlash(rel))
+}
+
+// reported is the path of a file below the root as reported.
+func (st *rootState) reported(rel string) string {
+	return filepath.Join(st.root.given, filepath.FromSlash(rel))
+}

@@ -1,0 +1,469 @@
+package shelledits
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// ws is a workspace directory a test changes.
+type ws struct {
+	t   testing.TB
+	dir string
+}
+
+func (w ws) path(rel string) string { return filepath.Join(w.dir, filepath.FromSlash(rel)) }
+
+func (w ws) write(rel, content string) {
+	w.t.Helper()
+	p := w.path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// replace writes a new file in place of rel, as `sed -i` does.
+func (w ws) replace(rel, content string) {
+	w.t.Helper()
+	tmp := w.path(rel) + ".tmp~"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, w.path(rel)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w ws) remove(rel string) {
+	w.t.Helper()
+	if err := os.Remove(w.path(rel)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w ws) git(args ...string) {
+	w.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = w.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		w.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func needGit(t testing.TB) {
+	t.Helper()
+	if gitPath() == "" {
+		t.Skip("git is not installed")
+	}
+}
+
+// gitWS is a repository with a.txt, b.txt, sub/c.txt committed, and
+// .gitignore ignoring *.log.
+func gitWS(t testing.TB) ws {
+	t.Helper()
+	needGit(t)
+	w := ws{t, t.TempDir()}
+	w.git("init", "-q", ".")
+	w.write("a.txt", "alpha\n")
+	w.write("b.txt", "bravo\n")
+	w.write("sub/c.txt", "charlie\n")
+	w.write(".gitignore", "*.log\n")
+	w.git("add", ".")
+	w.git("commit", "-q", "-m", "init")
+	return w
+}
+
+// plainWS is a directory outside git with the same files.
+func plainWS(t testing.TB) ws {
+	t.Helper()
+	w := ws{t, t.TempDir()}
+	w.write("a.txt", "alpha\n")
+	w.write("b.txt", "bravo\n")
+	w.write("sub/c.txt", "charlie\n")
+	return w
+}
+
+// summary is a Change in a form tests compare: "op rel old→new" or
+// "op rel (omission)".
+func summary(root string, ch Change) string {
+	rel, _ := filepath.Rel(root, ch.Path)
+	rel = filepath.ToSlash(rel)
+	if ch.Omitted != OmitNone {
+		return fmt.Sprintf("%s %s (%s)", ch.Op, rel, ch.Omitted)
+	}
+	old, new := "nil", "nil"
+	if ch.Old != nil {
+		old = fmt.Sprintf("%q", ch.Old)
+	}
+	if ch.New != nil {
+		new = fmt.Sprintf("%q", ch.New)
+	}
+	return fmt.Sprintf("%s %s %s→%s", ch.Op, rel, old, new)
+}
+
+func summaries(root string, rep Report) []string {
+	var out []string
+	for _, ch := range rep.Changes {
+		out = append(out, summary(root, ch))
+	}
+	for _, p := range rep.More {
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, "more "+filepath.ToSlash(rel))
+	}
+	return out
+}
+
+func scanOnce(t *testing.T, tr *Tracker) Report {
+	t.Helper()
+	rep, err := tr.Scan(context.Background())
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	return rep
+}
+
+func baseline(t *testing.T, tr *Tracker) {
+	t.Helper()
+	if err := tr.Baseline(context.Background()); err != nil {
+		t.Fatalf("baseline: %v", err)
+	}
+}
+
+func TestScan(t *testing.T) {
+	big := strings.Repeat("x", 2000) + "\n"
+	for _, tc := range []struct {
+		name   string
+		git    bool
+		lim    Limits
+		before func(w ws) // before the baseline
+		cmd    func(w ws) // the command
+		want   []string
+	}{
+		{name: "git clean file edited in place", git: true,
+			cmd:  func(w ws) { w.replace("a.txt", "ALPHA\n") },
+			want: []string{`modified a.txt "alpha\n"→"ALPHA\n"`}},
+		{name: "git file created", git: true,
+			cmd:  func(w ws) { w.write("new/d.txt", "delta\n") },
+			want: []string{`created new/d.txt nil→"delta\n"`}},
+		{name: "git tracked file deleted", git: true,
+			cmd:  func(w ws) { w.remove("sub/c.txt") },
+			want: []string{`deleted sub/c.txt "charlie\n"→nil`}},
+		{name: "git dirty file edited again: old text is the dirty one", git: true,
+			before: func(w ws) { w.write("a.txt", "alpha dirty\n") },
+			cmd:    func(w ws) { w.replace("a.txt", "alpha dirtier\n") },
+			want:   []string{`modified a.txt "alpha dirty\n"→"alpha dirtier\n"`}},
+		{name: "git dirty file written in place with the same size", git: true,
+			before: func(w ws) { w.write("a.txt", "alpha one\n") },
+			cmd:    func(w ws) { w.write("a.txt", "alpha two\n") },
+			want:   []string{`modified a.txt "alpha one\n"→"alpha two\n"`}},
+		{name: "git untracked file edited", git: true,
+			before: func(w ws) { w.write("notes.md", "draft\n") },
+			cmd:    func(w ws) { w.replace("notes.md", "final\n") },
+			want:   []string{`modified notes.md "draft\n"→"final\n"`}},
+		{name: "git dirty and untracked files left alone", git: true,
+			before: func(w ws) { w.write("a.txt", "alpha dirty\n"); w.write("notes.md", "draft\n") },
+			cmd:    func(w ws) {},
+			want:   nil},
+		{name: "git staged file edited", git: true,
+			before: func(w ws) { w.write("b.txt", "bravo staged\n"); w.git("add", "b.txt") },
+			cmd:    func(w ws) { w.replace("b.txt", "bravo edited\n") },
+			want:   []string{`modified b.txt "bravo staged\n"→"bravo edited\n"`}},
+		{name: "git staged file left alone", git: true,
+			before: func(w ws) { w.write("b.txt", "bravo staged\n"); w.git("add", "b.txt") },
+			cmd:    func(w ws) {},
+			want:   nil},
+		{name: "git index changes only", git: true,
+			before: func(w ws) { w.write("notes.md", "draft\n") },
+			cmd:    func(w ws) { w.git("add", "notes.md"); w.git("rm", "-q", "--cached", "b.txt") },
+			want:   nil},
+		{name: "git same content written again", git: true,
+			cmd:  func(w ws) { w.replace("a.txt", "alpha\n") },
+			want: nil},
+		{name: "git edit committed by the command", git: true,
+			cmd:  func(w ws) { w.replace("a.txt", "ALPHA\n"); w.git("commit", "-q", "-am", "up") },
+			want: []string{`modified a.txt "alpha\n"→"ALPHA\n"`}},
+		{name: "git ignored file and .git internals", git: true,
+			cmd: func(w ws) {
+				w.write("build.log", "log\n")
+				w.write(".git/info/exclude", "# changed\n")
+				w.write(".git/codexacp-probe", "x\n")
+			},
+			want: nil},
+		{name: "git binary file created", git: true,
+			cmd:  func(w ws) { w.write("img.bin", "\x00\x01\x02") },
+			want: []string{`created img.bin (binary file)`}},
+		{name: "git file over the size limit", git: true, lim: Limits{MaxFileBytes: 1000},
+			before: func(w ws) { w.write("big.txt", big); w.git("add", "big.txt"); w.git("commit", "-q", "-m", "big") },
+			cmd:    func(w ws) { w.replace("big.txt", big+"more\n") },
+			want:   []string{`modified big.txt (too large to show)`}},
+		{name: "git more files than shown", git: true, lim: Limits{MaxFiles: 2},
+			cmd: func(w ws) {
+				w.replace("a.txt", "1\n")
+				w.replace("b.txt", "2\n")
+				w.replace("sub/c.txt", "3\n")
+			},
+			want: []string{`modified a.txt "alpha\n"→"1\n"`, `modified b.txt "bravo\n"→"2\n"`, "more sub/c.txt"}},
+		{name: "git byte budget", git: true, lim: Limits{MaxTotalBytes: 20},
+			cmd:  func(w ws) { w.replace("a.txt", "1\n"); w.replace("b.txt", "a much longer text\n") },
+			want: []string{`modified a.txt "alpha\n"→"1\n"`, "more b.txt"}},
+		{name: "git file replaced by a directory", git: true,
+			cmd:  func(w ws) { w.remove("a.txt"); os.Mkdir(w.path("a.txt"), 0o755) },
+			want: []string{`deleted a.txt "alpha\n"→nil`}},
+		{name: "git dirty file past the keep limit", git: true, lim: Limits{MaxKeepFiles: 1},
+			before: func(w ws) {
+				w.write("a.txt", "alpha dirty\n")
+				w.write("b.txt", "bravo dirty\n")
+				// a.txt is the older of the two: b.txt is kept.
+				old := mustStat(w.t, w.path("b.txt")).ModTime().Add(-10e9)
+				os.Chtimes(w.path("a.txt"), old, old)
+			},
+			cmd:  func(w ws) { w.replace("a.txt", "a\n"); w.replace("b.txt", "b\n") },
+			want: []string{`modified a.txt (its previous content was not kept)`, `modified b.txt "bravo dirty\n"→"b\n"`}},
+
+		{name: "plain file edited", cmd: func(w ws) { w.replace("a.txt", "ALPHA\n") },
+			want: []string{`modified a.txt "alpha\n"→"ALPHA\n"`}},
+		{name: "plain file edited in place, same size", cmd: func(w ws) { w.write("a.txt", "ALPHA\n") },
+			want: []string{`modified a.txt "alpha\n"→"ALPHA\n"`}},
+		{name: "plain file created and deleted",
+			cmd:  func(w ws) { w.write("d.txt", "delta\n"); w.remove("sub/c.txt") },
+			want: []string{`created d.txt nil→"delta\n"`, `deleted sub/c.txt "charlie\n"→nil`}},
+		{name: "plain skipped directories",
+			cmd: func(w ws) {
+				w.write("node_modules/x/index.js", "x\n")
+				w.write(".git/HEAD", "ref\n")
+				w.write("sub/.venv/lib.py", "y\n")
+			},
+			want: nil},
+		{name: "plain past the keep limit", lim: Limits{MaxKeepFiles: 1},
+			before: func(w ws) {
+				old := mustStat(w.t, w.path("a.txt")).ModTime().Add(-10e9)
+				for _, f := range []string{"a.txt", "sub/c.txt"} {
+					os.Chtimes(w.path(f), old, old)
+				}
+			},
+			cmd:  func(w ws) { w.replace("a.txt", "a\n"); w.replace("b.txt", "b\n") },
+			want: []string{`modified a.txt (its previous content was not kept)`, `modified b.txt "bravo\n"→"b\n"`}},
+		{name: "plain binary and large", lim: Limits{MaxFileBytes: 1000},
+			before: func(w ws) { w.write("big.txt", big) },
+			cmd:    func(w ws) { w.replace("big.txt", "small now\n"); w.write("b.txt", "br\x00vo\n") },
+			want:   []string{`modified b.txt (binary file)`, `modified big.txt (too large to show)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w ws
+			if tc.git {
+				w = gitWS(t)
+			} else {
+				w = plainWS(t)
+			}
+			if tc.before != nil {
+				tc.before(w)
+			}
+			tr := New([]string{w.dir}, tc.lim)
+			baseline(t, tr)
+			tc.cmd(w)
+			got := summaries(w.dir, scanOnce(t, tr))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("changes:\n got %q\nwant %q", got, tc.want)
+			}
+			// The scan moved the baseline: nothing more to report.
+			if again := summaries(w.dir, scanOnce(t, tr)); len(again) != 0 {
+				t.Errorf("second scan: %q", again)
+			}
+		})
+	}
+}
+
+func mustStat(t testing.TB, p string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
+// Each scan reports what changed since the one before.
+func TestScanRollsTheBaseline(t *testing.T) {
+	for _, isGit := range []bool{true, false} {
+		t.Run(fmt.Sprint("git=", isGit), func(t *testing.T) {
+			w := plainWS(t)
+			if isGit {
+				w = gitWS(t)
+			}
+			tr := New([]string{w.dir}, Limits{})
+			baseline(t, tr)
+			w.replace("a.txt", "one\n")
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, []string{`modified a.txt "alpha\n"→"one\n"`}) {
+				t.Errorf("first: %q", got)
+			}
+			w.replace("a.txt", "two\n")
+			w.write("new.txt", "n\n")
+			want := []string{`modified a.txt "one\n"→"two\n"`, `created new.txt nil→"n\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("second: %q, want %q", got, want)
+			}
+			w.remove("new.txt")
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, []string{`deleted new.txt "n\n"→nil`}) {
+				t.Errorf("third: %q", got)
+			}
+		})
+	}
+}
+
+// A file changed by someone else (a file tool) and touched is not reported;
+// its next change is, from the touched text.
+func TestTouch(t *testing.T) {
+	for _, isGit := range []bool{true, false} {
+		t.Run(fmt.Sprint("git=", isGit), func(t *testing.T) {
+			w := plainWS(t)
+			if isGit {
+				w = gitWS(t)
+			}
+			tr := New([]string{w.dir}, Limits{})
+			baseline(t, tr)
+			w.replace("a.txt", "by the tool\n")
+			w.write("tool-new.txt", "made by the tool\n")
+			tr.Touch(w.path("a.txt"), w.path("tool-new.txt"), "/elsewhere/x.txt")
+			if got := summaries(w.dir, scanOnce(t, tr)); len(got) != 0 {
+				t.Errorf("touched files reported: %q", got)
+			}
+			w.replace("a.txt", "by the shell\n")
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, []string{`modified a.txt "by the tool\n"→"by the shell\n"`}) {
+				t.Errorf("after touch: %q", got)
+			}
+		})
+	}
+}
+
+// Only files inside the roots count; a root inside another is one root;
+// paths are reported below the roots as given.
+func TestRoots(t *testing.T) {
+	w := gitWS(t)
+	plain := plainWS(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(w.path("sub"), link); err != nil {
+		t.Fatal(err)
+	}
+	tr := New([]string{link, plain.dir, plain.path("sub")}, Limits{})
+	if len(tr.roots) != 2 {
+		t.Fatalf("roots = %+v", tr.roots)
+	}
+	baseline(t, tr)
+	w.replace("a.txt", "outside the root\n")
+	w.replace("sub/c.txt", "CHARLIE\n")
+	plain.replace("sub/c.txt", "plain charlie\n")
+	rep := scanOnce(t, tr)
+	var got []string
+	for _, ch := range rep.Changes {
+		got = append(got, ch.Path)
+	}
+	want := []string{filepath.Join(link, "c.txt"), plain.path("sub/c.txt")}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("changed paths = %q, want %q", got, want)
+	}
+}
+
+// A walk stops at its limit and says so; files past it are not reported
+// unless they are new.
+func TestWalkLimit(t *testing.T) {
+	w := plainWS(t)
+	w.write("deep/er/x.txt", "x\n")
+	tr := New([]string{w.dir}, Limits{MaxWalkFiles: 3})
+	baseline(t, tr)
+	w.replace("deep/er/x.txt", "past the limit\n")
+	w.replace("a.txt", "A\n")
+	rep := scanOnce(t, tr)
+	if got := summaries(w.dir, rep); !slices.Equal(got, []string{`modified a.txt "alpha\n"→"A\n"`}) {
+		t.Errorf("changes = %q", got)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "more than 3 files") {
+		t.Errorf("notes = %q", rep.Notes)
+	}
+}
+
+// The repository's .git removed by the command: nothing reported, a note,
+// and the root is walked from then on.
+func TestRepositoryRemoved(t *testing.T) {
+	w := gitWS(t)
+	tr := New([]string{w.dir}, Limits{})
+	baseline(t, tr)
+	if err := os.RemoveAll(w.path(".git")); err != nil {
+		t.Fatal(err)
+	}
+	rep := scanOnce(t, tr)
+	if len(rep.Changes) != 0 || len(rep.Notes) != 1 {
+		t.Errorf("report = %+v", rep)
+	}
+	w.replace("a.txt", "walked\n")
+	if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, []string{`modified a.txt "alpha\n"→"walked\n"`}) {
+		t.Errorf("after: %q", got)
+	}
+}
+
+func TestScanWithoutBaseline(t *testing.T) {
+	tr := New([]string{t.TempDir()}, Limits{})
+	if _, err := tr.Scan(context.Background()); err != ErrNoBaseline {
+		t.Errorf("err = %v", err)
+	}
+	tr.Touch("/x") // no baseline: nothing to do
+}
+
+func TestParseStatus(t *testing.T) {
+	out := strings.Join([]string{
+		"# branch.oid 1111111111111111111111111111111111111111",
+		"# branch.head main",
+		"1 .M N... 100644 100644 100644 aaaa aaaa root/a b.txt",
+		"1 A. N... 000000 100644 100644 0000 bbbb root/new.txt",
+		"1 .M S.M. 160000 160000 160000 cccc cccc root/submodule",
+		"2 R. N... 100644 100644 100644 dddd dddd R100 root/renamed.txt", "root/orig.txt",
+		"u UU N... 100644 100644 100644 100644 e1 e2 e3 root/conflict.txt",
+		"? root/untracked.txt",
+		"? root/nested/",
+		"? other/outside.txt",
+		"? root/more.txt",
+		"",
+	}, "\x00")
+	s, err := parseStatus([]byte(out), "root/", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.head != "1111111111111111111111111111111111111111" {
+		t.Errorf("head = %q", s.head)
+	}
+	var got []string
+	for rel, e := range s.entries {
+		got = append(got, fmt.Sprintf("%s %c%c%c %s", rel, e.kind, e.x, e.y, e.hI))
+	}
+	slices.Sort(got)
+	want := []string{"a b.txt 1.M aaaa", "conflict.txt uUU ", "new.txt 1A. bbbb", "renamed.txt 1R. dddd", "untracked.txt ??? "}
+	if !slices.Equal(got, want) {
+		t.Errorf("entries:\n got %q\nwant %q", got, want)
+	}
+	if s.more != 1 {
+		t.Errorf("more = %d, want 1", s.more)
+	}
+	if _, err := parseStatus([]byte("1 .M broken\x00"), "", 10); err == nil {
+		t.Error("a broken entry parsed")
+	}
+	s, _ = parseStatus([]byte("# branch.oid (initial)\x00"), "", 10)
+	if s.head != "" {
+		t.Errorf("initial head = %q", s.head)
+	}
+}
+
+func TestIsBinary(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "text\n": false, "héllo": false, "a\x00b": true, "\xff\xfe": true} {
+		if got := isBinary([]byte(in)); got != want {
+			t.Errorf("isBinary(%q) = %v", in, got)
+		}
+	}
+}
