@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/bearer"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -32,17 +32,6 @@ type toolsHarness struct {
 	turnDone <-chan error
 	// turnStarted receives once each time a turn starts.
 	turnStarted <-chan struct{}
-}
-
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }
 
 func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarness {
@@ -102,7 +91,7 @@ func (th *toolsHarness) connect(tb testing.TB, token string) *mcpsdk.ClientSessi
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "codex-stand-in", Version: "1"}, nil)
 	cs, err := client.Connect(th.ctx, &mcpsdk.StreamableClientTransport{
 		Endpoint:   th.host.URL(),
-		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+		HTTPClient: bearer.Client(token),
 	}, nil)
 	if err != nil {
 		tb.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
 // prestartCodex is a fake codex that leaves $OUT/started-PID when it starts
@@ -165,6 +167,7 @@ func TestPrestartedProcessThatDiedIsReplaced(t *testing.T) {
 }
 
 func TestPrestartCloseEndsWaitingProcesses(t *testing.T) {
+	before := goroutines.Take()
 	r, out := prestartCodex(t)
 	for _, sb := range []string{SandboxReadOnly, SandboxWorkspaceWrite} {
 		if err := r.Prestart(Invocation{Cwd: out, Sandbox: sb}, 0); err != nil {
@@ -185,8 +188,8 @@ func TestPrestartCloseEndsWaitingProcesses(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d processes wait after Close", n)
 	}
-	if left := runGoroutines(); len(left) > 0 {
-		t.Errorf("goroutines left:\n%s", strings.Join(left, "\n\n"))
+	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
 	}
 }
 

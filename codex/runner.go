@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codexacp/codexacp/internal/backtrace"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
@@ -102,7 +103,7 @@ func signalName(sig syscall.Signal) string {
 
 // exitError describes a process that ended with a non-zero status.
 func exitError(state *os.ProcessState, stderr *stderrLog) *ExitError {
-	e := &ExitError{Code: state.ExitCode(), Stderr: trimBacktraces(stderr.tail())}
+	e := &ExitError{Code: state.ExitCode(), Stderr: backtrace.Strip(stderr.tail())}
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		e.Signal = ws.Signal()
 		e.Code = 128 + int(e.Signal)

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
 func TestCommand(t *testing.T) {
@@ -431,7 +432,7 @@ func TestRunPanicInOnLineKillsCodex(t *testing.T) {
 
 func TestRunLeaksNoGoroutines(t *testing.T) {
 	r := &Runner{Path: fakeCodex(t, `echo '{"n":1}'; exit 0`)}
-	before := runtime.NumGoroutine()
+	before := goroutines.Take()
 	for range 10 {
 		if _, err := collect(context.Background(), r, Invocation{Cwd: t.TempDir()}); err != nil {
 			t.Fatal(err)
@@ -440,35 +441,9 @@ func TestRunLeaksNoGoroutines(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r.Run(ctx, Invocation{Cwd: "/"}, func([]byte) {})
-	if after := runtime.NumGoroutine(); after > before {
-		// The count also sees the runtime's finalizer goroutine while it
-		// closes a collected pipe: what matters is that none of Run's is left.
-		// A goroutine that has signalled its end may still be unwinding
-		// (its locked OS thread exits with it): give it a moment.
-		left := runGoroutines()
-		for i := 0; len(left) > 0 && i < 200; i++ {
-			time.Sleep(10 * time.Millisecond)
-			left = runGoroutines()
-		}
-		if len(left) > 0 {
-			t.Errorf("%d goroutines before, %d after; Run's still there:\n%s", before, after, strings.Join(left, "\n\n"))
-		}
+	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+		t.Errorf("Run left %d goroutines behind:\n%s", len(left), goroutines.Stacks(left))
 	}
-}
-
-// runGoroutines returns the stacks of goroutines running code of this
-// package other than the calling test.
-func runGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var left []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "codexacp/codex.") && !strings.Contains(g, "codex.TestRunLeaksNoGoroutines") &&
-			!strings.Contains(g, "testing.tRunner") {
-			left = append(left, g)
-		}
-	}
-	return left
 }
 
 // waitGone waits until pid no longer runs (gone or a zombie nobody reaped).
@@ -488,22 +463,6 @@ func waitGone(t *testing.T, pid int) {
 	}
 	killPid(pid)
 	t.Errorf("process %d still runs", pid)
-}
-
-func TestTrimBacktraces(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain error\n", "plain error"},
-		{"Error: boom\n\nStack backtrace:\n   0: <unknown>\n   1: <unknown>\n", "Error: boom"},
-		{"thread 'main' panicked at src/x.rs:1:1:\nboom\nstack backtrace:\n   0: f\n             at x.rs:1\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n",
-			"thread 'main' panicked at src/x.rs:1:1:\nboom"},
-		{"panicked\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n", "panicked"},
-		{"a\nStack backtrace:\n  0: x\nb\n", "a\nb"},
-	}
-	for _, tt := range tests {
-		if got := trimBacktraces(tt.in); got != tt.want {
-			t.Errorf("trimBacktraces(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
 }
 
 func TestLogArgsHidesSecrets(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"log/slog"
 	"sync"
-
-	"github.com/codexacp/codexacp/internal/backtrace"
 )
 
 // maxLoggedLine caps one stderr line in the debug log.
@@ -81,10 +79,6 @@ func (s *stderrLog) tail() string {
 	}
 	return string(t)
 }
-
-// trimBacktraces removes Rust backtraces and the RUST_BACKTRACE hints from
-// codex's stderr (backtrace.Strip, which events uses for error messages).
-func trimBacktraces(s string) string { return backtrace.Strip(s) }
 
 // slogDiscard drops everything; for short helper runs whose stderr only
 // matters in an error.

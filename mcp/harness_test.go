@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
+	"github.com/codexacp/codexacp/internal/bearer"
 )
 
 // transport connects a test client to a server in one of the ways the
@@ -95,24 +95,10 @@ func dialHTTP(t testing.TB, url, token string) *sdk.ClientSession {
 func tryDialHTTP(url, token string) (*sdk.ClientSession, error) {
 	tr := &sdk.StreamableClientTransport{
 		Endpoint:   url,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}},
+		HTTPClient: bearer.Client(token),
 		MaxRetries: -1,
 	}
 	return sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
-}
-
-// bearer adds "Authorization: Bearer <token>" to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	return b.base.RoundTrip(r)
 }
 
 // call runs a tool and returns the result with its structuredContent
