@@ -180,7 +180,8 @@ const maxShellMoreNames = 10
 // shellEditsUpdate is the completed edit tool call that shows a command's
 // changes: a diff per file (a created file without old text, a deleted one
 // with empty new text), and a line for each file shown without one (binary,
-// too large, old text not kept) and for the files past the limits.
+// too large, old text not kept), for the files past the limits and for the
+// report's notes.
 func shellEditsUpdate(id sdk.ToolCallId, command string, rep shelledits.Report, display func(string) string) sdk.SessionUpdate {
 	var diffs []sdk.ToolCallContent
 	var lines, names []string
@@ -219,6 +220,7 @@ func shellEditsUpdate(id sdk.ToolCallId, command string, rep shelledits.Report, 
 		}
 		lines = append(lines, fmt.Sprintf("%d more %s changed, not shown: %s%s", n, shellPlural(n, "file", "files"), strings.Join(shown, ", "), more))
 	}
+	lines = append(lines, rep.Notes...) // where the comparison stopped at a limit
 	if len(lines) > 0 {
 		content = append(content, sdk.ToolContent(sdk.TextBlock(strings.Join(lines, "\n"))))
 	}

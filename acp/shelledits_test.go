@@ -179,7 +179,8 @@ func TestShellEditsUpdate(t *testing.T) {
 			{Path: "/w/new.txt", Op: shelledits.Created, New: []byte("hi\n"), OldSize: -1, NewSize: 3},
 			{Path: "/w/x.go", Op: shelledits.Modified, Old: []byte("a\nb\nc\n"), New: []byte("a\nb\nC\n"), OldSize: 6, NewSize: 6},
 		},
-		More: []string{"/w/m1", "/w/m2"},
+		More:  []string{"/w/m1", "/w/m2"},
+		Notes: []string{"/w has more than 20000 files: only the first 20000 (breadth first) were compared"},
 	}
 	u := shellEditsUpdate("shell-edits-t1-item_0", "gofmt -w .", rep, display)
 	tc := u.ToolCall
@@ -202,7 +203,7 @@ func TestShellEditsUpdate(t *testing.T) {
 		t.Errorf("modified = %+v", tc.Content[2])
 	}
 	text := tc.Content[3].Content.Content.Text.Text
-	want := "modified img.png: binary file (2.0 KiB → 3.0 MiB)\n2 more files changed, not shown: m1, m2"
+	want := "modified img.png: binary file (2.0 KiB → 3.0 MiB)\n2 more files changed, not shown: m1, m2\n" + rep.Notes[0]
 	if text != want {
 		t.Errorf("text = %q, want %q", text, want)
 	}

@@ -19,7 +19,7 @@ type fileStat struct {
 
 func statOf(fi fs.FileInfo) fileStat {
 	st := fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
-	st.ino, st.ctime = sysStat(fi)
+	st.ino, st.ctime, _ = sysStat(fi)
 	return st
 }
 
@@ -47,7 +47,7 @@ func lstat(path string) (fileStat, fileKind) {
 // readFile reads a regular file of at most max bytes; a larger one gives
 // nil data with its stat. The stat is the open file's.
 func readFile(path string, max int64) (data []byte, st fileStat, kind fileKind, err error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, st, kindAbsent, nil

@@ -5,9 +5,12 @@ import (
 	"syscall"
 )
 
-func sysStat(fi fs.FileInfo) (ino uint64, ctime int64) {
+func sysStat(fi fs.FileInfo) (ino uint64, ctime int64, dev uint64) {
 	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return s.Ino, s.Ctim.Nano()
+		return s.Ino, s.Ctim.Nano(), s.Dev
 	}
-	return 0, 0
+	return 0, 0, 0
 }
+
+// openFlags keep an open of a file that became a FIFO from blocking.
+const openFlags = syscall.O_NONBLOCK

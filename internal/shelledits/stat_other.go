@@ -4,6 +4,8 @@ package shelledits
 
 import "io/fs"
 
-// sysStat gives no inode or change time here: size, modification time and
-// mode tell files apart.
-func sysStat(fs.FileInfo) (ino uint64, ctime int64) { return 0, 0 }
+// sysStat gives no inode, change time or device here: size, modification
+// time and mode tell files apart, and walks cross mount points.
+func sysStat(fs.FileInfo) (ino uint64, ctime int64, dev uint64) { return 0, 0, 0 }
+
+const openFlags = 0

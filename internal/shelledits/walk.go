@@ -26,10 +26,15 @@ func skippedPath(rel string) bool {
 
 // walk lists the regular files below root, breadth first (so a limit
 // leaves out the deepest), at most max of them: partial says some were
-// left out. Symlinks are not followed. The directories are read in order;
-// the files' stats are taken by a few goroutines at once (the work is
-// system calls).
+// left out. Symlinks are not followed, nor mount points (a workspace at /
+// does not reach into /proc). The directories are read in order; the
+// files' stats are taken by a few goroutines at once (the work is system
+// calls).
 func walk(ctx context.Context, root string, max int) (files map[string]fileStat, partial bool, err error) {
+	var dev uint64
+	if fi, err := os.Lstat(root); err == nil {
+		_, _, dev = sysStat(fi)
+	}
 	var rels []string
 	queue := []string{""}
 list:
@@ -47,9 +52,13 @@ list:
 			rel := path.Join(dir, de.Name())
 			switch t := de.Type(); {
 			case t.IsDir():
-				if !slices.Contains(skippedDirs, de.Name()) {
-					queue = append(queue, rel)
+				if slices.Contains(skippedDirs, de.Name()) {
+					continue
 				}
+				if dev != 0 && !sameDevice(de, dev) {
+					continue // another file system, or gone
+				}
+				queue = append(queue, rel)
 			case t.IsRegular() && de.Name() != ".git": // a worktree's or submodule's pointer
 				if len(rels) >= max {
 					partial = true
@@ -84,4 +93,14 @@ list:
 		}
 	}
 	return files, partial, nil
+}
+
+// sameDevice reports whether the directory entry is on device dev.
+func sameDevice(de os.DirEntry, dev uint64) bool {
+	fi, err := de.Info()
+	if err != nil {
+		return false
+	}
+	_, _, d := sysStat(fi)
+	return d == dev
 }
