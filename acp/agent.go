@@ -70,6 +70,9 @@ type Options struct {
 	// thread a load restores (the transcript recorder copies them, so that a
 	// replay can list and load too).
 	ObserveStored func(path string)
+	// Auth tells whether codex can sign in and which sign-in methods to
+	// offer (auth.go). Zero: no methods, and codex counts as signed in.
+	Auth Auth
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
@@ -82,6 +85,7 @@ type Agent struct {
 	storeMu sync.Mutex    // serialises persist
 
 	modelInfo func() ModelInfo // Options.ModelInfo, once
+	auth      authState        // codex's login status, cached
 
 	mu         sync.Mutex
 	clientCaps sdk.ClientCapabilities
@@ -195,10 +199,9 @@ func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.
 			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
 			McpCapabilities:     sdk.McpCapabilities{Http: true},
 			SessionCapabilities: sessionCaps,
+			Auth:                a.authCapabilities(),
 		},
-		// Codex authenticates itself (codex login, or an API key in its
-		// environment); there is nothing to negotiate over ACP.
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: a.authMethods(req.ClientCapabilities),
 	}, nil
 }
 
@@ -209,15 +212,19 @@ func clientName(info *sdk.Implementation) string {
 	return info.Name + " " + info.Version
 }
 
-// Authenticate implements sdk.Agent. No auth methods are advertised.
+// Authenticate implements sdk.Agent: it checks that the chosen sign-in
+// method works now (auth.go).
 func (a *Agent) Authenticate(ctx context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, invalidParams("codexacp offers no authentication methods; codex uses its own login (run `codex login`)")
+	return sdk.AuthenticateResponse{}, a.authenticate(ctx, req.MethodId)
 }
 
 // NewSession implements sdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	if err := a.requireAuth(ctx); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})

@@ -112,6 +112,9 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := a.requireAuth(context.Background()); err != nil {
+		return nil, nil, err
+	}
 	var updates []sdk.SessionUpdate
 	if rec.ThreadID != "" {
 		if history {

@@ -1,0 +1,269 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+)
+
+// Auth method ids (the ids codex-acp uses; acpx authenticates with
+// openai-api-key when OPENAI_API_KEY is set in its environment).
+const (
+	AuthChatGPT      = "chatgpt"
+	AuthOpenAIAPIKey = "openai-api-key"
+	AuthCodexAPIKey  = "codex-api-key"
+)
+
+// authKeyVars are the API-key methods and the variable each one needs.
+var authKeyVars = []struct{ id, env, name string }{
+	{AuthOpenAIAPIKey, "OPENAI_API_KEY", "OpenAI API key"},
+	{AuthCodexAPIKey, "CODEX_API_KEY", "Codex API key"},
+}
+
+// Auth is how the agent tells whether codex can sign in to its model
+// provider, and the sign-in methods it offers. The zero value (no
+// LoginStatus) treats codex as logged in.
+type Auth struct {
+	// LoginStatus checks codex's stored login now (`codex login status`):
+	// nil when logged in, an error wrapping codex.ErrNotLoggedIn when not,
+	// another error when it could not tell (then sessions are not held up).
+	LoginStatus func(ctx context.Context) error
+	// StartupStatus, when set, is the first LoginStatus result, checked in
+	// the background at start-up; it may block until that check is done.
+	StartupStatus func(ctx context.Context) error
+	// Logout removes codex's stored login (`codex logout`). Nil: no logout.
+	Logout func(ctx context.Context) error
+	// CustomProvider is the model provider the user configured when it is
+	// not OpenAI's: no sign-in is needed or offered then.
+	CustomProvider string
+	// EnvKeys: turns pass OPENAI_API_KEY or CODEX_API_KEY from the agent's
+	// environment on to codex (the exec backend), so a key set there is a
+	// way to sign in. Codex app-server 0.169 reads neither.
+	EnvKeys bool
+	// Getenv reads the agent's environment; nil: os.Getenv.
+	Getenv func(string) string
+	// LoginCommand is the command line, argv[0] first, that runs `codex
+	// login` in a terminal (`codexacp … login`), for clients that run
+	// terminal sign-in; the terminal method appends only its last
+	// element to the agent's own command. Empty: no terminal method.
+	LoginCommand []string
+}
+
+// authState caches whether codex is logged in, for the process.
+type authState struct {
+	mu      sync.Mutex
+	checked bool
+	err     error // the cached LoginStatus result
+}
+
+// loggedIn returns the cached login status, checking it first if needed.
+func (a *Agent) loggedIn(ctx context.Context) error {
+	auth := a.opts.Auth
+	a.auth.mu.Lock()
+	defer a.auth.mu.Unlock()
+	if !a.auth.checked {
+		check := auth.StartupStatus
+		if check == nil {
+			check = auth.LoginStatus
+		}
+		a.auth.err = check(ctx)
+		if ctx.Err() != nil {
+			return a.auth.err // not cached: this request was cancelled
+		}
+		a.auth.checked = true
+	}
+	return a.auth.err
+}
+
+// setLoggedIn records a fresh login status.
+func (a *Agent) setLoggedIn(err error) {
+	a.auth.mu.Lock()
+	a.auth.checked, a.auth.err = true, err
+	a.auth.mu.Unlock()
+}
+
+func (a *Agent) getenv(key string) string {
+	if a.opts.Auth.Getenv != nil {
+		return a.opts.Auth.Getenv(key)
+	}
+	return os.Getenv(key)
+}
+
+// authNeeded reports whether sign-in methods apply at all.
+func (a *Agent) authNeeded() bool {
+	return a.opts.Auth.LoginStatus != nil && a.opts.Auth.CustomProvider == ""
+}
+
+// requireAuth answers session/new, load and resume: nil when codex can
+// sign in (a custom provider, an API key in the environment that turns
+// pass on, or a stored codex login), else auth_required (-32000) saying
+// what to do. A login status that could not be told does not hold the
+// session up (the turn will say what is wrong).
+func (a *Agent) requireAuth(ctx context.Context) error {
+	if !a.authNeeded() {
+		return nil
+	}
+	if a.opts.Auth.EnvKeys {
+		for _, k := range authKeyVars {
+			if a.getenv(k.env) != "" {
+				return nil
+			}
+		}
+	}
+	err := a.loggedIn(ctx)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, errNotLoggedIn) {
+		if ctx.Err() != nil {
+			return err
+		}
+		a.log.Warn("cannot tell whether codex is logged in; going on", "err", err)
+		return nil
+	}
+	return authRequired(a.signInHelp())
+}
+
+// errNotLoggedIn is what Auth.LoginStatus wraps when codex is not logged in.
+var errNotLoggedIn = codex.ErrNotLoggedIn
+
+func authRequired(msg string) *sdk.RequestError {
+	e := sdk.NewAuthRequired(map[string]any{"message": msg})
+	e.Message += ": " + msg
+	return e
+}
+
+// signInHelp says how to sign in, for auth_required and failed
+// authenticate answers.
+func (a *Agent) signInHelp() string {
+	msg := "codex is not signed in. Sign in with ChatGPT: run `codex login` in a terminal (or choose \"Log in with ChatGPT\")"
+	if a.opts.Auth.EnvKeys {
+		msg += ", or set OPENAI_API_KEY or CODEX_API_KEY in the agent's environment (in Zed: \"env\" of this agent in agent_servers settings)"
+	} else {
+		msg += ", or save an API key for codex: `printenv OPENAI_API_KEY | codex login --with-api-key`"
+	}
+	return msg + "; then try again."
+}
+
+// authMethods are the sign-in methods initialize offers: none with a
+// custom provider, else ChatGPT (a terminal method where the client runs
+// them) and, where turns pass keys on, the two API-key variables.
+func (a *Agent) authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
+	methods := []sdk.AuthMethod{}
+	if !a.authNeeded() {
+		return methods
+	}
+	const name = "Log in with ChatGPT"
+	desc := "Sign in with your ChatGPT account through codex's own login (`codex login`)."
+	var meta map[string]any
+	login := a.opts.Auth.LoginCommand
+	if zed, _ := caps.Meta["terminal-auth"].(bool); zed && len(login) > 0 {
+		// Zed's convention before typed terminal methods: a command line.
+		meta = map[string]any{"terminal-auth": map[string]any{
+			"command": login[0], "args": login[1:], "label": "codex login",
+		}}
+	}
+	switch {
+	case caps.Auth.Terminal && len(login) > 0:
+		methods = append(methods, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
+			Id: AuthChatGPT, Name: name, Description: sdk.Ptr(desc + " Opens a terminal that runs it."),
+			Args: login[len(login)-1:], Meta: meta,
+		}})
+	default:
+		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{
+			Id: AuthChatGPT, Name: name, Description: sdk.Ptr(desc + " Run `codex login` in a terminal first, then choose this."),
+			Meta: meta,
+		}})
+	}
+	if a.opts.Auth.EnvKeys {
+		for _, k := range authKeyVars {
+			methods = append(methods, sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{
+				Id: k.id, Name: k.name,
+				Description: sdk.Ptr("Use an OpenAI API key from " + k.env + " in the agent's environment."),
+				Link:        sdk.Ptr("https://platform.openai.com/api-keys"),
+				Vars:        []sdk.AuthEnvVar{{Name: k.env, Label: sdk.Ptr(k.name), Secret: true}},
+			}})
+		}
+	}
+	return methods
+}
+
+// authenticate checks that the chosen method works now.
+func (a *Agent) authenticate(ctx context.Context, method string) error {
+	if !a.authNeeded() {
+		return invalidParams("no sign-in is needed: codex uses the configured model provider " +
+			quoteOr(a.opts.Auth.CustomProvider, "as it is"))
+	}
+	if method == AuthChatGPT {
+		err := a.opts.Auth.LoginStatus(ctx)
+		if ctx.Err() != nil {
+			return err
+		}
+		a.setLoggedIn(err)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errNotLoggedIn) {
+			return authRequired("codex is not logged in. Run `codex login` in a terminal (it opens the browser; `codex login --device-auth` on a machine without one), then try again.")
+		}
+		return authRequired("cannot check codex's login: " + err.Error())
+	}
+	for _, k := range authKeyVars {
+		if method != k.id || !a.opts.Auth.EnvKeys {
+			continue
+		}
+		if a.getenv(k.env) == "" {
+			return authRequired(k.env + " is not set in the agent's environment. Set it where the editor starts the agent (in Zed: \"env\" of this agent in agent_servers settings) and restart the agent.")
+		}
+		return nil
+	}
+	return invalidParams("unknown authentication method " + quoteOr(method, "") + " (offered: " + a.methodIDs() + ")")
+}
+
+func (a *Agent) methodIDs() string {
+	ids := ""
+	for _, m := range a.authMethods(sdk.ClientCapabilities{}) {
+		if ids != "" {
+			ids += ", "
+		}
+		switch {
+		case m.Agent != nil:
+			ids += m.Agent.Id
+		case m.EnvVar != nil:
+			ids += m.EnvVar.Id
+		}
+	}
+	return ids
+}
+
+func quoteOr(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return "\"" + s + "\""
+}
+
+// UnstableLogout implements the unstable logout method: codex logout.
+func (a *Agent) UnstableLogout(ctx context.Context, req sdk.UnstableLogoutRequest) (sdk.UnstableLogoutResponse, error) {
+	if a.opts.Auth.Logout == nil {
+		return sdk.UnstableLogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+	}
+	if err := a.opts.Auth.Logout(ctx); err != nil {
+		return sdk.UnstableLogoutResponse{}, &sdk.RequestError{Code: -32603, Message: "codex logout failed: " + err.Error()}
+	}
+	a.setLoggedIn(errNotLoggedIn)
+	return sdk.UnstableLogoutResponse{}, nil
+}
+
+// authCapabilities advertises logout where codex has a login to remove.
+func (a *Agent) authCapabilities() sdk.AgentAuthCapabilities {
+	if a.authNeeded() && a.opts.Auth.Logout != nil {
+		return sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}}
+	}
+	return sdk.AgentAuthCapabilities{}
+}
