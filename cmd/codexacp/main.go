@@ -148,6 +148,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if isDoctor {
 		args = args[1:]
 	}
+	args, isLogin := loginArgs(args)
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -158,6 +159,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if o.version {
 		fmt.Fprintln(stdout, "codexacp", version)
 		return nil
+	}
+	if isLogin {
+		return login(o)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
@@ -186,6 +190,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		agentOpts.Catalog, agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
+		agentOpts.Auth = prepareAuth(ctx, log, path, o.config, o.backend, args)
 	}
 
 	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
@@ -219,7 +224,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer be.Close()
 		agentOpts.Backend = be
 	default:
-		runner := &codex.Runner{Path: path, Config: o.config, Logger: log}
+		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
 		if rec != nil {
 			lines = rec.Backend(runner, runner.Command)

@@ -60,6 +60,10 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case len(args) == 1 && args[0] == "--version":
 		fmt.Fprintln(stdout, versionLine)
 		return 0
+	case len(args) >= 2 && args[0] == "login" && args[1] == "status":
+		// The recorded agent ran its sessions, so codex had a sign-in.
+		fmt.Fprintln(stderr, "Logged in using ChatGPT")
+		return 0
 	case len(args) >= 2 && args[0] == "debug" && args[1] == "models":
 		b, _ := json.Marshal(catalog(&entries[0]))
 		stdout.Write(append(b, '\n'))

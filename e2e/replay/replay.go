@@ -144,7 +144,7 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	}
 
 	p := &player{script: sc, state: state, dirs: dirs, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
-	opts.AgentArgs = append(agentArgs(&entries[0]), opts.AgentArgs...)
+	opts.AgentArgs = append(agentArgs(entries), opts.AgentArgs...)
 	if err := p.start(ctx, opts, transcript, root, tmp); err != nil {
 		return nil, err
 	}
@@ -163,7 +163,8 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 
 // agentArgs are the agent flags that make it the agent that was recorded:
 // its backend, and the model and reasoning effort the user configured.
-func agentArgs(start *record.Entry) []string {
+func agentArgs(entries []record.Entry) []string {
+	start := &entries[0]
 	var args []string
 	if start.Backend == record.BackendAppServer {
 		args = append(args, "--backend", record.BackendAppServer)
@@ -174,7 +175,32 @@ func agentArgs(start *record.Entry) []string {
 			args = append(args, "-c", kv[0]+"="+string(quoted))
 		}
 	}
+	if !offeredSignIn(entries) {
+		// The recorded agent offered no sign-in: it had a custom model
+		// provider (or predates sign-in); so does the replayed one.
+		args = append(args, "-c", `model_provider="replay"`)
+	}
 	return args
+}
+
+// offeredSignIn reports whether the recorded agent's initialize response
+// listed sign-in methods.
+func offeredSignIn(entries []record.Entry) bool {
+	for _, e := range entries {
+		if e.Kind != record.KindACP || e.Dir != record.DirOut {
+			continue
+		}
+		var m struct {
+			Result struct {
+				AgentInfo   json.RawMessage   `json:"agentInfo"`
+				AuthMethods []json.RawMessage `json:"authMethods"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(e.Msg, &m) == nil && m.Result.AgentInfo != nil {
+			return len(m.Result.AuthMethods) > 0
+		}
+	}
+	return false
 }
 
 // recordedRoot is the directory the recording's workspace paths lie under:
