@@ -40,8 +40,8 @@ type ExecBackend struct {
 
 // DefaultPrestartIdle bounds how long a session's codex waits for its next
 // prompt. A waiting codex costs ~10 MB of private memory (59 MB resident,
-// most of it the binary's pages shared by every codex) and saves ~100 ms
-// per turn: worth it while the user reads and types, not for a session
+// most of it the binary's pages shared by every codex) and saves ~45–75
+// ms per turn: worth it while the user reads and types, not for a session
 // left alone.
 const DefaultPrestartIdle = 10 * time.Minute
 

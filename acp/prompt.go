@@ -95,13 +95,15 @@ func (a *Agent) prepareNext(ctx context.Context, s *session, afterTurn bool) {
 	if !ok {
 		return
 	}
+	t, _ := a.turn(ctx, s, "")
+	// Checked and prepared under s.mu: close sets closed under it before
+	// it makes the backend forget the session, so a closed session never
+	// gets a waiting codex back.
 	s.mu.Lock()
-	skip := s.closed || (!afterTurn && s.cancel != nil)
-	s.mu.Unlock()
-	if skip {
+	defer s.mu.Unlock()
+	if s.closed || (!afterTurn && s.cancel != nil) {
 		return
 	}
-	t, _ := a.turn(ctx, s, "")
 	p.Prepare(t)
 }
 

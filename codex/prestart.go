@@ -8,9 +8,9 @@ import (
 
 // Prestart starts the codex process for inv now, to wait on stdin until a
 // Run of the same invocation (same command line, environment and working
-// directory; the prompt aside) writes its prompt. Codex reads its
-// configuration, the thread it resumes and its model catalog before it
-// reads stdin, so that part of a turn's start-up happens while the user
+// directory; the prompt aside) writes its prompt. codex 0.169 does only its
+// process start-up before reading stdin (its configuration and thread come
+// after; see docs/codex.md), so that much of a turn happens while the user
 // types.
 //
 // A process that waits longer than idle (when idle > 0) is ended, and so is
@@ -25,7 +25,7 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 	args, env := r.Command(inv)
 	key := commandKey(inv.Cwd, args, env)
 	r.mu.Lock()
-	if w := r.waiting[key]; w != nil && !w.p.hasExited.Load() {
+	if r.closed || (r.waiting[key] != nil && !r.waiting[key].p.hasExited.Load()) {
 		r.mu.Unlock()
 		return nil
 	}
@@ -51,22 +51,28 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 		old.discard()
 	}
 	r.logger().Debug("codex waiting for its prompt", "pid", st.p.cmd.Process.Pid)
-	if idle > 0 {
-		go func() {
+	go func() {
+		var expired <-chan time.Time
+		if idle > 0 {
 			timer := time.NewTimer(idle)
 			defer timer.Stop()
-			select {
-			case <-timer.C:
-				if r.remove(key, st) {
-					r.logger().Debug("waiting codex idle too long; ended", "pid", st.p.cmd.Process.Pid, "idle", idle)
-					st.discard()
-				}
-			case <-st.p.exited:
-				// Used by a Run, discarded, or dead: a Run that finds it
-				// dead starts afresh.
+			expired = timer.C
+		}
+		select {
+		case <-expired:
+			if r.remove(key, st) {
+				r.logger().Debug("waiting codex idle too long; ended", "pid", st.p.cmd.Process.Pid, "idle", idle)
+				st.discard()
 			}
-		}()
-	}
+		case <-st.p.exited:
+			// Still waiting, it died: forget it now (its pipes with it).
+			// Taken by a Run or discarded, it is not there any more.
+			if r.remove(key, st) {
+				r.logger().Debug("waiting codex exited", "pid", st.p.cmd.Process.Pid, "stderr", st.stderr.tail())
+				st.discard()
+			}
+		}
+	}()
 	return nil
 }
 

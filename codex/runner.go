@@ -244,7 +244,6 @@ type started struct {
 	wg     *sync.WaitGroup // the reaper and the stderr reader; finish adds its own
 	stderr *stderrLog
 	at     time.Time
-	key    string // the command line and environment, for Prestart's match
 	log    *slog.Logger
 }
 
@@ -273,7 +272,7 @@ func (r *Runner) start(inv Invocation) (*started, error) {
 		return nil, err
 	}
 	log.Debug("codex started", "pid", cmd.Process.Pid, "args", logArgs(args), "cwd", inv.Cwd)
-	st := &started{p: p, wg: wg, stderr: newStderrLog(log, stderrTailSize), at: at, key: commandKey(inv.Cwd, args, env), log: log}
+	st := &started{p: p, wg: wg, stderr: newStderrLog(log, stderrTailSize), at: at, log: log}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -337,7 +336,11 @@ func (r *Runner) finish(ctx context.Context, st *started, prompt string, onLine 
 // killed and every goroutine of it waited for.
 func (st *started) discard() {
 	st.log.Debug("waiting codex ended", "pid", st.p.cmd.Process.Pid)
-	st.p.killGroup()
+	// Once codex is reaped its group id may be reused: only a live one is
+	// killed (its leader keeps the id reserved).
+	if !st.p.hasExited.Load() {
+		st.p.killGroup()
+	}
 	st.wg.Wait()
 	st.p.stdin.Close()
 	st.p.stdout.Close()

@@ -164,6 +164,11 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		e := start(t, setup{fs: true})
 		pid, _ := e.waitingProcess()
 		e.stop()
+		// Ended by the agent itself (ExecBackend.Close), not only by the
+		// kernel's parent-death signal.
+		if !strings.Contains(e.stderr.String(), `msg="waiting codex ended" pid=`+strconv.Itoa(pid)) {
+			t.Errorf("the agent exited without ending its waiting codex %d", pid)
+		}
 		awaitGone(t, pid)
 		if !eventually(5*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
 			t.Errorf("codex processes after the agent exited: %v", e.codexProcesses())
