@@ -3,7 +3,6 @@ package shelledits
 import (
 	"bytes"
 	"io"
-	"io/fs"
 	"os"
 	"unicode/utf8"
 )
@@ -14,13 +13,7 @@ type fileStat struct {
 	mtime int64 // nanoseconds
 	ctime int64 // nanoseconds; 0 where the platform gives none
 	ino   uint64
-	mode  fs.FileMode
-}
-
-func statOf(fi fs.FileInfo) fileStat {
-	st := fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
-	st.ino, st.ctime, _ = sysStat(fi)
-	return st
+	mode  uint32
 }
 
 type fileKind int

@@ -1,16 +1,15 @@
 package shelledits
 
 import (
-	"io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-func sysStat(fi fs.FileInfo) (ino uint64, ctime int64, dev uint64) {
-	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return s.Ino, s.Ctim.Nano(), s.Dev
-	}
-	return 0, 0, 0
+func fromSyscall(s *syscall.Stat_t) fileStat {
+	return fileStat{size: s.Size, mtime: s.Mtim.Nano(), ctime: s.Ctim.Nano(), ino: s.Ino, mode: uint32(s.Mode)}
 }
 
-// openFlags keep an open of a file that became a FIFO from blocking.
-const openFlags = syscall.O_NONBLOCK
+func fromUnix(s *unix.Stat_t) fileStat {
+	return fileStat{size: s.Size, mtime: s.Mtim.Nano(), ctime: s.Ctim.Nano(), ino: s.Ino, mode: uint32(s.Mode)}
+}

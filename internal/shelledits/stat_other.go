@@ -2,10 +2,39 @@
 
 package shelledits
 
-import "io/fs"
-
-// sysStat gives no inode, change time or device here: size, modification
-// time and mode tell files apart, and walks cross mount points.
-func sysStat(fs.FileInfo) (ino uint64, ctime int64, dev uint64) { return 0, 0, 0 }
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 const openFlags = 0
+
+// statOf is the stat of a file: without an inode or change time here, size,
+// modification time and mode tell its states apart.
+func statOf(fi fs.FileInfo) fileStat {
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: uint32(fi.Mode())}
+}
+
+// readDir lists a directory's regular files with their stats, and its
+// subdirectories (walks cross mount points here).
+func readDir(dir string, _ uint64) (files []string, stats []fileStat, subdirs []string, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && len(ents) == 0 {
+		return nil, nil, nil, err
+	}
+	for _, de := range ents {
+		switch t := de.Type(); {
+		case t.IsDir():
+			subdirs = append(subdirs, de.Name())
+		case t.IsRegular():
+			if fi, err := os.Lstat(filepath.Join(dir, de.Name())); err == nil && fi.Mode().IsRegular() {
+				files = append(files, de.Name())
+				stats = append(stats, statOf(fi))
+			}
+		}
+	}
+	return files, stats, subdirs, nil
+}
+
+func deviceOf(string) uint64 { return 0 }

@@ -2,13 +2,13 @@ package shelledits
 
 import (
 	"context"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // skippedDirs are directories a walk does not enter: version control
@@ -27,80 +27,57 @@ func skippedPath(rel string) bool {
 // walk lists the regular files below root, breadth first (so a limit
 // leaves out the deepest), at most max of them: partial says some were
 // left out. Symlinks are not followed, nor mount points (a workspace at /
-// does not reach into /proc). The directories are read in order; the
-// files' stats are taken by a few goroutines at once (the work is system
-// calls).
+// does not reach into /proc). The directories of a level are read by a
+// few goroutines at once (the work is system calls); the result does not
+// depend on their timing.
 func walk(ctx context.Context, root string, max int) (files map[string]fileStat, partial bool, err error) {
-	var dev uint64
-	if fi, err := os.Lstat(root); err == nil {
-		_, _, dev = sysStat(fi)
-	}
-	var rels []string
-	queue := []string{""}
-list:
-	for len(queue) > 0 {
+	dev := deviceOf(root)
+	files = map[string]fileStat{}
+	level := []string{""}
+	workers := min(4, runtime.GOMAXPROCS(0))
+	for len(level) > 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
-		dir := queue[0]
-		queue = queue[1:]
-		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
-		if err != nil {
-			continue // unreadable, or gone
+		type listing struct {
+			names   []string
+			stats   []fileStat
+			subdirs []string
 		}
-		for _, de := range ents {
-			rel := path.Join(dir, de.Name())
-			switch t := de.Type(); {
-			case t.IsDir():
-				if slices.Contains(skippedDirs, de.Name()) {
-					continue
+		lists := make([]listing, len(level))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, len(level)) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(level) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+					l := &lists[i]
+					l.names, l.stats, l.subdirs, _ = readDir(filepath.Join(root, filepath.FromSlash(level[i])), dev)
 				}
-				if dev != 0 && !sameDevice(de, dev) {
-					continue // another file system, or gone
+			})
+		}
+		wg.Wait()
+		var deeper []string
+		for i, dir := range level {
+			l := lists[i]
+			for j, name := range l.names {
+				if name == ".git" {
+					continue // a worktree's or submodule's pointer
 				}
-				queue = append(queue, rel)
-			case t.IsRegular() && de.Name() != ".git": // a worktree's or submodule's pointer
-				if len(rels) >= max {
-					partial = true
-					break list
+				if len(files) >= max {
+					return files, true, nil
 				}
-				rels = append(rels, rel)
+				files[path.Join(dir, name)] = l.stats[j]
+			}
+			for _, name := range l.subdirs {
+				if !slices.Contains(skippedDirs, name) {
+					deeper = append(deeper, path.Join(dir, name))
+				}
 			}
 		}
+		level = deeper
 	}
-	stats := make([]fileStat, len(rels))
-	kinds := make([]fileKind, len(rels))
-	workers := min(4, runtime.GOMAXPROCS(0), len(rels)/256+1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(rels); i += workers {
-				if i%256 == w && ctx.Err() != nil {
-					return
-				}
-				stats[i], kinds[i] = lstat(filepath.Join(root, filepath.FromSlash(rels[i])))
-			}
-		})
-	}
-	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	files = make(map[string]fileStat, len(rels))
-	for i, rel := range rels {
-		if kinds[i] == kindRegular {
-			files[rel] = stats[i]
-		}
-	}
-	return files, partial, nil
-}
-
-// sameDevice reports whether the directory entry is on device dev.
-func sameDevice(de os.DirEntry, dev uint64) bool {
-	fi, err := de.Info()
-	if err != nil {
-		return false
-	}
-	_, _, d := sysStat(fi)
-	return d == dev
+	return files, false, nil
 }
