@@ -64,9 +64,9 @@ func shellMayWrite(s *session) bool {
 	return false
 }
 
-// beginShellEdits takes the turn's baseline unless it was taken: at the
-// first event when the shell may write (always, with always: an approved
-// command is about to run). It returns once the baseline is there.
+// beginShellEdits takes the turn's baseline, once: at the first event when
+// the shell may write, or whatever the mode when always is set (an
+// approved command is about to run). It returns once the baseline is there.
 func (o *turnOutput) beginShellEdits(always bool) {
 	e := &o.edits
 	e.mu.Lock()
