@@ -78,15 +78,20 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 
 // Discard ends the waiting process started for inv, if any.
 func (r *Runner) Discard(inv Invocation) {
+	if st := r.pop(inv); st != nil {
+		st.discard()
+	}
+}
+
+// pop removes and returns the waiting process started for inv, if any.
+func (r *Runner) pop(inv Invocation) *started {
 	args, env := r.Command(inv)
 	key := commandKey(inv.Cwd, args, env)
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	st := r.waiting[key]
 	delete(r.waiting, key)
-	r.mu.Unlock()
-	if st != nil {
-		st.discard()
-	}
+	return st
 }
 
 // Close ends every waiting process; later Prestarts start nothing. Runs
@@ -107,18 +112,7 @@ func (r *Runner) Close() {
 // takeWaiting hands Run the live waiting process for inv, if there is one.
 // One that died while waiting is ended and forgotten: Run starts afresh.
 func (r *Runner) takeWaiting(inv Invocation) *started {
-	r.mu.Lock()
-	if len(r.waiting) == 0 {
-		r.mu.Unlock()
-		return nil
-	}
-	r.mu.Unlock()
-	args, env := r.Command(inv)
-	key := commandKey(inv.Cwd, args, env)
-	r.mu.Lock()
-	st := r.waiting[key]
-	delete(r.waiting, key)
-	r.mu.Unlock()
+	st := r.pop(inv)
 	if st == nil {
 		return nil
 	}

@@ -321,13 +321,7 @@ func (t *Tracker) nextFiles(base, next *rootState, cur map[string]*entry, reads 
 			return
 		}
 	}
-	sort.Slice(kept, func(i, j int) bool {
-		a, b := next.files[kept[i]].st, next.files[kept[j]].st
-		if a.mtime != b.mtime {
-			return a.mtime > b.mtime
-		}
-		return kept[i] < kept[j]
-	})
+	newestFirst(kept, next.files)
 	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
 	for _, rel := range kept {
 		e := next.files[rel]

@@ -434,13 +434,7 @@ func (t *Tracker) keepNewest(st *rootState) {
 			rels = append(rels, rel)
 		}
 	}
-	sort.Slice(rels, func(i, j int) bool {
-		a, b := st.files[rels[i]].st, st.files[rels[j]].st
-		if a.mtime != b.mtime {
-			return a.mtime > b.mtime
-		}
-		return rels[i] < rels[j]
-	})
+	newestFirst(rels, st.files)
 	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
 	for _, rel := range rels {
 		e := st.files[rel]
@@ -463,4 +457,16 @@ func (st *rootState) abs(rel string) string {
 // reported is the path of a file below the root as reported.
 func (st *rootState) reported(rel string) string {
 	return filepath.Join(st.root.given, filepath.FromSlash(rel))
+}
+
+// newestFirst orders rels by their entries' modification time, newest
+// first (then by path): what the baseline keeps when it cannot keep all.
+func newestFirst(rels []string, files map[string]*entry) {
+	sort.Slice(rels, func(i, j int) bool {
+		a, b := files[rels[i]].st, files[rels[j]].st
+		if a.mtime != b.mtime {
+			return a.mtime > b.mtime
+		}
+		return rels[i] < rels[j]
+	})
 }
