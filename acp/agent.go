@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
@@ -80,7 +80,7 @@ type Options struct {
 type Agent struct {
 	opts    Options
 	log     *slog.Logger
-	conn    *sdk.AgentSideConnection
+	conn    *acpsdk.AgentSideConnection
 	store   *sessionStore // nil without Options.StateDir
 	storeMu sync.Mutex    // serialises persist
 
@@ -88,14 +88,14 @@ type Agent struct {
 	auth      authState        // codex's login status, cached
 
 	mu         sync.Mutex
-	clientCaps sdk.ClientCapabilities
+	clientCaps acpsdk.ClientCapabilities
 	sessions   map[string]*session
 	tools      map[string]*toolsRegistration // by session id, live or closed
 }
 
 var (
-	_ sdk.Agent       = (*Agent)(nil)
-	_ sdk.AgentLoader = (*Agent)(nil)
+	_ acpsdk.Agent       = (*Agent)(nil)
+	_ acpsdk.AgentLoader = (*Agent)(nil)
 )
 
 // NewAgent returns an agent that runs turns with opts.Backend.
@@ -122,14 +122,14 @@ func NewAgent(opts Options) *Agent {
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out}
 	pr, pw := io.Pipe()
-	a.conn = sdk.NewAgentSideConnection(a, w, pr)
+	a.conn = acpsdk.NewAgentSideConnection(a, w, pr)
 	// The SDK's reader reads its logger only once input arrives, so setting
 	// it before the guard starts feeding input is race-free.
 	a.conn.SetLogger(a.log)
 	// The guard handles session/cancel itself: queued in the SDK, a burst of
 	// notifications would close the connection (see inputGuard).
 	guard := newInputGuard(pw, w, a.log, func(sessionID string) {
-		if err := a.Cancel(ctx, sdk.CancelNotification{SessionId: sdk.SessionId(sessionID)}); err != nil {
+		if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
 			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
 		}
 	})
@@ -175,29 +175,29 @@ func (a *Agent) closeAllSessions() {
 	}
 }
 
-// Initialize implements sdk.Agent.
-func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+// Initialize implements acpsdk.Agent.
+func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.clientCaps = req.ClientCapabilities
 	a.mu.Unlock()
 	a.log.Info("initialize", "client", clientName(req.ClientInfo), "protocol", req.ProtocolVersion,
 		"fs_read", req.ClientCapabilities.Fs.ReadTextFile, "fs_write", req.ClientCapabilities.Fs.WriteTextFile)
-	sessionCaps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
+	sessionCaps := acpsdk.SessionCapabilities{Close: &acpsdk.SessionCloseCapabilities{}}
 	if a.store != nil {
-		sessionCaps.List = &sdk.SessionListCapabilities{}
-		sessionCaps.Resume = &sdk.SessionResumeCapabilities{}
+		sessionCaps.List = &acpsdk.SessionListCapabilities{}
+		sessionCaps.Resume = &acpsdk.SessionResumeCapabilities{}
 	}
-	return sdk.InitializeResponse{
-		ProtocolVersion: sdk.ProtocolVersion(sdk.ProtocolVersionNumber),
-		AgentInfo: &sdk.Implementation{
+	return acpsdk.InitializeResponse{
+		ProtocolVersion: acpsdk.ProtocolVersion(acpsdk.ProtocolVersionNumber),
+		AgentInfo: &acpsdk.Implementation{
 			Name:    "codexacp",
-			Title:   sdk.Ptr("Codex (codexacp)"),
+			Title:   acpsdk.Ptr("Codex (codexacp)"),
 			Version: a.opts.Version,
 		},
-		AgentCapabilities: sdk.AgentCapabilities{
+		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:         a.store != nil,
-			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
-			McpCapabilities:     sdk.McpCapabilities{Http: true},
+			PromptCapabilities:  acpsdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:     acpsdk.McpCapabilities{Http: true},
 			SessionCapabilities: sessionCaps,
 			Auth:                a.authCapabilities(),
 		},
@@ -205,27 +205,27 @@ func (a *Agent) Initialize(ctx context.Context, req sdk.InitializeRequest) (sdk.
 	}, nil
 }
 
-func clientName(info *sdk.Implementation) string {
+func clientName(info *acpsdk.Implementation) string {
 	if info == nil {
 		return "unknown"
 	}
 	return info.Name + " " + info.Version
 }
 
-// Authenticate implements sdk.Agent: it checks that the chosen sign-in
+// Authenticate implements acpsdk.Agent: it checks that the chosen sign-in
 // method works now (auth.go).
-func (a *Agent) Authenticate(ctx context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, a.authenticate(ctx, req.MethodId)
+func (a *Agent) Authenticate(ctx context.Context, req acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, a.authenticate(ctx, req.MethodId)
 }
 
-// NewSession implements sdk.Agent.
-func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+// NewSession implements acpsdk.Agent.
+func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
 	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
-		return sdk.NewSessionResponse{}, err
+		return acpsdk.NewSessionResponse{}, err
 	}
 	if err := a.requireAuth(ctx); err != nil {
-		return sdk.NewSessionResponse{}, err
+		return acpsdk.NewSessionResponse{}, err
 	}
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	a.addSession(s)
@@ -234,8 +234,8 @@ func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.
 	a.persist(s)
 	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
 
-	return sdk.NewSessionResponse{
-		SessionId:     sdk.SessionId(s.id),
+	return acpsdk.NewSessionResponse{
+		SessionId:     acpsdk.SessionId(s.id),
 		Modes:         modeState(s.currentMode()),
 		ConfigOptions: a.configOptions(s),
 	}, nil
@@ -244,7 +244,7 @@ func (a *Agent) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.
 // sessionSetup validates what session/new and session/load share: an
 // absolute existing cwd and additional directories, and the editor's MCP
 // servers as codex config.
-func sessionSetup(cwd string, addDirs []string, servers []sdk.McpServer) (string, []string, mcpSetup, error) {
+func sessionSetup(cwd string, addDirs []string, servers []acpsdk.McpServer) (string, []string, mcpSetup, error) {
 	cwd, err := checkDir(cwd, "cwd")
 	if err != nil {
 		return "", nil, mcpSetup{}, err
@@ -357,7 +357,7 @@ func newSessionID() string {
 
 // session returns the live session id: -32602 for an id this agent cannot
 // have issued, -32002 (Resource not found) for one it does not have live.
-func (a *Agent) session(id sdk.SessionId) (*session, error) {
+func (a *Agent) session(id acpsdk.SessionId) (*session, error) {
 	if !validSessionID(string(id)) {
 		return nil, invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
 	}
@@ -370,32 +370,32 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 	return s, nil
 }
 
-// SetSessionMode implements sdk.Agent.
-func (a *Agent) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+// SetSessionMode implements acpsdk.Agent.
+func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
 	s, err := a.session(req.SessionId)
 	if err != nil {
-		return sdk.SetSessionModeResponse{}, err
+		return acpsdk.SetSessionModeResponse{}, err
 	}
 	m, ok := parseMode(string(req.ModeId))
 	if !ok {
-		return sdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList()))
+		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList()))
 	}
 	s.setMode(m)
 	a.persist(s)
 	a.prepareNext(ctx, s, false)
-	a.sendUpdate(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
+	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update",
-		CurrentModeId: sdk.SessionModeId(m),
+		CurrentModeId: acpsdk.SessionModeId(m),
 	}})
 	// The mode picker among the config options shows the same setting.
 	a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
-	return sdk.SetSessionModeResponse{}, nil
+	return acpsdk.SetSessionModeResponse{}, nil
 }
 
-// Cancel implements sdk.Agent. It only signals: the running Prompt answers
+// Cancel implements acpsdk.Agent. It only signals: the running Prompt answers
 // "cancelled" once codex has stopped. (Sending a request from here would
 // deadlock the SDK's notification loop.)
-func (a *Agent) Cancel(ctx context.Context, req sdk.CancelNotification) error {
+func (a *Agent) Cancel(ctx context.Context, req acpsdk.CancelNotification) error {
 	s, err := a.session(req.SessionId)
 	if err != nil {
 		// A notification has no answer to carry the error, and a cancel
@@ -407,12 +407,12 @@ func (a *Agent) Cancel(ctx context.Context, req sdk.CancelNotification) error {
 	return nil
 }
 
-// CloseSession implements sdk.Agent. The stored record stays: a closed
+// CloseSession implements acpsdk.Agent. The stored record stays: a closed
 // session can be loaded or resumed again.
-func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
 	s, err := a.session(req.SessionId)
 	if err != nil {
-		return sdk.CloseSessionResponse{}, err
+		return acpsdk.CloseSessionResponse{}, err
 	}
 	a.mu.Lock()
 	// A concurrent load may have replaced s already; it closed s then.
@@ -425,15 +425,15 @@ func (a *Agent) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (
 	if p, ok := a.opts.Backend.(turnPreparer); ok && closing {
 		p.Forget(s.id)
 	}
-	return sdk.CloseSessionResponse{}, nil
+	return acpsdk.CloseSessionResponse{}, nil
 }
 
 // sendUpdate delivers one session update. It ignores the caller's
 // cancellation: updates of a cancelled turn must still reach the editor before
 // the prompt's response.
-func (a *Agent) sendUpdate(ctx context.Context, sessionID string, u sdk.SessionUpdate) {
-	err := a.conn.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{
-		SessionId: sdk.SessionId(sessionID),
+func (a *Agent) sendUpdate(ctx context.Context, sessionID string, u acpsdk.SessionUpdate) {
+	err := a.conn.SessionUpdate(context.WithoutCancel(ctx), acpsdk.SessionNotification{
+		SessionId: acpsdk.SessionId(sessionID),
 		Update:    u,
 	})
 	if err != nil {
@@ -441,14 +441,14 @@ func (a *Agent) sendUpdate(ctx context.Context, sessionID string, u sdk.SessionU
 	}
 }
 
-func invalidParams(msg string) *sdk.RequestError {
-	return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
+func invalidParams(msg string) *acpsdk.RequestError {
+	return &acpsdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
 }
 
 // unknownSession is ACP's "Resource not found" (the SDK has no constructor
 // for it), the code on which acpx creates a new session instead of failing.
-func unknownSession(id sdk.SessionId) *sdk.RequestError {
-	return &sdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: unknown session %q", id)}
+func unknownSession(id acpsdk.SessionId) *acpsdk.RequestError {
+	return &acpsdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: unknown session %q", id)}
 }
 
 var errCancelledByClient = errors.New("cancelled by the client")

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -117,20 +117,20 @@ func startAgentWith(tb testing.TB, opts Options, eopts fakeeditor.Options) *harn
 	return &harness{agent: agent, editor: ed, agentIn: inW, ctx: ctx}
 }
 
-func (h *harness) newSession(t *testing.T, cwd string) sdk.SessionId {
+func (h *harness) newSession(t *testing.T, cwd string) acpsdk.SessionId {
 	t.Helper()
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
 	return resp.SessionId
 }
 
-func (h *harness) prompt(sid sdk.SessionId, text string) (sdk.PromptResponse, error) {
-	return h.editor.Conn.Prompt(h.ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+func (h *harness) prompt(sid acpsdk.SessionId, text string) (acpsdk.PromptResponse, error) {
+	return h.editor.Conn.Prompt(h.ctx, acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
 }
 
 func TestInitialize(t *testing.T) {
@@ -174,8 +174,8 @@ func TestNewSessionValidatesCwd(t *testing.T) {
 		{filepath.Join(t.TempDir(), "missing"), "does not exist"},
 		{file, "is not a directory"},
 	} {
-		_, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: tc.cwd, McpServers: []sdk.McpServer{}})
-		var re *sdk.RequestError
+		_, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: tc.cwd, McpServers: []acpsdk.McpServer{}})
+		var re *acpsdk.RequestError
 		if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, tc.want) {
 			t.Errorf("cwd %q: err = %v, want -32602 containing %q", tc.cwd, err, tc.want)
 		}
@@ -193,7 +193,7 @@ func TestPromptTurnStreamsAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StopReason != sdk.StopReasonEndTurn {
+	if resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("stopReason = %q", resp.StopReason)
 	}
 	kinds := fakeeditor.UpdateKinds(h.editor.Updates())
@@ -226,7 +226,7 @@ func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	_, err := h.prompt(sid, "hi")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a JSON-RPC error", err)
 	}
@@ -242,12 +242,12 @@ func TestPromptCodexExitsWithoutOutput(t *testing.T) {
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	_, err := h.prompt(sid, "hi")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "MCP server acp failed to start") {
 		t.Fatalf("err = %v, want the stderr tail in the message", err)
 	}
 	// The agent keeps serving.
-	if _, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Errorf("agent stopped serving: %v", err)
 	}
 }
@@ -276,7 +276,7 @@ func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
 	sid := h.newSession(t, t.TempDir())
 
 	type result struct {
-		resp sdk.PromptResponse
+		resp acpsdk.PromptResponse
 		err  error
 	}
 	done := make(chan result, 1)
@@ -285,11 +285,11 @@ func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
 		done <- result{r, err}
 	}()
 	<-started
-	if err := h.editor.Conn.Cancel(h.ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+	if r.err != nil || r.resp.StopReason != acpsdk.StopReasonCancelled {
 		t.Fatalf("prompt = %+v, %v; want stopReason cancelled", r.resp, r.err)
 	}
 	if kinds := fakeeditor.UpdateKinds(h.editor.Updates()); len(kinds) != 1 || kinds[0] != "agent_message_chunk" {
@@ -311,7 +311,7 @@ func TestSecondPromptCancelsFirst(t *testing.T) {
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 
-	first := make(chan sdk.PromptResponse, 1)
+	first := make(chan acpsdk.PromptResponse, 1)
 	go func() {
 		r, err := h.prompt(sid, "first")
 		if err != nil {
@@ -324,10 +324,10 @@ func TestSecondPromptCancelsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r1 := <-first; r1.StopReason != sdk.StopReasonCancelled {
+	if r1 := <-first; r1.StopReason != acpsdk.StopReasonCancelled {
 		t.Errorf("first prompt stopReason = %q, want cancelled", r1.StopReason)
 	}
-	if r2.StopReason != sdk.StopReasonEndTurn {
+	if r2.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("second prompt stopReason = %q", r2.StopReason)
 	}
 	if runs := be.invocations(); len(runs) != 2 || runs[1].ThreadID != "t-1" {
@@ -394,7 +394,7 @@ func TestSetModeChangesSandboxAndNotifies(t *testing.T) {
 	for _, tc := range []struct{ mode, sandbox string }{
 		{"read-only", "read-only"}, {"ask", "read-only"}, {"auto", "workspace-write"}, {"full-access", "danger-full-access"},
 	} {
-		if _, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(tc.mode)}); err != nil {
+		if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(tc.mode)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := h.prompt(sid, "x"); err != nil {
@@ -414,8 +414,8 @@ func TestSetModeChangesSandboxAndNotifies(t *testing.T) {
 	if modeUpdates != 4 {
 		t.Errorf("current_mode_update count = %d, want 4", modeUpdates)
 	}
-	_, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: "yolo"})
-	var re *sdk.RequestError
+	_, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: "yolo"})
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32602 {
 		t.Errorf("unknown mode: err = %v", err)
 	}
@@ -427,27 +427,27 @@ func TestUnknownSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := h.prompt(sidUnknown, "x")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32002 || !strings.Contains(re.Message, "unknown session") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestPromptText(t *testing.T) {
-	res := sdk.ContentBlock{Resource: &sdk.ContentBlockResource{Type: "resource", Resource: sdk.EmbeddedResourceResource{
-		TextResourceContents: &sdk.TextResourceContents{Uri: "file:///w/a.go", Text: "package a"},
+	res := acpsdk.ContentBlock{Resource: &acpsdk.ContentBlockResource{Type: "resource", Resource: acpsdk.EmbeddedResourceResource{
+		TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///w/a.go", Text: "package a"},
 	}}}
 	for _, tc := range []struct {
 		name    string
-		blocks  []sdk.ContentBlock
+		blocks  []acpsdk.ContentBlock
 		want    string
 		wantErr string
 	}{
-		{"text", []sdk.ContentBlock{sdk.TextBlock("fix it")}, "fix it", ""},
-		{"link", []sdk.ContentBlock{sdk.TextBlock("look at"), sdk.ResourceLinkBlock("a.go", "file:///w/a.go")}, "look at\n[@a.go](file:///w/a.go)", ""},
-		{"embedded", []sdk.ContentBlock{sdk.TextBlock("see"), res}, "see\n<context ref=\"file:///w/a.go\">\npackage a\n</context>", ""},
-		{"image", []sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png")}, "", "images are not supported"},
-		{"empty", []sdk.ContentBlock{sdk.TextBlock("  ")}, "", "empty"},
+		{"text", []acpsdk.ContentBlock{acpsdk.TextBlock("fix it")}, "fix it", ""},
+		{"link", []acpsdk.ContentBlock{acpsdk.TextBlock("look at"), acpsdk.ResourceLinkBlock("a.go", "file:///w/a.go")}, "look at\n[@a.go](file:///w/a.go)", ""},
+		{"embedded", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), res}, "see\n<context ref=\"file:///w/a.go\">\npackage a\n</context>", ""},
+		{"image", []acpsdk.ContentBlock{acpsdk.ImageBlock("AAAA", "image/png")}, "", "images are not supported"},
+		{"empty", []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}, "", "empty"},
 		{"none", nil, "", "empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -466,10 +466,10 @@ func TestPromptText(t *testing.T) {
 }
 
 func TestClientMCPConfig(t *testing.T) {
-	servers := []sdk.McpServer{
-		{Stdio: &sdk.McpServerStdio{Name: "my tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []sdk.EnvVariable{{Name: "K", Value: "v\\1"}}}},
-		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:9/mcp", Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer x"}}}},
-		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:10/mcp", Headers: []sdk.HttpHeader{}}},
+	servers := []acpsdk.McpServer{
+		{Stdio: &acpsdk.McpServerStdio{Name: "my tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []acpsdk.EnvVariable{{Name: "K", Value: "v\\1"}}}},
+		{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:9/mcp", Headers: []acpsdk.HttpHeader{{Name: "Authorization", Value: "Bearer x"}}}},
+		{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:10/mcp", Headers: []acpsdk.HttpHeader{}}},
 	}
 	got, err := clientMCPConfig(servers)
 	if err != nil {
@@ -487,7 +487,7 @@ func TestClientMCPConfig(t *testing.T) {
 	if strings.Join(got.env, "|") != "CODEXACP_MCP_HEADER_1_0=Bearer x" {
 		t.Errorf("env = %q", got.env)
 	}
-	if _, err := clientMCPConfig([]sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x"}}}); err == nil {
+	if _, err := clientMCPConfig([]acpsdk.McpServer{{Stdio: &acpsdk.McpServerStdio{Name: "x"}}}); err == nil {
 		t.Error("empty command accepted")
 	}
 }
@@ -501,8 +501,8 @@ func TestEditorMCPServersReachCodex(t *testing.T) {
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{
-		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer s3cret"}}}},
+	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
+		{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acpsdk.HttpHeader{{Name: "Authorization", Value: "Bearer s3cret"}}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -537,7 +537,7 @@ func TestCancelReachesWaitingPrompt(t *testing.T) {
 	sid := h.newSession(t, t.TempDir())
 	go h.prompt(sid, "first")
 	<-started
-	second := make(chan sdk.PromptResponse, 1)
+	second := make(chan acpsdk.PromptResponse, 1)
 	go func() {
 		r, _ := h.prompt(sid, "second")
 		second <- r
@@ -555,16 +555,16 @@ func TestCancelReachesWaitingPrompt(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	if err := h.editor.Conn.Cancel(h.ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
 		t.Fatal(err)
 	}
 	// The guard handles session/cancel synchronously; a request after it is
 	// read after it.
-	if _, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(ModeAsk)}); err != nil {
+	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	if r := <-second; r.StopReason != sdk.StopReasonCancelled {
+	if r := <-second; r.StopReason != acpsdk.StopReasonCancelled {
 		t.Errorf("waiting prompt stopReason = %q, want cancelled", r.StopReason)
 	}
 	if n := len(be.invocations()); n != 1 {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"sync"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 )
@@ -132,8 +132,8 @@ func (a *Agent) requireAuth(ctx context.Context) error {
 // errNotLoggedIn is what Auth.LoginStatus wraps when codex is not logged in.
 var errNotLoggedIn = codex.ErrNotLoggedIn
 
-func authRequired(msg string) *sdk.RequestError {
-	e := sdk.NewAuthRequired(map[string]any{"message": msg})
+func authRequired(msg string) *acpsdk.RequestError {
+	e := acpsdk.NewAuthRequired(map[string]any{"message": msg})
 	e.Message += ": " + msg
 	return e
 }
@@ -153,8 +153,8 @@ func (a *Agent) signInHelp() string {
 // authMethods are the sign-in methods initialize offers: none with a
 // custom provider, else ChatGPT (a terminal method where the client runs
 // them) and, where turns pass keys on, the two API-key variables.
-func (a *Agent) authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
-	methods := []sdk.AuthMethod{}
+func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod {
+	methods := []acpsdk.AuthMethod{}
 	if !a.authNeeded() {
 		return methods
 	}
@@ -170,23 +170,23 @@ func (a *Agent) authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
 	}
 	switch {
 	case caps.Auth.Terminal && len(login) > 0:
-		methods = append(methods, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
-			Id: AuthChatGPT, Name: name, Description: sdk.Ptr(desc + " Opens a terminal that runs it."),
+		methods = append(methods, acpsdk.AuthMethod{Terminal: &acpsdk.AuthMethodTerminalInline{
+			Id: AuthChatGPT, Name: name, Description: acpsdk.Ptr(desc + " Opens a terminal that runs it."),
 			Args: login[len(login)-1:], Meta: meta,
 		}})
 	default:
-		methods = append(methods, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{
-			Id: AuthChatGPT, Name: name, Description: sdk.Ptr(desc + " Run `codex login` in a terminal first, then choose this."),
+		methods = append(methods, acpsdk.AuthMethod{Agent: &acpsdk.AuthMethodAgent{
+			Id: AuthChatGPT, Name: name, Description: acpsdk.Ptr(desc + " Run `codex login` in a terminal first, then choose this."),
 			Meta: meta,
 		}})
 	}
 	if a.opts.Auth.EnvKeys {
 		for _, k := range authKeyVars {
-			methods = append(methods, sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{
+			methods = append(methods, acpsdk.AuthMethod{EnvVar: &acpsdk.AuthMethodEnvVarInline{
 				Id: k.id, Name: k.name,
-				Description: sdk.Ptr("Use an OpenAI API key from " + k.env + " in the agent's environment."),
-				Link:        sdk.Ptr("https://platform.openai.com/api-keys"),
-				Vars:        []sdk.AuthEnvVar{{Name: k.env, Label: sdk.Ptr(k.name), Secret: true}},
+				Description: acpsdk.Ptr("Use an OpenAI API key from " + k.env + " in the agent's environment."),
+				Link:        acpsdk.Ptr("https://platform.openai.com/api-keys"),
+				Vars:        []acpsdk.AuthEnvVar{{Name: k.env, Label: acpsdk.Ptr(k.name), Secret: true}},
 			}})
 		}
 	}
@@ -227,7 +227,7 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 
 func (a *Agent) methodIDs() string {
 	ids := ""
-	for _, m := range a.authMethods(sdk.ClientCapabilities{}) {
+	for _, m := range a.authMethods(acpsdk.ClientCapabilities{}) {
 		if ids != "" {
 			ids += ", "
 		}
@@ -249,21 +249,21 @@ func quoteOr(s, empty string) string {
 }
 
 // UnstableLogout implements the unstable logout method: codex logout.
-func (a *Agent) UnstableLogout(ctx context.Context, req sdk.UnstableLogoutRequest) (sdk.UnstableLogoutResponse, error) {
+func (a *Agent) UnstableLogout(ctx context.Context, req acpsdk.UnstableLogoutRequest) (acpsdk.UnstableLogoutResponse, error) {
 	if a.opts.Auth.Logout == nil {
-		return sdk.UnstableLogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+		return acpsdk.UnstableLogoutResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodLogout)
 	}
 	if err := a.opts.Auth.Logout(ctx); err != nil {
-		return sdk.UnstableLogoutResponse{}, &sdk.RequestError{Code: -32603, Message: "codex logout failed: " + err.Error()}
+		return acpsdk.UnstableLogoutResponse{}, &acpsdk.RequestError{Code: -32603, Message: "codex logout failed: " + err.Error()}
 	}
 	a.setLoggedIn(errNotLoggedIn)
-	return sdk.UnstableLogoutResponse{}, nil
+	return acpsdk.UnstableLogoutResponse{}, nil
 }
 
 // authCapabilities advertises logout where codex has a login to remove.
-func (a *Agent) authCapabilities() sdk.AgentAuthCapabilities {
+func (a *Agent) authCapabilities() acpsdk.AgentAuthCapabilities {
 	if a.authNeeded() && a.opts.Auth.Logout != nil {
-		return sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}}
+		return acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}}
 	}
-	return sdk.AgentAuthCapabilities{}
+	return acpsdk.AgentAuthCapabilities{}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -53,7 +53,7 @@ var errNotLoggedInFake = fmt.Errorf("%w (Not logged in)", codex.ErrNotLoggedIn)
 
 func wantAuthRequired(t *testing.T, err error, wantText ...string) {
 	t.Helper()
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32000 {
 		t.Fatalf("got %v, want auth_required (-32000)", err)
 	}
@@ -90,7 +90,7 @@ func TestNewSessionAuth(t *testing.T) {
 			if _, err := h.editor.Initialize(h.ctx); err != nil {
 				t.Fatal(err)
 			}
-			_, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
 			if tc.want {
 				if err != nil {
 					t.Fatalf("session/new: %v", err)
@@ -119,7 +119,7 @@ func TestLoginStatusCachedAndRechecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	newSession := func() error {
-		_, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+		_, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
 		return err
 	}
 	for range 2 {
@@ -131,14 +131,14 @@ func TestLoginStatusCachedAndRechecked(t *testing.T) {
 	// The user signs in in a terminal; session/new still has the cached answer.
 	login.set(nil)
 	wantAuthRequired(t, newSession())
-	if _, err := h.editor.Conn.Authenticate(h.ctx, sdk.AuthenticateRequest{MethodId: AuthChatGPT}); err != nil {
+	if _, err := h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: AuthChatGPT}); err != nil {
 		t.Fatalf("authenticate chatgpt after login: %v", err)
 	}
 	if err := newSession(); err != nil {
 		t.Fatalf("session/new after authenticate: %v", err)
 	}
 	// Logout (unstable) removes the login: sessions need sign-in again.
-	if _, err := h.editor.Conn.UnstableLogout(h.ctx, sdk.UnstableLogoutRequest{}); err != nil {
+	if _, err := h.editor.Conn.UnstableLogout(h.ctx, acpsdk.UnstableLogoutRequest{}); err != nil {
 		t.Fatalf("logout: %v", err)
 	}
 	wantAuthRequired(t, newSession())
@@ -168,14 +168,14 @@ func TestAuthenticate(t *testing.T) {
 			if _, err := h.editor.Initialize(h.ctx); err != nil {
 				t.Fatal(err)
 			}
-			_, err := h.editor.Conn.Authenticate(h.ctx, sdk.AuthenticateRequest{MethodId: tc.method})
+			_, err := h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: tc.method})
 			if tc.wantCode == 0 {
 				if err != nil {
 					t.Fatalf("authenticate %s: %v", tc.method, err)
 				}
 				return
 			}
-			var re *sdk.RequestError
+			var re *acpsdk.RequestError
 			if !errors.As(err, &re) || re.Code != tc.wantCode || !strings.Contains(re.Message, tc.wantText) {
 				t.Fatalf("authenticate %s = %v, want code %d with %q", tc.method, err, tc.wantCode, tc.wantText)
 			}
@@ -195,8 +195,8 @@ func TestAuthenticateCustomProvider(t *testing.T) {
 	if len(resp.AuthMethods) != 0 || resp.AgentCapabilities.Auth.Logout != nil {
 		t.Errorf("custom provider: authMethods %+v, auth capabilities %+v; want none", resp.AuthMethods, resp.AgentCapabilities.Auth)
 	}
-	_, err = h.editor.Conn.Authenticate(h.ctx, sdk.AuthenticateRequest{MethodId: AuthChatGPT})
-	var re *sdk.RequestError
+	_, err = h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: AuthChatGPT})
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, `"mock"`) {
 		t.Errorf("authenticate with a custom provider = %v, want -32602 naming it", err)
 	}
@@ -208,25 +208,25 @@ func TestAuthenticateCustomProvider(t *testing.T) {
 func TestInitializeAuthMethods(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		caps    sdk.ClientCapabilities
+		caps    acpsdk.ClientCapabilities
 		envKeys bool
 		want    string // the chatgpt method's JSON must contain this
 		ids     []string
 	}{
-		{"plain client", sdk.ClientCapabilities{}, true, `"id":"chatgpt"`, []string{"chatgpt", "openai-api-key", "codex-api-key"}},
-		{"terminal auth", sdk.ClientCapabilities{Auth: sdk.AuthCapabilities{Terminal: true}}, true,
+		{"plain client", acpsdk.ClientCapabilities{}, true, `"id":"chatgpt"`, []string{"chatgpt", "openai-api-key", "codex-api-key"}},
+		{"terminal auth", acpsdk.ClientCapabilities{Auth: acpsdk.AuthCapabilities{Terminal: true}}, true,
 			`"args":["login"]`, []string{"chatgpt", "openai-api-key", "codex-api-key"}},
-		{"zed terminal-auth meta", sdk.ClientCapabilities{Meta: map[string]any{"terminal-auth": true}}, true,
+		{"zed terminal-auth meta", acpsdk.ClientCapabilities{Meta: map[string]any{"terminal-auth": true}}, true,
 			`"_meta":{"terminal-auth":{"args":["--codex-path","/x/codex","login"],"command":"/usr/bin/codexacp","label":"codex login"}}`,
 			[]string{"chatgpt", "openai-api-key", "codex-api-key"}},
-		{"app-server: no key methods", sdk.ClientCapabilities{}, false, `"id":"chatgpt"`, []string{"chatgpt"}},
+		{"app-server: no key methods", acpsdk.ClientCapabilities{}, false, `"id":"chatgpt"`, []string{"chatgpt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			login := &fakeLogin{}
 			auth := login.auth(nil)
 			auth.EnvKeys = tc.envKeys
 			h := startAgentWith(t, Options{Backend: &fakeBackend{}, Auth: auth}, fakeeditor.Options{})
-			resp, err := h.editor.Conn.Initialize(h.ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: tc.caps})
+			resp, err := h.editor.Conn.Initialize(h.ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: tc.caps})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,12 +280,12 @@ func TestResumeNeedsAuth(t *testing.T) {
 	h := startAgentWith(t, Options{Backend: &fakeBackend{}, StateDir: t.TempDir(), Auth: login.auth(nil)}, fakeeditor.Options{})
 	cwd := t.TempDir()
 	sid := h.newSession(t, cwd)
-	if _, err := h.editor.Conn.UnstableLogout(h.ctx, sdk.UnstableLogoutRequest{}); err != nil {
+	if _, err := h.editor.Conn.UnstableLogout(h.ctx, acpsdk.UnstableLogoutRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, err := h.editor.Conn.ResumeSession(h.ctx, acpsdk.ResumeSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	wantAuthRequired(t, err, "codex login")
-	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, err = h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	wantAuthRequired(t, err, "codex login")
 }
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 )
@@ -72,10 +72,10 @@ func firstNonEmpty(values ...string) string {
 }
 
 // configOptions are the session's pickers with their current values.
-func (a *Agent) configOptions(s *session) []sdk.SessionConfigOption {
-	var opts []sdk.SessionConfigOption
+func (a *Agent) configOptions(s *session) []acpsdk.SessionConfigOption {
+	var opts []acpsdk.SessionConfigOption
 	if m, ok := a.sessionModel(s); ok {
-		var choices sdk.SessionConfigSelectOptionsUngrouped
+		var choices acpsdk.SessionConfigSelectOptionsUngrouped
 		listed := false
 		for _, c := range a.modelInfo().Models {
 			listed = listed || c.Slug == m.Slug
@@ -84,37 +84,37 @@ func (a *Agent) configOptions(s *session) []sdk.SessionConfigOption {
 		if !listed {
 			choices = append(choices, selectOption(m.Slug, m.Name, ""))
 		}
-		opts = append(opts, selectConfig(configModel, "Model", sdk.SessionConfigOptionCategoryModel, m.Slug, choices))
+		opts = append(opts, selectConfig(configModel, "Model", acpsdk.SessionConfigOptionCategoryModel, m.Slug, choices))
 		if len(m.Efforts) > 0 {
-			var efforts sdk.SessionConfigSelectOptionsUngrouped
+			var efforts acpsdk.SessionConfigSelectOptionsUngrouped
 			for _, e := range m.Efforts {
 				efforts = append(efforts, selectOption(e, effortName(e), ""))
 			}
-			opts = append(opts, selectConfig(configEffort, "Reasoning effort", sdk.SessionConfigOptionCategoryThoughtLevel, a.sessionEffort(s, m), efforts))
+			opts = append(opts, selectConfig(configEffort, "Reasoning effort", acpsdk.SessionConfigOptionCategoryThoughtLevel, a.sessionEffort(s, m), efforts))
 		}
 	}
-	var modes sdk.SessionConfigSelectOptionsUngrouped
+	var modes acpsdk.SessionConfigSelectOptionsUngrouped
 	for _, m := range allModes {
 		modes = append(modes, selectOption(string(m.mode), m.name, m.description))
 	}
-	return append(opts, selectConfig(configMode, "Mode", sdk.SessionConfigOptionCategoryMode, string(s.currentMode()), modes))
+	return append(opts, selectConfig(configMode, "Mode", acpsdk.SessionConfigOptionCategoryMode, string(s.currentMode()), modes))
 }
 
-func selectOption(value, name, description string) sdk.SessionConfigSelectOption {
-	o := sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(value), Name: name}
+func selectOption(value, name, description string) acpsdk.SessionConfigSelectOption {
+	o := acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(value), Name: name}
 	if description != "" {
-		o.Description = sdk.Ptr(description)
+		o.Description = acpsdk.Ptr(description)
 	}
 	return o
 }
 
-func selectConfig(id, name string, category sdk.SessionConfigOptionCategory, current string, choices sdk.SessionConfigSelectOptionsUngrouped) sdk.SessionConfigOption {
-	return sdk.SessionConfigOption{Select: &sdk.SessionConfigOptionSelect{
-		Id:           sdk.SessionConfigId(id),
+func selectConfig(id, name string, category acpsdk.SessionConfigOptionCategory, current string, choices acpsdk.SessionConfigSelectOptionsUngrouped) acpsdk.SessionConfigOption {
+	return acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
+		Id:           acpsdk.SessionConfigId(id),
 		Name:         name,
-		Category:     sdk.Ptr(category),
-		CurrentValue: sdk.SessionConfigValueId(current),
-		Options:      sdk.SessionConfigSelectOptions{Ungrouped: &choices},
+		Category:     acpsdk.Ptr(category),
+		CurrentValue: acpsdk.SessionConfigValueId(current),
+		Options:      acpsdk.SessionConfigSelectOptions{Ungrouped: &choices},
 		Type:         "select",
 	}}
 }
@@ -129,17 +129,17 @@ func effortName(e string) string {
 	return strings.ToUpper(e[:1]) + e[1:]
 }
 
-// SetSessionConfigOption implements sdk.Agent: it applies a picker's value
+// SetSessionConfigOption implements acpsdk.Agent: it applies a picker's value
 // from the next turn, stores it with the session, and answers (and
 // announces) every option's current value.
-func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
 	v := req.ValueId
 	if v == nil {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("only select options are offered; the value must be a value id")
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("only select options are offered; the value must be a value id")
 	}
 	s, err := a.session(v.SessionId)
 	if err != nil {
-		return sdk.SetSessionConfigOptionResponse{}, err
+		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
 	value := string(v.Value)
 	// The option's choices, and every option's id for the error.
@@ -155,17 +155,17 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionCo
 		}
 	}
 	if !found {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown config option %q (available: %s)", v.ConfigId, strings.Join(ids, ", ")))
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown config option %q (available: %s)", v.ConfigId, strings.Join(ids, ", ")))
 	}
 	if !slices.Contains(values, value) {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown value %q for %s (available: %s)", value, v.ConfigId, strings.Join(values, ", ")))
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams(fmt.Sprintf("unknown value %q for %s (available: %s)", value, v.ConfigId, strings.Join(values, ", ")))
 	}
 	switch string(v.ConfigId) {
 	case configMode:
 		s.setMode(Mode(value))
-		a.sendUpdate(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
+		a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 			SessionUpdate: "current_mode_update",
-			CurrentModeId: sdk.SessionModeId(value),
+			CurrentModeId: acpsdk.SessionModeId(value),
 		}})
 	case configModel:
 		s.mu.Lock()
@@ -186,11 +186,11 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionCo
 	a.prepareNext(ctx, s, false)
 	opts := a.configOptions(s)
 	a.sendUpdate(ctx, s.id, configUpdate(opts))
-	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
 }
 
-func configUpdate(opts []sdk.SessionConfigOption) sdk.SessionUpdate {
-	return sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{
+func configUpdate(opts []acpsdk.SessionConfigOption) acpsdk.SessionUpdate {
+	return acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
 		SessionUpdate: "config_option_update",
 		ConfigOptions: opts,
 	}}

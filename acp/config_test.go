@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -17,7 +17,7 @@ var testModels = []codex.Model{
 }
 
 // current returns each option's current value by id.
-func current(opts []sdk.SessionConfigOption) map[string]string {
+func current(opts []acpsdk.SessionConfigOption) map[string]string {
 	m := map[string]string{}
 	for _, o := range opts {
 		m[string(o.Select.Id)] = string(o.Select.CurrentValue)
@@ -25,9 +25,9 @@ func current(opts []sdk.SessionConfigOption) map[string]string {
 	return m
 }
 
-func setConfig(h *harness, id sdk.SessionId, option, value string) (sdk.SetSessionConfigOptionResponse, error) {
-	return h.editor.Conn.SetSessionConfigOption(h.ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
-		SessionId: id, ConfigId: sdk.SessionConfigId(option), Value: sdk.SessionConfigValueId(value)}})
+func setConfig(h *harness, id acpsdk.SessionId, option, value string) (acpsdk.SetSessionConfigOptionResponse, error) {
+	return h.editor.Conn.SetSessionConfigOption(h.ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: acpsdk.SessionConfigId(option), Value: acpsdk.SessionConfigValueId(value)}})
 }
 
 func TestConfigOptions(t *testing.T) {
@@ -39,7 +39,7 @@ func TestConfigOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	cwd := t.TempDir()
-	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestConfigOptions(t *testing.T) {
 	// A first turn leaves model and effort to codex's configuration.
 	prompt := func() {
 		t.Helper()
-		if _, err := h.editor.Conn.Prompt(h.ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}}); err != nil {
+		if _, err := h.editor.Conn.Prompt(h.ctx, acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hi")}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,7 +74,7 @@ func TestConfigOptions(t *testing.T) {
 	} {
 		r, err := setConfig(h, id, step.option, step.value)
 		if step.errCode != 0 {
-			var re *sdk.RequestError
+			var re *acpsdk.RequestError
 			if !errors.As(err, &re) || re.Code != step.errCode || !strings.Contains(re.Message, "available:") {
 				t.Errorf("%s=%s: err = %v, want %d listing what is available", step.option, step.value, err, step.errCode)
 			}
@@ -113,7 +113,7 @@ func TestConfigOptions(t *testing.T) {
 	if _, err := h2.editor.Initialize(h2.ctx); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := h2.editor.Conn.ResumeSession(h2.ctx, sdk.ResumeSessionRequest{SessionId: id, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	loaded, err := h2.editor.Conn.ResumeSession(h2.ctx, acpsdk.ResumeSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestConfigOptions(t *testing.T) {
 	}
 
 	// set_mode keeps the mode picker in step.
-	if _, err := h2.editor.Conn.SetSessionMode(h2.ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "read-only"}); err != nil {
+	if _, err := h2.editor.Conn.SetSessionMode(h2.ctx, acpsdk.SetSessionModeRequest{SessionId: id, ModeId: "read-only"}); err != nil {
 		t.Fatal(err)
 	}
 	var last map[string]string
@@ -154,7 +154,7 @@ func TestConfigOptionsWithoutCatalog(t *testing.T) {
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := h.editor.Conn.NewSession(h.ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -56,7 +56,7 @@ func (th *toolsHarness) askedSince(before int) bool {
 // write lands: through an alias, in a git directory of any name, and in the
 // directory a .git file points to.
 func TestAutoModeProtectsByResolvedLocation(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
 	}}, ModeAuto)
 	ws := th.cwd
@@ -134,7 +134,7 @@ func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
 			mustWrite(t, outside, "precious\n")
 			var path string
 			th := startTools(t, fakeeditor.Options{FS: route.fs, WriteThrough: true,
-				Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+				Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 					// The model's shell swaps the file while the user reads the diff.
 					_ = os.Remove(path)
 					_ = os.Symlink(outside, path)
@@ -209,7 +209,7 @@ func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 			// swapped in after our last check is beyond our reach: see
 			// docs/reliability.md.)
 			for _, c := range th.editor.Calls() {
-				if w, isWrite := c.Params.(sdk.WriteTextFileRequest); isWrite && w.Path != path {
+				if w, isWrite := c.Params.(acpsdk.WriteTextFileRequest); isWrite && w.Path != path {
 					t.Fatalf("the editor was asked to write %s", w.Path)
 				}
 			}
@@ -276,7 +276,7 @@ func TestTurnEndReleasesPendingEditorRead(t *testing.T) {
 		result <- res
 	}()
 	<-reading
-	if err := th.editor.Conn.Cancel(th.ctx, sdk.CancelNotification{SessionId: th.session}); err != nil {
+	if err := th.editor.Conn.Cancel(th.ctx, acpsdk.CancelNotification{SessionId: th.session}); err != nil {
 		t.Fatal(err)
 	}
 	<-th.turnDone
@@ -311,9 +311,9 @@ func TestLargeFilesThroughTheEditor(t *testing.T) {
 	if got := m["content"].(string); !strings.HasPrefix(got, "line 0001000 ") || strings.Count(got, "\n") != 3 {
 		t.Errorf("content = %.80q", got)
 	}
-	var asked []sdk.ReadTextFileRequest
+	var asked []acpsdk.ReadTextFileRequest
 	for _, c := range th.editor.Calls()[before:] {
-		if r, ok := c.Params.(sdk.ReadTextFileRequest); ok {
+		if r, ok := c.Params.(acpsdk.ReadTextFileRequest); ok {
 			asked = append(asked, r)
 		}
 	}
@@ -374,11 +374,11 @@ func TestManySessionsEditOneFileThroughAliases(t *testing.T) {
 
 	clients := []*mcpsdk.ClientSession{th.client}
 	for len(clients) < sessions {
-		resp, err := th.editor.Conn.NewSession(th.ctx, sdk.NewSessionRequest{Cwd: th.cwd, McpServers: []sdk.McpServer{}})
+		resp, err := th.editor.Conn.NewSession(th.ctx, acpsdk.NewSessionRequest{Cwd: th.cwd, McpServers: []acpsdk.McpServer{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := th.editor.Conn.SetSessionMode(th.ctx, sdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: sdk.SessionModeId(ModeAuto)}); err != nil {
+		if _, err := th.editor.Conn.SetSessionMode(th.ctx, acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: acpsdk.SessionModeId(ModeAuto)}); err != nil {
 			t.Fatal(err)
 		}
 		go th.prompt(resp.SessionId, "edit")

@@ -13,15 +13,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/fsops"
 )
 
 // clientFS is the part of the ACP connection the editor adapter uses.
 type clientFS interface {
-	ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error)
-	WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error)
+	ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error)
+	WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error)
 }
 
 // editorFiles is the fsops.Files adapter that reads and writes through the
@@ -31,7 +31,7 @@ type clientFS interface {
 // instead; any other editor failure is returned, never retried on disk.
 type editorFiles struct {
 	client    clientFS
-	sessionID sdk.SessionId
+	sessionID acpsdk.SessionId
 	local     fsops.Files
 	// checkWrite is asked immediately before every write, on either route,
 	// with the resolved path (session.checkWrite): the last word on where a
@@ -59,8 +59,8 @@ const maxEditorFileBytes = 4 << 20
 // line limit, less room for the envelope).
 const maxEditorMessageBytes = 10<<20 - 64<<10
 
-func newEditorFiles(client clientFS, sessionID string, caps sdk.FileSystemCapabilities, local fsops.Files) *editorFiles {
-	f := &editorFiles{client: client, sessionID: sdk.SessionId(sessionID), local: local, timeout: editorFSTimeout}
+func newEditorFiles(client clientFS, sessionID string, caps acpsdk.FileSystemCapabilities, local fsops.Files) *editorFiles {
+	f := &editorFiles{client: client, sessionID: acpsdk.SessionId(sessionID), local: local, timeout: editorFSTimeout}
 	f.readLocal.Store(!caps.ReadTextFile)
 	f.writeLocal.Store(!caps.WriteTextFile)
 	return f
@@ -84,7 +84,7 @@ func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error)
 	}
 	callCtx, cancel := f.call(ctx)
 	defer cancel()
-	resp, err := f.client.ReadTextFile(callCtx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path})
+	resp, err := f.client.ReadTextFile(callCtx, acpsdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path})
 	if isMethodNotFound(err) {
 		f.readLocal.Store(true)
 		return f.local.ReadFile(ctx, path)
@@ -110,7 +110,7 @@ func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte) e
 	}
 	callCtx, cancel := f.call(ctx)
 	defer cancel()
-	_, err := f.client.WriteTextFile(callCtx, sdk.WriteTextFileRequest{SessionId: f.sessionID, Path: path, Content: string(data)})
+	_, err := f.client.WriteTextFile(callCtx, acpsdk.WriteTextFileRequest{SessionId: f.sessionID, Path: path, Content: string(data)})
 	if isMethodNotFound(err) {
 		// Method not found means nothing was written: the disk is the
 		// right place, not a fallback after a failure.
@@ -149,8 +149,8 @@ func (f *editorFiles) ReadStored(ctx context.Context, path string) ([]byte, erro
 func (f *editorFiles) ReadLines(ctx context.Context, path string, start, count int) ([]byte, error) {
 	callCtx, cancel := f.call(ctx)
 	defer cancel()
-	resp, err := f.client.ReadTextFile(callCtx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path,
-		Line: sdk.Ptr(start), Limit: sdk.Ptr(count)})
+	resp, err := f.client.ReadTextFile(callCtx, acpsdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path,
+		Line: acpsdk.Ptr(start), Limit: acpsdk.Ptr(count)})
 	if err != nil {
 		return nil, editorError("read", path, callErr(callCtx, err))
 	}
@@ -200,7 +200,7 @@ func (f *editorFiles) Stat(ctx context.Context, path string) (fsops.FileInfo, er
 	}
 	callCtx, cancel := f.call(ctx)
 	defer cancel()
-	if _, err := f.client.ReadTextFile(callCtx, sdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path, Limit: sdk.Ptr(1)}); err == nil {
+	if _, err := f.client.ReadTextFile(callCtx, acpsdk.ReadTextFileRequest{SessionId: f.sessionID, Path: path, Limit: acpsdk.Ptr(1)}); err == nil {
 		return fsops.FileInfo{Exists: true}, nil
 	}
 	return info, nil
@@ -236,7 +236,7 @@ func checkReadableOnDisk(path string) error {
 }
 
 func isMethodNotFound(err error) bool {
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	return errors.As(err, &re) && re.Code == -32601
 }
 
@@ -247,7 +247,7 @@ const maxEditorWords = 2 << 10
 // JSON), cut to maxEditorWords.
 func editorWords(err error) (code int, words string) {
 	words = err.Error()
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if errors.As(err, &re) {
 		code, words = re.Code, re.Message
 		if re.Data != nil {

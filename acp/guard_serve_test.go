@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // rawEditor drives Agent.Serve line by line, for input an SDK client would
@@ -90,10 +90,10 @@ func (e *rawEditor) next(tb testing.TB) rawMessage {
 }
 
 type rawMessage struct {
-	ID     json.RawMessage   `json:"id"`
-	Method string            `json:"method"`
-	Result json.RawMessage   `json:"result"`
-	Error  *sdk.RequestError `json:"error"`
+	ID     json.RawMessage      `json:"id"`
+	Method string               `json:"method"`
+	Result json.RawMessage      `json:"result"`
+	Error  *acpsdk.RequestError `json:"error"`
 	line   []byte
 }
 
@@ -230,7 +230,7 @@ func TestServeStringProtocolVersion(t *testing.T) {
 			e := serveRaw(t, Options{Backend: &fakeBackend{}})
 			e.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":` + tc.version + `,"clientCapabilities":{}}}`)
 			m := e.next(t)
-			var resp sdk.InitializeResponse
+			var resp acpsdk.InitializeResponse
 			switch {
 			case string(m.ID) != "1":
 				t.Fatalf("answer %s", m.line)
@@ -251,12 +251,12 @@ func TestServeOversizedResponseFailsRequest(t *testing.T) {
 	e.initialize(t) // also orders Serve's setup of the connection before its use here
 
 	type result struct {
-		resp sdk.ReadTextFileResponse
+		resp acpsdk.ReadTextFileResponse
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		resp, err := e.agent.conn.ReadTextFile(context.Background(), sdk.ReadTextFileRequest{SessionId: "s", Path: "/big.txt"})
+		resp, err := e.agent.conn.ReadTextFile(context.Background(), acpsdk.ReadTextFileRequest{SessionId: "s", Path: "/big.txt"})
 		done <- result{resp, err}
 	}()
 	req := e.next(t)

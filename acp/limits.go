@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // Every message the agent writes stays well under the 10 MiB line limit ACP
@@ -53,7 +53,7 @@ func trimStrings(v any) any {
 // limitContent keeps tool-call content within maxUpdateTextBytes of text:
 // diffs past the budget are cut at a line end and the rest is left out,
 // with a note saying so.
-func limitContent(contents []sdk.ToolCallContent) []sdk.ToolCallContent {
+func limitContent(contents []acpsdk.ToolCallContent) []acpsdk.ToolCallContent {
 	budget := maxUpdateTextBytes
 	for i, c := range contents {
 		if c.Diff == nil {
@@ -75,10 +75,10 @@ func limitContent(contents []sdk.ToolCallContent) []sdk.ToolCallContent {
 			oldText := cutAtLine(old, budget-len(newText))
 			d.OldText = &oldText
 		}
-		out := append(contents[:i:i], sdk.ToolCallContent{Diff: &d})
+		out := append(contents[:i:i], acpsdk.ToolCallContent{Diff: &d})
 		note := fmt.Sprintf("The change is too large to show in full here: the first %d KiB are shown. "+
 			"Review the file in the editor.", maxUpdateTextBytes>>10)
-		return append(out, sdk.ToolContent(sdk.TextBlock(note)))
+		return append(out, acpsdk.ToolContent(acpsdk.TextBlock(note)))
 	}
 	return contents
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
@@ -31,10 +31,10 @@ func (a *Agent) persist(s *session) {
 	}
 }
 
-// ListSessions implements sdk.Agent: the stored sessions, newest first.
-func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+// ListSessions implements acpsdk.Agent: the stored sessions, newest first.
+func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
 	if a.store == nil {
-		return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+		return acpsdk.ListSessionsResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionList)
 	}
 	cwd := ""
 	if req.Cwd != nil {
@@ -42,51 +42,51 @@ func (a *Agent) ListSessions(ctx context.Context, req sdk.ListSessionsRequest) (
 	}
 	recs, err := a.store.list(cwd)
 	if err != nil {
-		return sdk.ListSessionsResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
+		return acpsdk.ListSessionsResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	resp := acpsdk.ListSessionsResponse{Sessions: []acpsdk.SessionInfo{}}
 	for _, r := range recs {
 		if r.ThreadID == "" {
 			continue // never prompted: no conversation to offer
 		}
 		a.observeStored(a.store.path(r.SessionID))
-		info := sdk.SessionInfo{
-			SessionId:             sdk.SessionId(r.SessionID),
+		info := acpsdk.SessionInfo{
+			SessionId:             acpsdk.SessionId(r.SessionID),
 			Cwd:                   r.Cwd,
 			AdditionalDirectories: r.AdditionalDirectories,
-			UpdatedAt:             sdk.Ptr(r.UpdatedAt.Format(time.RFC3339)),
+			UpdatedAt:             acpsdk.Ptr(r.UpdatedAt.Format(time.RFC3339)),
 		}
 		if r.Title != "" {
-			info.Title = sdk.Ptr(r.Title)
+			info.Title = acpsdk.Ptr(r.Title)
 		}
 		resp.Sessions = append(resp.Sessions, info)
 	}
 	return resp, nil
 }
 
-// LoadSession implements sdk.AgentLoader: it restores a stored session (its
+// LoadSession implements acpsdk.AgentLoader: it restores a stored session (its
 // codex thread, mode and token totals), replays the conversation from
 // codex's rollout of the thread as session updates, and then answers.
-func (a *Agent) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	s, history, err := a.restore(sdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
+func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	s, history, err := a.restore(acpsdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, err
+		return acpsdk.LoadSessionResponse{}, err
 	}
 	for _, u := range history {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	return sdk.LoadSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
+	return acpsdk.LoadSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
 }
 
-// ResumeSession implements sdk.Agent: it restores a stored session as
+// ResumeSession implements acpsdk.Agent: it restores a stored session as
 // LoadSession does, without replaying the conversation (the editor still
 // shows it); the next prompt continues the codex thread.
-func (a *Agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	s, _, err := a.restore(sdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
+func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	s, _, err := a.restore(acpsdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
 	if err != nil {
-		return sdk.ResumeSessionResponse{}, err
+		return acpsdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
+	return acpsdk.ResumeSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // restore makes the stored session id live, replacing its live self if
@@ -94,9 +94,9 @@ func (a *Agent) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest)
 // session updates; without, it only checks that codex still has the thread,
 // so that a resume fails now rather than at the next prompt. A session
 // never prompted has no thread and no history.
-func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []string, servers []sdk.McpServer, history bool) (*session, []sdk.SessionUpdate, error) {
+func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs []string, servers []acpsdk.McpServer, history bool) (*session, []acpsdk.SessionUpdate, error) {
 	if a.store == nil {
-		return nil, nil, sdk.NewMethodNotFound(method)
+		return nil, nil, acpsdk.NewMethodNotFound(method)
 	}
 	rec, err := a.store.load(string(id))
 	switch {
@@ -105,7 +105,7 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 	case errors.Is(err, errNoSession):
 		return nil, nil, unknownSession(id)
 	case err != nil:
-		return nil, nil, &sdk.RequestError{Code: -32603, Message: err.Error()}
+		return nil, nil, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	a.observeStored(a.store.path(rec.SessionID))
 	cwd, dirs, mcp, err := sessionSetup(cwd, addDirs, servers)
@@ -115,7 +115,7 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 	if err := a.requireAuth(context.Background()); err != nil {
 		return nil, nil, err
 	}
-	var updates []sdk.SessionUpdate
+	var updates []acpsdk.SessionUpdate
 	if rec.ThreadID != "" {
 		if history {
 			updates, err = a.threadHistory(rec.ThreadID)
@@ -123,7 +123,7 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 			_, err = a.rolloutPath(rec.ThreadID)
 		}
 		if err != nil {
-			return nil, nil, &sdk.RequestError{Code: -32603,
+			return nil, nil, &acpsdk.RequestError{Code: -32603,
 				Message: fmt.Sprintf("cannot %s session %s: %v", strings.TrimPrefix(method, "session/"), rec.SessionID, err)}
 		}
 	}
@@ -151,7 +151,7 @@ func (a *Agent) restore(method string, id sdk.SessionId, cwd string, addDirs []s
 }
 
 // threadHistory reads the conversation of a codex thread from its rollout.
-func (a *Agent) threadHistory(threadID string) ([]sdk.SessionUpdate, error) {
+func (a *Agent) threadHistory(threadID string) ([]acpsdk.SessionUpdate, error) {
 	path, err := a.rolloutPath(threadID)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/internal/acpschema"
@@ -28,7 +28,7 @@ const (
 
 // malformedSessionIDs are ids newSessionID cannot make, some shaped to
 // reach outside the state directory.
-var malformedSessionIDs = []sdk.SessionId{
+var malformedSessionIDs = []acpsdk.SessionId{
 	"", "../../x", "sess_../../etc/passwd", "/etc/passwd", ".json", "sess_unknown",
 	"sess_0000000000000000000000000000000", "sess_0000000000000000000000000000000A",
 	"sess_00000000000000000000000000000000/..", "sess_00000000000000000000000000000000\x00",
@@ -36,7 +36,7 @@ var malformedSessionIDs = []sdk.SessionId{
 
 func requireCode(t *testing.T, what string, err error, code int) {
 	t.Helper()
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != code {
 		t.Errorf("%s: err = %v, want code %d", what, err, code)
 	}
@@ -80,7 +80,7 @@ func TestSessionsPersistListAndLoad(t *testing.T) {
 	if !init.AgentCapabilities.LoadSession || init.AgentCapabilities.SessionCapabilities.List == nil {
 		t.Errorf("load/list not advertised with a state dir: %+v", init.AgentCapabilities)
 	}
-	resp, err := h1.editor.Conn.NewSession(h1.ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	resp, err := h1.editor.Conn.NewSession(h1.ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSessionsPersistListAndLoad(t *testing.T) {
 	if _, err := h1.prompt(sid, "Please edit the file\nwith details"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h1.editor.Conn.SetSessionMode(h1.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: "auto"}); err != nil {
+	if _, err := h1.editor.Conn.SetSessionMode(h1.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: "auto"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -97,7 +97,7 @@ func TestSessionsPersistListAndLoad(t *testing.T) {
 	if _, err := h2.editor.Initialize(h2.ctx); err != nil {
 		t.Fatal(err)
 	}
-	list, err := h2.editor.Conn.ListSessions(h2.ctx, sdk.ListSessionsRequest{Cwd: &cwd})
+	list, err := h2.editor.Conn.ListSessions(h2.ctx, acpsdk.ListSessionsRequest{Cwd: &cwd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +106,11 @@ func TestSessionsPersistListAndLoad(t *testing.T) {
 		t.Fatalf("session/list = %+v", list.Sessions)
 	}
 	other := t.TempDir()
-	if l, _ := h2.editor.Conn.ListSessions(h2.ctx, sdk.ListSessionsRequest{Cwd: &other}); len(l.Sessions) != 0 {
+	if l, _ := h2.editor.Conn.ListSessions(h2.ctx, acpsdk.ListSessionsRequest{Cwd: &other}); len(l.Sessions) != 0 {
 		t.Errorf("cwd filter: %+v", l.Sessions)
 	}
 
-	load, err := h2.editor.Conn.LoadSession(h2.ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	load, err := h2.editor.Conn.LoadSession(h2.ctx, acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +140,12 @@ func TestLoadSessionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	cwd := t.TempDir()
-	_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidUnknown, Cwd: cwd, McpServers: []sdk.McpServer{}})
-	var re *sdk.RequestError
+	_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidUnknown, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32002 || !strings.Contains(re.Message, "unknown session") {
 		t.Errorf("unknown session: %v", err)
 	}
-	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: "../../etc/passwd", Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, err = h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: "../../etc/passwd", Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	requireCode(t, "a path as session id", err, -32602)
 
 	// A stored session whose codex thread is gone cannot be loaded.
@@ -153,7 +153,7 @@ func TestLoadSessionErrors(t *testing.T) {
 	if err := st.save(sessionRecord{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, err = h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "no rollout") {
 		t.Errorf("missing rollout: %v", err)
 	}
@@ -196,22 +196,22 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 		want []string
 	}{
 		{"list of a workspace", func() error {
-			_, err := h.editor.Conn.ListSessions(h.ctx, sdk.ListSessionsRequest{Cwd: &other})
+			_, err := h.editor.Conn.ListSessions(h.ctx, acpsdk.ListSessionsRequest{Cwd: &other})
 			return err
 		}, []string{record(sidElsewhere)}},
 		{"load", func() error {
-			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidHere, Cwd: cwd, McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidHere, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			return err
 		}, []string{record(sidHere), rollout}},
 		{"load without a rollout", func() error {
-			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			if err == nil {
 				return errors.New("loaded a session without a rollout")
 			}
 			return nil
 		}, []string{record(sidGone)}},
 		{"load of an unknown session", func() error {
-			_, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: sidUnknown, Cwd: cwd, McpServers: []sdk.McpServer{}})
+			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidUnknown, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			if err == nil {
 				return errors.New("loaded an unknown session")
 			}
@@ -243,9 +243,9 @@ func TestNoStateDirNoLoad(t *testing.T) {
 	if caps := init.AgentCapabilities; caps.LoadSession || caps.SessionCapabilities.List != nil || caps.SessionCapabilities.Resume != nil {
 		t.Errorf("load/list/resume advertised without a state dir")
 	}
-	_, err = h.editor.Conn.ListSessions(h.ctx, sdk.ListSessionsRequest{})
+	_, err = h.editor.Conn.ListSessions(h.ctx, acpsdk.ListSessionsRequest{})
 	requireCode(t, "session/list", err, -32601)
-	_, err = h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sidUnknown, Cwd: t.TempDir()})
+	_, err = h.editor.Conn.ResumeSession(h.ctx, acpsdk.ResumeSessionRequest{SessionId: sidUnknown, Cwd: t.TempDir()})
 	requireCode(t, "session/resume", err, -32601)
 }
 
@@ -285,15 +285,15 @@ func TestSessionStoredFromNew(t *testing.T) {
 	if _, err := h2.editor.Initialize(h2.ctx); err != nil {
 		t.Fatal(err)
 	}
-	list, err := h2.editor.Conn.ListSessions(h2.ctx, sdk.ListSessionsRequest{Cwd: &cwd})
+	list, err := h2.editor.Conn.ListSessions(h2.ctx, acpsdk.ListSessionsRequest{Cwd: &cwd})
 	if err != nil || len(list.Sessions) != 0 {
 		t.Errorf("session/list offers a session without a turn: %+v, %v", list.Sessions, err)
 	}
-	load, err := h2.editor.Conn.LoadSession(h2.ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	load, err := h2.editor.Conn.LoadSession(h2.ctx, acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatalf("loading a session without a turn: %v", err)
 	}
-	if load.Modes == nil || load.Modes.CurrentModeId != sdk.SessionModeId(DefaultMode) {
+	if load.Modes == nil || load.Modes.CurrentModeId != acpsdk.SessionModeId(DefaultMode) {
 		t.Errorf("modes = %+v", load.Modes)
 	}
 	if n := len(h2.editor.Updates()); n != 0 {
@@ -310,7 +310,7 @@ func TestSessionStoredFromNew(t *testing.T) {
 	if _, err := h3.editor.Initialize(h3.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h3.editor.Conn.LoadSession(h3.ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := h3.editor.Conn.LoadSession(h3.ctx, acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h3.prompt(sid, "second"); err != nil {
@@ -345,11 +345,11 @@ func TestResumeSessionRestoresWithoutHistory(t *testing.T) {
 	if init.AgentCapabilities.SessionCapabilities.Resume == nil {
 		t.Errorf("resume not advertised with a state dir")
 	}
-	resp, err := h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sidHere, Cwd: cwd})
+	resp, err := h.editor.Conn.ResumeSession(h.ctx, acpsdk.ResumeSessionRequest{SessionId: sidHere, Cwd: cwd})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Modes == nil || resp.Modes.CurrentModeId != sdk.SessionModeId(ModeAuto) {
+	if resp.Modes == nil || resp.Modes.CurrentModeId != acpsdk.SessionModeId(ModeAuto) {
 		t.Errorf("restored mode = %+v", resp.Modes)
 	}
 	if n := len(h.editor.Updates()); n != 0 {
@@ -363,8 +363,8 @@ func TestResumeSessionRestoresWithoutHistory(t *testing.T) {
 	}
 
 	// A session whose codex thread is gone fails now, not at its next prompt.
-	_, err = h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: sidGone, Cwd: cwd})
-	var re *sdk.RequestError
+	_, err = h.editor.Conn.ResumeSession(h.ctx, acpsdk.ResumeSessionRequest{SessionId: sidGone, Cwd: cwd})
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32603 || !strings.Contains(re.Message, "no rollout") {
 		t.Errorf("resume without a rollout: %v", err)
 	}
@@ -378,12 +378,12 @@ func TestUnknownSessionIsResourceNotFound(t *testing.T) {
 	h := startAgentWith(t, Options{Backend: &fakeBackend{script: oneTurn}, StateDir: t.TempDir()}, fakeeditor.Options{})
 	cwd := t.TempDir()
 	closed := h.newSession(t, cwd)
-	if _, err := h.editor.Conn.CloseSession(h.ctx, sdk.CloseSessionRequest{SessionId: closed}); err != nil {
+	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: closed}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(id sdk.SessionId, errs map[string]error) {
+	check := func(id acpsdk.SessionId, errs map[string]error) {
 		for method, err := range errs {
-			var re *sdk.RequestError
+			var re *acpsdk.RequestError
 			if !errors.As(err, &re) || re.Code != -32002 || !strings.HasPrefix(re.Message, "Resource not found") {
 				t.Errorf("%s of %s: err = %v, want -32002 Resource not found", method, id, err)
 			}
@@ -392,7 +392,7 @@ func TestUnknownSessionIsResourceNotFound(t *testing.T) {
 	check(sidUnknown, sessionMethods(h, sidUnknown, cwd))
 	check(closed, liveSessionMethods(h, closed))
 	// The closed session is still stored.
-	if _, err := h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: closed, Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: closed, Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Errorf("load of a closed session: %v", err)
 	}
 	for _, raw := range h.editor.Raw() {
@@ -420,7 +420,7 @@ func TestMalformedSessionIDIsInvalidParams(t *testing.T) {
 	h.newSession(t, cwd)
 	for _, id := range malformedSessionIDs {
 		for method, err := range sessionMethods(h, id, cwd) {
-			var re *sdk.RequestError
+			var re *acpsdk.RequestError
 			if !errors.As(err, &re) || re.Code != -32602 {
 				t.Errorf("%s of %q: err = %v, want -32602", method, id, err)
 			}
@@ -445,19 +445,19 @@ func TestMalformedSessionIDIsInvalidParams(t *testing.T) {
 
 // sessionMethods calls every request that takes a session id with id and
 // returns each method's error.
-func sessionMethods(h *harness, id sdk.SessionId, cwd string) map[string]error {
+func sessionMethods(h *harness, id acpsdk.SessionId, cwd string) map[string]error {
 	out := liveSessionMethods(h, id)
-	_, out["session/resume"] = h.editor.Conn.ResumeSession(h.ctx, sdk.ResumeSessionRequest{SessionId: id, Cwd: cwd})
-	_, out["session/load"] = h.editor.Conn.LoadSession(h.ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []sdk.McpServer{}})
+	_, out["session/resume"] = h.editor.Conn.ResumeSession(h.ctx, acpsdk.ResumeSessionRequest{SessionId: id, Cwd: cwd})
+	_, out["session/load"] = h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	return out
 }
 
 // liveSessionMethods calls the requests that need the session live.
-func liveSessionMethods(h *harness, id sdk.SessionId) map[string]error {
+func liveSessionMethods(h *harness, id acpsdk.SessionId) map[string]error {
 	out := map[string]error{}
 	_, out["session/prompt"] = h.prompt(id, "x")
-	_, out["session/set_mode"] = h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "auto"})
-	_, out["session/close"] = h.editor.Conn.CloseSession(h.ctx, sdk.CloseSessionRequest{SessionId: id})
+	_, out["session/set_mode"] = h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: id, ModeId: "auto"})
+	_, out["session/close"] = h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: id})
 	return out
 }
 
@@ -465,8 +465,8 @@ func liveSessionMethods(h *harness, id sdk.SessionId) map[string]error {
 // for a session the agent does not have there is nothing to do or answer.
 func TestCancelOfUnknownSessionIsIgnored(t *testing.T) {
 	a := NewAgent(Options{Backend: &fakeBackend{}, Logger: discardLogger()})
-	for _, id := range []sdk.SessionId{sidUnknown, "../../x"} {
-		if err := a.Cancel(context.Background(), sdk.CancelNotification{SessionId: id}); err != nil {
+	for _, id := range []acpsdk.SessionId{sidUnknown, "../../x"} {
+		if err := a.Cancel(context.Background(), acpsdk.CancelNotification{SessionId: id}); err != nil {
 			t.Errorf("cancel of %q: %v", id, err)
 		}
 	}

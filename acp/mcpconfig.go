@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // ownServerName is the MCP server name codex knows our file tools by.
@@ -29,7 +29,7 @@ type mcpSetup struct {
 // the environment through env_http_headers, so they never appear on codex's
 // command line. (Stdio servers' env stays inline: passing it through
 // codex's own environment could change codex itself, e.g. OPENAI_API_KEY.)
-func clientMCPConfig(servers []sdk.McpServer) (mcpSetup, error) {
+func clientMCPConfig(servers []acpsdk.McpServer) (mcpSetup, error) {
 	used := map[string]bool{ownServerName: true}
 	out := mcpSetup{thread: map[string]any{}}
 	for i, srv := range servers {

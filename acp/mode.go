@@ -3,7 +3,7 @@ package acp
 import (
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // Mode is a session's permission mode. It decides codex's sandbox for shell
@@ -64,13 +64,13 @@ func modeList() string {
 	return strings.Join(ids, ", ")
 }
 
-func modeState(current Mode) *sdk.SessionModeState {
-	st := &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(current)}
+func modeState(current Mode) *acpsdk.SessionModeState {
+	st := &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(current)}
 	for _, m := range allModes {
-		st.AvailableModes = append(st.AvailableModes, sdk.SessionMode{
-			Id:          sdk.SessionModeId(m.mode),
+		st.AvailableModes = append(st.AvailableModes, acpsdk.SessionMode{
+			Id:          acpsdk.SessionModeId(m.mode),
 			Name:        m.name,
-			Description: sdk.Ptr(m.description),
+			Description: acpsdk.Ptr(m.description),
 		})
 	}
 	return st

@@ -6,21 +6,21 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 )
 
-// Prompt implements sdk.Agent: it runs one codex turn and returns when codex
+// Prompt implements acpsdk.Agent: it runs one codex turn and returns when codex
 // has finished and every update of the turn has been sent.
-func (a *Agent) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
+func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
 	s, err := a.session(req.SessionId)
 	if err != nil {
-		return sdk.PromptResponse{}, err
+		return acpsdk.PromptResponse{}, err
 	}
 	text, err := promptText(req.Prompt)
 	if err != nil {
-		return sdk.PromptResponse{}, invalidParams(err.Error())
+		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
 
 	gen := s.newPrompt()
@@ -30,13 +30,13 @@ func (a *Agent) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptRe
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if !s.beginTurn(gen, cancel) {
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	defer s.endTurn()
 	return a.runTurn(turnCtx, s, text)
 }
 
-func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.PromptResponse, error) {
+func (a *Agent) runTurn(ctx context.Context, s *session, text string) (acpsdk.PromptResponse, error) {
 	turn, window := a.turn(ctx, s, text)
 	s.trMu.Lock()
 	s.translator.SetContextWindow(window)
@@ -65,26 +65,26 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string) (sdk.Promp
 
 	if ctx.Err() != nil {
 		log.Info("turn cancelled", "cause", context.Cause(ctx))
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	if end.Interrupted {
 		// Codex ended the turn itself: the user cancelled a question.
 		log.Info("turn interrupted by codex")
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: end.Usage.ACP()}, nil
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled, Usage: end.Usage.ACP()}, nil
 	}
 	if end.FailedMessage != "" {
 		log.Warn("turn failed", "message", end.FailedMessage)
-		return sdk.PromptResponse{}, turnError("Codex turn failed: " + end.FailedMessage)
+		return acpsdk.PromptResponse{}, turnError("Codex turn failed: " + end.FailedMessage)
 	}
 	if runErr != nil {
 		log.Warn("codex run failed", "err", runErr)
-		return sdk.PromptResponse{}, turnError(runErrorMessage(runErr))
+		return acpsdk.PromptResponse{}, turnError(runErrorMessage(runErr))
 	}
 	if !end.Completed {
-		return sdk.PromptResponse{}, turnError("Codex exited without completing the turn")
+		return acpsdk.PromptResponse{}, turnError("Codex exited without completing the turn")
 	}
 	log.Info("turn completed")
-	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: end.Usage.ACP()}, nil
+	return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn, Usage: end.Usage.ACP()}, nil
 }
 
 // prepareNext lets the backend get the session's next turn ready (the exec
@@ -142,14 +142,14 @@ func runErrorMessage(err error) string {
 	return err.Error()
 }
 
-func turnError(msg string) *sdk.RequestError {
-	return &sdk.RequestError{Code: -32603, Message: msg}
+func turnError(msg string) *acpsdk.RequestError {
+	return &acpsdk.RequestError{Code: -32603, Message: msg}
 }
 
 // promptText flattens the prompt's content blocks into the text codex reads.
 // Resource links become references codex can open with its tools; embedded
 // text resources are inlined with their URI.
-func promptText(blocks []sdk.ContentBlock) (string, error) {
+func promptText(blocks []acpsdk.ContentBlock) (string, error) {
 	var parts []string
 	for i, b := range blocks {
 		switch {

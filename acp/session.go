@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/events"
 )
@@ -44,11 +44,11 @@ type session struct {
 	title       string       // first line of the first prompt
 	threadUsage events.Usage // codex's token totals after the last turn
 	closed      bool
-	latest      uint64                  // generation of the newest prompt
-	cancelledTo uint64                  // prompts up to this generation were cancelled by the client
-	cancel      context.CancelCauseFunc // cancels the running turn; nil when idle
-	allowed     map[sdk.ToolKind]bool   // kinds the user allowed for the whole session
-	calls       turnCalls               // the running turn's file-tool calls
+	latest      uint64                   // generation of the newest prompt
+	cancelledTo uint64                   // prompts up to this generation were cancelled by the client
+	cancel      context.CancelCauseFunc  // cancels the running turn; nil when idle
+	allowed     map[acpsdk.ToolKind]bool // kinds the user allowed for the whole session
+	calls       turnCalls                // the running turn's file-tool calls
 }
 
 // newSession makes a session; a restored one passes its thread and token
@@ -168,17 +168,17 @@ func (s *session) cancelPrompts() {
 	s.cancelTurn(errCancelledByClient)
 }
 
-func (s *session) alwaysAllowed(kind sdk.ToolKind) bool {
+func (s *session) alwaysAllowed(kind acpsdk.ToolKind) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.allowed[kind]
 }
 
-func (s *session) allowAlways(kind sdk.ToolKind) {
+func (s *session) allowAlways(kind acpsdk.ToolKind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.allowed == nil {
-		s.allowed = map[sdk.ToolKind]bool{}
+		s.allowed = map[acpsdk.ToolKind]bool{}
 	}
 	s.allowed[kind] = true
 }

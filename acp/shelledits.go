@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
@@ -165,7 +165,7 @@ func (o *turnOutput) reportShellEdits(it *events.Item) {
 	}
 	o.s.trMu.Lock()
 	defer o.s.trMu.Unlock()
-	id := sdk.ToolCallId(fmt.Sprintf("shell-edits-anon%d", anonShellEdits.Add(1)))
+	id := acpsdk.ToolCallId(fmt.Sprintf("shell-edits-anon%d", anonShellEdits.Add(1)))
 	if it.ID != "" {
 		if cmd, ok := o.s.translator.ToolCallID(it.ID); ok {
 			id = "shell-edits-" + cmd
@@ -182,16 +182,16 @@ const maxShellMoreNames = 10
 // with empty new text), and a line for each file shown without one (binary,
 // too large, old text not kept), for the files past the limits and for the
 // report's notes.
-func shellEditsUpdate(id sdk.ToolCallId, command string, rep shelledits.Report, display func(string) string) sdk.SessionUpdate {
-	var diffs []sdk.ToolCallContent
+func shellEditsUpdate(id acpsdk.ToolCallId, command string, rep shelledits.Report, display func(string) string) acpsdk.SessionUpdate {
+	var diffs []acpsdk.ToolCallContent
 	var lines, names []string
-	var locs []sdk.ToolCallLocation
+	var locs []acpsdk.ToolCallLocation
 	var files []map[string]string
 	for _, ch := range rep.Changes {
 		rel := display(ch.Path)
 		names = append(names, rel)
 		files = append(files, map[string]string{"path": ch.Path, "change": ch.Op.String()})
-		loc := sdk.ToolCallLocation{Path: ch.Path}
+		loc := acpsdk.ToolCallLocation{Path: ch.Path}
 		if ch.Omitted != shelledits.OmitNone {
 			locs = append(locs, loc)
 			lines = append(lines, fmt.Sprintf("%s %s: %s%s", ch.Op, rel, ch.Omitted, shellEditSizes(ch)))
@@ -222,7 +222,7 @@ func shellEditsUpdate(id sdk.ToolCallId, command string, rep shelledits.Report, 
 	}
 	lines = append(lines, rep.Notes...) // where the comparison stopped at a limit
 	if len(lines) > 0 {
-		content = append(content, sdk.ToolContent(sdk.TextBlock(strings.Join(lines, "\n"))))
+		content = append(content, acpsdk.ToolContent(acpsdk.TextBlock(strings.Join(lines, "\n"))))
 	}
 	title := "Shell edits: " + strings.Join(names[:min(len(names), 3)], ", ")
 	if rest := max(0, len(names)-3) + len(rep.More); rest > 0 {
@@ -232,11 +232,11 @@ func shellEditsUpdate(id sdk.ToolCallId, command string, rep shelledits.Report, 
 			title += fmt.Sprintf(" and %d more", rest)
 		}
 	}
-	return sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+	return acpsdk.SessionUpdate{ToolCall: &acpsdk.SessionUpdateToolCall{
 		ToolCallId: id,
 		Title:      title,
-		Kind:       sdk.ToolKindEdit,
-		Status:     sdk.ToolCallStatusCompleted,
+		Kind:       acpsdk.ToolKindEdit,
+		Status:     acpsdk.ToolCallStatusCompleted,
 		Locations:  locs,
 		Content:    content,
 		RawInput:   map[string]any{"command": clip(command, maxRawStringBytes)},

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -44,9 +44,9 @@ func writeTestFile(t *testing.T, path, content string) {
 	}
 }
 
-func setMode(t *testing.T, h *harness, sid sdk.SessionId, mode Mode) {
+func setMode(t *testing.T, h *harness, sid acpsdk.SessionId, mode Mode) {
 	t.Helper()
-	if _, err := h.editor.Conn.SetSessionMode(h.ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(mode)}); err != nil {
+	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(mode)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -69,7 +69,7 @@ func toolUpdateIDs(h *harness) []string {
 	return out
 }
 
-func findToolCall(h *harness, id sdk.ToolCallId) *sdk.SessionUpdateToolCall {
+func findToolCall(h *harness, id acpsdk.ToolCallId) *acpsdk.SessionUpdateToolCall {
 	for _, n := range h.editor.Updates() {
 		if tc := n.Update.ToolCall; tc != nil && tc.ToolCallId == id {
 			return tc
@@ -99,7 +99,7 @@ func TestShellEditsFollowTheCommand(t *testing.T) {
 		t.Fatalf("tool updates = %s, want %s", got, want)
 	}
 	tc := findToolCall(h, "shell-edits-t1-item_0")
-	if tc.Kind != sdk.ToolKindEdit || tc.Title != "Shell edits: a.txt, b.txt" {
+	if tc.Kind != acpsdk.ToolKindEdit || tc.Title != "Shell edits: a.txt, b.txt" {
 		t.Errorf("kind %q title %q", tc.Kind, tc.Title)
 	}
 	if len(tc.Content) != 2 || tc.Content[0].Diff == nil || tc.Content[1].Diff == nil {
@@ -184,7 +184,7 @@ func TestShellEditsUpdate(t *testing.T) {
 	}
 	u := shellEditsUpdate("shell-edits-t1-item_0", "gofmt -w .", rep, display)
 	tc := u.ToolCall
-	if tc == nil || tc.Status != sdk.ToolCallStatusCompleted || tc.Kind != sdk.ToolKindEdit {
+	if tc == nil || tc.Status != acpsdk.ToolCallStatusCompleted || tc.Kind != acpsdk.ToolKindEdit {
 		t.Fatalf("update = %+v", u)
 	}
 	if tc.Title != "Shell edits: gone.txt, img.png, new.txt and 3 more" {

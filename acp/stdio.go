@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // maxLineBytes is the largest inbound message passed on to the SDK. The SDK
@@ -184,7 +184,7 @@ func (g *inputGuard) failResponse(id json.RawMessage, reason string) error {
 }
 
 func (g *inputGuard) notification(method string, params json.RawMessage) {
-	if method != string(sdk.AgentMethodSessionCancel) || g.cancel == nil {
+	if method != string(acpsdk.AgentMethodSessionCancel) || g.cancel == nil {
 		g.ignored.add(g.log, "method", method)
 		return
 	}
@@ -288,12 +288,12 @@ type inbound struct {
 // decode into it, the SDK drops without an answer, and what does is routed
 // by its view of id and method, which this mirror gives us.
 type sdkMessage struct {
-	JSONRPC string            `json:"jsonrpc"`
-	ID      *json.RawMessage  `json:"id,omitempty"`
-	Method  string            `json:"method,omitempty"`
-	Params  json.RawMessage   `json:"params,omitempty"`
-	Result  json.RawMessage   `json:"result,omitempty"`
-	Error   *sdk.RequestError `json:"error,omitempty"`
+	JSONRPC string               `json:"jsonrpc"`
+	ID      *json.RawMessage     `json:"id,omitempty"`
+	Method  string               `json:"method,omitempty"`
+	Params  json.RawMessage      `json:"params,omitempty"`
+	Result  json.RawMessage      `json:"result,omitempty"`
+	Error   *acpsdk.RequestError `json:"error,omitempty"`
 }
 
 // envelope reads any JSON object: it names the id to answer when the SDK's

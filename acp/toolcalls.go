@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
@@ -51,20 +51,20 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Con
 		r.agent.log.Warn("file-tool call outside a turn", "session", s.id, "tool", c.Tool)
 		return ctx
 	}
-	kind := sdk.ToolKindEdit
+	kind := acpsdk.ToolKindEdit
 	if c.Tool == fsops.ToolReadTextFile {
-		kind = sdk.ToolKindRead
+		kind = acpsdk.ToolKindRead
 	}
-	var locs []sdk.ToolCallLocation
+	var locs []acpsdk.ToolCallLocation
 	if filepath.IsAbs(c.Path) { // ACP paths are absolute; a relative one fails validation anyway
-		locs = []sdk.ToolCallLocation{{Path: c.Path}}
+		locs = []acpsdk.ToolCallLocation{{Path: c.Path}}
 	}
-	r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCall: &acpsdk.SessionUpdateToolCall{
 		SessionUpdate: "tool_call",
-		ToolCallId:    sdk.ToolCallId(c.ID),
+		ToolCallId:    acpsdk.ToolCallId(c.ID),
 		Title:         r.title(c.Tool, c.Path),
 		Kind:          kind,
-		Status:        sdk.ToolCallStatusPending,
+		Status:        acpsdk.ToolCallStatusPending,
 		Locations:     locs,
 		RawInput:      trimRawInput(c.Arguments),
 	}})
@@ -95,13 +95,13 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	if mode != ModeFullAccess {
 		protected = s.protectedDir(ch.Path)
 	}
-	if protected == "" && (mode != ModeAsk || s.alwaysAllowed(sdk.ToolKindEdit)) {
+	if protected == "" && (mode != ModeAsk || s.alwaysAllowed(acpsdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
-		r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+		r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{
 			SessionUpdate: "tool_call_update",
-			ToolCallId:    sdk.ToolCallId(c.ID),
-			Status:        sdk.Ptr(sdk.ToolCallStatusInProgress),
+			ToolCallId:    acpsdk.ToolCallId(c.ID),
+			Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
 			Locations:     locations,
 		}})
 		return nil
@@ -123,21 +123,21 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	}
 	askCtx, stopAsk := mergeContext(ctx, turn)
 	defer stopAsk()
-	resp, err := r.agent.conn.RequestPermission(askCtx, sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(s.id),
-		ToolCall: sdk.ToolCallUpdate{
-			ToolCallId: sdk.ToolCallId(c.ID),
-			Title:      sdk.Ptr(title),
-			Kind:       sdk.Ptr(sdk.ToolKindEdit),
-			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+	resp, err := r.agent.conn.RequestPermission(askCtx, acpsdk.RequestPermissionRequest{
+		SessionId: acpsdk.SessionId(s.id),
+		ToolCall: acpsdk.ToolCallUpdate{
+			ToolCallId: acpsdk.ToolCallId(c.ID),
+			Title:      acpsdk.Ptr(title),
+			Kind:       acpsdk.Ptr(acpsdk.ToolKindEdit),
+			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 			Content:    content,
 			Locations:  locations,
 			RawInput:   trimRawInput(c.Arguments),
 		},
-		Options: []sdk.PermissionOption{
-			{OptionId: optAllowOnce, Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
-			{OptionId: optAllowAlways, Name: "Always allow edits in this session", Kind: sdk.PermissionOptionKindAllowAlways},
-			{OptionId: optRejectOnce, Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optAllowOnce, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optAllowAlways, Name: "Always allow edits in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		},
 	})
 	switch {
@@ -148,16 +148,16 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 		return denied(ch.Path, "The turn ended while the user was asked; nothing was written.", nil)
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
 	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
-		s.allowAlways(sdk.ToolKindEdit)
+		s.allowAlways(acpsdk.ToolKindEdit)
 	case resp.Outcome.Cancelled != nil:
 		return denied(ch.Path, "The user cancelled; nothing was written. Stop and wait for the user.", nil)
 	default:
 		return denied(ch.Path, "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach.", nil)
 	}
-	r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{
 		SessionUpdate: "tool_call_update",
-		ToolCallId:    sdk.ToolCallId(c.ID),
-		Status:        sdk.Ptr(sdk.ToolCallStatusInProgress),
+		ToolCallId:    acpsdk.ToolCallId(c.ID),
+		Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
 	}})
 	return nil
 }
@@ -173,25 +173,25 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 	}
 	defer s.callDone(c.ID)
 
-	u := &sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(c.ID)}
+	u := &acpsdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: acpsdk.ToolCallId(c.ID)}
 	switch {
 	case toolErr != nil:
-		u.Status = sdk.Ptr(sdk.ToolCallStatusFailed)
+		u.Status = acpsdk.Ptr(acpsdk.ToolCallStatusFailed)
 		text := toolErr.Message
 		if toolErr.Hint != "" {
 			text += "\n" + toolErr.Hint
 		}
-		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}
+		u.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}
 		u.RawOutput = map[string]any{"error": map[string]any{"code": toolErr.Code, "message": toolErr.Message, "hint": toolErr.Hint}}
 	default:
-		u.Status = sdk.Ptr(sdk.ToolCallStatusCompleted)
+		u.Status = acpsdk.Ptr(acpsdk.ToolCallStatusCompleted)
 		u.RawOutput = rawOutput(result)
 		if ch != nil {
 			u.Content = diffContent(ch)
 			u.Locations = changeLocations(ch)
 		}
 	}
-	r.agent.sendUpdate(ctx, s.id, sdk.SessionUpdate{ToolCallUpdate: u})
+	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: u})
 }
 
 // rawOutput is the result shown to the editor. A read's content is left
@@ -208,12 +208,12 @@ func rawOutput(result any) any {
 }
 
 // failedUpdate marks a tool call failed with a message.
-func failedUpdate(id, text string) sdk.SessionUpdate {
-	return sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+func failedUpdate(id, text string) acpsdk.SessionUpdate {
+	return acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{
 		SessionUpdate: "tool_call_update",
-		ToolCallId:    sdk.ToolCallId(id),
-		Status:        sdk.Ptr(sdk.ToolCallStatusFailed),
-		Content:       []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))},
+		ToolCallId:    acpsdk.ToolCallId(id),
+		Status:        acpsdk.Ptr(acpsdk.ToolCallStatusFailed),
+		Content:       []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))},
 	}}
 }
 
@@ -239,33 +239,33 @@ func (r *toolReporter) title(tool, path string) string {
 // does not cost megabytes of JSON per update.
 const wholeFileDiffLimit = 256 << 10
 
-func diffContent(ch *fsops.Change) []sdk.ToolCallContent {
+func diffContent(ch *fsops.Change) []acpsdk.ToolCallContent {
 	return limitContent(fullDiffContent(ch))
 }
 
-func fullDiffContent(ch *fsops.Change) []sdk.ToolCallContent {
+func fullDiffContent(ch *fsops.Change) []acpsdk.ToolCallContent {
 	if ch.Created {
 		// No old text to compare with, whatever the size.
-		return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New))}
+		return []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(ch.Path, string(ch.New))}
 	}
 	if len(ch.Old)+len(ch.New) > wholeFileDiffLimit && ch.Diff != "" {
 		if hunks := hunkContents(ch.Path, ch.Diff); len(hunks) > 0 {
 			return hunks
 		}
 	}
-	return []sdk.ToolCallContent{sdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))}
+	return []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))}
 }
 
 // hunkContents turns a unified diff into one diff content per hunk, old and
 // new text each made of the hunk's context and changed lines.
-func hunkContents(path, diff string) []sdk.ToolCallContent {
-	var out []sdk.ToolCallContent
+func hunkContents(path, diff string) []acpsdk.ToolCallContent {
+	var out []acpsdk.ToolCallContent
 	var old, new strings.Builder
 	lastSide := byte(0)
 	inHunk := false // the "--- "/"+++ " headers come only before the first hunk
 	flush := func() {
 		if old.Len() > 0 || new.Len() > 0 {
-			out = append(out, sdk.ToolDiffContent(path, new.String(), old.String()))
+			out = append(out, acpsdk.ToolDiffContent(path, new.String(), old.String()))
 		}
 		old.Reset()
 		new.Reset()
@@ -311,13 +311,13 @@ func hunkContents(path, diff string) []sdk.ToolCallContent {
 	return out
 }
 
-func changeLocations(ch *fsops.Change) []sdk.ToolCallLocation {
+func changeLocations(ch *fsops.Change) []acpsdk.ToolCallLocation {
 	if len(ch.ChangedLines) == 0 {
-		return []sdk.ToolCallLocation{{Path: ch.Path}}
+		return []acpsdk.ToolCallLocation{{Path: ch.Path}}
 	}
-	locs := make([]sdk.ToolCallLocation, len(ch.ChangedLines))
+	locs := make([]acpsdk.ToolCallLocation, len(ch.ChangedLines))
 	for i, line := range ch.ChangedLines {
-		locs[i] = sdk.ToolCallLocation{Path: ch.Path, Line: sdk.Ptr(line)}
+		locs[i] = acpsdk.ToolCallLocation{Path: ch.Path, Line: acpsdk.Ptr(line)}
 	}
 	return locs
 }

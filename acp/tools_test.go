@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -25,7 +25,7 @@ import (
 type toolsHarness struct {
 	*harness
 	host    *mcp.Host
-	session sdk.SessionId
+	session acpsdk.SessionId
 	cwd     string
 	client  *mcpsdk.ClientSession
 	// turnDone delivers the running turn's prompt error once it ends.
@@ -63,11 +63,11 @@ func startToolsWith(tb testing.TB, opts Options, eopts fakeeditor.Options, mode 
 	if _, err := ed.Initialize(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	resp, err := ed.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	resp, err := ed.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := ed.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: sdk.SessionModeId(mode)}); err != nil {
+	if _, err := ed.Conn.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: acpsdk.SessionModeId(mode)}); err != nil {
 		tb.Fatal(err)
 	}
 	s, err := agent.session(resp.SessionId)
@@ -124,11 +124,11 @@ func TestEditorFSErrorsMapByMeaning(t *testing.T) {
 		wantCode int
 		wantMsg  string
 	}{
-		{"zed resource not found", &sdk.RequestError{Code: -32002, Message: "Resource not found"}, fsops.CodeNotFound, "File not found: "},
-		{"acpx ENOENT", &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "ENOENT: no such file or directory"}}, fsops.CodeNotFound, "File not found: "},
-		{"permission", &sdk.RequestError{Code: -32603, Message: "EACCES: permission denied"}, fsops.CodePermission, "Permission denied: "},
-		{"read-only", &sdk.RequestError{Code: -32603, Message: "EROFS: read-only file system"}, fsops.CodePermission, "Read-only filesystem: "},
-		{"other", &sdk.RequestError{Code: -32603, Message: "buffer is locked"}, -32603, "buffer is locked"},
+		{"zed resource not found", &acpsdk.RequestError{Code: -32002, Message: "Resource not found"}, fsops.CodeNotFound, "File not found: "},
+		{"acpx ENOENT", &acpsdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "ENOENT: no such file or directory"}}, fsops.CodeNotFound, "File not found: "},
+		{"permission", &acpsdk.RequestError{Code: -32603, Message: "EACCES: permission denied"}, fsops.CodePermission, "Permission denied: "},
+		{"read-only", &acpsdk.RequestError{Code: -32603, Message: "EROFS: read-only file system"}, fsops.CodePermission, "Read-only filesystem: "},
+		{"other", &acpsdk.RequestError{Code: -32603, Message: "buffer is locked"}, -32603, "buffer is locked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
@@ -150,7 +150,7 @@ func TestEditorWriteFailureNeverFallsBackToDisk(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	th.editor.FailFS(path, &sdk.RequestError{Code: -32603, Message: "editor refused the write"})
+	th.editor.FailFS(path, &acpsdk.RequestError{Code: -32603, Message: "editor refused the write"})
 	res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "two\n"})
 	if !res.IsError {
 		t.Fatalf("write succeeded: %+v", res.StructuredContent)
@@ -196,8 +196,8 @@ func TestBinaryAndDirectoryOnDiskRefusedBeforeEditor(t *testing.T) {
 }
 
 func TestPermissionCancelledWritesNothing(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
-		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
+	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
 	}}, ModeAsk)
 	path := filepath.Join(th.cwd, "a.txt")
 	th.editor.SetBuffer(path, "one\n")
@@ -355,13 +355,13 @@ func TestReadToolCallUpdates(t *testing.T) {
 		t.Fatalf("read failed: %+v", res.StructuredContent)
 	}
 	// The editor handles notifications on its own goroutine: wait for the last.
-	if err := th.editor.WaitForUpdate(th.ctx, func(u sdk.SessionUpdate) bool {
-		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusCompleted
+	if err := th.editor.WaitForUpdate(th.ctx, func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusCompleted
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var call *sdk.SessionUpdateToolCall
-	var done *sdk.SessionToolCallUpdate
+	var call *acpsdk.SessionUpdateToolCall
+	var done *acpsdk.SessionToolCallUpdate
 	for _, n := range th.editor.Updates() {
 		if n.Update.ToolCall != nil {
 			call = n.Update.ToolCall
@@ -370,10 +370,10 @@ func TestReadToolCallUpdates(t *testing.T) {
 			done = n.Update.ToolCallUpdate
 		}
 	}
-	if call == nil || call.Kind != sdk.ToolKindRead || call.Title != "Read src/a.go" || call.Status != sdk.ToolCallStatusPending {
+	if call == nil || call.Kind != acpsdk.ToolKindRead || call.Title != "Read src/a.go" || call.Status != acpsdk.ToolCallStatusPending {
 		t.Fatalf("tool_call = %+v", call)
 	}
-	if done == nil || done.Status == nil || *done.Status != sdk.ToolCallStatusCompleted {
+	if done == nil || done.Status == nil || *done.Status != acpsdk.ToolCallStatusCompleted {
 		t.Fatalf("completion = %+v", done)
 	}
 	out, _ := done.RawOutput.(map[string]any)
@@ -410,7 +410,7 @@ func TestHunkContentsKeepsHeaderLikeLines(t *testing.T) {
 // Auto mode applies workspace edits without asking, except inside .git and
 // .codex, which codex's own sandbox keeps read-only.
 func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
 	}}, ModeAuto)
 	for _, tc := range []struct {
@@ -448,7 +448,7 @@ func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
 func TestCancelWhilePermissionPending(t *testing.T) {
 	asked := make(chan struct{})
 	answer := make(chan struct{})
-	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		close(asked)
 		<-answer // the user takes their time
 		return fakeeditor.Select("allow_once")
@@ -464,20 +464,20 @@ func TestCancelWhilePermissionPending(t *testing.T) {
 		result <- res
 	}()
 	<-asked
-	if err := th.editor.Conn.Cancel(th.ctx, sdk.CancelNotification{SessionId: th.session}); err != nil {
+	if err := th.editor.Conn.Cancel(th.ctx, acpsdk.CancelNotification{SessionId: th.session}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-th.turnDone; err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
 	// Everything the turn reported has arrived by the time the prompt answered.
-	var last *sdk.SessionToolCallUpdate
+	var last *acpsdk.SessionToolCallUpdate
 	for _, n := range th.editor.Updates() {
 		if n.Update.ToolCallUpdate != nil {
 			last = n.Update.ToolCallUpdate
 		}
 	}
-	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
+	if last == nil || last.Status == nil || *last.Status != acpsdk.ToolCallStatusFailed {
 		t.Errorf("last tool update before the prompt's answer = %+v, want failed", last)
 	}
 	res := <-result
@@ -493,7 +493,7 @@ func TestCancelWhilePermissionPending(t *testing.T) {
 // refused and reported nowhere.
 func TestWriteOutsideTurnRefused(t *testing.T) {
 	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
-	if err := th.editor.Conn.Cancel(th.ctx, sdk.CancelNotification{SessionId: th.session}); err != nil {
+	if err := th.editor.Conn.Cancel(th.ctx, acpsdk.CancelNotification{SessionId: th.session}); err != nil {
 		t.Fatal(err)
 	}
 	<-th.turnDone
@@ -522,7 +522,7 @@ func TestWriteCreateParentsAsksAndCreates(t *testing.T) {
 	}{{"allow_once", true}, {"reject_once", false}} {
 		t.Run(tc.option, func(t *testing.T) {
 			var title string
-			th := startTools(t, fakeeditor.Options{FS: true, Permission: func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+			th := startTools(t, fakeeditor.Options{FS: true, Permission: func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 				if req.ToolCall.Title != nil {
 					title = *req.ToolCall.Title
 				}

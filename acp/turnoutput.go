@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/events"
 )
@@ -85,7 +85,7 @@ func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) Approv
 	if !ok {
 		// Asked before codex announced the command: the question gets a
 		// tool call of its own.
-		id = sdk.ToolCallId("approval-" + req.ItemID)
+		id = acpsdk.ToolCallId("approval-" + req.ItemID)
 	}
 	command := events.UnwrapShellCommand(req.Command)
 	text := "Codex wants to run `" + command + "`"
@@ -95,20 +95,20 @@ func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) Approv
 	if r := strings.TrimSpace(req.Reason); r != "" {
 		text += ".\nReason: " + clip(r, 2048)
 	}
-	resp, err := o.a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(o.s.id),
-		ToolCall: sdk.ToolCallUpdate{
+	resp, err := o.a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+		SessionId: acpsdk.SessionId(o.s.id),
+		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: id,
-			Title:      sdk.Ptr("Run " + clip(command, 200)),
-			Kind:       sdk.Ptr(sdk.ToolKindExecute),
-			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
-			Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))},
+			Title:      acpsdk.Ptr("Run " + clip(command, 200)),
+			Kind:       acpsdk.Ptr(acpsdk.ToolKindExecute),
+			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+			Content:    []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))},
 			RawInput:   map[string]any{"command": clip(command, 4096), "cwd": req.Cwd, "reason": clip(req.Reason, 4096)},
 		},
-		Options: []sdk.PermissionOption{
-			{OptionId: optRunOnce, Name: "Run", Kind: sdk.PermissionOptionKindAllowOnce},
-			{OptionId: optRunAlways, Name: "Always run commands like this in this session", Kind: sdk.PermissionOptionKindAllowAlways},
-			{OptionId: optDontRun, Name: "Don't run", Kind: sdk.PermissionOptionKindRejectOnce},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optRunOnce, Name: "Run", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optRunAlways, Name: "Always run commands like this in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optDontRun, Name: "Don't run", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		},
 	})
 	switch {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -55,23 +55,23 @@ func TestAppServerCommandApproval(t *testing.T) {
 		name    string
 		answer  string // option chosen by the user; "" cancels the prompt while asked
 		ran     bool
-		stop    sdk.StopReason
+		stop    acpsdk.StopReason
 		message string // what the model says after the command
 	}{
-		{name: "allowed", answer: "run_once", ran: true, stop: sdk.StopReasonEndTurn},
-		{name: "rejected", answer: "reject", ran: false, stop: sdk.StopReasonEndTurn},
-		{name: "cancelled", answer: "", ran: false, stop: sdk.StopReasonCancelled},
+		{name: "allowed", answer: "run_once", ran: true, stop: acpsdk.StopReasonEndTurn},
+		{name: "rejected", answer: "reject", ran: false, stop: acpsdk.StopReasonEndTurn},
+		{name: "cancelled", answer: "", ran: false, stop: acpsdk.StopReasonCancelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			asked := make(chan sdk.RequestPermissionRequest, 1)
+			asked := make(chan acpsdk.RequestPermissionRequest, 1)
 			release := make(chan struct{})
-			e := start(t, setup{backend: "app-server", fs: true, permission: func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+			e := start(t, setup{backend: "app-server", fs: true, permission: func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 				asked <- req
 				if tc.answer == "" {
 					<-release
-					return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
+					return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
 				}
-				return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: sdk.PermissionOptionId(tc.answer)}}}
+				return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: acpsdk.PermissionOptionId(tc.answer)}}}
 			}})
 			defer close(release)
 			target := filepath.Join(e.cwd, "made-by-shell.txt")
@@ -80,7 +80,7 @@ func TestAppServerCommandApproval(t *testing.T) {
 				mockapi.Reply(mockapi.Message("done")),
 			)
 			done := e.promptAsync("make the marker file")
-			var req sdk.RequestPermissionRequest
+			var req acpsdk.RequestPermissionRequest
 			select {
 			case req = <-asked:
 			case <-time.After(60 * time.Second):
@@ -99,7 +99,7 @@ func TestAppServerCommandApproval(t *testing.T) {
 				}
 			}
 
-			if req.ToolCall.Kind == nil || *req.ToolCall.Kind != sdk.ToolKindExecute ||
+			if req.ToolCall.Kind == nil || *req.ToolCall.Kind != acpsdk.ToolKindExecute ||
 				req.ToolCall.Title == nil || !strings.Contains(*req.ToolCall.Title, "touch "+target) {
 				t.Errorf("permission request tool call = %+v", req.ToolCall)
 			}
@@ -167,7 +167,7 @@ func TestAppServerModes(t *testing.T) {
 				mockapi.Reply(mockapi.ExecCommand("call_touch", "touch "+target)),
 				mockapi.Reply(mockapi.Message("done")),
 			)
-			if r := e.mustPrompt("touch it"); r.StopReason != sdk.StopReasonEndTurn {
+			if r := e.mustPrompt("touch it"); r.StopReason != acpsdk.StopReasonEndTurn {
 				t.Errorf("stopReason = %q", r.StopReason)
 			}
 			if n := len(permissionRequests(e)); n != 0 {
@@ -186,17 +186,17 @@ func TestAppServerModes(t *testing.T) {
 func TestAppServerSessionsShareOneProcess(t *testing.T) {
 	e := start(t, setup{backend: "app-server", fs: true, mode: "auto"})
 	second := e.newSession()
-	if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: second, ModeId: "auto"}); err != nil {
+	if _, err := e.editor.Conn.SetSessionMode(e.ctx, acpsdk.SetSessionModeRequest{SessionId: second, ModeId: "auto"}); err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range []sdk.SessionId{e.session, second} {
+	for i, s := range []acpsdk.SessionId{e.session, second} {
 		path := e.writeFile("f"+string(rune('a'+i))+".txt", "old\n")
 		e.mock.Enqueue(
 			mockapi.Reply(acpCall(t, "call_w", "write_text_file", map[string]any{"path": path, "content": "new\n"})),
 			mockapi.Reply(mockapi.Message("written")),
 		)
-		r, err := e.editor.Conn.Prompt(e.ctx, sdk.PromptRequest{SessionId: s, Prompt: []sdk.ContentBlock{sdk.TextBlock("write")}})
-		if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		r, err := e.editor.Conn.Prompt(e.ctx, acpsdk.PromptRequest{SessionId: s, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("write")}})
+		if err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
 			t.Fatalf("session %d: %v %v", i, r.StopReason, err)
 		}
 		if got, _ := e.editor.Buffer(path); got != "new\n" {
@@ -233,9 +233,9 @@ func TestAppServerSessionsShareOneProcess(t *testing.T) {
 // not ask again.
 func TestAppServerAllowAlwaysAsksOnce(t *testing.T) {
 	var asked atomic.Int32
-	e := start(t, setup{backend: "app-server", fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	e := start(t, setup{backend: "app-server", fs: true, permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		asked.Add(1)
-		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: "run_always"}}}
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: "run_always"}}}
 	}})
 	target := filepath.Join(e.cwd, "marker.txt")
 	for i := range 2 {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -70,7 +70,7 @@ func authAgent(t *testing.T, mock *mockapi.Server, extraEnv ...string) (*fakeedi
 	return ed, ctx, cwd
 }
 
-func authMethodIDs(methods []sdk.AuthMethod) string {
+func authMethodIDs(methods []acpsdk.AuthMethod) string {
 	var ids []string
 	for _, m := range methods {
 		switch {
@@ -99,8 +99,8 @@ func TestAuthRequiredWithoutCredentials(t *testing.T) {
 	if got := authMethodIDs(init.AuthMethods); got != "chatgpt,openai-api-key,codex-api-key" {
 		t.Errorf("authMethods = %s", got)
 	}
-	_, err = ed.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
-	var re *sdk.RequestError
+	_, err = ed.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32000 {
 		t.Fatalf("session/new = %v, want auth_required (-32000)", err)
 	}
@@ -114,7 +114,7 @@ func TestAuthRequiredWithoutCredentials(t *testing.T) {
 		"openai-api-key": "OPENAI_API_KEY is not set",
 		"codex-api-key":  "CODEX_API_KEY is not set",
 	} {
-		_, err := ed.Conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: method})
+		_, err := ed.Conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: method})
 		if !errors.As(err, &re) || re.Code != -32000 || !strings.Contains(re.Message, want) {
 			t.Errorf("authenticate %s = %v, want -32000 with %q", method, err, want)
 		}
@@ -134,16 +134,16 @@ func TestAuthWithOpenAIAPIKey(t *testing.T) {
 	if _, err := ed.Initialize(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ed.Conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: "openai-api-key"}); err != nil {
+	if _, err := ed.Conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: "openai-api-key"}); err != nil {
 		t.Fatalf("authenticate openai-api-key: %v", err)
 	}
-	sess, err := ed.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	sess, err := ed.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
 	mock.Enqueue(mockapi.Reply(mockapi.Message("signed in")))
-	resp, err := ed.Conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hello")}})
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+	resp, err := ed.Conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hello")}})
+	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("prompt = %+v, %v", resp, err)
 	}
 	reqs := mock.Requests()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/record"
@@ -190,7 +190,7 @@ func testMultiEditErrorLeavesFileUnchanged(t *testing.T, backend string) {
 		}})),
 		mockapi.Reply(mockapi.Message("the second edit did not match")),
 	)
-	if r := e.mustPrompt("uppercase one and four"); r.StopReason != sdk.StopReasonEndTurn {
+	if r := e.mustPrompt("uppercase one and four"); r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stopReason = %q", r.StopReason)
 	}
 	out := toolOutput(t, e, "c_multi")
@@ -205,7 +205,7 @@ func testMultiEditErrorLeavesFileUnchanged(t *testing.T, backend string) {
 		t.Fatal("no tool updates")
 	}
 	last := tools[len(tools)-1].ToolCallUpdate
-	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
+	if last == nil || last.Status == nil || *last.Status != acpsdk.ToolCallStatusFailed {
 		t.Errorf("last update = %+v, want failed", tools[len(tools)-1])
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
@@ -18,7 +18,7 @@ import (
 func TestWriteCreatesParentsInAskMode(t *testing.T) { eachBackend(t, testWriteCreatesParentsInAskMode) }
 
 func testWriteCreatesParentsInAskMode(t *testing.T, backend string) {
-	e := start(t, setup{backend: backend, fs: true, mode: "ask", permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	e := start(t, setup{backend: backend, fs: true, mode: "ask", permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_once")
 	}})
 	path := filepath.Join(e.cwd, "pkg", "sub", "new.go")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
@@ -42,17 +42,17 @@ func toolOutput(t *testing.T, e *env, callID string) string {
 	return ""
 }
 
-func permissionRequests(e *env) []sdk.RequestPermissionRequest {
-	var out []sdk.RequestPermissionRequest
+func permissionRequests(e *env) []acpsdk.RequestPermissionRequest {
+	var out []acpsdk.RequestPermissionRequest
 	for _, c := range e.editor.Calls() {
-		if req, ok := c.Params.(sdk.RequestPermissionRequest); ok {
+		if req, ok := c.Params.(acpsdk.RequestPermissionRequest); ok {
 			out = append(out, req)
 		}
 	}
 	return out
 }
 
-func status(u sdk.SessionUpdate) string {
+func status(u acpsdk.SessionUpdate) string {
 	switch {
 	case u.ToolCall != nil:
 		return "tool_call:" + string(u.ToolCall.Status)
@@ -77,7 +77,7 @@ func testEditGoesThroughEditorBuffer(t *testing.T, backend string) {
 			"path": path, "old_string": "port = 8080", "new_string": "port = 3000"})),
 		mockapi.Reply(mockapi.Message("changed the port")),
 	)
-	if r := e.mustPrompt("change the port to 3000"); r.StopReason != sdk.StopReasonEndTurn {
+	if r := e.mustPrompt("change the port to 3000"); r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stopReason = %q", r.StopReason)
 	}
 
@@ -100,7 +100,7 @@ func testEditGoesThroughEditorBuffer(t *testing.T, backend string) {
 	}
 	tools := toolUpdates(e)
 	first := tools[0].ToolCall
-	if first.Kind != sdk.ToolKindEdit || first.Title != "Edit config.toml" || len(first.Locations) != 1 || first.Locations[0].Path != path {
+	if first.Kind != acpsdk.ToolKindEdit || first.Title != "Edit config.toml" || len(first.Locations) != 1 || first.Locations[0].Path != path {
 		t.Errorf("tool_call = %+v", first)
 	}
 	done := tools[len(tools)-1].ToolCallUpdate
@@ -196,9 +196,9 @@ func testAllSevenToolsInAutoMode(t *testing.T, backend string) {
 	for _, u := range toolUpdates(e) {
 		if u.ToolCall != nil {
 			switch u.ToolCall.Kind {
-			case sdk.ToolKindRead:
+			case acpsdk.ToolKindRead:
 				readCalls++
-			case sdk.ToolKindEdit:
+			case acpsdk.ToolKindEdit:
 				editCalls++
 			}
 		}
@@ -213,7 +213,7 @@ func TestPermissionRejectWritesNothing(t *testing.T) {
 }
 
 func testPermissionRejectWritesNothing(t *testing.T, backend string) {
-	e := start(t, setup{backend: backend, fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	e := start(t, setup{backend: backend, fs: true, permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("reject_once")
 	}})
 	path := e.writeFile("a.txt", "one\n")
@@ -231,7 +231,7 @@ func testPermissionRejectWritesNothing(t *testing.T, backend string) {
 	}
 	tools := toolUpdates(e)
 	last := tools[len(tools)-1].ToolCallUpdate
-	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
+	if last == nil || last.Status == nil || *last.Status != acpsdk.ToolCallStatusFailed {
 		t.Errorf("last update = %+v, want failed", tools[len(tools)-1])
 	}
 	out := toolOutput(t, e, "c1")
@@ -245,7 +245,7 @@ func TestPermissionAllowAlwaysAsksOnce(t *testing.T) {
 }
 
 func testPermissionAllowAlwaysAsksOnce(t *testing.T, backend string) {
-	e := start(t, setup{backend: backend, fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	e := start(t, setup{backend: backend, fs: true, permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
 	}})
 	path := e.writeFile("a.txt", "one\ntwo\n")
@@ -324,7 +324,7 @@ func TestClientFSErrorReachesModel(t *testing.T) { eachBackend(t, testClientFSEr
 func testClientFSErrorReachesModel(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
 	path := e.writeFile("a.txt", "one\n")
-	e.editor.FailFS(path, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "buffer is locked by another plugin"}})
+	e.editor.FailFS(path, &acpsdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "buffer is locked by another plugin"}})
 	e.mock.Enqueue(
 		mockapi.Reply(acpCall(t, "c1", "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})),
 		mockapi.Reply(mockapi.Message("could not")),
@@ -338,7 +338,7 @@ func testClientFSErrorReachesModel(t *testing.T, backend string) {
 		t.Errorf("fell back to disk after the editor failed: %q", got)
 	}
 	tools := toolUpdates(e)
-	if last := tools[len(tools)-1].ToolCallUpdate; last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusFailed {
+	if last := tools[len(tools)-1].ToolCallUpdate; last == nil || last.Status == nil || *last.Status != acpsdk.ToolCallStatusFailed {
 		t.Errorf("last update = %+v", tools[len(tools)-1])
 	}
 }
@@ -408,13 +408,13 @@ func testEditAfterCloseAndLoad(t *testing.T, backend string) {
 			t.Fatalf("turn %d: buffer = %q, want %q", i, got, text)
 		}
 		if i == 0 {
-			if _, err := e.editor.Conn.CloseSession(e.ctx, sdk.CloseSessionRequest{SessionId: e.session}); err != nil {
+			if _, err := e.editor.Conn.CloseSession(e.ctx, acpsdk.CloseSessionRequest{SessionId: e.session}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.editor.Conn.LoadSession(e.ctx, sdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []sdk.McpServer{}}); err != nil {
+			if _, err := e.editor.Conn.LoadSession(e.ctx, acpsdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: "auto"}); err != nil {
+			if _, err := e.editor.Conn.SetSessionMode(e.ctx, acpsdk.SetSessionModeRequest{SessionId: e.session, ModeId: "auto"}); err != nil {
 				t.Fatal(err)
 			}
 		}

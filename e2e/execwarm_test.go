@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -62,7 +62,7 @@ func TestExecStartsCodexAheadOfThePrompt(t *testing.T) {
 		t.Errorf("the first turn's codex resumes: %s", cmdline)
 	}
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("first answer")))
-	if r := e.mustPrompt("first question"); r.StopReason != sdk.StopReasonEndTurn {
+	if r := e.mustPrompt("first question"); r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stopReason = %q", r.StopReason)
 	}
 	if !strings.Contains(e.stderr.String(), `msg="waiting codex takes its prompt" pid=`+strconv.Itoa(first)) {
@@ -91,7 +91,7 @@ func TestExecStartsCodexAheadOfThePrompt(t *testing.T) {
 func TestExecWaitingCodexFollowsSettings(t *testing.T) {
 	e := start(t, setup{fs: true})
 	pid, _ := e.waitingProcess()
-	if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: "full-access"}); err != nil {
+	if _, err := e.editor.Conn.SetSessionMode(e.ctx, acpsdk.SetSessionModeRequest{SessionId: e.session, ModeId: "full-access"}); err != nil {
 		t.Fatal(err)
 	}
 	awaitGone(t, pid)
@@ -100,8 +100,8 @@ func TestExecWaitingCodexFollowsSettings(t *testing.T) {
 		t.Errorf("after set_mode full-access the waiting codex runs %s", cmdline)
 	}
 	for option, value := range map[string]string{"model": "gpt-6-luna", "reasoning_effort": "high"} {
-		if _, err := e.editor.Conn.SetSessionConfigOption(e.ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
-			SessionId: e.session, ConfigId: sdk.SessionConfigId(option), Value: sdk.SessionConfigValueId(value)}}); err != nil {
+		if _, err := e.editor.Conn.SetSessionConfigOption(e.ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+			SessionId: e.session, ConfigId: acpsdk.SessionConfigId(option), Value: acpsdk.SessionConfigValueId(value)}}); err != nil {
 			t.Fatalf("set %s: %v", option, err)
 		}
 		awaitGone(t, pid)
@@ -126,7 +126,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 	t.Run("close", func(t *testing.T) {
 		e := start(t, setup{fs: true})
 		pid, _ := e.waitingProcess()
-		if _, err := e.editor.Conn.CloseSession(e.ctx, sdk.CloseSessionRequest{SessionId: e.session}); err != nil {
+		if _, err := e.editor.Conn.CloseSession(e.ctx, acpsdk.CloseSessionRequest{SessionId: e.session}); err != nil {
 			t.Fatal(err)
 		}
 		awaitGone(t, pid)
@@ -192,7 +192,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 			t.Fatalf("the killed codex %d was not reaped", pid)
 		}
 		e.mock.Enqueue(mockapi.Reply(mockapi.Message("still here")))
-		if r := e.mustPrompt("hello"); r.StopReason != sdk.StopReasonEndTurn {
+		if r := e.mustPrompt("hello"); r.StopReason != acpsdk.StopReasonEndTurn {
 			t.Errorf("stopReason = %q", r.StopReason)
 		}
 		if got := agentText(e); !strings.Contains(got, "still here") {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 type setup struct {
 	backend    string // --backend: exec (default) or app-server
 	fs         bool
-	permission func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	permission func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
 	codexPath  string // default: the pinned codex
 	mode       string // default: the agent's default (ask)
 	args       []string
@@ -60,7 +60,7 @@ type env struct {
 	editor    *fakeeditor.Editor
 	cwd       string
 	codexHome string
-	session   sdk.SessionId
+	session   acpsdk.SessionId
 	stderr    *syncbuf.Buffer
 	agentPID  int
 	args      []string // the agent's command line (without recording)
@@ -109,7 +109,7 @@ func start(t testing.TB, s setup) *env {
 	e.launch(s, recordCorpus(t, filepath.Dir(cwd), false))
 	e.session = e.newSession()
 	if s.mode != "" {
-		if _, err := e.editor.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.session, ModeId: sdk.SessionModeId(s.mode)}); err != nil {
+		if _, err := e.editor.Conn.SetSessionMode(e.ctx, acpsdk.SetSessionModeRequest{SessionId: e.session, ModeId: acpsdk.SessionModeId(s.mode)}); err != nil {
 			t.Fatalf("set mode: %v", err)
 		}
 	}
@@ -175,9 +175,9 @@ func (e *env) launch(s setup, extraArgs []string) {
 }
 
 // newSession opens another session in the workspace.
-func (e *env) newSession() sdk.SessionId {
+func (e *env) newSession() acpsdk.SessionId {
 	e.t.Helper()
-	resp, err := e.editor.Conn.NewSession(e.ctx, sdk.NewSessionRequest{Cwd: e.cwd, McpServers: []sdk.McpServer{}})
+	resp, err := e.editor.Conn.NewSession(e.ctx, acpsdk.NewSessionRequest{Cwd: e.cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		e.t.Fatalf("session/new: %v", err)
 	}
@@ -193,11 +193,11 @@ func (e *env) checkSchema() {
 	}
 }
 
-func (e *env) prompt(text string) (sdk.PromptResponse, error) {
-	return e.editor.Conn.Prompt(e.ctx, sdk.PromptRequest{SessionId: e.session, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+func (e *env) prompt(text string) (acpsdk.PromptResponse, error) {
+	return e.editor.Conn.Prompt(e.ctx, acpsdk.PromptRequest{SessionId: e.session, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
 }
 
-func (e *env) mustPrompt(text string) sdk.PromptResponse {
+func (e *env) mustPrompt(text string) acpsdk.PromptResponse {
 	e.t.Helper()
 	resp, err := e.prompt(text)
 	if err != nil {
@@ -334,8 +334,8 @@ func eventually(d time.Duration, cond func() bool) bool {
 }
 
 // toolUpdates returns the tool_call and tool_call_update updates, in order.
-func toolUpdates(e *env) []sdk.SessionUpdate {
-	var out []sdk.SessionUpdate
+func toolUpdates(e *env) []acpsdk.SessionUpdate {
+	var out []acpsdk.SessionUpdate
 	for _, n := range e.editor.Updates() {
 		if n.Update.ToolCall != nil || n.Update.ToolCallUpdate != nil {
 			out = append(out, n.Update)

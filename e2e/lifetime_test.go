@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -45,8 +45,8 @@ func testAgentKilledMidCommandLeavesNoProcesses(t *testing.T, backend string) {
 				_, err := e.prompt("sleep")
 				done <- err
 			}()
-			if err := e.editor.WaitForUpdate(e.ctx, func(u sdk.SessionUpdate) bool {
-				return u.ToolCall != nil && u.ToolCall.Kind == sdk.ToolKindExecute
+			if err := e.editor.WaitForUpdate(e.ctx, func(u acpsdk.SessionUpdate) bool {
+				return u.ToolCall != nil && u.ToolCall.Kind == acpsdk.ToolKindExecute
 			}); err != nil {
 				t.Fatalf("no tool call for the command: %v", err)
 			}
@@ -102,7 +102,7 @@ kill -KILL $$
 	}
 	e := start(t, setup{fs: true, codexPath: codex})
 	_, err := e.prompt("hi")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a JSON-RPC error", err)
 	}

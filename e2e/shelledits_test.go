@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -35,7 +35,7 @@ func TestShellEditsShowAsDiffs(t *testing.T) {
 					mockapi.Reply(mockapi.ExecCommand("call_sed", "sed -i 's/8080/3000/' config.toml && rm old.txt && printf 'made\\n' > new.txt")),
 					mockapi.Reply(mockapi.Message("done")),
 				)
-				if r := e.mustPrompt("change the port"); r.StopReason != sdk.StopReasonEndTurn {
+				if r := e.mustPrompt("change the port"); r.StopReason != acpsdk.StopReasonEndTurn {
 					t.Fatalf("stopReason = %q", r.StopReason)
 				}
 				if got := readDisk(t, a); got != "[server]\nport = 3000\nname = \"x\"\n" {
@@ -78,8 +78,8 @@ func TestShellEditsShowAsDiffs(t *testing.T) {
 // In ask mode a command runs only once the user allowed it, outside the
 // read-only sandbox: its edits are shown too.
 func TestShellEditsOfAnApprovedCommand(t *testing.T) {
-	e := start(t, setup{backend: "app-server", fs: true, permission: func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
-		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: "run_once"}}}
+	e := start(t, setup{backend: "app-server", fs: true, permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: "run_once"}}}
 	}})
 	a := e.writeFile("a.txt", "alpha\n")
 	e.mock.Enqueue(
@@ -100,10 +100,10 @@ func TestShellEditsOfAnApprovedCommand(t *testing.T) {
 // shellEditsAfterCommand returns the turn's shell edits tool call, checking
 // that it is the only one, an edit, completed, and sent right after the
 // completion of the command it belongs to.
-func shellEditsAfterCommand(t *testing.T, e *env) *sdk.SessionUpdateToolCall {
+func shellEditsAfterCommand(t *testing.T, e *env) *acpsdk.SessionUpdateToolCall {
 	t.Helper()
 	tools := toolUpdates(e)
-	var edit *sdk.SessionUpdateToolCall
+	var edit *acpsdk.SessionUpdateToolCall
 	for i, u := range tools {
 		tc := u.ToolCall
 		if tc == nil || !strings.HasPrefix(string(tc.ToolCallId), "shell-edits-") {
@@ -113,11 +113,11 @@ func shellEditsAfterCommand(t *testing.T, e *env) *sdk.SessionUpdateToolCall {
 			t.Fatalf("a second shell edits tool call: %+v", tc)
 		}
 		edit = tc
-		if tc.Kind != sdk.ToolKindEdit || tc.Status != sdk.ToolCallStatusCompleted {
+		if tc.Kind != acpsdk.ToolKindEdit || tc.Status != acpsdk.ToolCallStatusCompleted {
 			t.Errorf("kind %q status %q", tc.Kind, tc.Status)
 		}
 		prev := tools[max(i-1, 0)].ToolCallUpdate
-		if i == 0 || prev == nil || prev.Status == nil || *prev.Status != sdk.ToolCallStatusCompleted ||
+		if i == 0 || prev == nil || prev.Status == nil || *prev.Status != acpsdk.ToolCallStatusCompleted ||
 			"shell-edits-"+prev.ToolCallId != tc.ToolCallId {
 			t.Errorf("the shell edits do not follow their command's completion: %+v", tools)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -59,7 +59,7 @@ func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 	}
 	const requests = 4000
 	for i := range requests {
-		if _, err := editor.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+		if _, err := editor.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 			t.Fatalf("session/new %d of %d: %v (the agent froze on its stderr?)", i+1, requests, err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
@@ -22,7 +22,7 @@ func testHelloTurn(t *testing.T, backend string) {
 	e.mock.Enqueue(mockapi.Reply(mockapi.Reasoning("Thinking about a greeting"), mockapi.Message("Hello from the mock model")))
 
 	resp := e.mustPrompt("say hello")
-	if resp.StopReason != sdk.StopReasonEndTurn {
+	if resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("stopReason = %q", resp.StopReason)
 	}
 	// (The app-server streams the message in several chunks.)
@@ -64,11 +64,11 @@ func testShellCommandTurn(t *testing.T, backend string) {
 		t.Fatalf("tool updates = %+v", tools)
 	}
 	call := tools[0].ToolCall
-	if call.Kind != sdk.ToolKindExecute || call.Title != "echo codexacp-e2e-output" || call.Status != sdk.ToolCallStatusInProgress {
+	if call.Kind != acpsdk.ToolKindExecute || call.Title != "echo codexacp-e2e-output" || call.Status != acpsdk.ToolCallStatusInProgress {
 		t.Errorf("tool_call = kind %q title %q status %q", call.Kind, call.Title, call.Status)
 	}
 	last := tools[len(tools)-1].ToolCallUpdate
-	if last == nil || last.Status == nil || *last.Status != sdk.ToolCallStatusCompleted || last.ToolCallId != call.ToolCallId {
+	if last == nil || last.Status == nil || *last.Status != acpsdk.ToolCallStatusCompleted || last.ToolCallId != call.ToolCallId {
 		t.Fatalf("last tool update = %+v", tools[len(tools)-1])
 	}
 	out, ok := e.mock.Requests()[1].FunctionCallOutput("call_sh")
@@ -128,8 +128,8 @@ func testCancelMidCommandLeavesNoProcesses(t *testing.T, backend string) {
 
 	done := e.promptAsync("sleep")
 	// Cancel once the editor shows the command running and it really runs.
-	if err := e.editor.WaitForUpdate(e.ctx, func(u sdk.SessionUpdate) bool {
-		return u.ToolCall != nil && u.ToolCall.Kind == sdk.ToolKindExecute
+	if err := e.editor.WaitForUpdate(e.ctx, func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCall != nil && u.ToolCall.Kind == acpsdk.ToolKindExecute
 	}); err != nil {
 		t.Fatalf("no tool call for the command: %v", err)
 	}
@@ -149,7 +149,7 @@ func testCancelMidCommandLeavesNoProcesses(t *testing.T, backend string) {
 		t.Fatal("no tool call for the command")
 	}
 	last := tools[len(tools)-1]
-	if last.ToolCallUpdate == nil || last.ToolCallUpdate.Status == nil || *last.ToolCallUpdate.Status != sdk.ToolCallStatusFailed {
+	if last.ToolCallUpdate == nil || last.ToolCallUpdate.Status == nil || *last.ToolCallUpdate.Status != acpsdk.ToolCallStatusFailed {
 		t.Errorf("last tool update after cancel = %+v", last)
 	}
 }
@@ -160,7 +160,7 @@ func testModelHTTP400FailsPrompt(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(mockapi.HTTPError(400, "Invalid value for model: no-such-model"))
 	_, err := e.prompt("hi")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a JSON-RPC error", err)
 	}
@@ -169,7 +169,7 @@ func testModelHTTP400FailsPrompt(t *testing.T, backend string) {
 	}
 	// The session still works afterwards.
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("recovered")))
-	if r := e.mustPrompt("again"); r.StopReason != sdk.StopReasonEndTurn {
+	if r := e.mustPrompt("again"); r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("stopReason after failure = %q", r.StopReason)
 	}
 }
@@ -179,15 +179,15 @@ func TestCodexNotFound(t *testing.T) { eachBackend(t, testCodexNotFound) }
 func testCodexNotFound(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true, codexPath: "/nonexistent/codex"})
 	_, err := e.prompt("hi")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "npm i -g @openai/codex") {
 		t.Fatalf("err = %v, want a message saying how to install codex", err)
 	}
 }
 
 // promptAsync sends a prompt and delivers its response on the channel.
-func (e *env) promptAsync(text string) <-chan sdk.PromptResponse {
-	done := make(chan sdk.PromptResponse, 1)
+func (e *env) promptAsync(text string) <-chan acpsdk.PromptResponse {
+	done := make(chan acpsdk.PromptResponse, 1)
 	go func() {
 		r, err := e.prompt(text)
 		if err != nil {
@@ -200,14 +200,14 @@ func (e *env) promptAsync(text string) <-chan sdk.PromptResponse {
 
 // cancelAndExpectCancelled sends session/cancel and requires the running
 // prompt to answer stopReason "cancelled" promptly.
-func (e *env) cancelAndExpectCancelled(done <-chan sdk.PromptResponse) {
+func (e *env) cancelAndExpectCancelled(done <-chan acpsdk.PromptResponse) {
 	e.t.Helper()
-	if err := e.editor.Conn.Cancel(e.ctx, sdk.CancelNotification{SessionId: e.session}); err != nil {
+	if err := e.editor.Conn.Cancel(e.ctx, acpsdk.CancelNotification{SessionId: e.session}); err != nil {
 		e.t.Fatal(err)
 	}
 	select {
 	case r := <-done:
-		if r.StopReason != sdk.StopReasonCancelled {
+		if r.StopReason != acpsdk.StopReasonCancelled {
 			e.t.Errorf("stopReason = %q, want cancelled", r.StopReason)
 		}
 	case <-time.After(10 * time.Second):
@@ -231,14 +231,14 @@ func testSessionLoadAfterRestart(t *testing.T, backend string) {
 	}
 
 	e2 := e.restart(setup{backend: backend, fs: true})
-	list, err := e2.editor.Conn.ListSessions(e2.ctx, sdk.ListSessionsRequest{Cwd: &e.cwd})
+	list, err := e2.editor.Conn.ListSessions(e2.ctx, acpsdk.ListSessionsRequest{Cwd: &e.cwd})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != e.session || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "what is the answer?" {
 		t.Fatalf("session/list = %+v", list.Sessions)
 	}
-	if _, err := e2.editor.Conn.LoadSession(e2.ctx, sdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := e2.editor.Conn.LoadSession(e2.ctx, acpsdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
 	kinds := strings.Join(fakeeditor.UpdateKinds(e2.editor.Updates()), ",")
@@ -270,7 +270,7 @@ func testSessionLoadAfterRestart(t *testing.T, backend string) {
 func TestCodexStartupFailureShowsStderr(t *testing.T) {
 	e := start(t, setup{fs: true, args: []string{"-c", `mcp_servers.broken={command="/nonexistent/mcp-server", required=true}`}})
 	_, err := e.prompt("hi")
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %v, want a JSON-RPC error", err)
 	}
@@ -325,12 +325,12 @@ func testCodexCrashMidTurn(t *testing.T, backend string) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("prompt did not answer after codex died")
 	}
-	var re *sdk.RequestError
+	var re *acpsdk.RequestError
 	if !errors.As(r.err, &re) || !strings.Contains(re.Message, "codex exited with status 137") {
 		t.Fatalf("err = %v, want codex's exit status", r.err)
 	}
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("back again")))
-	if resp := e.mustPrompt("are you there?"); resp.StopReason != sdk.StopReasonEndTurn {
+	if resp := e.mustPrompt("are you there?"); resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("next prompt: stopReason %q", resp.StopReason)
 	}
 	if backend == "app-server" {
@@ -349,8 +349,8 @@ func TestConfigOptionsReachTheModel(t *testing.T) { eachBackend(t, testConfigOpt
 func testConfigOptionsReachTheModel(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	for option, value := range map[string]string{"model": "gpt-6-luna", "reasoning_effort": "high"} {
-		if _, err := e.editor.Conn.SetSessionConfigOption(e.ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
-			SessionId: e.session, ConfigId: sdk.SessionConfigId(option), Value: sdk.SessionConfigValueId(value)}}); err != nil {
+		if _, err := e.editor.Conn.SetSessionConfigOption(e.ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+			SessionId: e.session, ConfigId: acpsdk.SessionConfigId(option), Value: acpsdk.SessionConfigValueId(value)}}); err != nil {
 			t.Fatalf("set %s: %v", option, err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
@@ -23,7 +23,7 @@ func benchCall(b *testing.B, tr transport, setup func(*fsopstest.MemFiles), tool
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args(i)})
+		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: tool, Arguments: args(i)})
 		if err != nil || res.IsError {
 			b.Fatalf("%v %v", err, res)
 		}

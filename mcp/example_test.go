@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
@@ -22,14 +22,14 @@ func ExampleNewServer() {
 	server := mcp.NewServer(fsops.NewEngine(files), nil) // nil: no observer, every write allowed
 
 	ctx := context.Background()
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcpsdk.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer ss.Close()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "example"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -37,7 +37,7 @@ func ExampleNewServer() {
 	defer cs.Close()
 
 	for _, old := range []string{"port = 8080", "port = 9999"} {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: fsops.ToolEditTextFile,
+		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: fsops.ToolEditTextFile,
 			Arguments: map[string]any{"path": "/w/config.toml", "old_string": old, "new_string": "port = 3000"}})
 		if err != nil {
 			fmt.Println(err)
@@ -92,14 +92,14 @@ func ExampleHost() {
 	defer unregister()
 
 	ctx := context.Background()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).Connect(ctx, &sdk.StreamableClientTransport{
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "example"}, nil).Connect(ctx, &mcpsdk.StreamableClientTransport{
 		Endpoint: host.URL(), HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: fsops.ToolReadTextFile,
+	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: fsops.ToolReadTextFile,
 		Arguments: map[string]any{"path": "/w/notes.txt", "line": -1}})
 	if err != nil {
 		fmt.Println(err)

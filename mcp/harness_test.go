@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
@@ -23,7 +23,7 @@ import (
 // server is reachable.
 type transport struct {
 	name    string
-	connect func(t testing.TB, srv *sdk.Server) *sdk.ClientSession
+	connect func(t testing.TB, srv *mcpsdk.Server) *mcpsdk.ClientSession
 }
 
 // transports are the two ways every shared case runs: the go-sdk's
@@ -34,16 +34,16 @@ var transports = []transport{
 	{"http", connectHTTP},
 }
 
-func connectInMemory(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
+func connectInMemory(t testing.TB, srv *mcpsdk.Server) *mcpsdk.ClientSession {
 	t.Helper()
 	ctx := context.Background()
-	st, ct := sdk.NewInMemoryTransports()
+	st, ct := mcpsdk.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
 	}
@@ -51,7 +51,7 @@ func connectInMemory(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 	return cs
 }
 
-func connectHTTP(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
+func connectHTTP(t testing.TB, srv *mcpsdk.Server) *mcpsdk.ClientSession {
 	t.Helper()
 	h := newTestHost(t, nil)
 	token, unregister := h.Register(srv)
@@ -82,7 +82,7 @@ func newTestHost(t testing.TB, opts *HostOptions) *Host {
 
 // dialHTTP connects an MCP client to url sending token as a bearer token
 // ("" sends no Authorization header).
-func dialHTTP(t testing.TB, url, token string) *sdk.ClientSession {
+func dialHTTP(t testing.TB, url, token string) *mcpsdk.ClientSession {
 	t.Helper()
 	cs, err := tryDialHTTP(url, token)
 	if err != nil {
@@ -92,20 +92,20 @@ func dialHTTP(t testing.TB, url, token string) *sdk.ClientSession {
 	return cs
 }
 
-func tryDialHTTP(url, token string) (*sdk.ClientSession, error) {
-	tr := &sdk.StreamableClientTransport{
+func tryDialHTTP(url, token string) (*mcpsdk.ClientSession, error) {
+	tr := &mcpsdk.StreamableClientTransport{
 		Endpoint:   url,
 		HTTPClient: bearer.Client(token),
 		MaxRetries: -1,
 	}
-	return sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
+	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
 }
 
 // call runs a tool and returns the result with its structuredContent
 // decoded into a generic JSON value.
-func call(t testing.TB, cs *sdk.ClientSession, tool string, args any) (*sdk.CallToolResult, map[string]any) {
+func call(t testing.TB, cs *mcpsdk.ClientSession, tool string, args any) (*mcpsdk.CallToolResult, map[string]any) {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: protocol error: %v", tool, err)
 	}
@@ -125,7 +125,7 @@ func call(t testing.TB, cs *sdk.ClientSession, tool string, args any) (*sdk.Call
 
 // toolErr extracts structuredContent.error, failing the test if the result
 // is not an error result of the documented shape.
-func toolErr(t testing.TB, res *sdk.CallToolResult, sc map[string]any) (code int, message, hint string) {
+func toolErr(t testing.TB, res *mcpsdk.CallToolResult, sc map[string]any) (code int, message, hint string) {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("want isError result, got success: %v", sc)
@@ -149,10 +149,10 @@ func toolErr(t testing.TB, res *sdk.CallToolResult, sc map[string]any) (code int
 	return int(c), message, hint
 }
 
-func resultText(res *sdk.CallToolResult) string {
+func resultText(res *mcpsdk.CallToolResult) string {
 	var s string
 	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
+		if tc, ok := c.(*mcpsdk.TextContent); ok {
 			s += tc.Text
 		}
 	}

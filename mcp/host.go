@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // DefaultMaxRequestBodyBytes bounds one HTTP request body. A write_text_file
@@ -96,7 +96,7 @@ type Host struct {
 // hostSession is one registered server.
 type hostSession struct {
 	token   string
-	server  *sdk.Server
+	server  *mcpsdk.Server
 	handler http.Handler
 }
 
@@ -159,7 +159,7 @@ func (h *Host) URL() string { return "http://" + h.ln.Addr().String() + Path }
 // unregister revokes the token and closes the server's MCP sessions; it is
 // safe to call more than once. Registering on a closed host returns a token
 // that is never accepted.
-func (h *Host) Register(server *sdk.Server) (token string, unregister func()) {
+func (h *Host) Register(server *mcpsdk.Server) (token string, unregister func()) {
 	var b [32]byte
 	rand.Read(b[:]) // never fails
 	token = hex.EncodeToString(b[:])
@@ -170,8 +170,8 @@ func (h *Host) Register(server *sdk.Server) (token string, unregister func()) {
 		// Mcp-Session-Id it was given and a DELETE at exit), and a live
 		// session lets the client cancel an in-flight call. A handler per
 		// registered server keeps session ids from crossing tokens.
-		handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
-			&sdk.StreamableHTTPOptions{
+		handler: mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
+			&mcpsdk.StreamableHTTPOptions{
 				MaxRequestBodyBytes: h.opts.MaxRequestBodyBytes,
 				Logger:              h.opts.Logger,
 			}),
@@ -225,7 +225,7 @@ func (h *Host) Close() error {
 	return nil
 }
 
-func closeSessions(server *sdk.Server) {
+func closeSessions(server *mcpsdk.Server) {
 	for ss := range server.Sessions() {
 		ss.Close()
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
@@ -186,7 +186,7 @@ func TestHostUnregister(t *testing.T) {
 	unregister()
 	unregister() // idempotent
 
-	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fsops.ToolReadTextFile, Arguments: map[string]any{"path": "/w/a.txt"}}); err == nil {
+	if _, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: fsops.ToolReadTextFile, Arguments: map[string]any{"path": "/w/a.txt"}}); err == nil {
 		t.Error("call after unregister succeeded")
 	}
 	if status, _ := post(t, h.URL(), map[string]string{"Authorization": "Bearer " + token}, initializeBody); status != http.StatusUnauthorized {
@@ -240,7 +240,7 @@ func TestHostBodyLimit(t *testing.T) {
 	}
 
 	tooBig := strings.Repeat("x", DefaultMaxRequestBodyBytes)
-	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fsops.ToolWriteTextFile,
+	_, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: fsops.ToolWriteTextFile,
 		Arguments: map[string]any{"path": "/w/big.txt", "content": tooBig}})
 	if err == nil || !strings.Contains(err.Error(), "Request Entity Too Large") {
 		t.Fatalf("write over the body limit: err = %v, want 413", err)
@@ -327,7 +327,7 @@ func TestUnknownTool(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			rec := &recorder{}
 			cs := tr.connect(t, NewServer(fsops.NewEngine(fsopstest.NewMemFiles()), rec))
-			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "delete_file", Arguments: map[string]any{}})
+			_, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: "delete_file", Arguments: map[string]any{}})
 			if err == nil || !strings.Contains(err.Error(), `unknown tool "delete_file"`) {
 				t.Errorf("err = %v, want unknown tool", err)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
@@ -158,7 +158,7 @@ func TestConcurrentCalls(t *testing.T) {
 		wg.Go(func() {
 			path := fmt.Sprintf("/w/f%d.txt", i)
 			for v := range 5 {
-				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: fsops.ToolEditTextFile,
+				res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: fsops.ToolEditTextFile,
 					Arguments: map[string]any{"path": path, "old_string": fmt.Sprintf("v%d\n", v), "new_string": fmt.Sprintf("v%d\n", v+1)}})
 				if err != nil || res.IsError {
 					t.Errorf("%s v%d: %v %v", path, v, err, res)
@@ -222,7 +222,7 @@ func TestClientCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
-				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: fsops.ToolWriteTextFile, Arguments: map[string]any{"path": "/w/a.txt", "content": "new\n"}})
+				_, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: fsops.ToolWriteTextFile, Arguments: map[string]any{"path": "/w/a.txt", "content": "new\n"}})
 				done <- err
 			}()
 			<-obs.reached

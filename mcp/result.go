@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 )
@@ -65,21 +65,21 @@ func defaultHint(e *fsops.Error) string {
 
 // errorResult is what the model gets for a failed call: isError, the error
 // in structuredContent (all Codex shows), the same words as text.
-func errorResult(e *fsops.Error) *sdk.CallToolResult {
+func errorResult(e *fsops.Error) *mcpsdk.CallToolResult {
 	body := ErrorBody{Code: e.Code, Message: e.Message, Hint: e.Hint}
-	return &sdk.CallToolResult{
+	return &mcpsdk.CallToolResult{
 		IsError:           true,
 		StructuredContent: ErrorResult{Error: body},
-		Content:           []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("Error %d: %s\nHint: %s", body.Code, body.Message, body.Hint)}},
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: fmt.Sprintf("Error %d: %s\nHint: %s", body.Code, body.Message, body.Hint)}},
 	}
 }
 
 // successResult carries the fsops result as structuredContent and a one-line
 // summary as text, for clients that only show text.
-func successResult(c *Call, result any) *sdk.CallToolResult {
-	return &sdk.CallToolResult{
+func successResult(c *Call, result any) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{
 		StructuredContent: result,
-		Content:           []sdk.Content{&sdk.TextContent{Text: summary(c, result)}},
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: summary(c, result)}},
 	}
 }
 

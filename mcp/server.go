@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 )
@@ -63,10 +63,10 @@ type Observer interface {
 
 // NewServer returns an MCP server offering the file tools on engine. obs
 // may be nil. The server can be registered with a [Host] or connected to
-// any go-sdk transport (tests use sdk.NewInMemoryTransports).
-func NewServer(engine *fsops.Engine, obs Observer) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "codexacp", Title: "codexacp file tools", Version: version()},
-		&sdk.ServerOptions{Instructions: serverInstructions})
+// any go-sdk transport (tests use mcpsdk.NewInMemoryTransports).
+func NewServer(engine *fsops.Engine, obs Observer) *mcpsdk.Server {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "codexacp", Title: "codexacp file tools", Version: version()},
+		&mcpsdk.ServerOptions{Instructions: serverInstructions})
 	for _, spec := range specs() {
 		s.AddTool(spec.tool, handler(engine, obs, spec))
 	}
@@ -80,9 +80,9 @@ const serverInstructions = "File tools that read and edit files through the user
 
 // handler runs one tool call: report it, validate, run the engine with the
 // observer's veto in the write path, report the outcome, shape the result.
-func handler(engine *fsops.Engine, obs Observer, spec toolSpec) sdk.ToolHandler {
+func handler(engine *fsops.Engine, obs Observer, spec toolSpec) mcpsdk.ToolHandler {
 	name := spec.tool.Name
-	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		args := parseArguments(req.Params.Arguments)
 		c := &Call{ID: newCallID(), Tool: name, Arguments: req.Params.Arguments, Path: args.path()}
 		var before fsops.BeforeWrite

@@ -14,14 +14,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 )
 
 // toolSpec is one tool: what tools/list shows and how a call runs.
 type toolSpec struct {
-	tool *sdk.Tool
+	tool *mcpsdk.Tool
 	// run decodes and validates raw arguments and calls the engine. Invalid
 	// arguments come back as a CodeInvalidRequest *fsops.Error.
 	run func(ctx context.Context, e *fsops.Engine, args *arguments, before fsops.BeforeWrite) (any, error)
@@ -38,8 +38,8 @@ const (
 // specs builds the tool set once; schemas and descriptions are immutable and
 // shared by every per-session server.
 var specs = sync.OnceValue(func() []toolSpec {
-	rw := func(destructive, idempotent bool) *sdk.ToolAnnotations {
-		return &sdk.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: new(false)}
+	rw := func(destructive, idempotent bool) *mcpsdk.ToolAnnotations {
+		return &mcpsdk.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: new(false)}
 	}
 	return []toolSpec{
 		defineTool(fsops.ToolReadTextFile, "Read file",
@@ -49,7 +49,7 @@ var specs = sync.OnceValue(func() []toolSpec {
 				"and `has_more` (with a `hint` saying how to read on). "+
 				"Read a file before you edit it and pass its `hash` to the edit tools (`expected_hash`, or `hash` for the line tools). "+
 				errorShape,
-			&sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+			&mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 			map[string]string{
 				"path":  descPath,
 				"line":  "First line to return, 1-based; negative counts from the end (-1 = last line). Default 1.",
@@ -152,7 +152,7 @@ func readTextFile(e *fsops.Engine, ctx context.Context, p fsops.ReadParams, _ fs
 // property of array a's items). Every property must have a description and
 // every description a property: a mismatch is a programming error and panics
 // when the tool set is built (which the tests do).
-func defineTool[P, R any](name, title, description string, ann *sdk.ToolAnnotations, props map[string]string,
+func defineTool[P, R any](name, title, description string, ann *mcpsdk.ToolAnnotations, props map[string]string,
 	call func(*fsops.Engine, context.Context, P, fsops.BeforeWrite) (R, error)) toolSpec {
 	schema, err := jsonschema.For[P](nil)
 	if err != nil {
@@ -170,7 +170,7 @@ func defineTool[P, R any](name, title, description string, ann *sdk.ToolAnnotati
 		panic(fmt.Sprintf("mcp: resolving schema of %s: %v", name, err))
 	}
 	ann.Title = title
-	tool := &sdk.Tool{Name: name, Title: title, Description: description, InputSchema: schema, Annotations: ann}
+	tool := &mcpsdk.Tool{Name: name, Title: title, Description: description, InputSchema: schema, Annotations: ann}
 	hint := argumentsHint(name, schema)
 	return toolSpec{
 		tool: tool,

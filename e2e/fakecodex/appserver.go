@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/record"
 )
@@ -231,7 +231,7 @@ type asPlayer struct {
 	latest    *mcpServer           // of the last thread/start or thread/resume
 
 	connMu   sync.Mutex
-	sessions map[mcpServer]*sdk.ClientSession
+	sessions map[mcpServer]*mcpsdk.ClientSession
 
 	eof   chan struct{} // stdin ended
 	fatal chan string   // the agent answered a server request otherwise than recorded
@@ -250,7 +250,7 @@ func runAppServer(entries []record.Entry, n int, r *replayer, stdin io.Reader, s
 	defer cancel()
 	a := &asPlayer{
 		replayer: r, plan: p, stdin: stdin, ctx: ctx, cancel: cancel,
-		matched: map[string]int{}, endpoints: map[string]mcpServer{}, sessions: map[mcpServer]*sdk.ClientSession{},
+		matched: map[string]int{}, endpoints: map[string]mcpServer{}, sessions: map[mcpServer]*mcpsdk.ClientSession{},
 		eof: make(chan struct{}), fatal: make(chan string, 1),
 	}
 	defer a.closeSessions()
@@ -569,7 +569,7 @@ func (a *asPlayer) call(s asStep) {
 		fmt.Fprintf(a.stderr, "fakecodex: app-server run %d: %s call (transcript line %d): %v\n", a.plan.run, s.e.Tool, s.index+1, err)
 		return
 	}
-	res, err := session.CallTool(a.ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
+	res, err := session.CallTool(a.ctx, &mcpsdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
 	if a.ctx.Err() != nil {
 		return // the process is ending: nothing to compare
 	}
@@ -584,7 +584,7 @@ func (a *asPlayer) call(s asStep) {
 // session is an MCP session on the tool server of the recorded session id
 // (else of the last thread started), connected on first use as codex does
 // at thread start.
-func (a *asPlayer) session(recorded string) (*sdk.ClientSession, error) {
+func (a *asPlayer) session(recorded string) (*mcpsdk.ClientSession, error) {
 	a.mu.Lock()
 	srv, ok := a.endpoints[recorded]
 	if !ok && a.latest != nil {

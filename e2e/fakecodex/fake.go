@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/internal/bearer"
 	"github.com/codexacp/codexacp/record"
@@ -377,7 +377,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 	// stopped; any other run stops at SIGINT, like codex.
 	cancelledRun := p.exit == nil || p.exit.Cancelled
 
-	var session *sdk.ClientSession
+	var session *mcpsdk.ClientSession
 	if url, tokenVar := ex.mcpServer(); url != "" {
 		// Codex connects to a required server before anything else and
 		// exits 1 without output when it cannot.
@@ -427,7 +427,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 			if r.gates && !r.waitGate(ctx, s.index) {
 				continue
 			}
-			res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
+			res, err := session.CallTool(ctx, &mcpsdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
 			if interrupted.Load() {
 				continue // what a cancelled call returns is not compared
 			}
@@ -538,9 +538,9 @@ func (r *replayer) recreate(e *record.Entry) error {
 
 // connect opens an MCP session on the agent's embedded server as codex does:
 // streamable HTTP with the bearer token on every request.
-func connect(ctx context.Context, url, token string) (*sdk.ClientSession, error) {
-	client := sdk.NewClient(&sdk.Implementation{Name: "fakecodex", Version: "replay"}, nil)
-	transport := &sdk.StreamableClientTransport{
+func connect(ctx context.Context, url, token string) (*mcpsdk.ClientSession, error) {
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "fakecodex", Version: "replay"}, nil)
+	transport := &mcpsdk.StreamableClientTransport{
 		Endpoint:             url,
 		HTTPClient:           bearer.Client(token),
 		MaxRetries:           -1,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/record"
@@ -47,7 +47,7 @@ func recordedResults(entries []record.Entry) map[string]*record.Entry {
 // content is a summary of it and is not recorded. Both are compared as JSON
 // values after the volatile parts are set aside (see resultValue and
 // sameValue).
-func checkResult(rec *record.Entry, res *sdk.CallToolResult, callErr error) string {
+func checkResult(rec *record.Entry, res *mcpsdk.CallToolResult, callErr error) string {
 	if rec == nil || rec.Error != "" || rec.ToolError == nil && len(rec.Result) == 0 {
 		return "" // nothing recorded to compare with
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/record"
@@ -19,20 +19,20 @@ func TestCheckResult(t *testing.T) {
 	read := func(result string) *record.Entry {
 		return &record.Entry{Kind: record.KindMCPResult, Call: "acp_1", Tool: "read_text_file", Result: json.RawMessage(result)}
 	}
-	live := func(v any) *sdk.CallToolResult {
+	live := func(v any) *mcpsdk.CallToolResult {
 		// As the client decodes it: plain JSON values.
 		b, _ := json.Marshal(v)
 		var decoded any
 		json.Unmarshal(b, &decoded)
-		return &sdk.CallToolResult{StructuredContent: decoded}
+		return &mcpsdk.CallToolResult{StructuredContent: decoded}
 	}
-	failed := &sdk.CallToolResult{IsError: true, StructuredContent: map[string]any{"error": map[string]any{"code": -32002, "message": "Permission denied: /w/a", "hint": "h"}}}
+	failed := &mcpsdk.CallToolResult{IsError: true, StructuredContent: map[string]any{"error": map[string]any{"code": -32002, "message": "Permission denied: /w/a", "hint": "h"}}}
 	recordedError := &record.Entry{Kind: record.KindMCPResult, Call: "acp_1", Tool: "write_text_file", ToolError: &record.ToolError{Code: -32002, Message: "Permission denied: /w/a", Hint: "h"}}
 	tmp := strings.TrimRight(filepath.ToSlash(os.TempDir()), "/")
 	tests := []struct {
 		name    string
 		rec     *record.Entry
-		res     *sdk.CallToolResult
+		res     *mcpsdk.CallToolResult
 		err     error
 		differs bool
 	}{
@@ -70,7 +70,7 @@ func TestCheckResultShowsALongDifferenceAsDiff(t *testing.T) {
 	long := strings.Repeat("line\n", 5000)
 	rec := &record.Entry{Kind: record.KindMCPResult, Call: "acp_1", Tool: "read_text_file"}
 	rec.Result, _ = json.Marshal(map[string]any{"content": long})
-	d := checkResult(rec, &sdk.CallToolResult{StructuredContent: map[string]any{"content": long + "more\n"}}, nil)
+	d := checkResult(rec, &mcpsdk.CallToolResult{StructuredContent: map[string]any{"content": long + "more\n"}}, nil)
 	if !strings.Contains(d, "structuredContent.content: the texts differ") || !strings.Contains(d, "--- recorded\n+++ replayed\n") ||
 		!strings.Contains(d, "+more\n") || len(d) > maxShownResults {
 		t.Errorf("report (%d bytes):\n%.2000s", len(d), d)

@@ -17,7 +17,7 @@ import (
 	"os"
 	"sync"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // Options configure an Editor.
@@ -36,7 +36,7 @@ type Options struct {
 	// can hold the answer back; ctx ends when the agent gives up).
 	BeforeFS func(ctx context.Context, method, path string)
 	// Permission picks the answer to a permission request. Nil: allow once.
-	Permission func(req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	Permission func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
 	// Logger receives the client connection's logs. Nil: discarded.
 	Logger *slog.Logger
 }
@@ -49,13 +49,13 @@ type Call struct {
 
 // Editor is the client side of an ACP connection.
 type Editor struct {
-	Conn *sdk.ClientSideConnection
+	Conn *acpsdk.ClientSideConnection
 	opts Options
 
 	mu          sync.Mutex
 	buffers     map[string]string // path → buffer content (unsaved edits included)
 	fsErrors    map[string]error  // path → error to answer fs calls with
-	updates     []sdk.SessionNotification
+	updates     []acpsdk.SessionNotification
 	calls       []Call
 	raw         [][]byte // every line the agent wrote, in order
 	updateAdded chan struct{}
@@ -72,7 +72,7 @@ func Connect(agentIn io.Writer, agentOut io.Reader, opts Options) *Editor {
 	}
 	pr, pw := io.Pipe()
 	go e.tee(agentOut, pw)
-	e.Conn = sdk.NewClientSideConnection(e, agentIn, pr)
+	e.Conn = acpsdk.NewClientSideConnection(e, agentIn, pr)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -102,16 +102,16 @@ func (e *Editor) tee(from io.Reader, to *io.PipeWriter) {
 }
 
 // Capabilities is what the editor advertises in initialize.
-func (e *Editor) Capabilities() sdk.ClientCapabilities {
-	return sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
+func (e *Editor) Capabilities() acpsdk.ClientCapabilities {
+	return acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
 }
 
 // Initialize sends initialize with the editor's capabilities.
-func (e *Editor) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
-	return e.Conn.Initialize(ctx, sdk.InitializeRequest{
-		ProtocolVersion:    sdk.ProtocolVersionNumber,
+func (e *Editor) Initialize(ctx context.Context) (acpsdk.InitializeResponse, error) {
+	return e.Conn.Initialize(ctx, acpsdk.InitializeRequest{
+		ProtocolVersion:    acpsdk.ProtocolVersionNumber,
 		ClientCapabilities: e.Capabilities(),
-		ClientInfo:         &sdk.Implementation{Name: "fakeeditor", Version: "1"},
+		ClientInfo:         &acpsdk.Implementation{Name: "fakeeditor", Version: "1"},
 	})
 }
 
@@ -138,10 +138,10 @@ func (e *Editor) FailFS(path string, err error) {
 }
 
 // Updates returns the session updates received so far.
-func (e *Editor) Updates() []sdk.SessionNotification {
+func (e *Editor) Updates() []acpsdk.SessionNotification {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]sdk.SessionNotification(nil), e.updates...)
+	return append([]acpsdk.SessionNotification(nil), e.updates...)
 }
 
 // Calls returns the fs and permission requests handled so far.
@@ -159,7 +159,7 @@ func (e *Editor) Raw() [][]byte {
 }
 
 // WaitForUpdate blocks until an update satisfying match has arrived or ctx ends.
-func (e *Editor) WaitForUpdate(ctx context.Context, match func(sdk.SessionUpdate) bool) error {
+func (e *Editor) WaitForUpdate(ctx context.Context, match func(acpsdk.SessionUpdate) bool) error {
 	for {
 		for _, u := range e.Updates() {
 			if match(u.Update) {
@@ -180,8 +180,8 @@ func (e *Editor) record(method string, params any) {
 	e.calls = append(e.calls, Call{Method: method, Params: params})
 }
 
-// SessionUpdate implements sdk.Client.
-func (e *Editor) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+// SessionUpdate implements acpsdk.Client.
+func (e *Editor) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) error {
 	e.mu.Lock()
 	e.updates = append(e.updates, n)
 	e.mu.Unlock()
@@ -192,11 +192,11 @@ func (e *Editor) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 	return nil
 }
 
-// ReadTextFile implements sdk.Client: the buffer if open, else the disk.
-func (e *Editor) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+// ReadTextFile implements acpsdk.Client: the buffer if open, else the disk.
+func (e *Editor) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	e.record("fs/read_text_file", req)
 	if !e.opts.FS || e.opts.FSNotImplemented {
-		return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
+		return acpsdk.ReadTextFileResponse{}, acpsdk.NewMethodNotFound("fs/read_text_file")
 	}
 	if e.opts.BeforeFS != nil {
 		e.opts.BeforeFS(ctx, "fs/read_text_file", req.Path)
@@ -206,28 +206,28 @@ func (e *Editor) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) 
 	content, open := e.buffers[req.Path]
 	e.mu.Unlock()
 	if ferr != nil {
-		return sdk.ReadTextFileResponse{}, ferr
+		return acpsdk.ReadTextFileResponse{}, ferr
 	}
 	if !open {
 		b, err := os.ReadFile(req.Path)
 		if errors.Is(err, os.ErrNotExist) {
 			// What Zed answers for a missing file.
-			return sdk.ReadTextFileResponse{}, &sdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"uri": req.Path}}
+			return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"uri": req.Path}}
 		}
 		if err != nil {
-			return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+			return acpsdk.ReadTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 		}
 		content = string(b)
 	}
-	return sdk.ReadTextFileResponse{Content: sliceLines(content, req.Line, req.Limit)}, nil
+	return acpsdk.ReadTextFileResponse{Content: sliceLines(content, req.Line, req.Limit)}, nil
 }
 
-// WriteTextFile implements sdk.Client: the buffer changes; the disk does not
+// WriteTextFile implements acpsdk.Client: the buffer changes; the disk does not
 // (the user saves).
-func (e *Editor) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+func (e *Editor) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	e.record("fs/write_text_file", req)
 	if !e.opts.FS || e.opts.FSNotImplemented {
-		return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
+		return acpsdk.WriteTextFileResponse{}, acpsdk.NewMethodNotFound("fs/write_text_file")
 	}
 	if e.opts.BeforeFS != nil {
 		e.opts.BeforeFS(ctx, "fs/write_text_file", req.Path)
@@ -235,19 +235,19 @@ func (e *Editor) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if ferr := e.fsErrors[req.Path]; ferr != nil {
-		return sdk.WriteTextFileResponse{}, ferr
+		return acpsdk.WriteTextFileResponse{}, ferr
 	}
 	if e.opts.WriteThrough {
 		if err := os.WriteFile(req.Path, []byte(req.Content), 0o644); err != nil {
-			return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+			return acpsdk.WriteTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 		}
 	}
 	e.buffers[req.Path] = req.Content
-	return sdk.WriteTextFileResponse{}, nil
+	return acpsdk.WriteTextFileResponse{}, nil
 }
 
-// RequestPermission implements sdk.Client.
-func (e *Editor) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+// RequestPermission implements acpsdk.Client.
+func (e *Editor) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	e.record("session/request_permission", req)
 	if e.opts.Permission != nil {
 		return e.opts.Permission(req), nil
@@ -256,35 +256,35 @@ func (e *Editor) RequestPermission(ctx context.Context, req sdk.RequestPermissio
 }
 
 // Select is a permission answer choosing optionID.
-func Select(optionID string) sdk.RequestPermissionResponse {
-	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
-		Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(optionID), Outcome: "selected"},
+func Select(optionID string) acpsdk.RequestPermissionResponse {
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
+		Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(optionID), Outcome: "selected"},
 	}}
 }
 
-// CreateTerminal implements sdk.Client; the fake editor has no terminals.
-func (e *Editor) CreateTerminal(ctx context.Context, req sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+// CreateTerminal implements acpsdk.Client; the fake editor has no terminals.
+func (e *Editor) CreateTerminal(ctx context.Context, req acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/create")
 }
 
-// KillTerminal implements sdk.Client.
-func (e *Editor) KillTerminal(ctx context.Context, req sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+// KillTerminal implements acpsdk.Client.
+func (e *Editor) KillTerminal(ctx context.Context, req acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/kill")
 }
 
-// TerminalOutput implements sdk.Client.
-func (e *Editor) TerminalOutput(ctx context.Context, req sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+// TerminalOutput implements acpsdk.Client.
+func (e *Editor) TerminalOutput(ctx context.Context, req acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, acpsdk.NewMethodNotFound("terminal/output")
 }
 
-// ReleaseTerminal implements sdk.Client.
-func (e *Editor) ReleaseTerminal(ctx context.Context, req sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+// ReleaseTerminal implements acpsdk.Client.
+func (e *Editor) ReleaseTerminal(ctx context.Context, req acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/release")
 }
 
-// WaitForTerminalExit implements sdk.Client.
-func (e *Editor) WaitForTerminalExit(ctx context.Context, req sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+// WaitForTerminalExit implements acpsdk.Client.
+func (e *Editor) WaitForTerminalExit(ctx context.Context, req acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
 }
 
 // sliceLines applies ACP's optional 1-based line and limit to content.
@@ -309,7 +309,7 @@ func sliceLines(content string, line, limit *int) string {
 
 // UpdateKinds lists the sessionUpdate discriminators of updates, in order,
 // for compact assertions about ordering.
-func UpdateKinds(updates []sdk.SessionNotification) []string {
+func UpdateKinds(updates []acpsdk.SessionNotification) []string {
 	kinds := make([]string, 0, len(updates))
 	for _, n := range updates {
 		b, err := json.Marshal(n.Update)

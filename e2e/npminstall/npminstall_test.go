@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/fakeeditor"
@@ -226,16 +226,16 @@ func testTurn(t *testing.T, in *install) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := editor.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	sess, err := editor.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
 	mock.Enqueue(mockapi.Reply(mockapi.Message("Hello from the installed codexacp")))
-	resp, err := editor.Conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hello")}})
+	resp, err := editor.Conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("say hello")}})
 	if err != nil {
 		t.Fatalf("session/prompt: %v", err)
 	}
-	if resp.StopReason != sdk.StopReasonEndTurn {
+	if resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("stopReason = %q", resp.StopReason)
 	}
 	var text strings.Builder

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // editor is the ACP client side: it advertises fs like Zed, answers fs
@@ -22,7 +22,7 @@ import (
 // edit is checked the same way), allows each permission request once, has no
 // terminals, and timestamps every line the agent writes as it arrives.
 type editor struct {
-	conn *sdk.ClientSideConnection
+	conn *acpsdk.ClientSideConnection
 
 	mu          sync.Mutex
 	mark        time.Time // start of the current turn
@@ -39,7 +39,7 @@ func connectEditor(agentIn io.Writer, agentOut io.Reader) *editor {
 	e := &editor{kinds: map[string]int{}}
 	pr, pw := io.Pipe()
 	go e.tee(agentOut, pw)
-	e.conn = sdk.NewClientSideConnection(e, agentIn, pr)
+	e.conn = acpsdk.NewClientSideConnection(e, agentIn, pr)
 	e.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return e
 }
@@ -119,45 +119,45 @@ func (e *editor) turnObservations() (first time.Time, chunks int, texts []string
 	return e.firstChunk, e.chunks, append([]string(nil), e.texts...), k
 }
 
-func (e *editor) initialize(ctx context.Context) (sdk.InitializeResponse, error) {
-	return e.conn.Initialize(ctx, sdk.InitializeRequest{
-		ProtocolVersion:    sdk.ProtocolVersionNumber,
-		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
-		ClientInfo:         &sdk.Implementation{Name: "sidebyside", Version: "1"},
+func (e *editor) initialize(ctx context.Context) (acpsdk.InitializeResponse, error) {
+	return e.conn.Initialize(ctx, acpsdk.InitializeRequest{
+		ProtocolVersion:    acpsdk.ProtocolVersionNumber,
+		ClientCapabilities: acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+		ClientInfo:         &acpsdk.Implementation{Name: "sidebyside", Version: "1"},
 	})
 }
 
-// SessionUpdate implements sdk.Client; updates are observed in tee.
-func (e *editor) SessionUpdate(context.Context, sdk.SessionNotification) error { return nil }
+// SessionUpdate implements acpsdk.Client; updates are observed in tee.
+func (e *editor) SessionUpdate(context.Context, acpsdk.SessionNotification) error { return nil }
 
-// ReadTextFile implements sdk.Client from the disk.
-func (e *editor) ReadTextFile(_ context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+// ReadTextFile implements acpsdk.Client from the disk.
+func (e *editor) ReadTextFile(_ context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	e.count(&e.fsCalls)
 	b, err := os.ReadFile(req.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		return sdk.ReadTextFileResponse{}, &sdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"uri": req.Path}}
+		return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"uri": req.Path}}
 	}
 	if err != nil {
-		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return acpsdk.ReadTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	return sdk.ReadTextFileResponse{Content: sliceLines(string(b), req.Line, req.Limit)}, nil
+	return acpsdk.ReadTextFileResponse{Content: sliceLines(string(b), req.Line, req.Limit)}, nil
 }
 
-// WriteTextFile implements sdk.Client: written to the disk at once.
-func (e *editor) WriteTextFile(_ context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+// WriteTextFile implements acpsdk.Client: written to the disk at once.
+func (e *editor) WriteTextFile(_ context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	e.count(&e.fsCalls)
 	if err := os.WriteFile(req.Path, []byte(req.Content), 0o644); err != nil {
-		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return acpsdk.WriteTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	return sdk.WriteTextFileResponse{}, nil
+	return acpsdk.WriteTextFileResponse{}, nil
 }
 
-// RequestPermission implements sdk.Client: the agent's allow-once option
+// RequestPermission implements acpsdk.Client: the agent's allow-once option
 // (each adapter names its options differently), else its first allow option.
-func (e *editor) RequestPermission(_ context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (e *editor) RequestPermission(_ context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	e.count(&e.permissions)
 	pick := ""
-	for _, kind := range []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways} {
+	for _, kind := range []acpsdk.PermissionOptionKind{acpsdk.PermissionOptionKindAllowOnce, acpsdk.PermissionOptionKindAllowAlways} {
 		for _, o := range req.Options {
 			if o.Kind == kind && pick == "" {
 				pick = string(o.OptionId)
@@ -167,8 +167,8 @@ func (e *editor) RequestPermission(_ context.Context, req sdk.RequestPermissionR
 	if pick == "" && len(req.Options) > 0 {
 		pick = string(req.Options[0].OptionId)
 	}
-	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
-		Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(pick), Outcome: "selected"},
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
+		Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(pick), Outcome: "selected"},
 	}}, nil
 }
 
@@ -185,29 +185,29 @@ func (e *editor) count(n *int) {
 	*n++
 }
 
-// CreateTerminal implements sdk.Client; this editor has no terminals.
-func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+// CreateTerminal implements acpsdk.Client; this editor has no terminals.
+func (e *editor) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/create")
 }
 
-// KillTerminal implements sdk.Client.
-func (e *editor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+// KillTerminal implements acpsdk.Client.
+func (e *editor) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/kill")
 }
 
-// TerminalOutput implements sdk.Client.
-func (e *editor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+// TerminalOutput implements acpsdk.Client.
+func (e *editor) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, acpsdk.NewMethodNotFound("terminal/output")
 }
 
-// ReleaseTerminal implements sdk.Client.
-func (e *editor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+// ReleaseTerminal implements acpsdk.Client.
+func (e *editor) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/release")
 }
 
-// WaitForTerminalExit implements sdk.Client.
-func (e *editor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+// WaitForTerminalExit implements acpsdk.Client.
+func (e *editor) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
 }
 
 // sliceLines applies ACP's optional 1-based line and limit to content.

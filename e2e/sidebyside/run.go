@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -263,7 +263,7 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 	r.logf("  initialize: protocol %d, auth methods %d", initResp.ProtocolVersion, len(initResp.AuthMethods))
 
 	t0 = time.Now()
-	sess, err := ed.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	sess, err := ed.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		return fmt.Errorf("session/new: %w", err)
 	}
@@ -277,7 +277,7 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 		r.logf("  modes %v, current %s", ids, sess.Modes.CurrentModeId)
 	}
 	if c.Mode != "" {
-		if _, err := ed.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: sdk.SessionModeId(c.Mode)}); err != nil {
+		if _, err := ed.conn.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: acpsdk.SessionModeId(c.Mode)}); err != nil {
 			return fmt.Errorf("session/set_mode %s: %w", c.Mode, err)
 		}
 	}
@@ -292,12 +292,12 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 		tctx, tcancel := context.WithTimeout(ctx, r.timeout)
 		defer tcancel()
 		start := ed.startTurn()
-		resp, err := ed.conn.Prompt(tctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		resp, err := ed.conn.Prompt(tctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
 		d = time.Since(start)
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("prompt %q: %w", text, err)
 		}
-		if resp.StopReason != sdk.StopReasonEndTurn {
+		if resp.StopReason != acpsdk.StopReasonEndTurn {
 			return 0, 0, 0, fmt.Errorf("prompt %q: stop reason %s", text, resp.StopReason)
 		}
 		if n := m.main.Pending(); n != 0 {
