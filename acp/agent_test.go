@@ -19,7 +19,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // fakeBackend stands in for codex: each run plays a script.

@@ -12,8 +12,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // fakeLogin stands in for `codex login status` / `codex logout`.

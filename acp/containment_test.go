@@ -14,8 +14,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 func mustWrite(t *testing.T, path, content string) {

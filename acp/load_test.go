@@ -12,8 +12,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 const loadThreadID = "01a20602-22f9-7a33-a8c4-4064f84c2b10"

@@ -11,7 +11,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/shelledits"
 )
 

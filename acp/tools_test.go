@@ -13,10 +13,10 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/bearer"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/mcp"
 )
 

@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 func TestEditorReadRefusesNonRegularFiles(t *testing.T) {

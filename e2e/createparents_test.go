@@ -8,8 +8,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // In ask mode the shell cannot mkdir; write_text_file's create_parents

@@ -16,9 +16,9 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/codextest"
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 

@@ -13,7 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/codextest"
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // An editor that never reads the agent's stderr does not freeze it: with

@@ -11,8 +11,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/e2e/fakeeditor"
 	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 func TestHelloTurn(t *testing.T) { eachBackend(t, testHelloTurn) }
