@@ -441,14 +441,4 @@ func (a *Agent) sendUpdate(ctx context.Context, sessionID string, u acpsdk.Sessi
 	}
 }
 
-func invalidParams(msg string) *acpsdk.RequestError {
-	return &acpsdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
-}
-
-// unknownSession is ACP's "Resource not found" (the SDK has no constructor
-// for it), the code on which acpx creates a new session instead of failing.
-func unknownSession(id acpsdk.SessionId) *acpsdk.RequestError {
-	return &acpsdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: unknown session %q", id)}
-}
-
 var errCancelledByClient = errors.New("cancelled by the client")

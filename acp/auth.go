@@ -254,7 +254,7 @@ func (a *Agent) UnstableLogout(ctx context.Context, req acpsdk.UnstableLogoutReq
 		return acpsdk.UnstableLogoutResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodLogout)
 	}
 	if err := a.opts.Auth.Logout(ctx); err != nil {
-		return acpsdk.UnstableLogoutResponse{}, &acpsdk.RequestError{Code: -32603, Message: "codex logout failed: " + err.Error()}
+		return acpsdk.UnstableLogoutResponse{}, internalError("codex logout failed: " + err.Error())
 	}
 	a.setLoggedIn(errNotLoggedIn)
 	return acpsdk.UnstableLogoutResponse{}, nil

@@ -237,7 +237,7 @@ func checkReadableOnDisk(path string) error {
 
 func isMethodNotFound(err error) bool {
 	var re *acpsdk.RequestError
-	return errors.As(err, &re) && re.Code == -32601
+	return errors.As(err, &re) && re.Code == codeMethodNotFound
 }
 
 // maxEditorWords bounds the editor's own words passed on to the model.
@@ -245,11 +245,11 @@ const maxEditorWords = 2 << 10
 
 // editorWords is an editor error as text: its message and its data (as
 // JSON), cut to maxEditorWords.
-func editorWords(err error) (code int, words string) {
-	words = err.Error()
+func editorWords(err error) string {
+	words := err.Error()
 	var re *acpsdk.RequestError
 	if errors.As(err, &re) {
-		code, words = re.Code, re.Message
+		words = re.Message
 		if re.Data != nil {
 			data, jerr := json.Marshal(re.Data)
 			if jerr != nil {
@@ -261,50 +261,117 @@ func editorWords(err error) (code int, words string) {
 			words = errEditorTimeout.Error() + ": " + words
 		}
 	}
-	return code, clip(words, maxEditorWords)
+	return clip(words, maxEditorWords)
 }
 
-// editorError maps an editor's fs error to a tool error by meaning, keeping
-// the editor's words. ACP clients answer a missing file with -32002 "Resource
-// not found" (which collides with our -32002 Permission denied); some answer
-// -32603 with an ENOENT detail. Only an error that says access was refused
-// is presented as a refusal; others may pass, and say so.
+// editorFault is what an editor's fs error means to the model.
+type editorFault int
+
+const (
+	faultOther editorFault = iota
+	faultNotFound
+	faultDenied
+	faultReadOnly
+	faultIsDirectory
+	faultDiskFull
+)
+
+// errnoFaults maps POSIX error names, as Node sets them in an error's code
+// (and writes them at the head of its message), to their meaning.
+var errnoFaults = map[string]editorFault{
+	"ENOENT": faultNotFound, "ENOTDIR": faultNotFound,
+	"EACCES": faultDenied, "EPERM": faultDenied,
+	"EROFS":  faultReadOnly,
+	"EISDIR": faultIsDirectory,
+	"ENOSPC": faultDiskFull, "EDQUOT": faultDiskFull,
+}
+
+// strerrorFaults are the C library's fixed texts for those errors, which an
+// io error's message carries (Rust's "No such file or directory (os error
+// 2)", Go's "open x: permission denied"), lower-cased; also acpx's own
+// refusal, "Permission denied for fs/write_text_file".
+var strerrorFaults = []struct {
+	text  string
+	fault editorFault
+}{
+	{"no such file or directory", faultNotFound},
+	{"not a directory", faultNotFound},
+	{"permission denied", faultDenied},
+	{"operation not permitted", faultDenied},
+	{"read-only file system", faultReadOnly},
+	{"is a directory", faultIsDirectory},
+	{"no space left on device", faultDiskFull},
+	{"disk quota exceeded", faultDiskFull},
+}
+
+// classifyEditorError tells what an editor's fs error means: by its code
+// first (ACP's -32002 Resource not found is how clients answer a missing
+// file), then by structured data (an errno name in data's "code", as a Node
+// error serialised whole has it), and only as a last resort by its text,
+// for clients that send nothing else: the Node SDK that acpx uses wraps any
+// thrown error as -32603 with data {"details": message}, so an errno name or
+// a strerror text in the words is all there is.
+func classifyEditorError(err error, words string) editorFault {
+	var re *acpsdk.RequestError
+	if errors.As(err, &re) {
+		if re.Code == codeResourceNotFound {
+			return faultNotFound
+		}
+		if data, ok := re.Data.(map[string]any); ok {
+			if name, ok := data["code"].(string); ok {
+				if f, ok := errnoFaults[name]; ok {
+					return f
+				}
+			}
+		}
+	}
+	for _, field := range strings.FieldsFunc(words, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+		if f, ok := errnoFaults[field]; ok {
+			return f
+		}
+	}
+	lower := strings.ToLower(words)
+	for _, s := range strerrorFaults {
+		if strings.Contains(lower, s.text) {
+			return s.fault
+		}
+	}
+	return faultOther
+}
+
+// editorError maps an editor's fs error to a tool error by meaning
+// (classifyEditorError), keeping the editor's words. ACP's -32002 for a
+// missing file collides with our -32002 Permission denied, so a missing
+// file becomes -32001. Only an error that says access was refused is
+// presented as a refusal; others may pass, and say so.
 func editorError(op, path string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	code, words := editorWords(err)
-	lower := strings.ToLower(words)
-	has := func(subs ...string) bool {
-		for _, s := range subs {
-			if strings.Contains(lower, s) {
-				return true
-			}
-		}
-		return false
-	}
-	editor := fmt.Sprintf(" (editor: %s)", words)
-	switch {
-	case errors.Is(err, errEditorTimeout) || errors.Is(err, context.DeadlineExceeded):
+	if errors.Is(err, errEditorTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		return &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Editor did not answer: %s %s", op, path),
 			Hint: "The editor did not answer in time; nothing was changed by this call. Retry once; tell the user if it happens again.", Err: err}
-	case code == -32002 || has("not found", "enoent", "no such file", "does not exist"):
+	}
+	words := editorWords(err)
+	editor := fmt.Sprintf(" (editor: %s)", words)
+	switch classifyEditorError(err, words) {
+	case faultNotFound:
 		if op == "write" {
 			return &fsops.Error{Code: fsops.CodeNotFound, Message: "Parent directory not found: " + filepath.Dir(path) + editor,
 				Hint: "Call write_text_file again with create_parents: true to create the missing directories (inside the workspace), or write to an existing directory.", Err: err}
 		}
 		return &fsops.Error{Code: fsops.CodeNotFound, Message: "File not found: " + path + editor,
 			Hint: "Check the path (absolute, existing file); create new files with write_text_file.", Err: err}
-	case has("permission denied", "eacces", "eperm", "not permitted"):
+	case faultDenied:
 		return &fsops.Error{Code: fsops.CodePermission, Message: "Permission denied: " + path + editor,
 			Hint: "The editor refused access to this file; do not retry the same path.", Err: err}
-	case has("read-only", "erofs"):
+	case faultReadOnly:
 		return &fsops.Error{Code: fsops.CodePermission, Message: "Read-only filesystem: " + path + editor,
 			Hint: "This file cannot be written.", Err: err}
-	case has("is a directory", "eisdir"):
+	case faultIsDirectory:
 		return &fsops.Error{Code: fsops.CodeIsDirectory, Message: path + " is a directory" + editor,
 			Hint: "Pass the path of a file.", Err: err}
-	case has("no space", "enospc", "disk full"):
+	case faultDiskFull:
 		return &fsops.Error{Code: fsops.CodeDiskFull, Message: "Disk full: cannot write to " + path + editor,
 			Hint: "Free space first; nothing was written.", Err: err}
 	}

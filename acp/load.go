@@ -42,7 +42,7 @@ func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest
 	}
 	recs, err := a.store.list(cwd)
 	if err != nil {
-		return acpsdk.ListSessionsResponse{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+		return acpsdk.ListSessionsResponse{}, internalError(err.Error())
 	}
 	resp := acpsdk.ListSessionsResponse{Sessions: []acpsdk.SessionInfo{}}
 	for _, r := range recs {
@@ -105,7 +105,7 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 	case errors.Is(err, errNoSession):
 		return nil, nil, unknownSession(id)
 	case err != nil:
-		return nil, nil, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+		return nil, nil, internalError(err.Error())
 	}
 	a.observeStored(a.store.path(rec.SessionID))
 	cwd, dirs, mcp, err := sessionSetup(cwd, addDirs, servers)
@@ -123,8 +123,8 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 			_, err = a.rolloutPath(rec.ThreadID)
 		}
 		if err != nil {
-			return nil, nil, &acpsdk.RequestError{Code: -32603,
-				Message: fmt.Sprintf("cannot %s session %s: %v", strings.TrimPrefix(method, "session/"), rec.SessionID, err)}
+			return nil, nil, internalError(
+				fmt.Sprintf("cannot %s session %s: %v", strings.TrimPrefix(method, "session/"), rec.SessionID, err))
 		}
 	}
 

@@ -143,7 +143,7 @@ func runErrorMessage(err error) string {
 }
 
 func turnError(msg string) *acpsdk.RequestError {
-	return &acpsdk.RequestError{Code: -32603, Message: msg}
+	return internalError(msg)
 }
 
 // promptText flattens the prompt's content blocks into the text codex reads.

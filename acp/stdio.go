@@ -156,7 +156,7 @@ func (g *inputGuard) handle(line []byte) error {
 	case notify:
 		g.notification(m.method, m.params)
 	case reject:
-		g.reject(m.id, m.code, m.reason)
+		g.reject(m.id, m.err)
 	case failReply:
 		return g.failResponse(m.id, m.reason)
 	case ignore:
@@ -170,9 +170,9 @@ func (g *inputGuard) forward(line []byte) error {
 	return err
 }
 
-func (g *inputGuard) reject(id json.RawMessage, code int, reason string) {
-	g.rejected.add(g.log, "code", code, "reason", reason)
-	writeError(g.editor, id, code, reason)
+func (g *inputGuard) reject(id json.RawMessage, e *acpsdk.RequestError) {
+	g.rejected.add(g.log, "code", e.Code, "reason", e.Message)
+	writeError(g.editor, id, e)
 }
 
 // failResponse hands the SDK an error response in place of a response it
@@ -180,7 +180,7 @@ func (g *inputGuard) reject(id json.RawMessage, code int, reason string) {
 // never. The editor gets no answer: nobody answers a response.
 func (g *inputGuard) failResponse(id json.RawMessage, reason string) error {
 	g.failed.add(g.log, "id", string(id), "reason", reason)
-	return writeError(g.sdk, id, -32600, reason)
+	return writeError(g.sdk, id, withMessage(acpsdk.NewInvalidRequest(nil), reason))
 }
 
 func (g *inputGuard) notification(method string, params json.RawMessage) {
@@ -202,7 +202,7 @@ func (g *inputGuard) notification(method string, params json.RawMessage) {
 // left. A response to one of our requests fails that request at once; a
 // request is answered with its own id when it could be read.
 func (g *inputGuard) oversized(big *topLevel) error {
-	const reason = "Invalid Request: message larger than 10 MiB"
+	tooLarge := invalidRequest("message larger than 10 MiB")
 	g.log.Error("inbound message too large", "limit", g.limit, "method", big.method, "response", big.reply, "id", string(big.id))
 	switch {
 	case big.object && !big.method && big.reply:
@@ -212,9 +212,9 @@ func (g *inputGuard) oversized(big *topLevel) error {
 	case big.object && big.method && !big.idSeen:
 		// A notification: never answered.
 	case validID(big.id) && !isNull(big.id):
-		writeError(g.editor, big.id, -32600, reason)
+		writeError(g.editor, big.id, tooLarge)
 	default:
-		writeError(g.editor, nil, -32600, reason)
+		writeError(g.editor, nil, tooLarge)
 	}
 	return nil
 }
@@ -277,11 +277,11 @@ type inbound struct {
 	verdict verdict
 	method  string
 	params  json.RawMessage
-	id      json.RawMessage // the id to answer (nil: null) or to fail
-	answers json.RawMessage // a response's id
-	result  json.RawMessage // a response's result
-	code    int
-	reason  string
+	id      json.RawMessage      // the id to answer (nil: null) or to fail
+	answers json.RawMessage      // a response's id
+	result  json.RawMessage      // a response's result
+	err     *acpsdk.RequestError // the answer to a rejected line
+	reason  string               // why a line is ignored or fails our request
 }
 
 // sdkMessage mirrors the SDK's anyMessage (connection.go): what does not
@@ -311,15 +311,15 @@ type envelope struct {
 func classify(line []byte) inbound {
 	if line[0] != '{' {
 		if !json.Valid(line) {
-			return inbound{verdict: reject, code: -32700, reason: "Parse error: invalid JSON"}
+			return inbound{verdict: reject, err: parseError("invalid JSON")}
 		}
-		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: a JSON-RPC message must be an object"}
+		return inbound{verdict: reject, err: invalidRequest("a JSON-RPC message must be an object")}
 	}
 	var m sdkMessage
 	if err := json.Unmarshal(line, &m); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
-			return inbound{verdict: reject, code: -32700, reason: "Parse error: invalid JSON"}
+			return inbound{verdict: reject, err: parseError("invalid JSON")}
 		}
 		return malformed(line, err)
 	}
@@ -328,7 +328,7 @@ func classify(line []byte) inbound {
 		var env envelope
 		if json.Unmarshal(line, &env) == nil && env.ID != nil {
 			// The SDK takes "id": null for a notification and never answers it.
-			return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must not be null"}
+			return inbound{verdict: reject, err: invalidRequest("id must not be null")}
 		}
 		if m.Method != "$/cancel_request" {
 			return inbound{verdict: notify, method: m.Method, params: m.Params}
@@ -341,7 +341,7 @@ func classify(line []byte) inbound {
 		}
 		return inbound{verdict: pass, method: m.Method}
 	case m.Method != "" && !validID(*m.ID):
-		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: id must be a string, number or null"}
+		return inbound{verdict: reject, err: invalidRequest("id must be a string, number or null")}
 	case m.Method != "":
 		return inbound{verdict: pass, method: m.Method}
 	case m.Result != nil || m.Error != nil || hasErrorKey(line): // a response
@@ -358,7 +358,7 @@ func classify(line []byte) inbound {
 	if m.ID != nil && validID(*m.ID) {
 		id = *m.ID
 	}
-	return inbound{verdict: reject, id: id, code: -32600, reason: "Invalid Request: no method"}
+	return inbound{verdict: reject, id: id, err: invalidRequest("no method")}
 }
 
 // hasContent reports whether a read's result carries a string content.
@@ -374,7 +374,7 @@ func hasContent(result json.RawMessage) bool {
 func malformed(line []byte, err error) inbound {
 	var env envelope
 	if json.Unmarshal(line, &env) != nil {
-		return inbound{verdict: reject, code: -32600, reason: "Invalid Request: " + err.Error()}
+		return inbound{verdict: reject, err: invalidRequest("" + err.Error())}
 	}
 	if (env.Method == nil || isNull(env.Method)) && (env.Result != nil || env.Error != nil) {
 		if !routableID(env.ID) {
@@ -386,7 +386,7 @@ func malformed(line []byte, err error) inbound {
 	if !validID(id) || isNull(id) {
 		id = nil
 	}
-	return inbound{verdict: reject, id: id, code: -32600, reason: "Invalid Request: " + err.Error()}
+	return inbound{verdict: reject, id: id, err: invalidRequest("" + err.Error())}
 }
 
 // hasErrorKey reports an "error" key whose value is null, which the SDK
@@ -469,22 +469,19 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
 type errorResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   rpcError        `json:"error"`
+	JSONRPC string               `json:"jsonrpc"`
+	ID      json.RawMessage      `json:"id"`
+	Error   *acpsdk.RequestError `json:"error"`
 }
 
-func writeError(w io.Writer, id json.RawMessage, code int, message string) error {
+// writeError writes an error response itself: the guard answers lines the
+// SDK never sees.
+func writeError(w io.Writer, id json.RawMessage, e *acpsdk.RequestError) error {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	b, err := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: rpcError{code, message}})
+	b, err := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: e})
 	if err != nil {
 		return nil
 	}

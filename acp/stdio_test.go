@@ -70,8 +70,12 @@ func TestClassify(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1e999,"result":{}}`, ignore, 0, ""},
 	} {
 		m := classify([]byte(tc.line))
-		if m.verdict != tc.verdict || m.code != tc.code || string(m.id) != tc.id {
-			t.Errorf("%s: verdict %d code %d id %q, want %d %d %q", tc.line, m.verdict, m.code, m.id, tc.verdict, tc.code, tc.id)
+		code := 0
+		if m.err != nil {
+			code = m.err.Code
+		}
+		if m.verdict != tc.verdict || code != tc.code || string(m.id) != tc.id {
+			t.Errorf("%s: verdict %d code %d id %q, want %d %d %q", tc.line, m.verdict, code, m.id, tc.verdict, tc.code, tc.id)
 		}
 	}
 }
