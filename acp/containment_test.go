@@ -125,6 +125,49 @@ func TestWorkspaceUnderDotCodexDoesNotAsk(t *testing.T) {
 	}
 }
 
+// codex's home is protected where it lies, under any name, once resolved:
+// inside a workspace root it asks like .codex; a workspace inside it (or
+// that is it) is the user's choice and does not ask.
+func TestCodexHomeProtectedByLocation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		home func(ws string) string // CODEX_HOME for the workspace ws
+		rel  string
+		asks bool
+	}{
+		{"home below the root", func(ws string) string { return filepath.Join(ws, "state") }, "state/config.toml", true},
+		{"home below the root, other file", func(ws string) string { return filepath.Join(ws, "state") }, "a.txt", false},
+		{"home through a link", func(ws string) string {
+			link := filepath.Join(t.TempDir(), "home")
+			mustSymlink(t, filepath.Join(ws, "state"), link)
+			return link
+		}, "state/skills/x/SKILL.md", true},
+		{"workspace is the home", func(ws string) string { return ws }, "config.toml", false},
+		{"workspace inside the home", func(ws string) string { return filepath.Dir(ws) }, "a.txt", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, ModeAuto)
+			ws := th.cwd
+			if err := os.MkdirAll(filepath.Join(ws, "state"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("CODEX_HOME", tc.home(ws))
+			path := filepath.Join(ws, tc.rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			before := len(th.editor.Calls())
+			res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "x\n"})
+			if res.IsError {
+				t.Fatalf("%+v", res.StructuredContent)
+			}
+			if asked := th.askedSince(before); asked != tc.asks {
+				t.Errorf("asked = %v, want %v", asked, tc.asks)
+			}
+		})
+	}
+}
+
 // The file swapped for a link to outside while the user is asked: nothing is
 // written there, on either route.
 func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {

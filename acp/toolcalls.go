@@ -86,30 +86,77 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	s.setChange(c.ID, ch)
 
 	mode := s.currentMode()
-	content := diffContent(ch)
-	locations := changeLocations(ch)
 	// In auto mode a write into .git, .codex, .agents or .aws (or another
-	// git directory) still asks: codex's own workspace-write sandbox keeps
-	// those read-only, and these tools bypass it.
+	// git directory, or codex's home) still asks: codex's own
+	// workspace-write sandbox keeps those read-only, and these tools
+	// bypass it.
 	protected := ""
 	if mode != ModeFullAccess {
 		protected = s.protectedDir(ch.Path)
 	}
+	update := &acpsdk.SessionToolCallUpdate{
+		SessionUpdate: "tool_call_update",
+		ToolCallId:    acpsdk.ToolCallId(c.ID),
+		Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
+	}
 	if protected == "" && (mode != ModeAsk || s.alwaysAllowed(acpsdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
-		r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{
-			SessionUpdate: "tool_call_update",
-			ToolCallId:    acpsdk.ToolCallId(c.ID),
-			Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
-			Locations:     locations,
-		}})
-		return nil
+		update.Locations = changeLocations(ch)
+	} else if refusal := r.askPermission(ctx, turn, s, c, ch, protected); refusal != nil {
+		return refusal
 	}
+	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: update})
+	return nil
+}
 
-	// The permission request carries the diff preview: the editor shows it
-	// on the pending tool call while the user decides. The question ends
-	// with the call or with the turn, whichever ends first.
+// askPermission asks the user about the write: nil when allowed, else the
+// refusal for the model. The request carries the diff preview, which the
+// editor shows on the pending tool call while the user decides. The
+// question ends with the call or with the turn, whichever ends first.
+func (r *toolReporter) askPermission(ctx, turn context.Context, s *session, c *mcp.Call, ch *fsops.Change, protected string) error {
+	askCtx, stopAsk := mergeContext(ctx, turn)
+	defer stopAsk()
+	resp, err := r.agent.conn.RequestPermission(askCtx, acpsdk.RequestPermissionRequest{
+		SessionId: acpsdk.SessionId(s.id),
+		ToolCall: acpsdk.ToolCallUpdate{
+			ToolCallId: acpsdk.ToolCallId(c.ID),
+			Title:      acpsdk.Ptr(r.permissionTitle(s, c, ch, protected)),
+			Kind:       acpsdk.Ptr(acpsdk.ToolKindEdit),
+			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+			Content:    diffContent(ch),
+			Locations:  changeLocations(ch),
+			RawInput:   trimRawInput(c.Arguments),
+		},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optAllowOnce, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optAllowAlways, Name: "Always allow edits in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		},
+	})
+	var hint string
+	switch {
+	case err != nil:
+		r.agent.log.Warn("permission request failed", "session", s.id, "err", err)
+		hint = "The permission request did not complete (the turn may have been cancelled); nothing was written."
+	case turn.Err() != nil:
+		hint = "The turn ended while the user was asked; nothing was written."
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
+		return nil
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
+		s.allowAlways(acpsdk.ToolKindEdit)
+		return nil
+	case resp.Outcome.Cancelled != nil:
+		hint = "The user cancelled; nothing was written. Stop and wait for the user."
+	default:
+		hint = "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach."
+	}
+	return denied(ch.Path, hint, err)
+}
+
+// permissionTitle is the question's title: the edit, and what makes it
+// notable (a protected directory, directories it creates).
+func (r *toolReporter) permissionTitle(s *session, c *mcp.Call, ch *fsops.Change, protected string) string {
 	title := r.title(c.Tool, ch.Path)
 	if protected != "" {
 		title += " (in " + s.displayPath(protected) + ")"
@@ -121,45 +168,7 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 		}
 		title += ")"
 	}
-	askCtx, stopAsk := mergeContext(ctx, turn)
-	defer stopAsk()
-	resp, err := r.agent.conn.RequestPermission(askCtx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(s.id),
-		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: acpsdk.ToolCallId(c.ID),
-			Title:      acpsdk.Ptr(title),
-			Kind:       acpsdk.Ptr(acpsdk.ToolKindEdit),
-			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
-			Content:    content,
-			Locations:  locations,
-			RawInput:   trimRawInput(c.Arguments),
-		},
-		Options: []acpsdk.PermissionOption{
-			{OptionId: optAllowOnce, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optAllowAlways, Name: "Always allow edits in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
-			{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-		},
-	})
-	switch {
-	case err != nil:
-		r.agent.log.Warn("permission request failed", "session", s.id, "err", err)
-		return denied(ch.Path, "The permission request did not complete (the turn may have been cancelled); nothing was written.", err)
-	case turn.Err() != nil:
-		return denied(ch.Path, "The turn ended while the user was asked; nothing was written.", nil)
-	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
-	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
-		s.allowAlways(acpsdk.ToolKindEdit)
-	case resp.Outcome.Cancelled != nil:
-		return denied(ch.Path, "The user cancelled; nothing was written. Stop and wait for the user.", nil)
-	default:
-		return denied(ch.Path, "The user rejected this edit; nothing was written. Do not retry it unchanged: ask the user or try a different approach.", nil)
-	}
-	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{
-		SessionUpdate: "tool_call_update",
-		ToolCallId:    acpsdk.ToolCallId(c.ID),
-		Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
-	}})
-	return nil
+	return title
 }
 
 // CallFinished implements mcp.Observer: completed with the diff, or failed

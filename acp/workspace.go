@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/fsops"
 )
 
@@ -47,7 +48,8 @@ func (s *session) inWorkspace(path string) bool {
 }
 
 // protectedDir returns the protected directory the resolved path lies in
-// (or is), or "" if none. Git directories are recognised by what they are,
+// (or is), or "" if none: a protected name below a root, or codex's home
+// when it lies below a root (under any name). Git directories are recognised by what they are,
 // whatever their name: a directory holding HEAD, objects and refs, and the
 // directory a root's .git file points to (worktrees, submodules,
 // `git init --separate-git-dir`).
@@ -58,10 +60,19 @@ func (s *session) protectedDir(path string) string {
 			return gitdir
 		}
 	}
+	if home := codexHome(); home != "" && fsops.Within(home, path) {
+		for _, root := range roots {
+			if fsops.Within(root, home) && root != home {
+				return home
+			}
+		}
+	}
 	for _, root := range roots {
 		if !fsops.Within(root, path) || root == path {
 			continue
 		}
+		// Only components below the root count: a workspace that itself
+		// lies under a .codex or .git directory is the user's choice.
 		rel, _ := filepath.Rel(root, path)
 		dir := root
 		for _, part := range strings.Split(rel, string(filepath.Separator)) {
@@ -72,6 +83,21 @@ func (s *session) protectedDir(path string) string {
 		}
 	}
 	return ""
+}
+
+// codexHome is codex's home resolved ($CODEX_HOME, else ~/.codex), or ""
+// when it cannot be. Its config, credentials and skills steer codex as
+// .codex does, whatever its name.
+func codexHome() string {
+	home, err := codex.Home()
+	if err != nil || !filepath.IsAbs(home) {
+		return ""
+	}
+	real, err := fsops.ResolvePath(home)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // isGitDir reports whether dir looks like a git directory to git itself: a
