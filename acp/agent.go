@@ -119,6 +119,10 @@ func NewAgent(opts Options) *Agent {
 // is done, then cancels every running turn and waits for it to finish.
 // Malformed input lines are answered with JSON-RPC errors and skipped;
 // notifications other than session/cancel are ignored.
+//
+// It returns nil when in ended, the error that ended reading in otherwise,
+// or ctx's cause when ctx ended first. Either way the input guard has
+// stopped when it returns: nothing more is written to out.
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out}
 	pr, pw := io.Pipe()
@@ -134,24 +138,39 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 	})
 	guard.reads = &w.reads
-	guardDone := make(chan struct{})
+	// A read of in cannot be interrupted (os.Stdin blocks in read(2)), so the
+	// guard reads it through a pipe that Serve can close. The copier owns
+	// nothing else: blocked in in.Read after Serve returned, it ends on the
+	// next input or at in's end, failing to write to the closed pipe.
+	src, feed := io.Pipe()
 	go func() {
-		defer close(guardDone)
-		guard.run(in)
+		_, err := io.Copy(feed, in)
+		feed.CloseWithError(err) // nil: EOF
 	}()
+	guardErr := make(chan error, 1)
+	go func() { guardErr <- guard.run(src) }()
 
 	select {
 	case <-a.conn.Done():
 	case <-ctx.Done():
 	}
 	a.closeAllSessions()
-	// Unblock the guard if the SDK stopped reading first.
+	// Stop the guard, whichever way it stands: reading (src closed) or
+	// feeding an SDK that stopped reading first (pr closed).
+	src.CloseWithError(errServeStopped)
 	pr.CloseWithError(io.ErrClosedPipe)
-	if ctx.Err() == nil {
-		<-guardDone
+	err := <-guardErr
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case errors.Is(err, errServeStopped), errors.Is(err, io.ErrClosedPipe):
+		return nil // the SDK ended the connection; the guard was stopped after
 	}
-	return nil
+	return err
 }
+
+// errServeStopped stops the input guard when Serve returns.
+var errServeStopped = errors.New("serve stopped")
 
 func (a *Agent) closeAllSessions() {
 	a.mu.Lock()

@@ -111,8 +111,9 @@ func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, can
 }
 
 // run copies in to the SDK line by line until in ends or the SDK stops
-// reading, then closes the SDK's input.
-func (g *inputGuard) run(in io.Reader) {
+// reading, then closes the SDK's input. It returns nil when in ended, else
+// the error that stopped it.
+func (g *inputGuard) run(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64*1024)
 	var big topLevel
 	var err error
@@ -131,9 +132,10 @@ func (g *inputGuard) run(in io.Reader) {
 	g.failed.flush(g.log)
 	if !errors.Is(err, io.EOF) {
 		g.sdk.CloseWithError(err)
-		return
+		return err
 	}
 	g.sdk.Close()
+	return nil
 }
 
 // handle routes one line of at most g.limit bytes. It fails only when the

@@ -233,7 +233,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer be.Close()
 		agentOpts.Backend = be
 	}
-	return acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
+	err = acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
+	if ctx.Err() != nil {
+		// Stopped by a signal: a requested stop, not a failure.
+		log.Info("stopped", "cause", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the editor's messages: %w", err)
+	}
+	return nil
 }
 
 // modelCatalog prepares codex's model catalog without apply_patch (cached per
