@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -434,6 +435,7 @@ type turnHandler struct {
 	closed    bool
 	turnID    string                   // once turn/start answered; others' notifications are dropped
 	completed map[string]chan struct{} // by turn id, closed by turn/completed
+	mcpCalls  []*events.Item           // MCP tool calls started and not completed (mcpElicitation)
 }
 
 func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
@@ -502,6 +504,7 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 		h.log.Warn("unreadable app-server notification", "method", method, "err", err, "bytes", len(params))
 	}
 	for _, ev := range evs {
+		h.trackMCPCall(ev)
 		h.out.Event(ev)
 	}
 	if method == "turn/completed" && turn != "" {
@@ -537,8 +540,125 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 	case "item/permissions/requestApproval":
 		return map[string]any{"permissions": map[string]any{}}, nil
 	case "mcpServer/elicitation/request":
-		return map[string]any{"action": "decline"}, nil
+		return h.mcpElicitation(ctx, params)
 	}
 	h.log.Debug("app-server request not supported", "method", method)
 	return nil, &codex.RPCError{Code: -32601, Message: "codexacp does not support " + method}
+}
+
+// trackMCPCall keeps the MCP tool calls in progress, which codex's approval
+// questions do not name (mcpElicitation); h.mu is held.
+func (h *turnHandler) trackMCPCall(ev events.Event) {
+	if ev.Item == nil || ev.Item.Type != events.ItemMCPToolCall {
+		return
+	}
+	switch ev.Type {
+	case events.TypeItemStarted:
+		h.mcpCalls = append(h.mcpCalls, ev.Item)
+	case events.TypeItemCompleted:
+		h.mcpCalls = slices.DeleteFunc(h.mcpCalls, func(it *events.Item) bool { return it.ID == ev.Item.ID })
+	}
+}
+
+// mcpCallItem is the id of the call in progress an approval question is
+// about: the newest of that server's tool, preferring one with the same
+// arguments. Codex announces the call (item/started) before it asks.
+func (h *turnHandler) mcpCallItem(server, tool string, args json.RawMessage) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	found := ""
+	for i := len(h.mcpCalls) - 1; i >= 0; i-- {
+		it := h.mcpCalls[i]
+		if it.Server != server || it.Tool != tool {
+			continue
+		}
+		if sameJSONArgs(it.Arguments, args) {
+			return it.ID
+		}
+		if found == "" {
+			found = it.ID
+		}
+	}
+	return found
+}
+
+func sameJSONArgs(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(x) // map keys sorted: a canonical form
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+// mcpElicitation answers an mcpServer/elicitation/request. Codex 0.169 asks
+// this way before it runs an MCP tool that needs approval (a form with no
+// fields whose _meta.codex_approval_kind is "mcp_tool_call"); that question
+// goes to the editor. Other elicitations, an MCP server's own questions,
+// are declined: codexacp does not offer them.
+func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		ServerName string `json:"serverName"`
+		Message    string `json:"message"`
+		Meta       struct {
+			Kind       string          `json:"codex_approval_kind"`
+			Persist    json.RawMessage `json:"persist"`
+			ToolName   string          `json:"tool_name"`
+			ToolParams json.RawMessage `json:"tool_params"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
+	}
+	approver, ok := h.out.(mcpToolApprover)
+	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" || !ok {
+		h.log.Debug("MCP elicitation declined", "server", p.ServerName, "kind", p.Meta.Kind)
+		return map[string]any{"action": "decline"}, nil
+	}
+	req := MCPToolApproval{
+		ItemID:     h.mcpCallItem(p.ServerName, p.Meta.ToolName, p.Meta.ToolParams),
+		Server:     p.ServerName,
+		Tool:       p.Meta.ToolName,
+		Arguments:  p.Meta.ToolParams,
+		Message:    p.Message,
+		ForSession: persistOffers(p.Meta.Persist, "session"),
+	}
+	d := approver.ApproveMCPTool(ctx, req)
+	h.log.Info("MCP tool approval", "item", req.ItemID, "server", req.Server, "tool", req.Tool, "decision", d)
+	return mcpApprovalAnswer(d), nil
+}
+
+// mcpApprovalAnswer is the elicitation result codex reads as the decision:
+// accept runs the call, with _meta.persist "session" codex also remembers
+// it for the thread; decline and cancel skip it, and the model is told.
+func mcpApprovalAnswer(d ApprovalDecision) map[string]any {
+	switch d {
+	case ApprovalAccept:
+		return map[string]any{"action": "accept"}
+	case ApprovalAcceptForSession:
+		return map[string]any{"action": "accept", "_meta": map[string]any{"persist": "session"}}
+	case ApprovalCancel:
+		return map[string]any{"action": "cancel"}
+	default:
+		return map[string]any{"action": "decline"}
+	}
+}
+
+// persistOffers reports whether codex's _meta.persist (a string or a list
+// of them) offers want.
+func persistOffers(raw json.RawMessage, want string) bool {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one == want
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) == nil {
+		for _, s := range many {
+			if s == want {
+				return true
+			}
+		}
+	}
+	return false
 }

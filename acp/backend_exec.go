@@ -202,7 +202,7 @@ func execInvocation(t Turn) codex.Invocation {
 		Prompt:   t.Prompt,
 		Sandbox:  t.Mode.Sandbox(),
 		Model:    t.Model,
-		Config:   append([]string(nil), t.editorMCP.config...),
+		Config:   t.editorMCP.execConfig(t.Mode),
 		Env:      append([]string(nil), t.editorMCP.env...),
 	}
 	if t.Effort != "" {

@@ -14,7 +14,7 @@ const ownServerName = "acp"
 // mcpSetup is how the editor's MCP servers reach codex: -c overrides, and
 // environment variables carrying HTTP header values.
 type mcpSetup struct {
-	config []string // mcp_servers.NAME={...}
+	config []string // mcp_servers.NAME={...}, without an approval mode (see execConfig)
 	env    []string // KEY=VALUE for the codex process
 	// thread is the same for an app-server thread's config, where header
 	// values go inline: the thread's config travels over the app-server's
@@ -80,6 +80,27 @@ func clientMCPConfig(servers []acpsdk.McpServer) (mcpSetup, error) {
 		out.thread["mcp_servers."+key] = value
 	}
 	return out, nil
+}
+
+// execConfig is config for a codex exec turn in mode. Codex asks before it
+// runs an MCP tool it cannot tell is read-only (no readOnlyHint), and codex
+// exec has no one to ask: under its approval policy "never" such a call
+// fails ("MCP tool call requires approval, but approval policy is never").
+// So outside read-only mode the editor's servers are registered with
+// default_tools_approval_mode="approve": their tools run as the editor's
+// configuration has them, as they would in the editor's other agents. In
+// read-only mode only their read-only tools run: nothing there may change
+// anything, and an MCP server runs outside codex's sandbox. (The app-server
+// backend puts each such call to the user instead; see mcpapproval.go.)
+func (m mcpSetup) execConfig(mode Mode) []string {
+	out := make([]string, len(m.config))
+	for i, c := range m.config {
+		if mode != ModeReadOnly {
+			c = strings.TrimSuffix(c, "}") + `, default_tools_approval_mode="approve"}`
+		}
+		out[i] = c
+	}
+	return out
 }
 
 func sanitizeName(name string) string {
