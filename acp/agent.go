@@ -33,16 +33,16 @@ type Options struct {
 	// Tools serves the file tools to codex. Nil: codex runs without them
 	// (and keeps its own editing).
 	Tools *mcp.Host
-	// Catalog returns the path of a model catalog without codex's own
-	// apply_patch tool. Nil: codex's bundled catalog is used.
-	Catalog func(ctx context.Context) (string, error)
+	// Catalog is the path of a model catalog without codex's own
+	// apply_patch tool. Empty: codex's bundled catalog is used.
+	Catalog string
 	// ContextWindow is the model's context window in tokens, reported in
 	// usage_update. 0: unknown, no usage_update is sent.
 	ContextWindow int
 	// Models are codex's models for the model picker, codex's default
 	// first (codex.Models). None: no model or effort picker.
 	Models []codex.Model
-	// ModelInfo, when set, stands for ContextWindow and Models: it is
+	// ModelInfo, when set, stands for Catalog, ContextWindow and Models: it is
 	// called once, when a session first needs them, and may block until
 	// codex's catalog is ready (so that the agent answers initialize at
 	// once).
@@ -108,7 +108,9 @@ func NewAgent(opts Options) *Agent {
 	if opts.StateDir != "" {
 		a.store = &sessionStore{dir: opts.StateDir}
 	}
-	a.modelInfo = func() ModelInfo { return ModelInfo{ContextWindow: opts.ContextWindow, Models: opts.Models} }
+	a.modelInfo = func() ModelInfo {
+		return ModelInfo{Catalog: opts.Catalog, ContextWindow: opts.ContextWindow, Models: opts.Models}
+	}
 	if opts.ModelInfo != nil {
 		a.modelInfo = sync.OnceValue(opts.ModelInfo)
 	}

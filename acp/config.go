@@ -15,6 +15,7 @@ import (
 // from the next turn; mode is the same setting as session/set_mode.
 // ModelInfo is what codex's model catalog tells the agent.
 type ModelInfo struct {
+	Catalog       string        // the catalog without apply_patch; empty: codex's own
 	ContextWindow int           // of the configured model; 0: unknown
 	Models        []codex.Model // for the model picker, codex's default first
 }

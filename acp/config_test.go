@@ -1,14 +1,18 @@
 package acp
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/mcp"
 )
 
 var testModels = []codex.Model{
@@ -160,5 +164,33 @@ func TestConfigOptionsWithoutCatalog(t *testing.T) {
 	}
 	if got := current(resp.ConfigOptions); !sameMap(got, map[string]string{"mode": "ask"}) {
 		t.Errorf("options = %v", got)
+	}
+}
+
+// The catalog without apply_patch reaches every turn that has the file
+// tools, whether it was given as a value or prepared in the background.
+func TestTurnCarriesTheCatalog(t *testing.T) {
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"value", Options{Tools: host, Catalog: "/cache/a.json"}, "/cache/a.json"},
+		{"prepared", Options{Tools: host, ModelInfo: func() ModelInfo { return ModelInfo{Catalog: "/cache/b.json"} }}, "/cache/b.json"},
+		{"none", Options{Tools: host}, ""},
+		{"no file tools", Options{Catalog: "/cache/a.json"}, ""}, // codex keeps its own apply_patch
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewAgent(tc.opts)
+			s := newSession(newSessionID(), t.TempDir(), nil, mcpSetup{}, events.Options{})
+			if turn, _ := a.turn(context.Background(), s, "hi"); turn.Catalog != tc.want {
+				t.Errorf("turn catalog %q, want %q", turn.Catalog, tc.want)
+			}
+		})
 	}
 }

@@ -122,14 +122,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 	t.Model, t.Effort, window = a.turnModel(s)
 	if a.opts.Tools != nil {
 		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
-		if a.opts.Catalog != nil {
-			path, err := a.opts.Catalog(ctx)
-			if err != nil {
-				a.log.Warn("no model catalog without apply_patch; codex keeps its own patch tool", "err", err)
-			} else {
-				t.Catalog = path
-			}
-		}
+		t.Catalog = a.modelInfo().Catalog
 	}
 	return t, window
 }

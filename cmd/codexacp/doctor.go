@@ -45,11 +45,10 @@ func doctor(ctx context.Context, o *options, out io.Writer, log *slog.Logger) er
 		} else {
 			check("codex", true, fmt.Sprintf("%s (%s)", path, strings.TrimSpace(string(v))))
 			catalog, window := modelCatalog(ctx, log, path, o.config)
-			if catalog == nil {
+			if catalog == "" {
 				check("model catalog", false, "could not be built: codex would keep its own apply_patch tool (the log on stderr says why; --log-level debug shows more)")
 			} else {
-				p, _ := catalog(ctx)
-				check("model catalog", true, p+" (without apply_patch)")
+				check("model catalog", true, catalog+" (without apply_patch)")
 				model := codex.ConfiguredModel(o.config)
 				if model == "" {
 					model = "codex's default"

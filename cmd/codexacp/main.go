@@ -187,7 +187,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		log.Error("codex not available", "err", findErr)
 	} else {
 		log.Info("using codex", "path", path, "backend", o.backend)
-		agentOpts.Catalog, agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
+		agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 		agentOpts.Auth = prepareAuth(ctx, log, path, o.config, o.backend, args)
@@ -247,16 +247,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // modelCatalog prepares codex's model catalog without apply_patch (cached per
 // codex version in the user's cache directory) and reads the configured
-// model's context window from it. On failure codex keeps its own catalog.
-func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), int) {
-	catalog, info := catalogInfo(ctx, log, codexPath, config)
-	return catalog, info.ContextWindow
+// model's context window from it. On failure the path is empty: codex keeps
+// its own catalog.
+func modelCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) (string, int) {
+	info := catalogInfo(ctx, log, codexPath, config)
+	return info.Catalog, info.ContextWindow
 }
 
 // catalogInfo prepares the catalog (see modelCatalog) and reads the model
 // picker's models and the configured model's context window from it, in
 // one pass over the file where it can.
-func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), acp.ModelInfo) {
+func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config []string) acp.ModelInfo {
 	cacheDir, err := os.UserCacheDir()
 	if err != nil {
 		cacheDir = os.TempDir()
@@ -265,9 +266,9 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 	path, err := codex.ModelCatalog(ctx, codexPath, cacheDir)
 	if err != nil {
 		log.Warn("cannot build the model catalog without apply_patch; codex keeps its own patch tool", "err", err)
-		return nil, acp.ModelInfo{}
+		return acp.ModelInfo{}
 	}
-	var info acp.ModelInfo
+	info := acp.ModelInfo{Catalog: path}
 	if info.Models, err = codex.Models(path); err != nil {
 		log.Warn("no model picker", "err", err)
 	}
@@ -286,33 +287,23 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 			log.Info("context window unknown; no usage updates", "err", err)
 		}
 	}
-	return func(context.Context) (string, error) { return path, nil }, info
+	return info
 }
 
 // prepareCatalog makes codex's model catalog in the background (the agent
-// answers initialize meanwhile) and returns functions that wait for it.
-// The goroutine is not waited for at exit: it ends by itself (codex runs
-// are bounded), and an agent that is leaving has no use for its result.
-func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) (func(context.Context) (string, error), func() acp.ModelInfo) {
+// answers initialize meanwhile) and returns a function that waits for it
+// (acp.Options.ModelInfo: the agent calls it once, when a session first
+// needs the catalog). The goroutine is not waited for at exit: it ends by
+// itself (codex runs are bounded), and an agent that is leaving has no use
+// for its result.
+func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) func() acp.ModelInfo {
 	ready := make(chan struct{})
-	var catalog func(context.Context) (string, error)
 	var info acp.ModelInfo
 	go func() {
 		defer close(ready)
-		catalog, info = catalogInfo(ctx, log, codexPath, config)
+		info = catalogInfo(ctx, log, codexPath, config)
 	}()
-	wait := func(ctx context.Context) (string, error) {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return "", context.Cause(ctx)
-		}
-		if catalog == nil {
-			return "", errors.New("no model catalog (see the log at start-up)")
-		}
-		return catalog(ctx)
-	}
-	return wait, func() acp.ModelInfo { <-ready; return info }
+	return func() acp.ModelInfo { <-ready; return info }
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails
