@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -506,7 +505,9 @@ func TestWriteOutsideTurnRefused(t *testing.T) {
 	if _, open := th.editor.Buffer(path); open {
 		t.Error("written outside a turn")
 	}
-	time.Sleep(50 * time.Millisecond) // would-be updates are notifications: give them a moment
+	if err := th.editor.Sync(th.ctx); err != nil {
+		t.Fatal(err)
+	}
 	if n := len(th.editor.Updates()); n != before {
 		t.Errorf("%d updates sent outside a turn", n-before)
 	}

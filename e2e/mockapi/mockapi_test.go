@@ -170,28 +170,42 @@ func TestHangRelease(t *testing.T) {
 	}
 }
 
+// A hang nobody releases ends with its request (codex went away) or with
+// the server: the stream stops after the items before the hang, without a
+// completion, and Close does not wait for it.
 func TestHangEndsWithRequest(t *testing.T) {
-	s := New(t)
-	resp, hold := Hang()
-	s.Enqueue(resp)
-	ctx, cancel := context.WithCancel(context.Background())
-	r := post(t, ctx, s.URL(), `{}`)
-	<-hold.Reached()
-	cancel()
-	io.Copy(io.Discard, r.Body) // ends with the cancelled request
-	r.Body.Close()
-	// Close must not wait for a hang nobody releases.
-	s2 := New(t)
-	resp2, hold2 := Hang()
-	s2.Enqueue(resp2)
-	go func() {
-		if r, err := http.Post(s2.URL()+"/responses", "application/json", strings.NewReader("{}")); err == nil {
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-		}
-	}()
-	<-hold2.Reached()
-	s2.Close()
+	for _, tc := range []struct {
+		name string
+		end  func(s *Server, cancel context.CancelFunc)
+	}{
+		{"request cancelled", func(_ *Server, cancel context.CancelFunc) { cancel() }},
+		{"server closed", func(s *Server, _ context.CancelFunc) { s.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(t)
+			resp, hold := Hang(Message("partial"))
+			s.Enqueue(resp)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := post(t, ctx, s.URL(), `{}`)
+			defer r.Body.Close()
+			var got []string
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				readEvents(t, r.Body, func(e event) { got = append(got, e.name) })
+			}()
+			<-hold.Reached()
+			tc.end(s, cancel)
+			<-done // the stream ended: nothing else would end it
+			if len(got) != 4 || got[3] != "response.output_item.done" {
+				t.Errorf("events = %q, want the 4 before the hang and no more", got)
+			}
+			if slices.Contains(got, "response.completed") {
+				t.Error("a hang that was never released completed")
+			}
+		})
+	}
 }
 
 func TestRequestHelpers(t *testing.T) {

@@ -158,6 +158,23 @@ func (e *Editor) Raw() [][]byte {
 	return append([][]byte(nil), e.raw...)
 }
 
+// Sync returns once every notification the agent wrote before answering a
+// request sent now has been handled and recorded: after it, an update the
+// agent did not send before this call will not turn up late. (The SDK hands
+// over a response only after the notifications that preceded it; the agent
+// answers this extension request with "method not found".)
+func (e *Editor) Sync(ctx context.Context) error {
+	_, err := e.Conn.CallExtension(ctx, "_fakeeditor/sync", nil)
+	var re *acpsdk.RequestError
+	if errors.As(err, &re) && re.Code == acpsdk.NewMethodNotFound("").Code {
+		return nil
+	}
+	if err == nil {
+		return errors.New("fakeeditor: the agent answered the sync request")
+	}
+	return err
+}
+
 // WaitForUpdate blocks until an update satisfying match has arrived or ctx ends.
 func (e *Editor) WaitForUpdate(ctx context.Context, match func(acpsdk.SessionUpdate) bool) error {
 	for {
