@@ -38,12 +38,20 @@ type buildError struct {
 
 func (b *buildError) Error() string { return "building mcpfixture: " + b.err.Error() + "\n" + b.out }
 
-// fixtureServer is the MCP fixture as the editor passes it, writing what
-// its note tool records to notes.
-func fixtureServer(t *testing.T, notes string) acpsdk.McpServer {
+// fixtureServer is the MCP fixture as the editor passes it, run from a copy
+// in dir, writing what its note tool records to notes.
+func fixtureServer(t *testing.T, dir, notes string) acpsdk.McpServer {
 	t.Helper()
-	bin, err := mcpFixtureBin()
+	built, err := mcpFixtureBin()
 	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "mcpfixture")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return acpsdk.McpServer{Stdio: &acpsdk.McpServerStdio{Name: "fixture", Command: bin, Args: []string{},
@@ -51,11 +59,14 @@ func fixtureServer(t *testing.T, notes string) acpsdk.McpServer {
 }
 
 // mcpSession opens the test's session with the fixture as the editor's MCP
-// server, in mode; it returns the file the note tool writes.
+// server, in mode; it returns the file the note tool writes. The fixture
+// runs from the test's temporary directory, so that a recorded transcript
+// names no path of the machine (see recordCorpus).
 func (e *env) mcpSession(t *testing.T, mode string) (notes string) {
 	t.Helper()
-	notes = filepath.Join(t.TempDir(), "notes.log")
-	resp, err := e.editor.Conn.NewSession(e.ctx, acpsdk.NewSessionRequest{Cwd: e.cwd, McpServers: []acpsdk.McpServer{fixtureServer(t, notes)}})
+	root := filepath.Dir(e.cwd)
+	notes = filepath.Join(root, "notes.log")
+	resp, err := e.editor.Conn.NewSession(e.ctx, acpsdk.NewSessionRequest{Cwd: e.cwd, McpServers: []acpsdk.McpServer{fixtureServer(t, root, notes)}})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
