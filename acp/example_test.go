@@ -1,0 +1,52 @@
+package acp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/codexacp/codexacp/acp"
+)
+
+// noTurns is a Backend for the example: the command uses acp.ExecBackend
+// or acp.AppServerBackend.
+type noTurns struct{}
+
+func (noTurns) Run(context.Context, acp.Turn, acp.TurnOutput) error { return nil }
+
+// An agent speaks ACP on any reader and writer (the command passes stdin
+// and stdout); Serve returns nil once the input ends.
+func ExampleNewAgent() {
+	agent := acp.NewAgent(acp.Options{Backend: noTurns{}, Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- agent.Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	line, _ := bufio.NewReader(outR).ReadBytes('\n')
+	var resp struct {
+		Result struct {
+			ProtocolVersion int `json:"protocolVersion"`
+			AgentInfo       struct {
+				Name, Version string
+			} `json:"agentInfo"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(resp.Result.AgentInfo.Name, resp.Result.AgentInfo.Version, "speaks ACP", resp.Result.ProtocolVersion)
+
+	inW.Close() // the editor went away
+	fmt.Println("Serve:", <-served)
+	// Output:
+	// codexacp 1.0.0 speaks ACP 1
+	// Serve: <nil>
+}
