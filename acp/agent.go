@@ -217,7 +217,7 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 		},
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:         a.store != nil,
-			PromptCapabilities:  acpsdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities:  acpsdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:     acpsdk.McpCapabilities{Http: true},
 			SessionCapabilities: sessionCaps,
 			Auth:                a.authCapabilities(),

@@ -142,8 +142,11 @@ func TestInitialize(t *testing.T) {
 	if resp.ProtocolVersion != 1 || resp.AgentInfo == nil || resp.AgentInfo.Name != "codexacp" || resp.AgentInfo.Version != "test" {
 		t.Errorf("initialize response = %+v", resp)
 	}
-	if resp.AgentCapabilities.LoadSession || resp.AgentCapabilities.PromptCapabilities.Image {
-		t.Errorf("advertises capabilities that do not work: %+v", resp.AgentCapabilities)
+	if resp.AgentCapabilities.LoadSession {
+		t.Errorf("advertises loadSession without a session store: %+v", resp.AgentCapabilities)
+	}
+	if pc := resp.AgentCapabilities.PromptCapabilities; !pc.Image || !pc.EmbeddedContext || pc.Audio {
+		t.Errorf("promptCapabilities = %+v, want image and embeddedContext, no audio", pc)
 	}
 	// authMethods must be an empty array on the wire, not null or missing.
 	found := false
@@ -446,12 +449,13 @@ func TestPromptText(t *testing.T) {
 		{"text", []acpsdk.ContentBlock{acpsdk.TextBlock("fix it")}, "fix it", ""},
 		{"link", []acpsdk.ContentBlock{acpsdk.TextBlock("look at"), acpsdk.ResourceLinkBlock("a.go", "file:///w/a.go")}, "look at\n[@a.go](file:///w/a.go)", ""},
 		{"embedded", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), res}, "see\n<context ref=\"file:///w/a.go\">\npackage a\n</context>", ""},
-		{"image", []acpsdk.ContentBlock{acpsdk.ImageBlock("AAAA", "image/png")}, "", "images are not supported"},
+		{"image only", []acpsdk.ContentBlock{acpsdk.ImageBlock(pngBase64, "image/png")}, "", "only images"},
+		{"bad image", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), acpsdk.ImageBlock("AAAA", "image/png")}, "", "prompt block 1: the image data is not a PNG"},
 		{"empty", []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}, "", "empty"},
 		{"none", nil, "", "empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := promptText(tc.blocks)
+			got, _, err := promptContent(tc.blocks)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

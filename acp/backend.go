@@ -43,6 +43,7 @@ type Turn struct {
 	Dirs      []string // additional workspace directories (writable in auto mode)
 	ThreadID  string   // the codex thread to continue; empty starts one
 	Prompt    string
+	Images    []Image // attached to the prompt, checked (images.go)
 	Mode      Mode
 	Model     string // empty: codex's configured model
 	Effort    string // reasoning effort; empty: the model's default

@@ -296,7 +296,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	defer cancelStart()
 	params := map[string]any{
 		"threadId":       thread,
-		"input":          []any{map[string]any{"type": "text", "text": t.Prompt}},
+		"input":          appServerInput(t),
 		"cwd":            t.Cwd,
 		"sandboxPolicy":  sandbox,
 		"approvalPolicy": approval,
@@ -661,4 +661,21 @@ func persistOffers(raw json.RawMessage, want string) bool {
 		}
 	}
 	return false
+}
+
+// appServerInput is the turn's prompt as turn/start input items: its
+// images first, as codex exec attaches them, then the text. An inline
+// image goes as a data URL (no file to write, nor to remove after a
+// crash); a file of the user's by its path, which codex reads and names
+// to the model, as exec's --image does.
+func appServerInput(t Turn) []any {
+	input := make([]any, 0, len(t.Images)+1)
+	for _, img := range t.Images {
+		if img.Path != "" {
+			input = append(input, map[string]any{"type": "localImage", "path": img.Path})
+		} else {
+			input = append(input, map[string]any{"type": "image", "url": img.DataURL()})
+		}
+	}
+	return append(input, map[string]any{"type": "text", "text": t.Prompt})
 }

@@ -31,6 +31,10 @@ type ExecBackend struct {
 	// Idle ends a session's waiting codex after this long without a prompt;
 	// 0 means DefaultPrestartIdle, negative never.
 	Idle time.Duration
+	// ImageDir is where a turn's inline images are written for codex's
+	// --image, each turn in a private directory removed when it ends;
+	// empty: the system's temporary directory.
+	ImageDir string
 
 	mu      sync.Mutex
 	waiting map[string]codex.Invocation // by session id: what was prestarted
@@ -68,13 +72,34 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 	if p, ok := b.Runner.(Prestarter); ok {
 		// The waiting codex is this turn's if nothing changed since it was
 		// started (the runner matches it); else it is of no use any more.
+		// A turn with images runs its own (they are on its command line,
+		// which the runner matches): the waiting one, started for the same
+		// command without them, stays for the next turn.
 		b.mu.Lock()
 		prev, had := b.waiting[t.SessionID]
-		delete(b.waiting, t.SessionID)
+		same := had && sameCommand(prev, inv)
+		keep := same && len(t.Images) > 0
+		if !keep {
+			delete(b.waiting, t.SessionID)
+		}
 		b.mu.Unlock()
-		if had && !sameCommand(prev, inv) {
+		if had && !same {
 			p.Discard(prev)
 		}
+	}
+	if len(t.Images) > 0 {
+		files, err := writeImageFiles(b.ImageDir, t.Images)
+		if err != nil {
+			return err
+		}
+		// Deferred: gone however the turn ends (cancelled, failed, codex
+		// crashed); codex has read them when the turn started.
+		defer func() {
+			if err := files.Remove(); err != nil {
+				log.Warn("could not remove the prompt's image files", "session", t.SessionID, "err", err)
+			}
+		}()
+		inv.Images = files.Paths
 	}
 	return b.Runner.Run(ctx, inv, func(line []byte) {
 		ev, err := events.Parse(line)
@@ -97,7 +122,7 @@ func (b *ExecBackend) Prepare(t Turn) {
 	if !ok {
 		return
 	}
-	t.Prompt = ""
+	t.Prompt, t.Images = "", nil
 	inv := execInvocation(t)
 	b.mu.Lock()
 	if b.closed {

@@ -18,7 +18,7 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	text, err := promptText(req.Prompt)
+	text, images, err := promptContent(req.Prompt)
 	if err != nil {
 		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
@@ -33,16 +33,17 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	defer s.endTurn()
-	return a.runTurn(turnCtx, s, text)
+	return a.runTurn(turnCtx, s, text, images)
 }
 
-func (a *Agent) runTurn(ctx context.Context, s *session, text string) (acpsdk.PromptResponse, error) {
+func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image) (acpsdk.PromptResponse, error) {
 	turn, window := a.turn(ctx, s, text)
+	turn.Images = images
 	s.trMu.Lock()
 	s.translator.SetContextWindow(window)
 	s.trMu.Unlock()
 	log := a.log.With("session", s.id)
-	log.Info("turn started", "resume", turn.ThreadID != "", "mode", turn.Mode)
+	log.Info("turn started", "resume", turn.ThreadID != "", "mode", turn.Mode, "images", len(turn.Images))
 
 	s.trMu.Lock()
 	s.translator.BeginTurn()
@@ -139,11 +140,13 @@ func turnError(msg string) *acpsdk.RequestError {
 	return internalError(msg)
 }
 
-// promptText flattens the prompt's content blocks into the text codex reads.
-// Resource links become references codex can open with its tools; embedded
-// text resources are inlined with their URI.
-func promptText(blocks []acpsdk.ContentBlock) (string, error) {
+// promptContent flattens the prompt's content blocks into the text codex
+// reads and the images that go with it (attached before the text, as codex
+// itself does). Resource links become references codex can open with its
+// tools; embedded text resources are inlined with their URI.
+func promptContent(blocks []acpsdk.ContentBlock) (string, []Image, error) {
 	var parts []string
+	var images []Image
 	for i, b := range blocks {
 		switch {
 		case b.Text != nil:
@@ -155,18 +158,26 @@ func promptText(blocks []acpsdk.ContentBlock) (string, error) {
 			r := b.Resource.Resource.TextResourceContents
 			parts = append(parts, fmt.Sprintf("<context ref=%q>\n%s\n</context>", r.Uri, r.Text))
 		case b.Resource != nil:
-			return "", fmt.Errorf("prompt block %d: binary resources are not supported", i)
+			return "", nil, fmt.Errorf("prompt block %d: binary resources are not supported", i)
 		case b.Image != nil:
-			return "", fmt.Errorf("prompt block %d: images are not supported", i)
+			img, err := promptImage(b.Image)
+			if err != nil {
+				return "", nil, fmt.Errorf("prompt block %d: %w", i, err)
+			}
+			images = append(images, img)
 		case b.Audio != nil:
-			return "", fmt.Errorf("prompt block %d: audio is not supported", i)
+			return "", nil, fmt.Errorf("prompt block %d: audio is not supported", i)
 		default:
-			return "", fmt.Errorf("prompt block %d: unknown content type", i)
+			return "", nil, fmt.Errorf("prompt block %d: unknown content type", i)
 		}
 	}
 	text := strings.Join(parts, "\n")
 	if strings.TrimSpace(text) == "" {
-		return "", errors.New("the prompt is empty")
+		if len(images) > 0 {
+			// codex exec refuses a prompt without text; both backends agree.
+			return "", nil, errors.New("the prompt has only images: add text saying what to do with them")
+		}
+		return "", nil, errors.New("the prompt is empty")
 	}
-	return text, nil
+	return text, images, nil
 }

@@ -68,6 +68,10 @@ type Invocation struct {
 	Model    string   // optional -m
 	Config   []string // extra -c for this run (our MCP server, model catalog, developer_instructions, ...)
 	Env      []string // extra KEY=VALUE (e.g. CODEXACP_MCP_TOKEN=...); later values win
+	// Images are image files attached to the prompt (--image=PATH each),
+	// read by codex when the turn starts; absolute, without ',' (codex
+	// splits the option's value on commas).
+	Images []string
 }
 
 // ExitError reports a codex process that ended with a non-zero status.
@@ -140,6 +144,13 @@ func (r *Runner) Command(inv Invocation) (args []string, env []string) {
 		if inv.Model != "" {
 			args = append(args, "-m", inv.Model)
 		}
+	}
+	// `resume` has its own --image. The `=` form matters: `-i PATH`
+	// takes every following value, the prompt's `-` included.
+	for _, path := range inv.Images {
+		args = append(args, "--image="+path)
+	}
+	if inv.ThreadID != "" {
 		args = append(args, inv.ThreadID)
 	}
 	args = append(args, "-") // the prompt comes on stdin
@@ -186,6 +197,11 @@ func (inv Invocation) validate() error {
 	}
 	if strings.HasPrefix(inv.ThreadID, "-") {
 		return fmt.Errorf("codex: invalid thread id %q", inv.ThreadID)
+	}
+	for _, path := range inv.Images {
+		if !filepath.IsAbs(path) || strings.Contains(path, ",") {
+			return fmt.Errorf("codex: image path %q is not absolute or contains a comma", path)
+		}
 	}
 	return nil
 }

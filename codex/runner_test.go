@@ -52,6 +52,22 @@ func TestCommand(t *testing.T) {
 			wantEnv: []string{"HOME=/home/u", "PATH=/bin"},
 		},
 		{
+			name: "images on a first turn come before the prompt's -",
+			inv:  Invocation{Cwd: "/ws", Sandbox: SandboxReadOnly, Images: []string{"/tmp/i/image-1.png", "/ws/shot.jpg"}},
+			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-C", "/ws", "-s", "read-only",
+				"-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`,
+				"--image=/tmp/i/image-1.png", "--image=/ws/shot.jpg", "-"},
+			wantEnv: []string{"HOME=/home/u", "PATH=/bin"},
+		},
+		{
+			name: "images on a resumed turn are resume's",
+			inv:  Invocation{Cwd: "/ws", ThreadID: "t1", Model: "gpt-5.5", Images: []string{"/tmp/i/image-1.png"}},
+			wantArgs: []string{"exec", "-C", "/ws",
+				"-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`,
+				"resume", "--json", "--skip-git-repo-check", "-m", "gpt-5.5", "--image=/tmp/i/image-1.png", "t1", "-"},
+			wantEnv: []string{"HOME=/home/u", "PATH=/bin"},
+		},
+		{
 			name: "no sandbox leaves codex's default",
 			inv:  Invocation{Cwd: "/ws", ThreadID: "t1"},
 			wantArgs: []string{"exec", "-C", "/ws",
@@ -105,6 +121,8 @@ func TestRunRejectsBadInvocation(t *testing.T) {
 		{Cwd: "/ws", Sandbox: "yolo"},
 		{Cwd: "/", ThreadID: "--last"},
 		{Cwd: "/nonexistent-dir/ws"},
+		{Cwd: "/ws", Images: []string{"image.png"}},
+		{Cwd: "/ws", Images: []string{"/ws/a,b.png"}},
 	} {
 		err := r.Run(context.Background(), inv, func([]byte) {})
 		if err == nil || errors.Is(err, ErrNotFound) {
