@@ -52,6 +52,7 @@ var corpusTests = map[string]bool{
 	"TestClientFSErrorReachesModel":           true,
 	"TestWriteOutsideWorkspaceRefused":        true,
 	"TestCreatedFileDiffHasNoOldText":         true,
+	"TestImagePrompt":                         true,
 }
 
 // appServerCorpusTests are tests of the app-server backend alone (by their

@@ -215,6 +215,7 @@ func TestRequestHelpers(t *testing.T) {
 		"input":[
 			{"type":"message","role":"developer","content":[{"type":"input_text","text":"dev"}]},
 			{"type":"message","role":"user","content":[{"type":"input_text","text":"q1"}]},
+			{"type":"message","role":"user","content":[{"type":"input_text","text":"<image>"},{"type":"input_image","image_url":"data:image/png;base64,AA=="},{"type":"input_text","text":"q2"}]},
 			{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a1"}]},
 			{"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{}"},
 			{"type":"function_call_output","call_id":"c1","output":"Exit code: 0"},
@@ -231,6 +232,15 @@ func TestRequestHelpers(t *testing.T) {
 	}
 	if got := r.Texts("assistant"); !slices.Equal(got, []string{"a1"}) {
 		t.Errorf("Texts(assistant) = %q", got)
+	}
+	if got := r.Images("user"); !slices.Equal(got, []string{"data:image/png;base64,AA=="}) {
+		t.Errorf("Images(user) = %q", got)
+	}
+	if got := r.Images("assistant"); len(got) != 0 {
+		t.Errorf("Images(assistant) = %q", got)
+	}
+	if got := r.Texts("user"); !slices.Equal(got, []string{"q1", "<image>", "q2"}) {
+		t.Errorf("Texts(user) = %q", got)
 	}
 	if out, ok := r.FunctionCallOutput("c1"); !ok || out != "Exit code: 0" {
 		t.Errorf("FunctionCallOutput(c1) = %q, %v", out, ok)

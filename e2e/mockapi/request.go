@@ -70,6 +70,29 @@ func (r Request) Texts(role string) []string {
 	return texts
 }
 
+// Images returns the image_url of each input_image part (a data URL: codex
+// inlines local images) of the input messages with the given role, in
+// order.
+func (r Request) Images(role string) []string {
+	var urls []string
+	for _, item := range r.Input() {
+		if item["type"] != "message" || item["role"] != role {
+			continue
+		}
+		parts, _ := item["content"].([]any)
+		for _, p := range parts {
+			m, _ := p.(map[string]any)
+			if m["type"] != "input_image" {
+				continue
+			}
+			if s, ok := m["image_url"].(string); ok {
+				urls = append(urls, s)
+			}
+		}
+	}
+	return urls
+}
+
 // FunctionCallOutput returns what the tool call callID returned to the model:
 // the output string, or the JSON of a structured output.
 func (r Request) FunctionCallOutput(callID string) (string, bool) {
