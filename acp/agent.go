@@ -70,6 +70,11 @@ type Options struct {
 	// thread a load restores (the transcript recorder copies them, so that a
 	// replay can list and load too).
 	ObserveStored func(path string)
+	// UserConfig returns the user's codex sandbox and approval settings
+	// (codex.ReadUserConfig), on which the modes are layered. It is called
+	// once, when the first session needs it, and may block until codex has
+	// answered. Nil: nothing configured.
+	UserConfig func() codex.UserConfig
 	// Auth tells whether codex can sign in and which sign-in methods to
 	// offer (auth.go). Zero: no methods, and codex counts as signed in.
 	Auth Auth
@@ -84,8 +89,9 @@ type Agent struct {
 	store   *sessionStore // nil without Options.StateDir
 	storeMu sync.Mutex    // serialises persist
 
-	modelInfo func() ModelInfo // Options.ModelInfo, once
-	auth      authState        // codex's login status, cached
+	modelInfo  func() ModelInfo        // Options.ModelInfo, once
+	userConfig func() codex.UserConfig // Options.UserConfig, once
+	auth       authState               // codex's login status, cached
 
 	mu         sync.Mutex
 	clientCaps acpsdk.ClientCapabilities
@@ -113,6 +119,10 @@ func NewAgent(opts Options) *Agent {
 	}
 	if opts.ModelInfo != nil {
 		a.modelInfo = sync.OnceValue(opts.ModelInfo)
+	}
+	a.userConfig = func() codex.UserConfig { return codex.UserConfig{} }
+	if opts.UserConfig != nil {
+		a.userConfig = sync.OnceValue(opts.UserConfig)
 	}
 	return a
 }
@@ -249,6 +259,8 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 		return acpsdk.NewSessionResponse{}, err
 	}
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
+	s.user = a.userConfig()
+	s.mode = defaultMode(s.user)
 	a.addSession(s)
 	// Stored before the answer: a client may load the session from another
 	// agent process right away (acpx starts one per prompt).
@@ -257,7 +269,7 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 
 	return acpsdk.NewSessionResponse{
 		SessionId:     acpsdk.SessionId(s.id),
-		Modes:         modeState(s.currentMode()),
+		Modes:         modeState(s.currentMode(), s.user),
 		ConfigOptions: a.configOptions(s),
 	}, nil
 }
@@ -397,9 +409,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
-	m, ok := parseMode(string(req.ModeId))
+	m, ok := parseMode(string(req.ModeId), s.user)
 	if !ok {
-		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList()))
+		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList(s.user)))
 	}
 	s.setMode(m)
 	a.persist(s)

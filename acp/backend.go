@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -45,8 +46,9 @@ type Turn struct {
 	Prompt    string
 	Images    []Image // attached to the prompt, checked (images.go)
 	Mode      Mode
-	Model     string // empty: codex's configured model
-	Effort    string // reasoning effort; empty: the model's default
+	User      codex.UserConfig // the user's own settings, under Mode (modePolicy)
+	Model     string           // empty: codex's configured model
+	Effort    string           // reasoning effort; empty: the model's default
 
 	// Tools is the embedded file-tool server for this session; nil when
 	// codex runs without it (and keeps its own editing).

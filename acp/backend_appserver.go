@@ -89,6 +89,17 @@ func (b *AppServerBackend) Warm(t Turn) {
 	}()
 }
 
+// UserConfig reads the user's sandbox and approval settings from the
+// app-server (starting it): the one that runs the turns, so that a replay's
+// recorded conversation holds the answer too.
+func (b *AppServerBackend) UserConfig(ctx context.Context) (codex.UserConfig, error) {
+	server, err := b.running(ctx)
+	if err != nil {
+		return codex.UserConfig{}, err
+	}
+	return codex.ReadUserConfig(ctx, server)
+}
+
 // preparedThread is a thread Warm started (or resumed) for a session.
 type preparedThread struct {
 	done   chan struct{}
@@ -393,7 +404,7 @@ func threadParams(t Turn, thread string) map[string]any {
 	}
 	params["config"] = config
 	_, approval := appServerPolicy(t)
-	params["sandbox"] = t.Mode.Sandbox()
+	params["sandbox"] = modePolicy(t.Mode, t.User, t.Dirs).Sandbox
 	params["approvalPolicy"] = approval
 	if thread != "" {
 		params["threadId"] = thread
@@ -402,22 +413,37 @@ func threadParams(t Turn, thread string) map[string]any {
 }
 
 // appServerPolicy is the sandbox and approval policy of a turn in the
-// session's mode. Each mode means what it says, with codex asking the user:
+// session's mode (modePolicy), layered on the user's configuration, with
+// codex asking the user:
 //   - read-only: read-only sandbox, never asks (a command that needs more fails);
 //   - ask: read-only sandbox; a command that needs more asks (on-request);
-//   - auto: workspace-write sandbox (plus the additional directories); escalations ask;
-//   - full-access: no sandbox, no questions.
-func appServerPolicy(t Turn) (sandbox map[string]any, approval string) {
-	switch t.Mode {
-	case ModeFullAccess:
-		return map[string]any{"type": "dangerFullAccess"}, "never"
-	case ModeAuto:
-		roots := append([]string{}, t.Dirs...)
-		return map[string]any{"type": "workspaceWrite", "writableRoots": roots}, "on-request"
-	case ModeReadOnly:
-		return map[string]any{"type": "readOnly"}, "never"
+//   - auto: workspace-write sandbox with the user's writable roots, network
+//     access and /tmp exclusions, plus the additional directories; escalations ask;
+//   - full-access: no sandbox, no questions;
+//   - custom: the user's sandbox and approval policy as configured.
+//
+// Every turn states it in full: a turn's policy stays the thread's until
+// another turn changes it, so leaving it out would keep the previous mode's.
+func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
+	p := modePolicy(t.Mode, t.User, t.Dirs)
+	approval = p.Approval
+	if p.Approval == codex.ApprovalGranular {
+		approval = json.RawMessage(p.granular)
+	}
+	switch p.Sandbox {
+	case codex.SandboxDangerFullAccess:
+		return map[string]any{"type": "dangerFullAccess"}, approval
+	case codex.SandboxWorkspaceWrite:
+		w := p.WorkspaceWrite
+		return map[string]any{
+			"type":                "workspaceWrite",
+			"writableRoots":       append([]string{}, w.WritableRoots...),
+			"networkAccess":       w.NetworkAccess,
+			"excludeTmpdirEnvVar": w.ExcludeTmpdirEnvVar,
+			"excludeSlashTmp":     w.ExcludeSlashTmp,
+		}, approval
 	default:
-		return map[string]any{"type": "readOnly"}, "on-request"
+		return map[string]any{"type": "readOnly"}, approval
 	}
 }
 

@@ -12,25 +12,6 @@ import (
 	"github.com/codexacp/codexacp/events"
 )
 
-func TestAppServerPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		mode     Mode
-		sandbox  string
-		approval string
-	}{
-		{ModeReadOnly, `{"type":"readOnly"}`, "never"},
-		{ModeAsk, `{"type":"readOnly"}`, "on-request"},
-		{ModeAuto, `{"type":"workspaceWrite","writableRoots":["/extra"]}`, "on-request"},
-		{ModeFullAccess, `{"type":"dangerFullAccess"}`, "never"},
-	} {
-		sandbox, approval := appServerPolicy(Turn{Mode: tc.mode, Dirs: []string{"/extra"}})
-		b, _ := json.Marshal(sandbox)
-		if string(b) != tc.sandbox || approval != tc.approval {
-			t.Errorf("%s: sandbox %s approval %s, want %s %s", tc.mode, b, approval, tc.sandbox, tc.approval)
-		}
-	}
-}
-
 func TestThreadParams(t *testing.T) {
 	setup, err := clientMCPConfig(nil)
 	if err != nil {

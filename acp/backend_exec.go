@@ -220,12 +220,19 @@ const toolsTokenEnv = "CODEXACP_MCP_TOKEN"
 // execInvocation is the turn as a codex exec command: every setting is a -c
 // override (codex does not store them with the thread), secrets travel in
 // the environment.
+//
+// The mode's sandbox level is `-s`; the rest of the user's sandbox settings
+// (writable roots, network access) stay codex's configuration, except that
+// the session's additional directories join the writable roots — a -c of
+// the list replaces it, so it carries the user's roots too. Approvals are
+// not passed: codex exec asks nothing.
 func execInvocation(t Turn) codex.Invocation {
+	p := modePolicy(t.Mode, t.User, t.Dirs)
 	inv := codex.Invocation{
 		Cwd:      t.Cwd,
 		ThreadID: t.ThreadID,
 		Prompt:   t.Prompt,
-		Sandbox:  t.Mode.Sandbox(),
+		Sandbox:  p.Sandbox,
 		Model:    t.Model,
 		Config:   t.editorMCP.execConfig(t.Mode),
 		Env:      append([]string(nil), t.editorMCP.env...),
@@ -233,8 +240,8 @@ func execInvocation(t Turn) codex.Invocation {
 	if t.Effort != "" {
 		inv.Config = append(inv.Config, "model_reasoning_effort="+tomlString(t.Effort))
 	}
-	if t.Mode == ModeAuto && len(t.Dirs) > 0 {
-		inv.Config = append(inv.Config, "sandbox_workspace_write.writable_roots="+tomlStringArray(t.Dirs))
+	if p.Sandbox == codex.SandboxWorkspaceWrite && len(t.Dirs) > 0 {
+		inv.Config = append(inv.Config, "sandbox_workspace_write.writable_roots="+tomlStringArray(p.WorkspaceWrite.WritableRoots))
 	}
 	if t.Tools != nil {
 		inv.Config = append(inv.Config,

@@ -94,11 +94,11 @@ func (a *Agent) configOptions(s *session) []acpsdk.SessionConfigOption {
 			opts = append(opts, selectConfig(configEffort, "Reasoning effort", acpsdk.SessionConfigOptionCategoryThoughtLevel, a.sessionEffort(s, m), efforts))
 		}
 	}
-	var modes acpsdk.SessionConfigSelectOptionsUngrouped
-	for _, m := range allModes {
-		modes = append(modes, selectOption(string(m.mode), m.name, m.description))
+	var choices acpsdk.SessionConfigSelectOptionsUngrouped
+	for _, m := range modes(s.user) {
+		choices = append(choices, selectOption(string(m.mode), m.name, m.description))
 	}
-	return append(opts, selectConfig(configMode, "Mode", acpsdk.SessionConfigOptionCategoryMode, string(s.currentMode()), modes))
+	return append(opts, selectConfig(configMode, "Mode", acpsdk.SessionConfigOptionCategoryMode, string(s.currentMode()), choices))
 }
 
 func selectOption(value, name, description string) acpsdk.SessionConfigSelectOption {

@@ -75,7 +75,7 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	for _, u := range history {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	return acpsdk.LoadSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
+	return acpsdk.LoadSessionResponse{Modes: modeState(s.currentMode(), s.user), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // ResumeSession implements acpsdk.Agent: it restores a stored session as
@@ -86,7 +86,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionReque
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
-	return acpsdk.ResumeSessionResponse{Modes: modeState(s.currentMode()), ConfigOptions: a.configOptions(s)}, nil
+	return acpsdk.ResumeSessionResponse{Modes: modeState(s.currentMode(), s.user), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // restore makes the stored session id live, replacing its live self if
@@ -140,10 +140,12 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 		ThreadID:      rec.ThreadID,
 		ThreadUsage:   rec.ThreadUsage,
 	})
+	s.user = a.userConfig()
 	s.mode, s.title, s.threadUsage = rec.Mode, rec.Title, rec.ThreadUsage
 	s.model, s.effort = rec.Model, rec.Effort
-	if _, ok := parseMode(string(s.mode)); !ok {
-		s.mode = DefaultMode
+	if _, ok := parseMode(string(s.mode), s.user); !ok {
+		// Not offered any more (the user's own settings, since removed).
+		s.mode = defaultMode(s.user)
 	}
 	a.addSession(s)
 	a.log.Info(method, "session", s.id, "thread", rec.ThreadID, "history_updates", len(updates))

@@ -117,6 +117,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 		ThreadID:  s.thread(),
 		Prompt:    text,
 		Mode:      s.currentMode(),
+		User:      s.user,
 		editorMCP: s.mcp,
 	}
 	var window int

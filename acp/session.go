@@ -8,6 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -21,8 +22,9 @@ var (
 type session struct {
 	id   string
 	cwd  string
-	dirs []string // additional workspace directories
-	mcp  mcpSetup // the editor's MCP servers, as codex config and env
+	dirs []string         // additional workspace directories
+	mcp  mcpSetup         // the editor's MCP servers, as codex config and env
+	user codex.UserConfig // the user's sandbox and approval settings, under the modes
 
 	// toolsToken authenticates this session's codex runs to the embedded
 	// MCP server (the agent owns the registration, see toolsRegistration).
@@ -70,6 +72,13 @@ func (s *session) currentMode() Mode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mode
+}
+
+// toolMode is the preset whose file-tool and shell-edit behaviour applies
+// in the session's mode (for ModeCustom, the one matching the user's
+// settings).
+func (s *session) toolMode() Mode {
+	return modePolicy(s.currentMode(), s.user, nil).Tools
 }
 
 func (s *session) setMode(m Mode) {

@@ -54,7 +54,7 @@ var anonShellEdits atomic.Uint64
 // shellMayWrite reports whether the session's shell commands may change
 // files without being approved one by one.
 func shellMayWrite(s *session) bool {
-	switch s.currentMode() {
+	switch s.toolMode() {
 	case ModeAuto, ModeFullAccess:
 		return true
 	case ModeAsk:

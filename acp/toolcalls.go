@@ -85,7 +85,7 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	}
 	s.setChange(c.ID, ch)
 
-	mode := s.currentMode()
+	mode := s.toolMode()
 	// In auto mode a write into .git, .codex, .agents or .aws (or another
 	// git directory, or codex's home) still asks: codex's own
 	// workspace-write sandbox keeps those read-only, and these tools

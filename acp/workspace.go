@@ -143,7 +143,7 @@ var errReadOnly = errors.New("the session is read-only")
 // nil, or the refusal to give the model. It runs when the change is
 // computed (BeforeWrite) and again immediately before the write.
 func (s *session) writeAllowed(path string) error {
-	mode := s.currentMode()
+	mode := s.toolMode()
 	switch {
 	case mode == ModeReadOnly:
 		return denied(path, "The session is in read-only mode: files cannot be changed. Tell the user what you would change instead.", errReadOnly)

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
@@ -223,6 +224,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		be := acp.NewAppServerBackend(asOpts)
 		defer be.Close()
 		agentOpts.Backend = be
+		agentOpts.UserConfig = prepareUserConfig(ctx, log, be.UserConfig)
 	default:
 		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
@@ -232,6 +234,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		be := &acp.ExecBackend{Runner: lines, Logger: log}
 		defer be.Close()
 		agentOpts.Backend = be
+		agentOpts.UserConfig = prepareUserConfig(ctx, log, func(ctx context.Context) (codex.UserConfig, error) {
+			// No app-server runs for exec: one answers config/read and ends.
+			return codex.ReadUserConfigOnce(ctx, codex.AppServerOptions{Path: path, Config: o.config, Env: runner.Env, Logger: log})
+		})
 	}
 	err = acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 	if ctx.Err() != nil {
@@ -304,6 +310,28 @@ func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, con
 		info = catalogInfo(ctx, log, codexPath, config)
 	}()
 	return func() acp.ModelInfo { <-ready; return info }
+}
+
+// prepareUserConfig asks codex for the user's sandbox and approval settings
+// in the background (the agent answers initialize meanwhile) and returns a
+// function that waits for them. When codex cannot tell, the modes are the
+// presets alone, as with nothing configured.
+func prepareUserConfig(ctx context.Context, log *slog.Logger, read func(context.Context) (codex.UserConfig, error)) func() codex.UserConfig {
+	ready := make(chan struct{})
+	var user codex.UserConfig
+	go func() {
+		defer close(ready)
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		var err error
+		if user, err = read(ctx); err != nil {
+			log.Warn("cannot read your codex sandbox and approval settings; the modes are codexacp's presets alone", "err", err)
+			return
+		}
+		log.Info("codex settings under the modes", "approval_policy", user.ApprovalPolicy, "sandbox_mode", user.SandboxMode,
+			"sandbox_workspace_write", user.WorkspaceWrite != nil)
+	}()
+	return func() codex.UserConfig { <-ready; return user }
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails
