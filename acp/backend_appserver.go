@@ -89,17 +89,6 @@ func (b *AppServerBackend) Warm(t Turn) {
 	}()
 }
 
-// UserConfig reads the user's sandbox and approval settings from the
-// app-server (starting it): the one that runs the turns, so that a replay's
-// recorded conversation holds the answer too.
-func (b *AppServerBackend) UserConfig(ctx context.Context) (codex.UserConfig, error) {
-	server, err := b.running(ctx)
-	if err != nil {
-		return codex.UserConfig{}, err
-	}
-	return codex.ReadUserConfig(ctx, server)
-}
-
 // preparedThread is a thread Warm started (or resumed) for a session.
 type preparedThread struct {
 	done   chan struct{}
@@ -435,13 +424,14 @@ func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
 		return map[string]any{"type": "dangerFullAccess"}, approval
 	case codex.SandboxWorkspaceWrite:
 		w := p.WorkspaceWrite
-		return map[string]any{
-			"type":                "workspaceWrite",
-			"writableRoots":       append([]string{}, w.WritableRoots...),
-			"networkAccess":       w.NetworkAccess,
-			"excludeTmpdirEnvVar": w.ExcludeTmpdirEnvVar,
-			"excludeSlashTmp":     w.ExcludeSlashTmp,
-		}, approval
+		policy := map[string]any{"type": "workspaceWrite", "writableRoots": append([]string{}, w.WritableRoots...)}
+		// Each false by default: stated only when the user turned it on.
+		for k, on := range map[string]bool{"networkAccess": w.NetworkAccess, "excludeTmpdirEnvVar": w.ExcludeTmpdirEnvVar, "excludeSlashTmp": w.ExcludeSlashTmp} {
+			if on {
+				policy[k] = true
+			}
+		}
+		return policy, approval
 	default:
 		return map[string]any{"type": "readOnly"}, approval
 	}

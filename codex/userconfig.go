@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 )
 
 // Approval policies codex 0.169 accepts (app-server AskForApproval; the
@@ -54,9 +56,20 @@ func ReadUserConfig(ctx context.Context, server *AppServer) (UserConfig, error) 
 	return ParseConfigRead(res)
 }
 
+// ConfigReadEnv is set (to "1") in the environment of the app-server
+// ReadUserConfigOnce starts: codex ignores it; a stand-in codex (a replay's)
+// tells by it the process that only answers config/read from the ones
+// that run turns.
+const ConfigReadEnv = "CODEXACP_CONFIG_READ"
+
 // ReadUserConfigOnce starts an app-server with opts only to read the
-// user's configuration (the exec backend has none running), then ends it.
+// user's configuration, then ends it. Both backends use it at start-up, so
+// that the app-server running turns serves turns alone.
 func ReadUserConfigOnce(ctx context.Context, opts AppServerOptions) (UserConfig, error) {
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	opts.Env = append(slices.Clip(opts.Env), ConfigReadEnv+"=1")
 	server, err := StartAppServer(ctx, opts)
 	if err != nil {
 		return UserConfig{}, err

@@ -224,7 +224,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		be := acp.NewAppServerBackend(asOpts)
 		defer be.Close()
 		agentOpts.Backend = be
-		agentOpts.UserConfig = prepareUserConfig(ctx, log, be.UserConfig)
+		agentOpts.UserConfig = prepareUserConfig(ctx, log, func(ctx context.Context) (codex.UserConfig, error) {
+			return codex.ReadUserConfigOnce(ctx, codex.AppServerOptions{Path: path, Config: o.config, Logger: log})
+		})
 	default:
 		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
@@ -235,7 +237,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer be.Close()
 		agentOpts.Backend = be
 		agentOpts.UserConfig = prepareUserConfig(ctx, log, func(ctx context.Context) (codex.UserConfig, error) {
-			// No app-server runs for exec: one answers config/read and ends.
 			return codex.ReadUserConfigOnce(ctx, codex.AppServerOptions{Path: path, Config: o.config, Env: runner.Env, Logger: log})
 		})
 	}
