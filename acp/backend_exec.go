@@ -234,7 +234,7 @@ func execInvocation(t Turn) codex.Invocation {
 		Prompt:   t.Prompt,
 		Sandbox:  p.Sandbox,
 		Model:    t.Model,
-		Config:   t.editorMCP.execConfig(t.Mode),
+		Config:   t.editorMCP.execConfig(p.Tools), // custom: as the preset it amounts to
 		Env:      append([]string(nil), t.editorMCP.env...),
 	}
 	if t.Effort != "" {
