@@ -300,44 +300,6 @@ func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
 	}
 }
 
-func TestSecondPromptCancelsFirst(t *testing.T) {
-	started := make(chan struct{}, 2)
-	be := &fakeBackend{}
-	be.script = func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
-		if n == 0 {
-			return hangAfter(started, `{"type":"thread.started","thread_id":"t-1"}`)(ctx, n, inv, onLine)
-		}
-		return playLines(`{"type":"turn.started"}`,
-			`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"second"}}`,
-			`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)(ctx, n, inv, onLine)
-	}
-	h := startAgent(t, be, fakeeditor.Options{})
-	sid := h.newSession(t, t.TempDir())
-
-	first := make(chan acpsdk.PromptResponse, 1)
-	go func() {
-		r, err := h.prompt(sid, "first")
-		if err != nil {
-			t.Errorf("first prompt: %v", err)
-		}
-		first <- r
-	}()
-	<-started
-	r2, err := h.prompt(sid, "second")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r1 := <-first; r1.StopReason != acpsdk.StopReasonCancelled {
-		t.Errorf("first prompt stopReason = %q, want cancelled", r1.StopReason)
-	}
-	if r2.StopReason != acpsdk.StopReasonEndTurn {
-		t.Errorf("second prompt stopReason = %q", r2.StopReason)
-	}
-	if runs := be.invocations(); len(runs) != 2 || runs[1].ThreadID != "t-1" {
-		t.Errorf("second run should resume t-1: %+v", runs)
-	}
-}
-
 func TestMalformedInputGetsErrorAndAgentKeepsServing(t *testing.T) {
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
 	for _, line := range []string{

@@ -45,6 +45,7 @@ type AppServerBackend struct {
 	server   *codex.AppServer
 	loaded   map[string]bool            // threads started or resumed in server
 	prepared map[string]*preparedThread // by session id, until its first turn
+	active   map[string]activeTurn      // by session id: its running turn (steer.go)
 	closed   bool
 }
 
@@ -59,7 +60,7 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 	}
 	life, stop := context.WithCancel(context.Background())
 	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
-		prepared: map[string]*preparedThread{}}
+		prepared: map[string]*preparedThread{}, active: map[string]activeTurn{}}
 }
 
 // Warm gets a session ready in the background, so that its first prompt
@@ -320,6 +321,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	}
 	h.started(turnID)
 	log.Debug("app-server turn started", "thread", thread, "turn", turnID)
+	defer b.setActive(t.SessionID, activeTurn{server: server, thread: thread, turn: turnID})()
 
 	select {
 	case <-h.ended(turnID):
@@ -694,4 +696,43 @@ func appServerInput(t Turn) []any {
 		}
 	}
 	return append(input, map[string]any{"type": "text", "text": t.Prompt})
+}
+
+// activeTurn is a session's turn running in the app-server.
+type activeTurn struct {
+	server       *codex.AppServer
+	thread, turn string
+}
+
+// setActive makes a the session's running turn until the returned func.
+func (b *AppServerBackend) setActive(sessionID string, a activeTurn) (clear func()) {
+	b.mu.Lock()
+	b.active[sessionID] = a
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.active, sessionID)
+		b.mu.Unlock()
+	}
+}
+
+// Steer implements steerer: turn/steer adds text to the session's running
+// turn as the user's message. Codex refuses when that turn is no longer
+// the thread's active one (it is ending).
+func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, images []Image) error {
+	b.mu.Lock()
+	a, ok := b.active[sessionID]
+	b.mu.Unlock()
+	if !ok {
+		return errNoRunningTurn
+	}
+	params := map[string]any{
+		"threadId":       a.thread,
+		"expectedTurnId": a.turn,
+		"input":          appServerInput(Turn{Prompt: text, Images: images}),
+	}
+	if err := a.server.Call(ctx, "turn/steer", params, nil); err != nil {
+		return fmt.Errorf("codex app-server: turn/steer: %w", err)
+	}
+	return nil
 }

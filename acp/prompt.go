@@ -12,7 +12,8 @@ import (
 )
 
 // Prompt implements acpsdk.Agent: it runs one codex turn and returns when codex
-// has finished and every update of the turn has been sent.
+// has finished and every update of the turn has been sent. A prompt sent
+// while a turn runs joins it or waits for it (steer.go).
 func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
 	s, err := a.session(req.SessionId)
 	if err != nil {
@@ -23,17 +24,30 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
 
+	// The SDK cancels a session's running prompt when another one for the
+	// session arrives, which would turn every steer into a cancel: a turn
+	// ends through session/cancel, the session's close, or the connection's
+	// end (which closes every session), not through the request's context.
+	ctx = context.WithoutCancel(ctx)
 	gen := s.newPrompt()
-	s.turnMu.Lock()
-	defer s.turnMu.Unlock()
+	// A turn runs: join it, or wait for it (steer.go).
+	if resp, err, ok := a.steer(ctx, s, text, images); ok {
+		return resp, err
+	}
+	if err := s.turns.acquire(ctx); err != nil {
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
+	defer s.turns.release()
 
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if !s.beginTurn(gen, cancel) {
+	rt, ok := s.beginTurn(turnCtx, gen, cancel)
+	if !ok {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
-	defer s.endTurn()
-	return a.runTurn(turnCtx, s, text, images)
+	resp, err := a.runTurn(turnCtx, s, text, images)
+	s.endTurn(rt, resp, err)
+	return resp, err
 }
 
 func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image) (acpsdk.PromptResponse, error) {

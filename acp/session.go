@@ -13,7 +13,6 @@ import (
 )
 
 var (
-	errSuperseded    = errors.New("superseded by a newer prompt")
 	errSessionClosed = errors.New("session closed")
 )
 
@@ -30,9 +29,10 @@ type session struct {
 	// MCP server (the agent owns the registration, see toolsRegistration).
 	toolsToken string
 
-	// turnMu is held by the Prompt running a turn; turns of a session never
-	// overlap. translator is only used while holding it.
-	turnMu     sync.Mutex
+	// turns is held by the Prompt running a turn; turns of a session never
+	// overlap, and waiting prompts run in order (steer.go). translator is
+	// only used while holding it.
+	turns      turnQueue
 	translator *events.Translator
 	// trMu serialises the translator between the turn's goroutine, the
 	// backend's event delivery and command approvals.
@@ -49,6 +49,7 @@ type session struct {
 	latest      uint64                   // generation of the newest prompt
 	cancelledTo uint64                   // prompts up to this generation were cancelled by the client
 	cancel      context.CancelCauseFunc  // cancels the running turn; nil when idle
+	running     *runningTurn             // the running turn, which prompts may join; nil when idle
 	allowed     map[acpsdk.ToolKind]bool // kinds the user allowed for the whole session
 	calls       turnCalls                // the running turn's file-tool calls
 }
@@ -127,36 +128,37 @@ func (s *session) record() sessionRecord {
 	}
 }
 
-// newPrompt registers a prompt and cancels the running turn, which a newer
-// prompt supersedes. It returns the prompt's generation.
+// newPrompt registers a prompt and returns its generation. It does not
+// touch the running turn: the prompt joins it or waits for it (steer.go).
 func (s *session) newPrompt() uint64 {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.latest++
-	gen := s.latest
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errSuperseded)
-	}
-	return gen
+	return s.latest
 }
 
-// beginTurn is called with turnMu held. It reports false when the prompt was
-// superseded while it waited, or the session closed.
-func (s *session) beginTurn(gen uint64, cancel context.CancelCauseFunc) bool {
+// beginTurn is called with the session's turn acquired. It reports false
+// when a session/cancel came after the prompt was sent, or the session
+// closed; otherwise the turn is the session's running one until endTurn.
+func (s *session) beginTurn(ctx context.Context, gen uint64, cancel context.CancelCauseFunc) (*runningTurn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || gen != s.latest || gen <= s.cancelledTo {
-		return false
+	if s.closed || gen <= s.cancelledTo {
+		return nil, false
 	}
 	s.cancel = cancel
-	return true
+	s.running = &runningTurn{ctx: ctx, done: make(chan struct{})}
+	return s.running, true
 }
 
-func (s *session) endTurn() {
+// endTurn records the turn's answer for the prompts that joined it.
+func (s *session) endTurn(rt *runningTurn, resp acpsdk.PromptResponse, err error) {
 	s.mu.Lock()
 	s.cancel = nil
+	s.running = nil
 	s.mu.Unlock()
+	rt.resp, rt.err = resp, err
+	close(rt.done)
 }
 
 func (s *session) cancelTurn(cause error) {
@@ -199,10 +201,10 @@ func (s *session) close() {
 	s.closed = true
 	s.mu.Unlock()
 	s.cancelTurn(errSessionClosed)
-	// Holding turnMu waits for the running turn to end; no turn starts
+	// Holding the turn waits for the running turn to end; no turn starts
 	// after (closed is set).
-	s.turnMu.Lock()
-	defer s.turnMu.Unlock()
+	s.turns.acquire(context.Background())
+	defer s.turns.release()
 	s.mu.Lock()
 	s.cancel = nil // no turn runs any more
 	s.mu.Unlock()

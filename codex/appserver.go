@@ -197,7 +197,12 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	var init struct {
 		UserAgent string `json:"userAgent"`
 	}
-	params := map[string]any{"clientInfo": map[string]string{"name": name, "version": version}}
+	params := map[string]any{
+		"clientInfo": map[string]string{"name": name, "version": version},
+		// Plan mode (turn/start collaborationMode) and codex's questions to
+		// the user (item/tool/requestUserInput) are experimental in 0.169.
+		"capabilities": map[string]any{"experimentalApi": true},
+	}
 	if err := c.Call(ctx, "initialize", params, &init); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("codex app-server: initialize: %w", err)

@@ -52,7 +52,7 @@ func TestAppServerTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`> {"id":1,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`,
+		`> {"id":1,"method":"initialize","params":{"capabilities":{"experimentalApi":true},"clientInfo":{"name":"codexacp","version":"0"}}}`,
 		`< {"id":1,"result":{"userAgent":"fake/0"}}`,
 		`< {"method":"configWarning","params":{"summary":"unrouted"}}`,
 		`> {"method":"initialized"}`,

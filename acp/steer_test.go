@@ -1,0 +1,214 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
+)
+
+func TestTurnQueueOrder(t *testing.T) {
+	var q turnQueue
+	if err := q.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	gaveUp, giveUp := context.WithCancel(context.Background())
+	for i := 1; i <= 3; i++ {
+		ctx := context.Background()
+		if i == 2 {
+			ctx = gaveUp // leaves the queue before its turn
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := q.acquire(ctx); err != nil {
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			q.release()
+		}()
+		// Each waits before the next comes.
+		for {
+			q.mu.Lock()
+			n := len(q.waiting)
+			q.mu.Unlock()
+			if n == i {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	giveUp()
+	q.release()
+	wg.Wait()
+	if !slices.Equal(order, []int{1, 3}) {
+		t.Errorf("turns ran in order %v, want [1 3]", order)
+	}
+	if q.busy || len(q.waiting) != 0 {
+		t.Errorf("queue not idle: busy %v, waiting %d", q.busy, len(q.waiting))
+	}
+}
+
+// steeringBackend is fakeBackend with turn/steer: Steer answers steerErr,
+// else records the text.
+type steeringBackend struct {
+	*fakeBackend
+	steerErr error
+	mu       sync.Mutex
+	steered  []string
+}
+
+func (b *steeringBackend) Steer(ctx context.Context, sessionID, text string, images []Image) error {
+	if b.steerErr != nil {
+		return b.steerErr
+	}
+	b.mu.Lock()
+	b.steered = append(b.steered, text)
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *steeringBackend) steeredTexts() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.steered)
+}
+
+// What each of two prompts of a session answers when the second comes
+// while the first one's turn runs, on a backend that steers and on one that
+// queues, with and without a cancel before or after the second.
+func TestPromptWhileTurnRuns(t *testing.T) {
+	const (
+		cancelNone   = iota
+		cancelAfter  // session/cancel after the second prompt
+		cancelBefore // session/cancel before the second prompt
+	)
+	for _, tc := range []struct {
+		name         string
+		steer        bool  // the backend has Steer
+		steerErr     error // what Steer answers
+		cancel       int
+		first, other acpsdk.StopReason
+		runs         []string // prompts codex ran as turns, in order
+		steered      []string
+	}{
+		{name: "steered", steer: true, first: acpsdk.StopReasonEndTurn, other: acpsdk.StopReasonEndTurn,
+			runs: []string{"first"}, steered: []string{"second"}},
+		{name: "steer refused: queued", steer: true, steerErr: errors.New("no active turn"),
+			first: acpsdk.StopReasonEndTurn, other: acpsdk.StopReasonEndTurn, runs: []string{"first", "second"}},
+		{name: "no steering: queued", first: acpsdk.StopReasonEndTurn, other: acpsdk.StopReasonEndTurn,
+			runs: []string{"first", "second"}},
+		{name: "steered then cancel", steer: true, cancel: cancelAfter,
+			first: acpsdk.StopReasonCancelled, other: acpsdk.StopReasonCancelled, runs: []string{"first"}, steered: []string{"second"}},
+		{name: "queued then cancel", cancel: cancelAfter,
+			first: acpsdk.StopReasonCancelled, other: acpsdk.StopReasonCancelled, runs: []string{"first"}},
+		{name: "cancel then steer: a new turn", steer: true, cancel: cancelBefore,
+			first: acpsdk.StopReasonCancelled, other: acpsdk.StopReasonEndTurn, runs: []string{"first", "second"}},
+		{name: "cancel then queue: a new turn", cancel: cancelBefore,
+			first: acpsdk.StopReasonCancelled, other: acpsdk.StopReasonEndTurn, runs: []string{"first", "second"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := make(chan struct{}, 2)
+			release := make(chan struct{})
+			fb := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+				onLine([]byte(`{"type":"thread.started","thread_id":"t"}`))
+				onLine([]byte(`{"type":"turn.started"}`))
+				if n == 0 {
+					started <- struct{}{}
+					<-release // the first turn runs until released (a cancel too)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+				}
+				onLine([]byte(`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`))
+				return nil
+			}}
+			var be Backend = fb
+			var sb *steeringBackend
+			if tc.steer {
+				sb = &steeringBackend{fakeBackend: fb, steerErr: tc.steerErr}
+				be = sb
+			}
+			h := startAgent(t, be, fakeeditor.Options{})
+			sid := h.newSession(t, t.TempDir())
+			s, err := h.agent.session(sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := make(chan acpsdk.PromptResponse, 1)
+			go func() {
+				r, err := h.prompt(sid, "first")
+				if err != nil {
+					t.Errorf("first prompt: %v", err)
+				}
+				first <- r
+			}()
+			<-started
+			cancel := func() {
+				if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
+					t.Fatal(err)
+				}
+				// A request after the notification is read after it.
+				if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(ModeAsk)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.cancel == cancelBefore {
+				cancel()
+			}
+			other := make(chan acpsdk.PromptResponse, 1)
+			go func() {
+				r, err := h.prompt(sid, "second")
+				if err != nil {
+					t.Errorf("second prompt: %v", err)
+				}
+				other <- r
+			}()
+			// The second prompt has been steered or queued.
+			for {
+				s.mu.Lock()
+				registered := s.latest == 2
+				s.mu.Unlock()
+				s.turns.mu.Lock()
+				queued := len(s.turns.waiting) == 1
+				s.turns.mu.Unlock()
+				if registered && (queued || (sb != nil && len(sb.steeredTexts()) == 1)) {
+					break
+				}
+				runtime.Gosched()
+			}
+			if tc.cancel == cancelAfter {
+				cancel()
+			}
+			close(release)
+			if r := <-first; r.StopReason != tc.first {
+				t.Errorf("first prompt stopReason = %q, want %q", r.StopReason, tc.first)
+			}
+			if r := <-other; r.StopReason != tc.other {
+				t.Errorf("second prompt stopReason = %q, want %q", r.StopReason, tc.other)
+			}
+			var runs []string
+			for _, inv := range fb.invocations() {
+				runs = append(runs, inv.Prompt)
+			}
+			if !slices.Equal(runs, tc.runs) {
+				t.Errorf("turns run = %q, want %q", runs, tc.runs)
+			}
+			if sb != nil && !slices.Equal(sb.steeredTexts(), tc.steered) {
+				t.Errorf("steered = %q, want %q", sb.steeredTexts(), tc.steered)
+			}
+		})
+	}
+}
