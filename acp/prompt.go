@@ -34,6 +34,9 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if resp, err, ok := a.steer(ctx, s, text, images); ok {
 		return resp, err
 	}
+	if s.turns.isBusy() {
+		a.log.Info("prompt queued behind the running turn", "session", s.id)
+	}
 	if err := s.turns.acquire(ctx); err != nil {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}

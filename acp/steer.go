@@ -72,6 +72,13 @@ func (q *turnQueue) acquire(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// isBusy reports whether a prompt has the turn.
+func (q *turnQueue) isBusy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.busy
+}
+
 // release hands the turn to the prompt that waited longest.
 func (q *turnQueue) release() {
 	q.mu.Lock()
@@ -119,7 +126,7 @@ func (a *Agent) steer(ctx context.Context, s *session, text string, images []Ima
 	}
 	log := a.log.With("session", s.id)
 	if err := st.Steer(ctx, s.id, text, images); err != nil {
-		log.Info("prompt queued: the running turn cannot take it", "err", err)
+		log.Info("the running turn cannot take the prompt", "err", err)
 		return resp, nil, false
 	}
 	log.Info("prompt steered into the running turn")
