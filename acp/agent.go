@@ -136,7 +136,7 @@ func NewAgent(opts Options) *Agent {
 // or ctx's cause when ctx ended first. Either way the input guard has
 // stopped when it returns: nothing more is written to out.
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &syncWriter{w: out}
+	w := &syncWriter{w: out, deleteCap: a.canDelete()}
 	pr, pw := io.Pipe()
 	a.conn = acpsdk.NewAgentSideConnection(a, w, pr)
 	// The SDK's reader reads its logger only once input arrives, so setting
@@ -217,6 +217,10 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 	if a.store != nil {
 		sessionCaps.List = &acpsdk.SessionListCapabilities{}
 		sessionCaps.Resume = &acpsdk.SessionResumeCapabilities{}
+		// session/delete is advertised by the writer (withDeleteCapability).
+	}
+	if a.canFork() {
+		sessionCaps.Fork = &acpsdk.SessionForkCapabilities{}
 	}
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersion(acpsdk.ProtocolVersionNumber),

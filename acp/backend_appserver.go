@@ -736,3 +736,47 @@ func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, im
 	}
 	return nil
 }
+
+// ForkThread implements threadManager: codex copies t.ThreadID's history
+// into a new thread (`thread/fork`), set up for t's session (its tool
+// token, MCP servers, mode), and loads it. It returns the new thread's id.
+func (b *AppServerBackend) ForkThread(ctx context.Context, t Turn) (string, error) {
+	server, err := b.running(ctx)
+	if err != nil {
+		return "", err
+	}
+	params := threadParams(t, t.ThreadID)
+	// The history is the editor's already (it is the source session's).
+	params["excludeTurns"] = true
+	var res struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	if err := server.Call(ctx, "thread/fork", params, &res); err != nil {
+		return "", fmt.Errorf("codex app-server: thread/fork %s: %w", t.ThreadID, err)
+	}
+	if res.Thread.ID == "" {
+		return "", errors.New("codex app-server: thread/fork answered without a thread id")
+	}
+	b.markLoaded(server, res.Thread.ID)
+	return res.Thread.ID, nil
+}
+
+// DeleteThread implements threadManager: codex deletes the thread and its
+// rollout (`thread/delete`).
+func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) error {
+	server, err := b.running(ctx)
+	if err != nil {
+		return err
+	}
+	if err := server.Call(ctx, "thread/delete", map[string]any{"threadId": threadID}, nil); err != nil {
+		return fmt.Errorf("codex app-server: thread/delete %s: %w", threadID, err)
+	}
+	b.mu.Lock()
+	if b.server == server {
+		delete(b.loaded, threadID)
+	}
+	b.mu.Unlock()
+	return nil
+}

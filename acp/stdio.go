@@ -28,10 +28,48 @@ type syncWriter struct {
 	// reads are the ids of our fs/read_text_file requests awaiting an
 	// answer: the guard checks that their answer carries content.
 	reads pendingReads
+	// deleteCap adds sessionCapabilities.delete to the initialize
+	// response: acp-go-sdk v0.13.0's type has no field for it.
+	deleteCap bool
+}
+
+// withDeleteCapability advertises session/delete in a message carrying
+// sessionCapabilities (only initialize's response does).
+func withDeleteCapability(p []byte) []byte {
+	const key = `"sessionCapabilities":{`
+	i := bytes.Index(p, []byte(key))
+	if i < 0 || bytes.Contains(p, []byte(`"delete":{}`)) {
+		return p
+	}
+	i += len(key)
+	ins := `"delete":{}`
+	if i < len(p) && p[i] != '}' {
+		ins += ","
+	}
+	out := append(p[:i:i], ins...) // p[:i:i]: a copy, p stays the SDK's
+	return append(out, p[i:]...)
+}
+
+// renameMethod gives a request line another method name (a method the SDK
+// does not know, under an extension name it routes).
+func renameMethod(line []byte, method string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return line
+	}
+	m["method"], _ = json.Marshal(method)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return line
+	}
+	return out
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.reads.sent(p)
+	if s.deleteCap {
+		p = withDeleteCapability(p)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
@@ -150,6 +188,9 @@ func (g *inputGuard) handle(line []byte) error {
 	case pass:
 		if m.method == "initialize" {
 			line = numericProtocolVersion(line, g.limit)
+		}
+		if m.method == methodSessionDelete {
+			line = renameMethod(line, extDeleteSession)
 		}
 		if m.answers != nil && g.reads.answered(m.answers) && m.result != nil && !hasContent(m.result) {
 			return g.failResponse(m.answers, "the editor answered fs/read_text_file without content")

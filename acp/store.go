@@ -152,3 +152,15 @@ func sessionTitle(prompt string) string {
 	}
 	return line
 }
+
+// remove deletes a session's record; a missing one is no error.
+func (st *sessionStore) remove(id string) error {
+	p, err := st.path(id)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}

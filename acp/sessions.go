@@ -1,0 +1,183 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/events"
+)
+
+// threadManager is a Backend that can fork and delete codex threads: the
+// app-server (`thread/fork`, `thread/delete`). `codex exec` can do neither,
+// so with the exec backend session/fork is not offered and session/delete
+// removes codexacp's record only (docs/sessions.md).
+type threadManager interface {
+	ForkThread(ctx context.Context, t Turn) (string, error)
+	DeleteThread(ctx context.Context, threadID string) error
+}
+
+var (
+	_ threadManager                 = (*AppServerBackend)(nil)
+	_ acpsdk.ExtensionMethodHandler = (*Agent)(nil)
+)
+
+// methodSessionDelete is ACP's session/delete (stabilised June 2026), which
+// acp-go-sdk v0.13.0 does not route; the input guard hands it to the SDK
+// under extDeleteSession, an extension method the SDK routes to
+// HandleExtensionMethod.
+const (
+	methodSessionDelete = "session/delete"
+	extDeleteSession    = "_codexacp/session/delete"
+)
+
+// canDelete: session/delete needs the session store.
+func (a *Agent) canDelete() bool { return a.store != nil }
+
+// canFork: session/fork needs the store and a backend that forks threads.
+func (a *Agent) canFork() bool {
+	_, ok := a.opts.Backend.(threadManager)
+	return a.store != nil && ok
+}
+
+// HandleExtensionMethod implements acpsdk.ExtensionMethodHandler.
+func (a *Agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != extDeleteSession || !a.canDelete() {
+		return nil, acpsdk.NewMethodNotFound(method)
+	}
+	var req struct {
+		SessionID acpsdk.SessionId `json:"sessionId"`
+	}
+	if err := json.Unmarshal(params, &req); err != nil || req.SessionID == "" {
+		return nil, invalidParams("session/delete needs a sessionId")
+	}
+	return struct{}{}, a.DeleteSession(ctx, req.SessionID)
+}
+
+// DeleteSession is session/delete: the session ends if it is live, its
+// record goes (session/list no longer shows it), and with the app-server
+// codex deletes the thread too. Deleting an unknown or deleted session
+// succeeds, as ACP asks.
+func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
+	if !validSessionID(string(id)) {
+		return invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+	}
+	a.mu.Lock()
+	s := a.sessions[string(id)]
+	delete(a.sessions, string(id))
+	reg := a.tools[string(id)]
+	delete(a.tools, string(id))
+	a.mu.Unlock()
+	thread := ""
+	if s != nil {
+		s.close()
+		if p, ok := a.opts.Backend.(turnPreparer); ok {
+			p.Forget(s.id)
+		}
+		thread = s.thread()
+	}
+	if reg != nil {
+		reg.unregister()
+	}
+	rec, err := a.store.load(string(id))
+	switch {
+	case errors.Is(err, errNoSession):
+	case err != nil:
+		return &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+	default:
+		thread = firstNonEmpty(thread, rec.ThreadID)
+	}
+	if tm, ok := a.opts.Backend.(threadManager); ok && thread != "" {
+		if err := tm.DeleteThread(ctx, thread); err != nil {
+			return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot delete session %s: %v", id, err)}
+		}
+	}
+	if err := a.store.remove(string(id)); err != nil {
+		return &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+	}
+	a.log.Info(methodSessionDelete, "session", id, "thread", thread)
+	return nil
+}
+
+// UnstableForkSession implements session/fork (unstable in ACP; acp-go-sdk
+// v0.13.0 routes it): a new session continues a copy of the source
+// session's codex thread, in the source's mode, model and effort, so the
+// two diverge from here. Offered with the app-server backend only.
+func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableForkSessionRequest) (acpsdk.UnstableForkSessionResponse, error) {
+	if !a.canFork() {
+		return acpsdk.UnstableForkSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionFork)
+	}
+	src, err := a.sourceRecord(req.SessionId)
+	if err != nil {
+		return acpsdk.UnstableForkSessionResponse{}, err
+	}
+	var servers []acpsdk.McpServer
+	if len(req.McpServers) > 0 {
+		// The unstable type has the stable one's wire form.
+		b, err := json.Marshal(req.McpServers)
+		if err == nil {
+			err = json.Unmarshal(b, &servers)
+		}
+		if err != nil {
+			return acpsdk.UnstableForkSessionResponse{}, invalidParams("mcpServers: " + err.Error())
+		}
+	}
+	cwd, dirs, mcp, err := sessionSetup(req.Cwd, req.AdditionalDirectories, servers)
+	if err != nil {
+		return acpsdk.UnstableForkSessionResponse{}, err
+	}
+	if err := a.requireAuth(ctx); err != nil {
+		return acpsdk.UnstableForkSessionResponse{}, err
+	}
+	s := newSession(newSessionID(), cwd, dirs, mcp, events.Options{ContextWindow: a.modelInfo().ContextWindow})
+	s.user = a.userConfig()
+	s.mode, s.model, s.effort, s.title = src.Mode, src.Model, src.Effort, src.Title
+	if _, ok := parseMode(string(s.mode), s.user); !ok {
+		s.mode = defaultMode(s.user)
+	}
+	if src.ThreadID != "" {
+		// The fork's thread carries the new session's tool token.
+		a.attachTools(s)
+		t, _ := a.turn(ctx, s, "")
+		t.ThreadID = src.ThreadID
+		thread, err := a.opts.Backend.(threadManager).ForkThread(ctx, t)
+		if err != nil {
+			return acpsdk.UnstableForkSessionResponse{}, &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot fork session %s: %v", req.SessionId, err)}
+		}
+		s.threadID = thread
+		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: ownServerName})
+	}
+	a.addSession(s)
+	a.persist(s)
+	a.log.Info(acpsdk.AgentMethodSessionFork, "session", s.id, "from", req.SessionId, "thread", s.thread())
+	resp := acpsdk.UnstableForkSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: modeState(s.currentMode(), s.user)}
+	// The unstable type has the stable one's wire form.
+	if b, err := json.Marshal(a.configOptions(s)); err == nil {
+		_ = json.Unmarshal(b, &resp.ConfigOptions)
+	}
+	return resp, nil
+}
+
+// sourceRecord is the session to fork as it is now: live, or stored.
+func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionRecord, error) {
+	if !validSessionID(string(id)) {
+		return sessionRecord{}, invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+	}
+	a.mu.Lock()
+	s := a.sessions[string(id)]
+	a.mu.Unlock()
+	if s != nil {
+		return s.record(), nil
+	}
+	rec, err := a.store.load(string(id))
+	switch {
+	case errors.Is(err, errNoSession):
+		return sessionRecord{}, unknownSession(id)
+	case err != nil:
+		return sessionRecord{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+	}
+	return rec, nil
+}
