@@ -50,6 +50,9 @@ type Options struct {
 	// DefaultModel and DefaultEffort are what the user configured with -c
 	// (model=, model_reasoning_effort=); empty: codex's defaults.
 	DefaultModel, DefaultEffort string
+	// DefaultServiceTier is the user's -c service_tier= ("fast" read as
+	// codex reads it, "priority"); empty: codex's default.
+	DefaultServiceTier string
 	// StateDir keeps session records (session id → codex thread, cwd, mode,
 	// title) so that session/list and session/load work after a restart.
 	// Empty: sessions live only as long as the process, and neither

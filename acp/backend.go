@@ -49,6 +49,10 @@ type Turn struct {
 	User      codex.UserConfig // the user's own settings, under Mode (modePolicy)
 	Model     string           // empty: codex's configured model
 	Effort    string           // reasoning effort; empty: the model's default
+	// ServiceTier is the fast-mode picker's value: a tier id of the model
+	// ("priority"), serviceTierOff (no tier), or empty (the user never
+	// chose: codex's configuration decides). Only the app-server applies it.
+	ServiceTier string
 
 	// Tools is the embedded file-tool server for this session; nil when
 	// codex runs without it (and keeps its own editing).

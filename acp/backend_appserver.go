@@ -308,6 +308,13 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	if t.Effort != "" {
 		params["effort"] = t.Effort
 	}
+	switch t.ServiceTier {
+	case "":
+	case serviceTierOff:
+		params["serviceTier"] = nil // the thread's tier is kept across turns until cleared
+	default:
+		params["serviceTier"] = t.ServiceTier
+	}
 	err = server.Call(startCtx, "turn/start", params, &started)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -93,6 +93,7 @@ func (a *Agent) configOptions(s *session) []acpsdk.SessionConfigOption {
 			}
 			opts = append(opts, selectConfig(configEffort, "Reasoning effort", acpsdk.SessionConfigOptionCategoryThoughtLevel, a.sessionEffort(s, m), efforts))
 		}
+		opts = append(opts, a.fastModeOption(s, m)...)
 	}
 	var choices acpsdk.SessionConfigSelectOptionsUngrouped
 	for _, m := range modes(s.user) {
@@ -182,6 +183,8 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 		s.mu.Lock()
 		s.effort = value
 		s.mu.Unlock()
+	case configServiceTier:
+		s.setServiceTier(value)
 	}
 	a.persist(s)
 	a.prepareNext(ctx, s, false)

@@ -142,7 +142,7 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 	})
 	s.user = a.userConfig()
 	s.mode, s.title, s.threadUsage = rec.Mode, rec.Title, rec.ThreadUsage
-	s.model, s.effort = rec.Model, rec.Effort
+	s.model, s.effort, s.serviceTier = rec.Model, rec.Effort, rec.ServiceTier
 	if _, ok := parseMode(string(s.mode), s.user); !ok {
 		// Not offered any more (the user's own settings, since removed).
 		s.mode = defaultMode(s.user)

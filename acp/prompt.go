@@ -139,6 +139,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 	}
 	var window int
 	t.Model, t.Effort, window = a.turnModel(s)
+	t.ServiceTier = a.turnServiceTier(s)
 	if a.opts.Tools != nil {
 		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
 		t.Catalog = a.modelInfo().Catalog

@@ -42,6 +42,7 @@ type session struct {
 	mode        Mode
 	model       string // chosen in the picker; "" lets codex's configuration decide
 	effort      string // likewise
+	serviceTier string // likewise (the fast-mode picker)
 	threadID    string
 	title       string       // first line of the first prompt
 	threadUsage events.Usage // codex's token totals after the last turn
@@ -122,6 +123,7 @@ func (s *session) record() sessionRecord {
 		Mode:                  s.mode,
 		Model:                 s.model,
 		Effort:                s.effort,
+		ServiceTier:           s.serviceTier,
 		Title:                 s.title,
 		UpdatedAt:             time.Now().UTC(),
 		ThreadUsage:           s.threadUsage,

@@ -22,8 +22,9 @@ type sessionRecord struct {
 	Cwd                   string       `json:"cwd"`
 	AdditionalDirectories []string     `json:"additionalDirectories,omitempty"`
 	Mode                  Mode         `json:"mode"`
-	Model                 string       `json:"model,omitempty"`  // chosen in the model picker
-	Effort                string       `json:"effort,omitempty"` // chosen in the effort picker
+	Model                 string       `json:"model,omitempty"`       // chosen in the model picker
+	Effort                string       `json:"effort,omitempty"`      // chosen in the effort picker
+	ServiceTier           string       `json:"serviceTier,omitempty"` // chosen in the fast-mode picker
 	Title                 string       `json:"title,omitempty"`
 	UpdatedAt             time.Time    `json:"updatedAt"`
 	ThreadUsage           events.Usage `json:"threadUsage"`

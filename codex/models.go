@@ -17,6 +17,13 @@ type Model struct {
 	ContextWindow int
 	DefaultEffort string   // reasoning effort codex uses when none is chosen
 	Efforts       []string // reasoning efforts the model supports, lowest first
+	ServiceTiers  []ServiceTier
+}
+
+// ServiceTier is a faster (or cheaper) way a model can be served, named by
+// the catalog's service_tiers (codex 0.169: id "priority", name "Fast").
+type ServiceTier struct {
+	ID, Name, Description string
 }
 
 // Models returns the models the catalog at catalogPath lists for users
@@ -39,6 +46,11 @@ func Models(catalogPath string) ([]Model, error) {
 			Efforts       []struct {
 				Effort string `json:"effort"`
 			} `json:"supported_reasoning_levels"`
+			ServiceTiers []struct {
+				ID          string `json:"id"`
+				Name        string `json:"name"`
+				Description string `json:"description"`
+			} `json:"service_tiers"`
 		} `json:"models"`
 	}
 	if err := json.Unmarshal(b, &catalog); err != nil {
@@ -58,6 +70,11 @@ func Models(catalogPath string) ([]Model, error) {
 		for _, e := range m.Efforts {
 			if e.Effort != "" {
 				model.Efforts = append(model.Efforts, e.Effort)
+			}
+		}
+		for _, st := range m.ServiceTiers {
+			if st.ID != "" {
+				model.ServiceTiers = append(model.ServiceTiers, ServiceTier{ID: st.ID, Name: cmp.Or(st.Name, st.ID), Description: st.Description})
 			}
 		}
 		list = append(list, ranked{model, *m.Priority})

@@ -10,7 +10,8 @@ import (
 func TestModels(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "catalog.json")
 	catalog := `{"models":[
-		{"slug":"b","display_name":"B","priority":2,"visibility":"list","context_window":2000,"default_reasoning_level":"medium","supported_reasoning_levels":[{"effort":"low"},{"effort":"medium"}]},
+		{"slug":"b","display_name":"B","priority":2,"visibility":"list","context_window":2000,"default_reasoning_level":"medium","supported_reasoning_levels":[{"effort":"low"},{"effort":"medium"}],
+		 "service_tiers":[{"id":"priority","name":"Fast","description":"1.5x speed"},{"id":"","name":"nameless"},{"id":"flex"}]},
 		{"slug":"hidden","priority":0,"visibility":"hide"},
 		{"slug":"a","priority":1,"visibility":"list","context_window":1000,"description":"first","supported_reasoning_levels":[]},
 		{"slug":"unranked","visibility":"list"}]}`
@@ -23,7 +24,8 @@ func TestModels(t *testing.T) {
 	}
 	want := []Model{
 		{Slug: "a", Name: "a", Description: "first", ContextWindow: 1000},
-		{Slug: "b", Name: "B", ContextWindow: 2000, DefaultEffort: "medium", Efforts: []string{"low", "medium"}},
+		{Slug: "b", Name: "B", ContextWindow: 2000, DefaultEffort: "medium", Efforts: []string{"low", "medium"},
+			ServiceTiers: []ServiceTier{{ID: "priority", Name: "Fast", Description: "1.5x speed"}, {ID: "flex", Name: "flex"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Models = %+v\nwant %+v", got, want)

@@ -53,6 +53,7 @@ var corpusTests = map[string]bool{
 	"TestWriteOutsideWorkspaceRefused":        true,
 	"TestCreatedFileDiffHasNoOldText":         true,
 	"TestImagePrompt":                         true,
+	"TestFastMode":                            true,
 }
 
 // appServerCorpusTests are tests of the app-server backend alone (by their

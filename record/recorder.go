@@ -109,8 +109,12 @@ func (r *Recorder) SetCatalog(models []codex.Model, model, effort string) {
 	defer r.mu.Unlock()
 	r.models, r.model, r.effort = nil, model, effort
 	for _, m := range models {
-		r.models = append(r.models, Model{Slug: m.Slug, Name: m.Name, Description: m.Description,
-			ContextWindow: m.ContextWindow, DefaultEffort: m.DefaultEffort, Efforts: slices.Clone(m.Efforts)})
+		rm := Model{Slug: m.Slug, Name: m.Name, Description: m.Description,
+			ContextWindow: m.ContextWindow, DefaultEffort: m.DefaultEffort, Efforts: slices.Clone(m.Efforts)}
+		for _, t := range m.ServiceTiers {
+			rm.ServiceTiers = append(rm.ServiceTiers, ServiceTier{ID: t.ID, Name: t.Name, Description: t.Description})
+		}
+		r.models = append(r.models, rm)
 	}
 }
 

@@ -160,6 +160,15 @@ type Model struct {
 	ContextWindow int      `json:"context_window,omitempty"`
 	DefaultEffort string   `json:"default_effort,omitempty"` // reasoning effort codex uses when none is chosen
 	Efforts       []string `json:"efforts,omitempty"`        // the reasoning efforts the model supports
+	// ServiceTiers are the model's service tiers (the fast-mode picker).
+	ServiceTiers []ServiceTier `json:"service_tiers,omitempty"`
+}
+
+// ServiceTier is one service tier of a model (codex.ServiceTier).
+type ServiceTier struct {
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // ToolError is a file tool's error as the model received it.

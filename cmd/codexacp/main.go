@@ -191,6 +191,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
+		agentOpts.DefaultServiceTier = codex.ConfiguredValue(o.config, "service_tier")
 		agentOpts.Auth = prepareAuth(ctx, log, path, o.config, o.backend, args)
 	}
 

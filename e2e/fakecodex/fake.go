@@ -145,7 +145,12 @@ func catalog(start *record.Entry) map[string]any {
 		for _, e := range m.Efforts {
 			efforts = append(efforts, map[string]string{"effort": e})
 		}
+		tiers := make([]map[string]string, 0, len(m.ServiceTiers))
+		for _, t := range m.ServiceTiers {
+			tiers = append(tiers, map[string]string{"id": t.ID, "name": t.Name, "description": t.Description})
+		}
 		models = append(models, map[string]any{
+			"service_tiers":              tiers,
 			"slug":                       m.Slug,
 			"display_name":               m.Name,
 			"description":                m.Description,
