@@ -216,7 +216,11 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 	a.mu.Unlock()
 	a.log.Info("initialize", "client", clientName(req.ClientInfo), "protocol", req.ProtocolVersion,
 		"fs_read", req.ClientCapabilities.Fs.ReadTextFile, "fs_write", req.ClientCapabilities.Fs.WriteTextFile)
-	sessionCaps := acpsdk.SessionCapabilities{Close: &acpsdk.SessionCloseCapabilities{}}
+	sessionCaps := acpsdk.SessionCapabilities{
+		Close: &acpsdk.SessionCloseCapabilities{},
+		// Extra workspace roots, contained like cwd (workspace.go).
+		AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
+	}
 	if a.store != nil {
 		sessionCaps.List = &acpsdk.SessionListCapabilities{}
 		sessionCaps.Resume = &acpsdk.SessionResumeCapabilities{}

@@ -191,7 +191,8 @@ func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) 
 		return tc
 	}
 	var args struct {
-		Path string `json:"path"`
+		Path    string `json:"path"`
+		Content string `json:"content"`
 	}
 	_ = json.Unmarshal(it.Arguments, &args)
 	verb, kind := "Edit", acpsdk.ToolKindEdit
@@ -209,10 +210,17 @@ func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) 
 		var res struct {
 			Diff    string  `json:"diff"`
 			Content *string `json:"content"`
+			Created bool    `json:"created"`
 		}
 		if json.Unmarshal(it.Result.StructuredContent, &res) == nil {
 			if res.Diff != "" {
 				tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(res.Diff)))}
+			}
+			if it.Tool == "write_text_file" && res.Created && args.Path != "" {
+				// A created file's diff is its whole content, which the
+				// call's arguments hold (an overwrite's old text is not
+				// in the rollout: its result stays as codex saw it).
+				tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(args.Path, args.Content)}
 			}
 			if kind == acpsdk.ToolKindRead && res.Content != nil {
 				// As in a live turn: the facts of a read, not the file.

@@ -110,3 +110,29 @@ func TestHistorySeparatesConsecutiveChunks(t *testing.T) {
 		t.Errorf("second message = %q", got)
 	}
 }
+
+// A write shows as the live turn shows it where the rollout has what it
+// needs: a created file as a diff from nothing (its content is in the
+// arguments); an overwrite keeps its result text (the old text is not there).
+func TestHistoryWriteDiff(t *testing.T) {
+	for _, tc := range []struct {
+		name, result, want string
+	}{
+		{"created", `{"success":true,"created":true,"hash":"h","total_lines":1}`,
+			`[{"newText":"hello\n","path":"/w/a.txt","type":"diff"}]`},
+		{"overwritten", `{"success":true,"created":false,"hash":"h","total_lines":1}`,
+			`[{"content":{"text":"Overwrote","type":"text"},"type":"content"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"c1","server":"acp","tool":"write_text_file","arguments":{"path":"/w/a.txt","content":"hello\n"},"status":"completed","result":{"content":[{"type":"text","text":"Overwrote"}],"structuredContent":` + tc.result + `}}}}`
+			us, err := History(strings.NewReader(line), HistoryOptions{OwnMCPServer: "acp"})
+			if err != nil || len(us) != 1 || us[0].ToolCall == nil {
+				t.Fatalf("history = %+v, %v", us, err)
+			}
+			b, _ := json.Marshal(us[0].ToolCall.Content)
+			if string(b) != tc.want || us[0].ToolCall.Kind != "edit" {
+				t.Errorf("content = %s, want %s", b, tc.want)
+			}
+		})
+	}
+}
