@@ -81,6 +81,10 @@ type Options struct {
 	// Auth tells whether codex can sign in and which sign-in methods to
 	// offer (auth.go). Zero: no methods, and codex counts as signed in.
 	Auth Auth
+
+	// toolCallGrace overrides how long a turn's end waits for its tool
+	// calls (tests reach the given-up path with it). 0: toolCallGrace.
+	toolCallGrace time.Duration
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one

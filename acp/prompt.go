@@ -69,7 +69,11 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 	out := &turnOutput{a: a, s: s, ctx: ctx, log: log}
 	runErr := a.opts.Backend.Run(ctx, turn, out)
 	// The backend is done with the turn; its tool calls end with it, before the answer.
-	for _, id := range s.finishToolCalls(toolCallGrace) {
+	grace := toolCallGrace
+	if a.opts.toolCallGrace > 0 {
+		grace = a.opts.toolCallGrace
+	}
+	for _, id := range s.finishToolCalls(grace) {
 		log.Warn("file-tool call still running at the end of the turn", "call", id)
 		a.sendUpdate(ctx, s.id, failedUpdate(id, "The turn ended before this tool call finished; nothing more will be written."))
 	}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -542,5 +544,93 @@ func TestWriteCreateParentsAsksAndCreates(t *testing.T) {
 				t.Errorf("directory created = %v, want %v", created, tc.want)
 			}
 		})
+	}
+}
+
+// stuckWrites is a disk whose writes ignore their context: each blocks
+// until release is closed, as a hung file system would.
+type stuckWrites struct {
+	fsops.Files
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (f *stuckWrites) WriteFile(ctx context.Context, path string, data []byte) error {
+	close(f.entered)
+	<-f.release
+	return f.Files.WriteFile(context.WithoutCancel(ctx), path, data)
+}
+
+// A tool call still running when its turn ends is given up: it is marked
+// failed before the prompt's answer, its own later completion reports
+// nothing, and the session keeps nothing of it.
+func TestToolCallGivenUpAtTurnEnd(t *testing.T) {
+	disk := &stuckWrites{Files: fsops.NewLocalFiles(), entered: make(chan struct{}), release: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(disk.release)
+		}
+	}
+	defer release()
+	th := startToolsWith(t, Options{LocalFiles: disk, toolCallGrace: time.Millisecond}, fakeeditor.Options{FS: false}, ModeFullAccess)
+	path := filepath.Join(th.cwd, "a.txt")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	result := make(chan *mcpsdk.CallToolResult, 1)
+	go func() {
+		res, _ := th.client.CallTool(th.ctx, &mcpsdk.CallToolParams{Name: "edit_text_file",
+			Arguments: map[string]any{"path": path, "old_string": "one", "new_string": "two"}})
+		result <- res
+	}()
+	<-disk.entered
+	if err := th.editor.Conn.Cancel(th.ctx, acpsdk.CancelNotification{SessionId: th.session}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-th.turnDone; err != nil {
+		t.Fatalf("prompt: %v", err)
+	}
+	// The failed update arrived before the prompt's answer.
+	updates := th.editor.Updates()
+	var last *acpsdk.SessionToolCallUpdate
+	for _, n := range updates {
+		if n.Update.ToolCallUpdate != nil {
+			last = n.Update.ToolCallUpdate
+		}
+	}
+	if last == nil || last.Status == nil || *last.Status != acpsdk.ToolCallStatusFailed ||
+		len(last.Content) != 1 || last.Content[0].Content == nil || last.Content[0].Content.Content.Text == nil ||
+		!strings.Contains(last.Content[0].Content.Content.Text.Text, "The turn ended before this tool call finished") {
+		t.Fatalf("last tool update before the prompt's answer = %+v, want failed: the turn ended before …", last)
+	}
+	s, err := th.agent.session(th.session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	left := len(s.calls.calls)
+	s.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d tool calls (and their contents) kept after the turn ended", left)
+	}
+
+	// The write now completes; its completion is not reported.
+	release()
+	if res := <-result; res == nil {
+		t.Fatal("the tool call did not answer")
+	}
+	if err := th.editor.Sync(th.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(th.editor.Updates()); n != len(updates) {
+		t.Errorf("%d updates sent after the call was given up: %+v", n-len(updates), th.editor.Updates()[len(updates):])
+	}
+	s.mu.Lock()
+	left = len(s.calls.calls)
+	s.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d tool calls kept after the given-up call finished", left)
 	}
 }
