@@ -45,6 +45,7 @@ type Turn struct {
 	ThreadID  string   // the codex thread to continue; empty starts one
 	Prompt    string
 	Images    []Image // attached to the prompt, checked (images.go)
+	Plan      bool    // plan mode: codex plans and edits nothing (app-server; plan.go)
 	Mode      Mode
 	User      codex.UserConfig // the user's own settings, under Mode (modePolicy)
 	Model     string           // empty: codex's configured model

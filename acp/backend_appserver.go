@@ -46,6 +46,7 @@ type AppServerBackend struct {
 	loaded   map[string]bool            // threads started or resumed in server
 	prepared map[string]*preparedThread // by session id, until its first turn
 	active   map[string]activeTurn      // by session id: its running turn (steer.go)
+	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
 	closed   bool
 }
 
@@ -60,7 +61,7 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 	}
 	life, stop := context.WithCancel(context.Background())
 	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
-		prepared: map[string]*preparedThread{}, active: map[string]activeTurn{}}
+		prepared: map[string]*preparedThread{}, active: map[string]activeTurn{}, settings: map[string]threadSettings{}}
 }
 
 // Warm gets a session ready in the background, so that its first prompt
@@ -121,17 +122,20 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServ
 			Thread struct {
 				ID string `json:"id"`
 			} `json:"thread"`
+			threadSettings
 		}
 		if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
 			return "", false, fmt.Errorf("codex app-server: thread/start: %w", err)
 		}
 		b.markLoaded(server, res.Thread.ID)
+		b.noteSettings(res.Thread.ID, res.threadSettings)
 		return res.Thread.ID, true, nil
 	}
 	if b.isLoaded(server, t.ThreadID) {
 		return t.ThreadID, false, nil
 	}
-	if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), nil); err != nil {
+	var resumed threadSettings
+	if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), &resumed); err != nil {
 		var rpc *codex.RPCError
 		if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
 			// Codex lets one process at a time continue a thread, and an
@@ -141,6 +145,7 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServ
 		return "", false, fmt.Errorf("codex app-server: thread/resume %s: %w", t.ThreadID, err)
 	}
 	b.markLoaded(server, t.ThreadID)
+	b.noteSettings(t.ThreadID, resumed)
 	return t.ThreadID, false, nil
 }
 
@@ -314,6 +319,9 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 		params["serviceTier"] = nil // the thread's tier is kept across turns until cleared
 	default:
 		params["serviceTier"] = t.ServiceTier
+	}
+	if cm := b.collaborationMode(t, thread); cm != nil {
+		params["collaborationMode"] = cm
 	}
 	err = server.Call(startCtx, "turn/start", params, &started)
 	if err != nil {
@@ -532,6 +540,9 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 		h.trackMCPCall(ev)
 		h.out.Event(ev)
 	}
+	if method == "item/completed" {
+		h.notePlan(params)
+	}
 	if method == "turn/completed" && turn != "" {
 		ch := h.completion(turn)
 		select {
@@ -546,6 +557,8 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 // what codexacp does not offer is declined so that codex never waits.
 func (h *turnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
+	case "item/tool/requestUserInput":
+		return h.userInput(ctx, params)
 	case "item/commandExecution/requestApproval":
 		var p struct {
 			ItemID  string `json:"itemId"`

@@ -70,7 +70,10 @@ func TestTurnHandlerRequests(t *testing.T) {
 		{"item/fileChange/requestApproval", `{}`, ApprovalAccept, `{"decision":"decline"}`},
 		{"mcpServer/elicitation/request", `{}`, ApprovalAccept, `{"action":"decline"}`},
 		{"item/permissions/requestApproval", `{}`, ApprovalAccept, `{"permissions":{}}`},
-		{"item/tool/requestUserInput", `{}`, ApprovalAccept, "-32601"},
+		// An output that cannot ask the user leaves codex's questions unanswered.
+		{"item/tool/requestUserInput", `{"itemId":"q","questions":[{"id":"a","header":"h","question":"?"}]}`, ApprovalAccept, `{"answers":{}}`},
+		{"item/tool/requestUserInput", `[1]`, ApprovalAccept, "-32602"},
+		{"item/tool/call", `{}`, ApprovalAccept, "-32601"},
 	} {
 		out := &answeringOutput{decision: tc.decision}
 		h := newTurnHandler(out, discardLogger())

@@ -99,7 +99,11 @@ func (a *Agent) configOptions(s *session) []acpsdk.SessionConfigOption {
 	for _, m := range modes(s.user) {
 		choices = append(choices, selectOption(string(m.mode), m.name, m.description))
 	}
-	return append(opts, selectConfig(configMode, "Mode", acpsdk.SessionConfigOptionCategoryMode, string(s.currentMode()), choices))
+	opts = append(opts, selectConfig(configMode, "Mode", acpsdk.SessionConfigOptionCategoryMode, string(s.currentMode()), choices))
+	if o, ok := a.collabOption(s); ok {
+		opts = append(opts, o)
+	}
+	return opts
 }
 
 func selectOption(value, name, description string) acpsdk.SessionConfigSelectOption {
@@ -169,6 +173,8 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 			SessionUpdate: "current_mode_update",
 			CurrentModeId: acpsdk.SessionModeId(value),
 		}})
+	case configCollab:
+		s.setPlanning(value == collabPlan)
 	case configModel:
 		s.mu.Lock()
 		s.model = value

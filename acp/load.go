@@ -143,6 +143,7 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 	s.user = a.userConfig()
 	s.mode, s.title, s.threadUsage = rec.Mode, rec.Title, rec.ThreadUsage
 	s.model, s.effort, s.serviceTier = rec.Model, rec.Effort, rec.ServiceTier
+	s.plan = rec.Plan && a.offersPlanMode()
 	if _, ok := parseMode(string(s.mode), s.user); !ok {
 		// Not offered any more (the user's own settings, since removed).
 		s.mode = defaultMode(s.user)

@@ -49,6 +49,7 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	resp, err := a.runTurn(turnCtx, s, text, images)
+	resp, err = a.afterPlanTurn(turnCtx, s, resp, err)
 	s.endTurn(rt, resp, err)
 	return resp, err
 }
@@ -138,6 +139,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 		ThreadID:  s.thread(),
 		Prompt:    text,
 		Mode:      s.currentMode(),
+		Plan:      s.planning(),
 		User:      s.user,
 		editorMCP: s.mcp,
 	}

@@ -51,6 +51,9 @@ type session struct {
 	cancelledTo uint64                   // prompts up to this generation were cancelled by the client
 	cancel      context.CancelCauseFunc  // cancels the running turn; nil when idle
 	running     *runningTurn             // the running turn, which prompts may join; nil when idle
+	plan        bool                     // collaboration_mode plan (plan.go)
+	proposed    string                   // the plan the running turn proposed
+	planAsks    int                      // switch_mode questions asked, for their ids
 	allowed     map[acpsdk.ToolKind]bool // kinds the user allowed for the whole session
 	calls       turnCalls                // the running turn's file-tool calls
 }
@@ -124,6 +127,7 @@ func (s *session) record() sessionRecord {
 		Model:                 s.model,
 		Effort:                s.effort,
 		ServiceTier:           s.serviceTier,
+		Plan:                  s.plan,
 		Title:                 s.title,
 		UpdatedAt:             time.Now().UTC(),
 		ThreadUsage:           s.threadUsage,

@@ -25,6 +25,7 @@ type sessionRecord struct {
 	Model                 string       `json:"model,omitempty"`       // chosen in the model picker
 	Effort                string       `json:"effort,omitempty"`      // chosen in the effort picker
 	ServiceTier           string       `json:"serviceTier,omitempty"` // chosen in the fast-mode picker
+	Plan                  bool         `json:"plan,omitempty"`        // collaboration_mode plan
 	Title                 string       `json:"title,omitempty"`
 	UpdatedAt             time.Time    `json:"updatedAt"`
 	ThreadUsage           events.Usage `json:"threadUsage"`

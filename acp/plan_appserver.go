@@ -1,0 +1,142 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/codexacp/codexacp/codex"
+)
+
+// What the app-server backend does for plan mode (plan.go): turns with
+// codex's collaborationMode, the proposed plan handed to the agent, and
+// codex's questions to the user.
+
+// threadSettings is what thread/start and thread/resume answer about the
+// thread's model and collaboration mode.
+type threadSettings struct {
+	Model             string `json:"model"`
+	CollaborationMode *struct {
+		Mode string `json:"mode"`
+	} `json:"collaborationMode"`
+}
+
+func (b *AppServerBackend) noteSettings(thread string, ts threadSettings) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur := b.settings[thread]
+	if ts.Model != "" {
+		cur.Model = ts.Model
+	}
+	if ts.CollaborationMode != nil {
+		cur.CollaborationMode = ts.CollaborationMode
+	}
+	b.settings[thread] = cur
+}
+
+// collaborationMode is the turn/start collaborationMode of a turn on
+// thread: plan for a plan-mode turn, default for the first turn after one
+// (codex keeps a thread's mode for its next turns), else nil (codex's own
+// default: nothing is sent). Codex requires a model with it; it takes
+// precedence over the turn's model and effort, which it carries.
+func (b *AppServerBackend) collaborationMode(t Turn, thread string) map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ts := b.settings[thread]
+	wasPlan := ts.CollaborationMode != nil && ts.CollaborationMode.Mode == collabPlan
+	if !t.Plan && !wasPlan {
+		return nil
+	}
+	mode := collabDefault
+	if t.Plan {
+		mode = collabPlan
+	}
+	ts.CollaborationMode = &struct {
+		Mode string `json:"mode"`
+	}{Mode: mode}
+	b.settings[thread] = ts
+	// null instructions: codex's built-in ones for the mode.
+	settings := map[string]any{"model": firstNonEmpty(t.Model, ts.Model), "developer_instructions": nil}
+	if t.Effort != "" {
+		settings["reasoning_effort"] = t.Effort
+	}
+	return map[string]any{"mode": mode, "settings": settings}
+}
+
+// notePlan hands the turn's proposed plan (a completed plan item) to the
+// agent; h.mu is held.
+func (h *turnHandler) notePlan(params json.RawMessage) {
+	var p struct {
+		Item struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"item"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Item.Type != "plan" || p.Item.Text == "" {
+		return
+	}
+	if sink, ok := h.out.(planSink); ok {
+		sink.ProposedPlan(p.Item.Text)
+	}
+}
+
+// UserQuestion is one of codex's questions to the user
+// (item/tool/requestUserInput).
+type UserQuestion struct {
+	ID       string
+	Header   string
+	Question string
+	Options  []UserOption // none: a free-text answer
+	Other    bool         // a free-text answer is allowed besides the options
+	Secret   bool
+}
+
+// UserOption is one answer codex offers.
+type UserOption struct {
+	Label       string
+	Description string
+}
+
+// userAsker is a TurnOutput that can put codex's questions to the user. It
+// returns the answers by question id; a question left out was not answered
+// (declined, cancelled, or not answerable in the editor).
+type userAsker interface {
+	AskUser(ctx context.Context, itemID string, qs []UserQuestion) map[string][]string
+}
+
+// userInput answers item/tool/requestUserInput: the questions go to the
+// user; whatever is not answered is left out, which codex reads as declined.
+func (h *turnHandler) userInput(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		ItemID    string `json:"itemId"`
+		Questions []struct {
+			ID       string `json:"id"`
+			Header   string `json:"header"`
+			Question string `json:"question"`
+			IsOther  bool   `json:"isOther"`
+			IsSecret bool   `json:"isSecret"`
+			Options  []struct {
+				Label       string `json:"label"`
+				Description string `json:"description"`
+			} `json:"options"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
+	}
+	qs := make([]UserQuestion, 0, len(p.Questions))
+	for _, q := range p.Questions {
+		uq := UserQuestion{ID: q.ID, Header: q.Header, Question: q.Question, Other: q.IsOther, Secret: q.IsSecret}
+		for _, o := range q.Options {
+			uq.Options = append(uq.Options, UserOption{Label: o.Label, Description: o.Description})
+		}
+		qs = append(qs, uq)
+	}
+	answers := map[string]any{}
+	if asker, ok := h.out.(userAsker); ok && ctx.Err() == nil {
+		for id, a := range asker.AskUser(ctx, p.ItemID, qs) {
+			answers[id] = map[string]any{"answers": a}
+		}
+	}
+	h.log.Info("questions to the user", "item", p.ItemID, "asked", len(qs), "answered", len(answers))
+	return map[string]any{"answers": answers}, nil
+}

@@ -1,0 +1,242 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/mockapi"
+)
+
+// Plan mode on the app-server: codex plans (collaborationMode plan), the
+// editor is asked whether to implement the plan, and yes runs the
+// implementing turn in the chosen mode.
+
+const planText = "1. Create hello.txt with a greeting.\n2. Done."
+
+// proposedPlan is the model's answer in plan mode: codex turns the tagged
+// block into a plan item.
+func proposedPlan() mockapi.Item {
+	return mockapi.Message("Here is the plan.\n<proposed_plan>\n" + planText + "\n</proposed_plan>\n")
+}
+
+// answering records the permission requests and answers each with the
+// first option whose id pick returns true (cancelled when none).
+type answering struct {
+	mu    sync.Mutex
+	asked []acpsdk.RequestPermissionRequest
+	pick  func(id string) bool
+}
+
+func (a *answering) answer(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+	a.mu.Lock()
+	a.asked = append(a.asked, req)
+	a.mu.Unlock()
+	for _, o := range req.Options {
+		if a.pick(string(o.OptionId)) {
+			return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: o.OptionId}}}
+		}
+	}
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
+}
+
+func (a *answering) requests() []acpsdk.RequestPermissionRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.asked)
+}
+
+func (e *env) setPlanMode(on bool) {
+	e.t.Helper()
+	v := "default"
+	if on {
+		v = "plan"
+	}
+	resp, err := e.editor.Conn.SetSessionConfigOption(e.ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: e.session, ConfigId: "collaboration_mode", Value: acpsdk.SessionConfigValueId(v)}})
+	if err != nil {
+		e.t.Fatalf("set collaboration_mode: %v", err)
+	}
+	if got := configValue(resp.ConfigOptions, "collaboration_mode"); got != v {
+		e.t.Fatalf("collaboration_mode = %q after setting %q", got, v)
+	}
+}
+
+func configValue(opts []acpsdk.SessionConfigOption, id string) string {
+	for _, o := range opts {
+		if o.Select != nil && string(o.Select.Id) == id {
+			return string(o.Select.CurrentValue)
+		}
+	}
+	return ""
+}
+
+// collaborationMode is the mode codex put in the request's developer
+// messages ("" when none).
+// The input is the whole thread: the last such message is the turn's.
+func collaborationMode(r mockapi.Request) string {
+	mode := ""
+	for _, t := range r.Texts("developer") {
+		if strings.Contains(t, "<collaboration_mode>") {
+			mode = "default"
+			if strings.Contains(t, "<collaboration_mode># Plan Mode") {
+				mode = "plan"
+			}
+		}
+	}
+	return mode
+}
+
+func TestPlanModeThenImplement(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pick      string // the switch question's answer
+		implement bool
+	}{
+		{name: "implemented", pick: "implement:auto", implement: true},
+		{name: "kept planning", pick: "stay"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ans := &answering{pick: func(id string) bool { return id == tc.pick }}
+			e := start(t, setup{backend: "app-server", fs: true, permission: ans.answer})
+			e.setPlanMode(true)
+			target := filepath.Join(e.cwd, "hello.txt")
+			e.mock.Enqueue(mockapi.Reply(proposedPlan()))
+			if tc.implement {
+				e.mock.Enqueue(
+					mockapi.Reply(acpCall(t, "call_w", "write_text_file", map[string]any{"path": target, "content": "hello\n"})),
+					mockapi.Reply(mockapi.Message("Implemented.")),
+				)
+			}
+			r := e.mustPrompt("plan a greeting file")
+			if r.StopReason != acpsdk.StopReasonEndTurn {
+				t.Errorf("stopReason = %q", r.StopReason)
+			}
+			reqs := e.mock.Requests()
+			if len(reqs) == 0 || collaborationMode(reqs[0]) != "plan" {
+				t.Errorf("the plan turn's request is not in plan mode")
+			}
+			if !strings.Contains(agentText(e), "Create hello.txt") {
+				t.Errorf("the plan is not shown: %q", agentText(e))
+			}
+			asked := ans.requests()
+			if len(asked) != 1 {
+				t.Fatalf("permission requests = %d, want 1 (the switch question)", len(asked))
+			}
+			q := asked[0]
+			if q.ToolCall.Kind == nil || *q.ToolCall.Kind != acpsdk.ToolKindSwitchMode {
+				t.Errorf("switch question tool call kind = %v", q.ToolCall.Kind)
+			}
+			var ids []string
+			for _, o := range q.Options {
+				ids = append(ids, string(o.OptionId))
+			}
+			if !slices.Contains(ids, "implement:auto") || !slices.Contains(ids, "implement:ask") || !slices.Contains(ids, "stay") || slices.Contains(ids, "implement:read-only") {
+				t.Errorf("switch options = %v", ids)
+			}
+			var modeUpdates []string
+			for _, n := range e.editor.Updates() {
+				if u := n.Update.CurrentModeUpdate; u != nil {
+					modeUpdates = append(modeUpdates, string(u.CurrentModeId))
+				}
+			}
+			if !tc.implement {
+				if len(reqs) != 1 || len(modeUpdates) != 0 {
+					t.Errorf("kept planning, yet %d model requests and mode updates %v", len(reqs), modeUpdates)
+				}
+				// Still in plan mode: the next turn plans too.
+				e.mock.Enqueue(mockapi.Reply(mockapi.Message("More thoughts.")))
+				e.mustPrompt("think more")
+				if reqs := e.mock.Requests(); collaborationMode(reqs[len(reqs)-1]) != "plan" {
+					t.Errorf("the next turn left plan mode")
+				}
+				return
+			}
+			if !slices.Equal(modeUpdates, []string{"auto"}) {
+				t.Errorf("current_mode_update = %v, want [auto]", modeUpdates)
+			}
+			if len(reqs) != 3 {
+				t.Fatalf("model requests = %d, want 3", len(reqs))
+			}
+			if users := reqs[1].Texts("user"); !slices.Contains(users, "Implement the plan.") {
+				t.Errorf("the implementing turn's prompt: %q", users)
+			}
+			if m := collaborationMode(reqs[1]); m != "default" {
+				t.Errorf("the implementing turn still plans")
+			}
+			if got, _ := e.editor.Buffer(target); got != "hello\n" {
+				t.Errorf("hello.txt in the editor = %q, want the implementing turn's write", got)
+			}
+			var last []acpsdk.SessionConfigOption
+			for _, n := range e.editor.Updates() {
+				if u := n.Update.ConfigOptionUpdate; u != nil {
+					last = u.ConfigOptions
+				}
+			}
+			if configValue(last, "collaboration_mode") != "default" || configValue(last, "mode") != "auto" {
+				t.Errorf("config options after the switch: collaboration_mode %q, mode %q", configValue(last, "collaboration_mode"), configValue(last, "mode"))
+			}
+		})
+	}
+}
+
+// Codex's questions (request_user_input, offered in plan mode) reach the
+// editor as a permission question with codex's options; a dismissed one
+// leaves the question unanswered, and the turn goes on.
+func TestPlanModeUserInput(t *testing.T) {
+	args, err := json.Marshal(map[string]any{"questions": []any{map[string]any{
+		"id": "lang", "header": "Language", "question": "Which language should the greeting be in?",
+		"options": []any{
+			map[string]any{"label": "English", "description": "Hello"},
+			map[string]any{"label": "French", "description": "Bonjour"},
+		},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		pick   string
+		answer string // in codex's tool output
+	}{
+		{name: "answered", pick: "answer-1", answer: "French"},
+		{name: "declined", pick: "decline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ans := &answering{pick: func(id string) bool { return id == tc.pick }}
+			e := start(t, setup{backend: "app-server", fs: true, permission: ans.answer})
+			e.setPlanMode(true)
+			e.mock.Enqueue(
+				mockapi.Reply(mockapi.FunctionCall("call_ask", "request_user_input", string(args))),
+				mockapi.Reply(mockapi.Message("Noted.")),
+			)
+			if r := e.mustPrompt("greet"); r.StopReason != acpsdk.StopReasonEndTurn {
+				t.Errorf("stopReason = %q", r.StopReason)
+			}
+			asked := ans.requests()
+			if len(asked) != 1 {
+				t.Fatalf("permission requests = %d, want 1", len(asked))
+			}
+			var names []string
+			for _, o := range asked[0].Options {
+				names = append(names, o.Name)
+			}
+			if len(names) != 3 || !strings.HasPrefix(names[0], "English") || !strings.HasPrefix(names[1], "French") {
+				t.Errorf("options = %q", names)
+			}
+			out := toolOutput(t, e, "call_ask")
+			t.Logf("request_user_input output: %s", out)
+			if tc.answer != "" && !strings.Contains(out, tc.answer) {
+				t.Errorf("codex did not get the answer %q: %s", tc.answer, out)
+			}
+			if tc.answer == "" && (strings.Contains(out, "French") || strings.Contains(out, "English")) {
+				t.Errorf("a declined question was answered: %s", out)
+			}
+		})
+	}
+}
