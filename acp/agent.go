@@ -95,6 +95,7 @@ type Agent struct {
 	conn    *acpsdk.AgentSideConnection
 	store   *sessionStore // nil without Options.StateDir
 	storeMu sync.Mutex    // serialises persist
+	saves   lateSaves     // persistSoon's
 
 	modelInfo  func() ModelInfo        // Options.ModelInfo, once
 	userConfig func() codex.UserConfig // Options.UserConfig, once
@@ -118,6 +119,7 @@ func NewAgent(opts Options) *Agent {
 		log = slog.Default()
 	}
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
+	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
 		a.store = &sessionStore{dir: opts.StateDir}
 	}
@@ -174,6 +176,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-ctx.Done():
 	}
 	a.closeAllSessions()
+	a.stopSaves()
 	// Stop the guard, whichever way it stands: reading (src closed) or
 	// feeding an SDK that stopped reading first (pr closed).
 	src.CloseWithError(errServeStopped)

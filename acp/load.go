@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -31,11 +32,70 @@ func (a *Agent) persist(s *session) {
 	}
 }
 
+// persistSoon stores the session's record like persist, on a goroutine of
+// its own, so that a turn's answer does not wait for the file write (~1 ms,
+// more on a busy disk). What reads the store (list, load, resume) and the
+// end of Serve wait for such saves (flushSaves); once Serve is ending the
+// save happens at once. If the process dies before the save lands, the
+// record misses only what the last turn changed that persistSoon is used
+// for: its token totals and time (see runTurn).
+func (a *Agent) persistSoon(s *session) {
+	if a.store == nil {
+		return
+	}
+	a.saves.mu.Lock()
+	if a.saves.stopped {
+		a.saves.mu.Unlock()
+		a.persist(s)
+		return
+	}
+	a.saves.running++
+	a.saves.mu.Unlock()
+	go func() {
+		defer a.saves.done()
+		a.persist(s)
+	}()
+}
+
+// flushSaves waits for the saves persistSoon started.
+func (a *Agent) flushSaves() {
+	a.saves.mu.Lock()
+	defer a.saves.mu.Unlock()
+	for a.saves.running > 0 {
+		a.saves.idle.Wait()
+	}
+}
+
+// stopSaves makes later saves synchronous and waits for those running.
+func (a *Agent) stopSaves() {
+	a.saves.mu.Lock()
+	a.saves.stopped = true
+	a.saves.mu.Unlock()
+	a.flushSaves()
+}
+
+// lateSaves counts the saves persistSoon runs in the background.
+type lateSaves struct {
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when running drops to 0; L is &mu
+	running int
+	stopped bool // Serve is ending: save synchronously
+}
+
+func (l *lateSaves) done() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running--; l.running == 0 {
+		l.idle.Broadcast()
+	}
+}
+
 // ListSessions implements acpsdk.Agent: the stored sessions, newest first.
 func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
 	if a.store == nil {
 		return acpsdk.ListSessionsResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionList)
 	}
+	a.flushSaves()
 	cwd := ""
 	if req.Cwd != nil {
 		cwd = *req.Cwd
@@ -98,6 +158,7 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 	if a.store == nil {
 		return nil, nil, acpsdk.NewMethodNotFound(method)
 	}
+	a.flushSaves()
 	rec, err := a.store.load(string(id))
 	switch {
 	case errors.Is(err, errBadSessionID):

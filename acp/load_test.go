@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -510,5 +513,104 @@ func TestSessionStoreStaysInItsDirectory(t *testing.T) {
 	}
 	if len(recs) != 1 || recs[0].SessionID != sidHere {
 		t.Errorf("list = %+v, want only %s", recs, sidHere)
+	}
+}
+
+// A turn that changes only the token totals is stored after its answer
+// (persistSoon): what reads the store waits for that save, and so does the
+// end of Serve; the first turn, which gives the session its thread and
+// title, is stored before its answer.
+func TestWarmTurnStoredAfterAnswer(t *testing.T) {
+	state := t.TempDir()
+	be := &fakeBackend{script: func(_ context.Context, n int, _ codex.Invocation, onLine func([]byte)) error {
+		for _, l := range []string{
+			`{"type":"thread.started","thread_id":"` + loadThreadID + `"}`, `{"type":"turn.started"}`,
+			`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}`,
+			fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`, 100*(n+1)),
+		} {
+			onLine([]byte(l))
+		}
+		return nil
+	}}
+	h := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	store := &sessionStore{dir: state}
+	stored := func() sessionRecord {
+		t.Helper()
+		rec, err := store.load(string(sid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	live := func() events.Usage {
+		s, err := h.agent.session(sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.record().ThreadUsage
+	}
+
+	if _, err := h.prompt(sid, "first"); err != nil {
+		t.Fatal(err)
+	}
+	// Stored before the answer: no flush.
+	first := stored()
+	if first.ThreadID != loadThreadID || first.Title != "first" || first.ThreadUsage != live() {
+		t.Fatalf("after the first turn: %+v (live usage %+v)", first, live())
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := h.prompt(sid, "again"); err != nil {
+			t.Fatal(err)
+		}
+		h.agent.flushSaves()
+		if rec := stored(); rec.ThreadUsage != live() || rec.ThreadUsage == first.ThreadUsage || rec.Title != "first" || rec.UpdatedAt.Before(first.UpdatedAt) {
+			t.Fatalf("after warm turn %d: stored %+v, live usage %+v", i+1, rec, live())
+		}
+	}
+	// Session/list reads what the last save wrote.
+	if _, err := h.prompt(sid, "last"); err != nil {
+		t.Fatal(err)
+	}
+	want := live()
+	if _, err := h.editor.Conn.ListSessions(h.ctx, acpsdk.ListSessionsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored().ThreadUsage; got != want {
+		t.Errorf("after session/list: stored usage %+v, want %+v", got, want)
+	}
+
+	// Once Serve is ending, saves are synchronous.
+	h.agent.stopSaves()
+	s, _ := h.agent.session(sid)
+	s.mu.Lock()
+	s.threadUsage.InputTokens++
+	s.mu.Unlock()
+	h.agent.persistSoon(s)
+	if got := stored().ThreadUsage; got != live() {
+		t.Errorf("save after stop: stored %+v, want %+v", got, live())
+	}
+}
+
+func TestTurnEndedReportsNewThreadOrTitle(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		thread, title string // before the turn
+		outThread     string
+		want          bool
+	}{
+		{"first turn", "", "", "th1", true},
+		{"first turn without a thread", "", "", "", true},
+		{"warm turn", "th1", "t", "th1", false},
+		{"warm turn, thread not repeated", "th1", "t", "", false},
+		{"new thread", "th1", "t", "th2", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSession("sess_1", "/ws", nil, mcpSetup{}, events.Options{})
+			s.threadID, s.title = tc.thread, tc.title
+			if got := s.turnEnded("prompt", events.Outcome{ThreadID: tc.outThread}); got != tc.want {
+				t.Errorf("changed = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

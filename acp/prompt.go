@@ -82,8 +82,16 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 	for _, u := range end.Updates {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	s.turnEnded(text, end)
-	a.persist(s)
+	if s.turnEnded(text, end) {
+		// A new thread or title: stored before the answer, so that the
+		// conversation can be listed and loaded (by another agent process,
+		// after a crash) once the editor has shown it.
+		a.persist(s)
+	} else {
+		// Only the token totals and the time changed: stored while the
+		// answer goes out. A crash in between leaves the previous totals.
+		a.persistSoon(s)
+	}
 	a.prepareNext(context.WithoutCancel(ctx), s, true)
 
 	if ctx.Err() != nil {

@@ -98,19 +98,24 @@ func (s *session) thread() string {
 	return s.threadID
 }
 
-// turnEnded records what a finished turn tells about the thread.
-func (s *session) turnEnded(prompt string, out events.Outcome) {
+// turnEnded records what a finished turn tells about the thread. It reports
+// whether the session's thread or title changed (its first turn, or a
+// thread codex started again): what finding and loading it depend on.
+func (s *session) turnEnded(prompt string, out events.Outcome) (changed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if out.ThreadID != "" {
-		s.threadID = out.ThreadID
+	if out.ThreadID != "" && out.ThreadID != s.threadID {
+		s.threadID, changed = out.ThreadID, true
 	}
 	if out.ThreadUsage != (events.Usage{}) {
 		s.threadUsage = out.ThreadUsage
 	}
 	if s.title == "" {
-		s.title = sessionTitle(prompt)
+		if s.title = sessionTitle(prompt); s.title != "" {
+			changed = true
+		}
 	}
+	return changed
 }
 
 // record is the session as stored. Before its first turn it has no thread:
