@@ -3,9 +3,14 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 )
 
 // Approval policies codex 0.169 accepts (app-server AskForApproval; the
@@ -65,9 +70,19 @@ const ConfigReadEnv = "CODEXACP_CONFIG_READ"
 // ReadUserConfigOnce starts an app-server with opts only to read the
 // user's configuration, then ends it. Both backends use it at start-up, so
 // that the app-server running turns serves turns alone.
+//
+// When no configuration codex reads can hold the settings (userConfigUnset),
+// it answers UserConfig{} at once without starting codex: the agent's
+// session/new waits for this answer, and a codex start costs 65–300 ms.
 func ReadUserConfigOnce(ctx context.Context, opts AppServerOptions) (UserConfig, error) {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
+	}
+	if runtime.GOOS == "linux" && userConfigUnset(codexHome(opts.Env), systemConfigDir, opts.Config) {
+		if opts.Logger != nil {
+			opts.Logger.Debug("no codex configuration names the sandbox or approval settings; codex not asked")
+		}
+		return UserConfig{}, nil
 	}
 	opts.Env = append(slices.Clip(opts.Env), ConfigReadEnv+"=1")
 	server, err := StartAppServer(ctx, opts)
@@ -117,4 +132,80 @@ func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// userConfigKeys are the settings UserConfig holds, as config.toml and -c
+// overrides name them (a table header, a dotted key or an inline table
+// all spell the name out).
+var userConfigKeys = []string{"approval_policy", "sandbox_mode", "sandbox_workspace_write"}
+
+// systemConfigDir holds codex's system-wide layers on Linux (config.toml,
+// managed_config.toml, requirements.toml).
+const systemConfigDir = "/etc/codex"
+
+// userConfigUnset reports whether none of the settings UserConfig holds can
+// be set: no -c override names one, and neither home's config.toml nor any
+// file in sysDir mentions one. Only a definite "nothing mentions them" is
+// true: a file that cannot be read (other than a missing one) makes it
+// false, and codex is asked. It is a textual check of the layers codex
+// 0.169 reads on Linux; macOS's managed preferences have no file to check,
+// hence Linux only.
+func userConfigUnset(home, sysDir string, overrides []string) bool {
+	if home == "" {
+		return false
+	}
+	for _, kv := range overrides {
+		key, _, _ := strings.Cut(kv, "=")
+		if mentionsUserConfig(key) {
+			return false
+		}
+	}
+	files := []string{filepath.Join(home, "config.toml")}
+	entries, err := os.ReadDir(sysDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	for _, e := range entries {
+		files = append(files, filepath.Join(sysDir, e.Name()))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil || mentionsUserConfig(string(b)) {
+			return false
+		}
+	}
+	return true
+}
+
+func mentionsUserConfig(s string) bool {
+	for _, k := range userConfigKeys {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// codexHome is the CODEX_HOME codex sees with env (the last entry of a
+// name wins, as in os/exec): the variable, else ~/.codex; "" when neither
+// is known.
+func codexHome(env []string) string {
+	var codexHome, home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
+			codexHome = v
+		} else if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	switch {
+	case codexHome != "":
+		return codexHome
+	case home != "":
+		return filepath.Join(home, ".codex")
+	}
+	return ""
 }

@@ -1,7 +1,11 @@
 package codex
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -41,5 +45,105 @@ func TestParseConfigRead(t *testing.T) {
 				t.Errorf("Configured() = %v", got.Configured())
 			}
 		})
+	}
+}
+
+func TestUserConfigUnset(t *testing.T) {
+	mention := "[sandbox_workspace_write]\nwritable_roots = [\"/x\"]\n"
+	for _, tc := range []struct {
+		name      string
+		home, sys map[string]string // file name → content; "/" makes a directory
+		noSys     bool
+		overrides []string
+		want      bool
+	}{
+		{name: "nothing anywhere", noSys: true, want: true},
+		{name: "empty system dir", sys: map[string]string{}, want: true},
+		{name: "other settings", home: map[string]string{"config.toml": "model = \"gpt-5.5\"\n[features]\nplugins = false\n"},
+			sys: map[string]string{"config.toml": "analytics.enabled = false\n"}, overrides: []string{"model=\"x\"", `model_providers.mock={name="mock"}`}, want: true},
+		{name: "home table", home: map[string]string{"config.toml": mention}, noSys: true},
+		{name: "home dotted key", home: map[string]string{"config.toml": "sandbox_workspace_write.network_access = true\n"}, noSys: true},
+		{name: "home approval", home: map[string]string{"config.toml": "approval_policy = \"never\"\n"}, noSys: true},
+		{name: "home quoted key", home: map[string]string{"config.toml": "\"sandbox_mode\" = \"read-only\"\n"}, noSys: true},
+		{name: "managed config", sys: map[string]string{"managed_config.toml": "sandbox_mode = \"read-only\"\n"}},
+		{name: "requirements naming a mode", sys: map[string]string{"requirements.toml": "allowed_sandbox_modes = [\"read-only\"]\n"}},
+		{name: "override", noSys: true, overrides: []string{"approval_policy=\"never\""}},
+		{name: "override of a table entry", noSys: true, overrides: []string{"sandbox_workspace_write.writable_roots=[\"/x\"]"}},
+		{name: "override value only mentions it", noSys: true, overrides: []string{"notify=[\"sandbox_mode\"]"}, want: true},
+		{name: "unreadable home config", home: map[string]string{"config.toml": "/"}, noSys: true},
+		{name: "unreadable system file", sys: map[string]string{"config.toml": "/"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, sys := t.TempDir(), filepath.Join(t.TempDir(), "codex")
+			write := func(dir string, files map[string]string) {
+				for name, content := range files {
+					p := filepath.Join(dir, name)
+					var err error
+					if content == "/" {
+						err = os.MkdirAll(p, 0o755)
+					} else {
+						err = os.WriteFile(p, []byte(content), 0o644)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			write(home, tc.home)
+			if !tc.noSys {
+				if err := os.Mkdir(sys, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				write(sys, tc.sys)
+			}
+			if got := userConfigUnset(home, sys, tc.overrides); got != tc.want {
+				t.Errorf("userConfigUnset = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if userConfigUnset("", t.TempDir(), nil) {
+		t.Error("an unknown CODEX_HOME counts as unset")
+	}
+}
+
+func TestCodexHome(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"HOME=/u", "CODEX_HOME=/c"}, "/c"},
+		{[]string{"CODEX_HOME=/c", "HOME=/u"}, "/c"},
+		{[]string{"CODEX_HOME=/c", "CODEX_HOME=/d"}, "/d"},
+		{[]string{"HOME=/u"}, filepath.Join("/u", ".codex")},
+		{[]string{"CODEX_HOME=", "HOME=/u"}, filepath.Join("/u", ".codex")},
+		{[]string{"PATH=/bin"}, ""},
+	} {
+		if got := codexHome(tc.env); got != tc.want {
+			t.Errorf("codexHome(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+// With nothing configured, ReadUserConfigOnce answers without starting
+// codex (the path names no program); with a setting in config.toml it
+// starts codex, which here fails.
+func TestReadUserConfigOnceSkipsCodexWhenUnset(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the shortcut is Linux only")
+	}
+	if _, err := os.Stat(systemConfigDir); err == nil {
+		t.Skip(systemConfigDir + " exists on this machine")
+	}
+	home := t.TempDir()
+	opts := AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex"), Env: []string{"CODEX_HOME=" + home}}
+	got, err := ReadUserConfigOnce(context.Background(), opts)
+	if err != nil || got.Configured() {
+		t.Fatalf("nothing configured: %+v, %v", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("approval_policy = \"never\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadUserConfigOnce(context.Background(), opts); err == nil {
+		t.Fatal("with a setting, codex was not asked")
 	}
 }
