@@ -85,6 +85,8 @@ type Options struct {
 	// toolCallGrace overrides how long a turn's end waits for its tool
 	// calls (tests reach the given-up path with it). 0: toolCallGrace.
 	toolCallGrace time.Duration
+	// shutdownGrace overrides shutdownGrace (tests). 0: shutdownGrace.
+	shutdownGrace time.Duration
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
@@ -142,8 +144,12 @@ func NewAgent(opts Options) *Agent {
 // notifications other than session/cancel are ignored.
 //
 // It returns nil when in ended, the error that ended reading in otherwise,
-// or ctx's cause when ctx ended first. Either way the input guard has
-// stopped when it returns: nothing more is written to out.
+// or ctx's cause when ctx ended first. When in ended, the input guard has
+// stopped and every turn has ended when it returns. When ctx ended (a
+// signal: the process is about to exit), it waits for them only up to
+// shutdownGrace: a write to an editor that stopped reading out cannot be
+// interrupted, so the guard or a turn blocked in one may still finish that
+// write after Serve returned; nothing else is written then.
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out, deleteCap: a.canDelete()}
 	pr, pw := io.Pipe()
@@ -175,13 +181,38 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-a.conn.Done():
 	case <-ctx.Done():
 	}
-	a.closeAllSessions()
-	a.stopSaves()
-	// Stop the guard, whichever way it stands: reading (src closed) or
-	// feeding an SDK that stopped reading first (pr closed).
+	// Stop the guard first, whichever way it stands: reading (src closed)
+	// or feeding an SDK that stopped reading first (pr closed). No request
+	// reaches the SDK after this, so none starts while the sessions close.
 	src.CloseWithError(errServeStopped)
 	pr.CloseWithError(io.ErrClosedPipe)
-	err := <-guardErr
+	wait := context.Background() // stdin ended: as long as it takes
+	if ctx.Err() != nil {
+		grace := shutdownGrace
+		if a.opts.shutdownGrace > 0 {
+			grace = a.opts.shutdownGrace
+		}
+		var stop context.CancelFunc
+		wait, stop = context.WithTimeout(wait, grace)
+		defer stop()
+	}
+	var err error
+	select {
+	case err = <-guardErr:
+	case <-wait.Done():
+		a.log.Warn("shutdown: the input guard is still writing to the editor; not waiting for it")
+	}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		a.closeAllSessions()
+	}()
+	select {
+	case <-closed:
+	case <-wait.Done():
+		a.log.Warn("shutdown: turns still ending (writing to the editor?); not waiting for them")
+	}
+	a.stopSaves() // the records' writes go to disk, not to the editor: no bound
 	switch {
 	case ctx.Err() != nil:
 		return context.Cause(ctx)
@@ -190,6 +221,12 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	return err
 }
+
+// shutdownGrace bounds how long Serve, stopped by its context, waits for
+// the input guard and the running turns: longer than a turn's end takes
+// (toolCallGrace for its tool calls, then codex's exit), short enough for a
+// process told to stop.
+const shutdownGrace = 5 * time.Second
 
 // errServeStopped stops the input guard when Serve returns.
 var errServeStopped = errors.New("serve stopped")
@@ -205,12 +242,18 @@ func (a *Agent) closeAllSessions() {
 	a.tools = map[string]*toolsRegistration{}
 	a.mu.Unlock()
 	p, _ := a.opts.Backend.(turnPreparer)
+	// Concurrently: every running turn is cancelled at once, not after the
+	// turns of the sessions before it ended.
+	var wg sync.WaitGroup
 	for _, s := range all {
-		s.close()
-		if p != nil {
-			p.Forget(s.id)
-		}
+		wg.Go(func() {
+			s.close()
+			if p != nil {
+				p.Forget(s.id)
+			}
+		})
 	}
+	wg.Wait()
 	for _, reg := range regs {
 		reg.unregister()
 	}

@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/codexacp/codexacp/internal/goroutines"
 	"github.com/codexacp/codexacp/internal/syncbuf"
@@ -53,5 +55,40 @@ func TestServeReturnsWhyItStopped(t *testing.T) {
 				t.Errorf("wrote %q", out.String())
 			}
 		})
+	}
+}
+
+// stuckWriter is an editor that stopped reading its input: every write
+// blocks until release is closed.
+type stuckWriter struct {
+	entered chan struct{} // closed by the first write
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.entered) })
+	<-w.release
+	return len(p), nil
+}
+
+// A signal stops Serve even when the input guard is stuck answering a bad
+// line to an editor that no longer reads.
+func TestServeStopsWhileWriteBlocked(t *testing.T) {
+	errSignal := errors.New("terminated")
+	out := &stuckWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(out.release)
+	in, feed := io.Pipe()
+	defer feed.Close()
+	go feed.Write([]byte("not json\n")) //nolint:errcheck // fails once the test ended
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	a := NewAgent(Options{Backend: &fakeBackend{}, Logger: slog.New(slog.DiscardHandler), shutdownGrace: time.Millisecond})
+	served := make(chan error, 1)
+	go func() { served <- a.Serve(ctx, in, out) }()
+	<-out.entered // the guard is answering the bad line
+	cancel(errSignal)
+	if err := <-served; !errors.Is(err, errSignal) {
+		t.Errorf("Serve = %v, want %v", err, errSignal)
 	}
 }
