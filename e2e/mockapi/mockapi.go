@@ -90,6 +90,11 @@ type Server struct {
 	stop chan struct{} // closed by Close: ends hanging responses
 	once sync.Once
 
+	// handlers counts the requests being served: Close waits for them, so
+	// none logs to t after its test ended (testing panics then).
+	handlers sync.WaitGroup
+	closed   bool // guarded by mu: no handler starts once set
+
 	mu       sync.Mutex
 	queue    []Response
 	requests []Request
@@ -150,12 +155,28 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// Close ends hanging responses, closes all connections and stops the server.
+// Close ends hanging responses, closes all connections, stops the server
+// and waits for the requests being served to end.
 func (s *Server) Close() {
 	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		close(s.stop)
 		s.http.Close()
+		s.handlers.Wait()
 	})
+}
+
+// enter registers a request being served; false once the server closed.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -165,6 +186,11 @@ func (s *Server) logf(format string, args ...any) {
 }
 
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		writeError(w, http.StatusServiceUnavailable, "mockapi: server closed")
+		return
+	}
+	defer s.handlers.Done()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)

@@ -189,15 +189,26 @@ func TestHangEndsWithRequest(t *testing.T) {
 			defer cancel()
 			r := post(t, ctx, s.URL(), `{}`)
 			defer r.Body.Close()
-			var got []string
-			done := make(chan struct{})
+			events := make(chan string, 16)
 			go func() {
-				defer close(done)
-				readEvents(t, r.Body, func(e event) { got = append(got, e.name) })
+				defer close(events)
+				readEvents(t, r.Body, func(e event) { events <- e.name })
 			}()
 			<-hold.Reached()
+			// The client has the 4 events flushed before the hang before
+			// the request ends (a cancelled request drops what is unread).
+			var got []string
+			for len(got) < 4 {
+				name, ok := <-events
+				if !ok {
+					t.Fatalf("the stream ended after %q", got)
+				}
+				got = append(got, name)
+			}
 			tc.end(s, cancel)
-			<-done // the stream ended: nothing else would end it
+			for name := range events { // the stream ended: nothing else would end it
+				got = append(got, name)
+			}
 			if len(got) != 4 || got[3] != "response.output_item.done" {
 				t.Errorf("events = %q, want the 4 before the hang and no more", got)
 			}
