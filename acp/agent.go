@@ -135,6 +135,9 @@ func NewAgent(opts Options) *Agent {
 	if opts.UserConfig != nil {
 		a.userConfig = sync.OnceValue(opts.UserConfig)
 	}
+	if c, ok := opts.Backend.(commander); ok {
+		c.watchSkills(a.skillsChanged)
+	}
 	return a
 }
 
@@ -327,6 +330,7 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 	// agent process right away (acpx starts one per prompt).
 	a.persist(s)
 	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
+	a.announceCommands(ctx, s)
 
 	return acpsdk.NewSessionResponse{
 		SessionId:     acpsdk.SessionId(s.id),

@@ -63,7 +63,56 @@ type Turn struct {
 	Catalog string
 	// editorMCP holds the editor's MCP servers.
 	editorMCP mcpSetup
+
+	// What the turn runs instead of a plain prompt (a slash command,
+	// commands.go); at most one is set, and only where the backend's
+	// commander offers it.
+	Review  *ReviewTarget // a code review by codex; Prompt holds extra instructions
+	Compact bool          // compact the thread's context (app-server)
+	Skill   *Skill        // the prompt runs this skill (app-server)
 }
+
+// ReviewTarget is what a review turn reviews.
+type ReviewTarget struct {
+	Branch string // the changes against this base branch
+	Commit string // the changes of this commit
+	// Neither: the working tree (staged, unstaged and untracked changes).
+}
+
+// Skill is a skill codex lists for a workspace.
+type Skill struct {
+	Name        string
+	Description string
+	Path        string // its SKILL.md
+	Scope       string // repo, user, system or admin
+}
+
+// commander is a Backend with slash commands of its own (commands.go): the
+// agent offers a command only where the backend has what it needs.
+type commander interface {
+	commandFeatures() commandFeature
+	// skills lists the enabled skills codex offers for the turn's
+	// workspace (t has no prompt).
+	skills(ctx context.Context, t Turn) ([]Skill, error)
+	// threadRequest sends codex a request about the session's thread
+	// (method's params get its threadId) and decodes the answer into
+	// result. A session without a thread yet uses the one prepared for
+	// its first turn.
+	threadRequest(ctx context.Context, t Turn, method string, params map[string]any, result any) error
+	// watchSkills registers f, called (on a goroutine of its own) when
+	// codex reports that skills changed.
+	watchSkills(f func())
+}
+
+// commandFeature is a set of what a commander can do.
+type commandFeature uint
+
+const (
+	featReview  commandFeature = 1 << iota // Turn.Review
+	featCompact                            // Turn.Compact
+	featSkills                             // skills and Turn.Skill
+	featThread                             // threadRequest: goals, thread names, MCP server status
+)
 
 // TurnTools says where codex finds the session's file tools.
 type TurnTools struct {

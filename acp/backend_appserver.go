@@ -47,10 +47,14 @@ type AppServerBackend struct {
 	prepared map[string]*preparedThread // by session id, until its first turn
 	active   map[string]activeTurn      // by session id: its running turn (steer.go)
 	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
+	onSkills func()                     // watchSkills
 	closed   bool
 }
 
-var _ Backend = (*AppServerBackend)(nil)
+var (
+	_ Backend   = (*AppServerBackend)(nil)
+	_ commander = (*AppServerBackend)(nil)
+)
 
 // NewAppServerBackend returns a backend that starts codex app-server with
 // opts when the first turn needs it.
@@ -60,8 +64,10 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 		log = slog.Default()
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
+	b := &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
 		prepared: map[string]*preparedThread{}, active: map[string]activeTurn{}, settings: map[string]threadSettings{}}
+	b.opts.Unrouted = b.unrouted
+	return b
 }
 
 // Warm gets a session ready in the background, so that its first prompt
@@ -323,7 +329,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	if cm := b.collaborationMode(t, thread); cm != nil {
 		params["collaborationMode"] = cm
 	}
-	err = server.Call(startCtx, "turn/start", params, &started)
+	started.Turn.ID, err = b.startTurn(startCtx, server, h, t, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -468,11 +474,15 @@ type turnHandler struct {
 	closed    bool
 	turnID    string                   // once turn/start answered; others' notifications are dropped
 	completed map[string]chan struct{} // by turn id, closed by turn/completed
-	mcpCalls  []*events.Item           // MCP tool calls started and not completed (mcpElicitation)
+	// firstStarted receives the id of the first turn/started while the
+	// turn's id is not known (a compaction's start does not answer it).
+	firstStarted chan string
+	mcpCalls     []*events.Item // MCP tool calls started and not completed (mcpElicitation)
 }
 
 func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
-	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: map[string]chan struct{}{}}
+	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: map[string]chan struct{}{},
+		firstStarted: make(chan string, 1)}
 }
 
 // ended is closed once turn/completed for the turn has been delivered
@@ -531,6 +541,12 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 	if h.closed || (h.turnID != "" && turn != "" && turn != h.turnID) {
 		h.log.Debug("app-server notification of another turn dropped", "method", method, "turn", turn)
 		return
+	}
+	if method == "turn/started" && h.turnID == "" && turn != "" {
+		select {
+		case h.firstStarted <- turn:
+		default:
+		}
 	}
 	evs, err := h.conv.Convert(method, params)
 	if err != nil {
@@ -799,4 +815,155 @@ func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) er
 	}
 	b.mu.Unlock()
 	return nil
+}
+
+// startTurn starts t on the thread and returns the turn's id: turn/start
+// with params for a prompt (plus the skill it runs), review/start for a
+// review, thread/compact/start for a compaction (whose answer has no turn:
+// its id comes with turn/started).
+func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServer, h *turnHandler, t Turn, params map[string]any) (string, error) {
+	var started struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	thread := params["threadId"]
+	switch {
+	case t.Review != nil:
+		target := map[string]any{"type": "uncommittedChanges"}
+		switch {
+		case t.Review.Branch != "":
+			target = map[string]any{"type": "baseBranch", "branch": t.Review.Branch}
+		case t.Review.Commit != "":
+			target = map[string]any{"type": "commit", "sha": t.Review.Commit}
+		case t.Prompt != "":
+			target = map[string]any{"type": "custom", "instructions": t.Prompt}
+		}
+		err := server.Call(ctx, "review/start", map[string]any{"threadId": thread, "target": target, "delivery": "inline"}, &started)
+		return started.Turn.ID, err
+	case t.Compact:
+		if err := server.Call(ctx, "thread/compact/start", map[string]any{"threadId": thread}, nil); err != nil {
+			return "", err
+		}
+		select {
+		case id := <-h.firstStarted:
+			return id, nil
+		case <-server.Done():
+			return "", codex.ErrAppServerClosed
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+	case t.Skill != nil:
+		// As codex's own clients run a skill: the text names it ($name)
+		// and a skill item points codex at its SKILL.md.
+		input, _ := params["input"].([]any)
+		params["input"] = append(input, map[string]any{"type": "skill", "name": t.Skill.Name, "path": t.Skill.Path})
+	}
+	err := server.Call(ctx, "turn/start", params, &started)
+	return started.Turn.ID, err
+}
+
+// commandFeatures implements commander: the app-server has every command.
+func (b *AppServerBackend) commandFeatures() commandFeature {
+	return featReview | featCompact | featSkills | featThread
+}
+
+// skills implements commander with skills/list for the turn's cwd, once
+// the session's thread is ready (so that codex sees the requests in the
+// same order every time).
+func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
+	b.awaitPrepared(ctx, t.SessionID)
+	server, err := b.running(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Data []struct {
+			Cwd    string `json:"cwd"`
+			Skills []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				Path        string `json:"path"`
+				Scope       string `json:"scope"`
+				Enabled     bool   `json:"enabled"`
+			} `json:"skills"`
+		} `json:"data"`
+	}
+	if err := server.Call(ctx, "skills/list", map[string]any{"cwds": []string{t.Cwd}}, &res); err != nil {
+		return nil, fmt.Errorf("codex app-server: skills/list: %w", err)
+	}
+	var skills []Skill
+	for _, entry := range res.Data {
+		for _, s := range entry.Skills {
+			if s.Enabled && s.Name != "" {
+				skills = append(skills, Skill{Name: s.Name, Description: s.Description, Path: s.Path, Scope: s.Scope})
+			}
+		}
+	}
+	return skills, nil
+}
+
+// threadRequest implements commander. A session before its first turn has
+// its thread prepared here (Warm): the request goes to that thread, which
+// the first turn then takes.
+func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method string, params map[string]any, result any) error {
+	prepared := b.awaitPrepared(ctx, t.SessionID)
+	server, err := b.running(ctx)
+	if err != nil {
+		return err
+	}
+	thread := t.ThreadID
+	switch {
+	case thread != "":
+		if thread, _, err = b.openThread(ctx, server, t); err != nil {
+			return err
+		}
+	case prepared != nil && prepared.server == server && prepared.thread != "":
+		thread = prepared.thread
+	default:
+		return errors.New("the session has no codex thread yet; send a prompt first")
+	}
+	params["threadId"] = thread
+	if err := server.Call(ctx, method, params, result); err != nil {
+		return fmt.Errorf("codex app-server: %s: %w", method, err)
+	}
+	return nil
+}
+
+// awaitPrepared waits for what Warm is preparing for the session, if
+// anything, and returns it without taking it.
+func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) *preparedThread {
+	b.mu.Lock()
+	p := b.prepared[sessionID]
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return p
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// watchSkills implements commander.
+func (b *AppServerBackend) watchSkills(f func()) {
+	b.mu.Lock()
+	b.onSkills = f
+	b.mu.Unlock()
+}
+
+// unrouted receives the app-server's notifications about no thread (on the
+// client's reader goroutine: it must not call the server).
+func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
+	if method != "skills/changed" {
+		return
+	}
+	b.mu.Lock()
+	f := b.onSkills
+	b.mu.Unlock()
+	if f != nil {
+		go f()
+	}
 }

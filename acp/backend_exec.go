@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"reflect"
 	"sync"
@@ -62,6 +63,7 @@ var (
 	_ Backend      = (*ExecBackend)(nil)
 	_ warmer       = (*ExecBackend)(nil)
 	_ turnPreparer = (*ExecBackend)(nil)
+	_ commander    = (*ExecBackend)(nil)
 	_ Prestarter   = (*codex.Runner)(nil)
 )
 
@@ -107,9 +109,27 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 			log.Warn("unreadable codex output line", "session", t.SessionID, "err", err, "bytes", len(line))
 			return
 		}
+		if t.Review != nil && ev.Type == events.TypeThreadStarted {
+			// The review's own thread: the session keeps its thread.
+			return
+		}
 		out.Event(ev)
 	})
 }
+
+// commandFeatures implements commander: `codex exec review` runs reviews;
+// exec has no way to list skills or act on a thread between turns.
+func (b *ExecBackend) commandFeatures() commandFeature { return featReview }
+
+func (b *ExecBackend) skills(context.Context, Turn) ([]Skill, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (b *ExecBackend) threadRequest(context.Context, Turn, string, map[string]any, any) error {
+	return errors.ErrUnsupported
+}
+
+func (b *ExecBackend) watchSkills(func()) {}
 
 // Warm implements warmer: the session's first turn gets its codex now.
 func (b *ExecBackend) Warm(t Turn) { b.Prepare(t) }
@@ -236,6 +256,9 @@ func execInvocation(t Turn) codex.Invocation {
 		Model:    t.Model,
 		Config:   t.editorMCP.execConfig(p.Tools), // custom: as the preset it amounts to
 		Env:      append([]string(nil), t.editorMCP.env...),
+	}
+	if t.Review != nil {
+		inv.Review = &codex.Review{Branch: t.Review.Branch, Commit: t.Review.Commit}
 	}
 	if t.Effort != "" {
 		inv.Config = append(inv.Config, "model_reasoning_effort="+tomlString(t.Effort))

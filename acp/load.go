@@ -135,6 +135,7 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	for _, u := range history {
 		a.sendUpdate(ctx, s.id, u)
 	}
+	a.announceCommands(ctx, s)
 	return acpsdk.LoadSessionResponse{Modes: modeState(s.currentMode(), s.user), ConfigOptions: a.configOptions(s)}, nil
 }
 
@@ -146,6 +147,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionReque
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
+	a.announceCommands(ctx, s)
 	return acpsdk.ResumeSessionResponse{Modes: modeState(s.currentMode(), s.user), ConfigOptions: a.configOptions(s)}, nil
 }
 

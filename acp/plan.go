@@ -120,7 +120,7 @@ func (a *Agent) afterPlanTurn(ctx context.Context, s *session, resp acpsdk.Promp
 		CurrentModeId: acpsdk.SessionModeId(mode),
 	}})
 	a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
-	return a.runTurn(ctx, s, implementPrompt, nil)
+	return a.runTurn(ctx, s, implementPrompt, nil, turnSpec{prompt: implementPrompt})
 }
 
 // Options of the switch_mode question: "implement:<mode>" per mode that can

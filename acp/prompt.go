@@ -23,6 +23,23 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
+	// A slash command the session offers runs as such (commands.go); any
+	// other text, an unknown "/foo" included, goes to codex as typed.
+	s.commandsAnnounced(ctx)
+	spec := turnSpec{prompt: text}
+	command := false
+	if name, args, ok := parseCommand(text); ok {
+		if c, ok := a.findCommand(s, name); ok {
+			if c.local != nil {
+				return a.runLocal(ctx, s, c, args)
+			}
+			if spec, err = c.turn(s, args); err != nil {
+				return acpsdk.PromptResponse{}, err
+			}
+			a.log.Info("command runs as a turn", "session", s.id, "command", c.name)
+			command = true
+		}
+	}
 
 	// The SDK cancels a session's running prompt when another one for the
 	// session arrives, which would turn every steer into a cancel: a turn
@@ -30,9 +47,12 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	// end (which closes every session), not through the request's context.
 	ctx = context.WithoutCancel(ctx)
 	gen := s.newPrompt()
-	// A turn runs: join it, or wait for it (steer.go).
-	if resp, err, ok := a.steer(ctx, s, text, images); ok {
-		return resp, err
+	// A turn runs: join it, or wait for it (steer.go). A command's turn
+	// waits: it is a turn of its own.
+	if !command {
+		if resp, err, ok := a.steer(ctx, s, text, images); ok {
+			return resp, err
+		}
 	}
 	if s.turns.isBusy() {
 		a.log.Info("prompt queued behind the running turn", "session", s.id)
@@ -48,15 +68,20 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if !ok {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
-	resp, err := a.runTurn(turnCtx, s, text, images)
+	resp, err := a.runTurn(turnCtx, s, text, images, spec)
 	resp, err = a.afterPlanTurn(turnCtx, s, resp, err)
 	s.endTurn(rt, resp, err)
 	return resp, err
 }
 
-func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image) (acpsdk.PromptResponse, error) {
+// runTurn runs spec as the session's next turn, with the prompt's images;
+// text is what the user typed.
+func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image, spec turnSpec) (acpsdk.PromptResponse, error) {
 	turn, window := a.turn(ctx, s, text)
-	turn.Images = images
+	spec.apply(&turn)
+	if spec.review == nil && !spec.compact {
+		turn.Images = images
+	}
 	s.trMu.Lock()
 	s.translator.SetContextWindow(window)
 	s.trMu.Unlock()

@@ -56,6 +56,9 @@ type session struct {
 	planAsks    int                      // switch_mode questions asked, for their ids
 	allowed     map[acpsdk.ToolKind]bool // kinds the user allowed for the whole session
 	calls       turnCalls                // the running turn's file-tool calls
+
+	skills        []Skill       // codex's skills for the workspace, offered as commands
+	commandsReady chan struct{} // closed once the session's commands were sent (commands.go)
 }
 
 // newSession makes a session; a restored one passes its thread and token

@@ -44,6 +44,10 @@ type AppServerOptions struct {
 	// its stdout has ended. line is valid during the call only. The
 	// lines carry secrets (bearer tokens in thread/start's config).
 	Trace func(sent bool, line []byte)
+	// Unrouted, when set, is called with each notification no thread's
+	// handler takes (skills/changed, say), on the reader goroutine: like
+	// Notify, it must not wait for Call or Close.
+	Unrouted func(method string, params json.RawMessage)
 }
 
 // AppServerHandler receives what the app-server sends about one thread.
@@ -86,12 +90,13 @@ const (
 // AppServer is a running `codex app-server`: a JSON-RPC peer on its stdio
 // that hosts any number of threads. Its methods are safe for concurrent use.
 type AppServer struct {
-	log   *slog.Logger
-	grace time.Duration
-	trace func(sent bool, line []byte) // AppServerOptions.Trace; nil: none
-	p     *process
-	pid   int
-	start time.Time
+	log      *slog.Logger
+	grace    time.Duration
+	trace    func(sent bool, line []byte)                // AppServerOptions.Trace; nil: none
+	unrouted func(method string, params json.RawMessage) // AppServerOptions.Unrouted; nil: none
+	p        *process
+	pid      int
+	start    time.Time
 
 	stderr     *stderrLog
 	stderrDone chan struct{}
@@ -161,6 +166,7 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 		log:        log,
 		grace:      grace,
 		trace:      opts.Trace,
+		unrouted:   opts.Unrouted,
 		start:      time.Now(),
 		stderr:     newStderrLog(log, stderrTailSize),
 		stderrDone: make(chan struct{}),
@@ -482,6 +488,9 @@ func (c *AppServer) dispatch(line []byte) {
 			return
 		}
 		c.log.Debug("codex app-server notification", "method", m.Method, "bytes", len(m.Params))
+		if c.unrouted != nil {
+			c.unrouted(m.Method, m.Params)
+		}
 	case hasID:
 		c.answer(m)
 	default:

@@ -196,6 +196,19 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// Version is codex's version as `codex --version` prints it ("0.169.0").
+func Version(ctx context.Context, codexPath string) (string, error) {
+	out, err := runCodex(ctx, codexPath, "--version")
+	if err != nil {
+		return "", err
+	}
+	v := versionOf(string(out))
+	if v == "" {
+		return "", fmt.Errorf("codex --version: no version in %q", out)
+	}
+	return v, nil
+}
+
 // versionOf extracts the version from `codex --version` output
 // ("codex-cli 0.169.0"), reduced to characters safe in a file name.
 func versionOf(out string) string {

@@ -72,6 +72,17 @@ type Invocation struct {
 	// read by codex when the turn starts; absolute, without ',' (codex
 	// splits the option's value on commas).
 	Images []string
+	// Review, when set, runs `codex exec review` instead of a prompt: a
+	// new thread of its own (ThreadID is ignored); a non-empty Prompt is
+	// the review's instructions.
+	Review *Review
+}
+
+// Review is what `codex exec review` reviews: the working tree (the zero
+// Review), the changes against a base branch, or a commit's.
+type Review struct {
+	Branch string
+	Commit string
 }
 
 // ExitError reports a codex process that ended with a non-zero status.
@@ -121,7 +132,10 @@ func exitError(state *os.ProcessState, stderr *stderrLog) *ExitError {
 // options (-C, -s, -c) go before `resume`, which does not accept -s or -C.
 func (r *Runner) Command(inv Invocation) (args []string, env []string) {
 	args = []string{"exec"}
-	if inv.ThreadID == "" {
+	if inv.Review != nil {
+		inv.ThreadID = "" // a review is a thread of its own
+	}
+	if inv.ThreadID == "" && inv.Review == nil {
 		args = append(args, "--json", "--skip-git-repo-check")
 	}
 	if inv.Cwd != "" {
@@ -130,7 +144,7 @@ func (r *Runner) Command(inv Invocation) (args []string, env []string) {
 	if inv.Sandbox != "" {
 		args = append(args, "-s", inv.Sandbox)
 	}
-	if inv.ThreadID == "" && inv.Model != "" {
+	if inv.ThreadID == "" && inv.Review == nil && inv.Model != "" {
 		args = append(args, "-m", inv.Model)
 	}
 	for _, kv := range r.Config {
@@ -138,6 +152,22 @@ func (r *Runner) Command(inv Invocation) (args []string, env []string) {
 	}
 	for _, kv := range inv.Config {
 		args = append(args, "-c", kv)
+	}
+	if inv.Review != nil {
+		// review takes neither -C nor -s: they go before it, as for resume.
+		args = append(args, "review", "--json", "--skip-git-repo-check")
+		if inv.Model != "" {
+			args = append(args, "-m", inv.Model)
+		}
+		switch {
+		case inv.Review.Branch != "":
+			return append(args, "--base", inv.Review.Branch), childEnv(r.Env, inv.Env)
+		case inv.Review.Commit != "":
+			return append(args, "--commit", inv.Review.Commit), childEnv(r.Env, inv.Env)
+		case inv.Prompt == "":
+			return append(args, "--uncommitted"), childEnv(r.Env, inv.Env)
+		}
+		// Custom instructions come on stdin.
 	}
 	if inv.ThreadID != "" {
 		args = append(args, "resume", "--json", "--skip-git-repo-check")
@@ -202,6 +232,9 @@ func (inv Invocation) validate() error {
 		if !filepath.IsAbs(path) || strings.Contains(path, ",") {
 			return fmt.Errorf("codex: image path %q is not absolute or contains a comma", path)
 		}
+	}
+	if r := inv.Review; r != nil && (strings.HasPrefix(r.Branch, "-") || strings.HasPrefix(r.Commit, "-")) {
+		return fmt.Errorf("codex: invalid review target %+v", *r)
 	}
 	return nil
 }

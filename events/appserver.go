@@ -315,6 +315,7 @@ type asItem struct {
 	ID   string `json:"id"`
 
 	Text    string   `json:"text"`    // agentMessage, plan
+	Review  string   `json:"review"`  // exitedReviewMode: the review's findings
 	Summary []string `json:"summary"` // reasoning
 	Content []string `json:"-"`       // reasoning (raw text); see UnmarshalJSON
 
@@ -396,7 +397,7 @@ func (c *AppServer) itemEvent(done bool, params json.RawMessage) ([]Event, error
 
 // item converts a ThreadItem to the exec item shape; nil for item types
 // that show nothing (userMessage: the editor sent it; hookPrompt,
-// contextCompaction, ...).
+// enteredReviewMode, ...).
 func (c *AppServer) item(done bool, a *asItem) *Item {
 	it := &Item{ID: a.ID}
 	switch a.Type {
@@ -438,6 +439,18 @@ func (c *AppServer) item(done bool, a *asItem) *Item {
 		}
 		if a.Error != nil {
 			it.Error = &ErrorInfo{Message: a.Error.Message}
+		}
+	case "exitedReviewMode":
+		// The review's findings, as codex renders them: what a review
+		// turn answers (the reviewer's own messages are not shown).
+		if !done || a.Review == "" {
+			return nil
+		}
+		it.Type, it.Text = ItemAgentMessage, a.Review
+	case "contextCompaction":
+		it.Type, it.Status = ItemContextCompaction, "in_progress"
+		if done {
+			it.Status = "completed"
 		}
 	case "webSearch":
 		it.Type, it.Query = ItemWebSearch, a.Query

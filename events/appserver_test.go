@@ -110,7 +110,10 @@ func TestAppServerConvert(t *testing.T) {
 		{"dynamic tool call", "item/started", itemParams(`{"type":"dynamicToolCall","id":"d1","tool":"t","arguments":{},"status":"inProgress"}`), `[]`},
 		{"collab agent call", "item/started", itemParams(`{"type":"collabAgentToolCall","id":"a1","tool":"spawnAgent","status":"inProgress","agentsStates":{},"receiverThreadIds":[],"senderThreadId":"th"}`), `[]`},
 		{"image view", "item/completed", itemParams(`{"type":"imageView","id":"i1","path":"/w/x.png"}`), `[]`},
-		{"context compaction", "item/completed", itemParams(`{"type":"contextCompaction","id":"k1"}`), `[]`},
+		{"context compaction", "item/completed", itemParams(`{"type":"contextCompaction","id":"k1"}`), `[{"type":"item.completed","item":{"id":"k1","type":"context_compaction","status":"completed"}}]`},
+		{"context compaction starts", "item/started", itemParams(`{"type":"contextCompaction","id":"k1"}`), `[{"type":"item.started","item":{"id":"k1","type":"context_compaction","status":"in_progress"}}]`},
+		{"review findings", "item/completed", itemParams(`{"type":"exitedReviewMode","id":"r1","review":"Looks fine."}`), `[{"type":"item.completed","item":{"id":"r1","type":"agent_message","text":"Looks fine."}}]`},
+		{"review entered", "item/completed", itemParams(`{"type":"enteredReviewMode","id":"r0","review":"current changes"}`), `[]`},
 		{"future item type", "item/completed", itemParams(`{"type":"somethingNew","id":"n1","stuff":[1,2]}`), `[]`},
 
 		{"message delta", "item/agentMessage/delta", `{"threadId":"th","turnId":"tu","itemId":"m1","delta":"He"}`,

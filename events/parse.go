@@ -43,6 +43,9 @@ const (
 	ItemTodoList         = "todo_list"
 	ItemWebSearch        = "web_search"
 	ItemError            = "error"
+	// ItemContextCompaction is codex compacting the thread's context
+	// (app-server only; exec prints nothing for it).
+	ItemContextCompaction = "context_compaction"
 )
 
 // Event is one line of `codex exec --json` output, or what AppServer makes

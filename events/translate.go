@@ -375,6 +375,8 @@ func (t *Translator) item(done bool, it *Item) []acpsdk.SessionUpdate {
 		return t.tool(done, it, fileChangeState(done, it, t.opts.MaxOutputBytes))
 	case ItemWebSearch:
 		return t.tool(done, it, webSearchState(done, it))
+	case ItemContextCompaction:
+		return t.tool(done, it, compactionState(done))
 	case ItemMCPToolCall:
 		if it.Server == t.opts.OwnMCPServer && t.opts.OwnMCPServer != "" {
 			if done {
@@ -725,6 +727,15 @@ func webSearchState(done bool, it *Item) toolState {
 		st.rawInput = input
 	}
 	return st
+}
+
+// compactionState shows codex compacting the context as a tool call that
+// runs while it does.
+func compactionState(done bool) toolState {
+	if done {
+		return toolState{title: "Compacted the conversation", kind: acpsdk.ToolKindThink, status: acpsdk.ToolCallStatusCompleted}
+	}
+	return toolState{title: "Compacting the conversation", kind: acpsdk.ToolKindThink, status: acpsdk.ToolCallStatusInProgress}
 }
 
 func webSearchTitle(it *Item) string {

@@ -295,6 +295,9 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 			log.Info("context window unknown; no usage updates", "err", err)
 		}
 	}
+	if info.CodexVersion, err = codex.Version(ctx, codexPath); err != nil {
+		log.Info("codex version unknown", "err", err)
+	}
 	return info
 }
 

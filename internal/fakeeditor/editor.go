@@ -137,11 +137,39 @@ func (e *Editor) FailFS(path string, err error) {
 	e.fsErrors[path] = err
 }
 
-// Updates returns the session updates received so far.
+// Updates returns the session updates received so far but the
+// available_commands_update ones, which every session gets once it is
+// open (Commands has them; AllUpdates has every update).
 func (e *Editor) Updates() []acpsdk.SessionNotification {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var us []acpsdk.SessionNotification
+	for _, u := range e.updates {
+		if u.Update.AvailableCommandsUpdate == nil {
+			us = append(us, u)
+		}
+	}
+	return us
+}
+
+// AllUpdates returns every session update received so far.
+func (e *Editor) AllUpdates() []acpsdk.SessionNotification {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	return append([]acpsdk.SessionNotification(nil), e.updates...)
+}
+
+// Commands returns the commands of the session's latest
+// available_commands_update; ok is false when none has arrived.
+func (e *Editor) Commands(sid acpsdk.SessionId) (cmds []acpsdk.AvailableCommand, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, u := range e.updates {
+		if u.SessionId == sid && u.Update.AvailableCommandsUpdate != nil {
+			cmds, ok = u.Update.AvailableCommandsUpdate.AvailableCommands, true
+		}
+	}
+	return cmds, ok
 }
 
 // Calls returns the fs and permission requests handled so far.
@@ -178,7 +206,7 @@ func (e *Editor) Sync(ctx context.Context) error {
 // WaitForUpdate blocks until an update satisfying match has arrived or ctx ends.
 func (e *Editor) WaitForUpdate(ctx context.Context, match func(acpsdk.SessionUpdate) bool) error {
 	for {
-		for _, u := range e.Updates() {
+		for _, u := range e.AllUpdates() {
 			if match(u.Update) {
 				return nil
 			}

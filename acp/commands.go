@@ -1,0 +1,482 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// command is a slash command the agent offers in available_commands_update.
+// Adding a command is adding one entry to builtinCommands.
+type command struct {
+	name        string
+	description string
+	hint        string         // what to type after the name; "": it takes nothing
+	needs       commandFeature // what the backend must be able to do; 0: nothing
+	// Exactly one of local and turn is set. local answers at once, without
+	// a model request and without disturbing a running turn: its text is
+	// shown as the agent's message. turn makes the codex turn the command
+	// runs, shown like any prompt's.
+	local func(a *Agent, ctx context.Context, s *session, args string) (string, error)
+	turn  func(s *session, args string) (turnSpec, error)
+}
+
+// turnSpec is what a command's turn runs.
+type turnSpec struct {
+	prompt  string // what codex reads (review: extra instructions)
+	review  *ReviewTarget
+	compact bool
+	skill   *Skill
+}
+
+// apply makes t the command's turn.
+func (c turnSpec) apply(t *Turn) {
+	t.Prompt, t.Review, t.Compact, t.Skill = c.prompt, c.review, c.compact, c.skill
+}
+
+// builtinCommands are the agent's own commands, in the order the editor
+// lists them. Skills follow them (skillCommand).
+var builtinCommands = []command{
+	{name: "status", description: "Show the model, reasoning effort, mode, backend, codex thread, token usage and codex version (no model request)",
+		local: (*Agent).statusCommand},
+	{name: "init", description: "Create an AGENTS.md for this repository, written through the editor as an edit you review",
+		hint: "what else AGENTS.md should cover (optional)", turn: initTurn},
+	{name: "review", description: "Ask codex to review the working tree (staged, unstaged and untracked changes); with text, review what it says",
+		hint: "what to review (optional)", needs: featReview, turn: reviewTurn},
+	{name: "review-branch", description: "Ask codex to review the changes of this branch against a base branch",
+		hint: "base branch", needs: featReview, turn: reviewBranchTurn},
+	{name: "review-commit", description: "Ask codex to review the changes a commit introduced",
+		hint: "commit", needs: featReview, turn: reviewCommitTurn},
+	{name: "compact", description: "Summarise the conversation so far to free codex's context window",
+		needs: featCompact, turn: func(*session, string) (turnSpec, error) { return turnSpec{compact: true}, nil }},
+	{name: "goal", description: "Show the thread's goal; with text, set it as the goal codex works towards; `clear` removes it",
+		hint: "objective, or clear (empty: show)", needs: featThread, local: (*Agent).goalCommand},
+	{name: "skills", description: "List the skills codex has for this workspace (each is a command too)",
+		needs: featSkills, local: (*Agent).skillsCommand},
+	{name: "mcp", description: "List the MCP servers codex uses in this session and their status",
+		needs: featThread, local: (*Agent).mcpCommand},
+	{name: "rename", description: "Rename this session",
+		hint: "new title", local: (*Agent).renameCommand},
+}
+
+// parseCommand splits "/name args" off a prompt's text. ok is false for
+// text that is not a slash command.
+func parseCommand(text string) (name, args string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimLeftFunc(text, unicode.IsSpace), "/")
+	if !found {
+		return "", "", false
+	}
+	end := strings.IndexFunc(rest, unicode.IsSpace)
+	if end < 0 {
+		end = len(rest)
+	}
+	name, args = rest[:end], strings.TrimSpace(rest[end:])
+	if name == "" || strings.Contains(name, "/") {
+		return "", "", false // "/ x", "/usr/bin/env": not a command
+	}
+	return name, args, true
+}
+
+// features are what the backend can do for commands.
+func (a *Agent) features() commandFeature {
+	if c, ok := a.opts.Backend.(commander); ok {
+		return c.commandFeatures()
+	}
+	return 0
+}
+
+// sessionCommands are the commands offered in the session: the builtin
+// ones the backend supports, then the session's skills.
+func (a *Agent) sessionCommands(s *session) []command {
+	feats := a.features()
+	var cmds []command
+	for _, c := range builtinCommands {
+		if c.needs&feats == c.needs {
+			cmds = append(cmds, c)
+		}
+	}
+	if feats&featSkills == 0 {
+		return cmds
+	}
+	s.mu.Lock()
+	skills := s.skills
+	s.mu.Unlock()
+	for _, sk := range skills {
+		if slices.ContainsFunc(cmds, func(c command) bool { return c.name == sk.Name }) {
+			a.log.Debug("skill not offered as a command: a command has its name", "skill", sk.Name)
+			continue
+		}
+		cmds = append(cmds, skillCommand(sk))
+	}
+	return cmds
+}
+
+// skillCommand runs a skill the way codex does when the user names it: the
+// text mentions it ($name) and the input carries the skill item.
+func skillCommand(sk Skill) command {
+	desc := sk.Description
+	if desc == "" {
+		desc = "Run the " + sk.Name + " skill"
+	}
+	if sk.Scope != "" {
+		desc += " (" + sk.Scope + " skill)"
+	}
+	return command{name: sk.Name, description: desc, hint: "what the skill should work on (optional)",
+		turn: func(_ *session, args string) (turnSpec, error) {
+			return turnSpec{prompt: strings.TrimSpace("$" + sk.Name + " " + args), skill: &sk}, nil
+		}}
+}
+
+// findCommand is the session's command named name.
+func (a *Agent) findCommand(s *session, name string) (command, bool) {
+	for _, c := range a.sessionCommands(s) {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// availableCommands is the session's commands as ACP lists them.
+func (a *Agent) availableCommands(s *session) []acpsdk.AvailableCommand {
+	list := []acpsdk.AvailableCommand{}
+	for _, c := range a.sessionCommands(s) {
+		ac := acpsdk.AvailableCommand{Name: c.name, Description: c.description}
+		if c.hint != "" {
+			ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: c.hint}}
+		}
+		list = append(list, ac)
+	}
+	return list
+}
+
+// skillsTimeout bounds listing a session's skills: prompts wait for it.
+const skillsTimeout = 30 * time.Second
+
+// announceCommands sends the session's commands once the answer to the
+// request that made it live (ctx's: session/new, load or resume) has been
+// written — an update before it would name a session the editor does not
+// know yet; the SDK ends a request's context right after writing its
+// answer. The session's prompts wait for it (commandsReady), so that the
+// update comes before any turn's, whatever the timing: replays stay
+// deterministic.
+func (a *Agent) announceCommands(ctx context.Context, s *session) {
+	ready := make(chan struct{})
+	s.mu.Lock()
+	s.commandsReady = ready
+	s.mu.Unlock()
+	go func() {
+		defer close(ready)
+		<-ctx.Done()
+		a.refreshCommands(context.WithoutCancel(ctx), s)
+	}()
+}
+
+// refreshCommands lists the session's skills again, where the backend has
+// them, and sends the session's commands.
+func (a *Agent) refreshCommands(ctx context.Context, s *session) {
+	if c, ok := a.opts.Backend.(commander); ok && c.commandFeatures()&featSkills != 0 {
+		ctx, cancel := context.WithTimeout(ctx, skillsTimeout)
+		t, _ := a.turn(ctx, s, "")
+		skills, err := c.skills(ctx, t)
+		cancel()
+		if err != nil {
+			a.log.Warn("cannot list codex's skills; they are not offered as commands", "session", s.id, "err", err)
+		} else {
+			s.mu.Lock()
+			s.skills = skills
+			s.mu.Unlock()
+		}
+	}
+	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{
+		SessionUpdate:     "available_commands_update",
+		AvailableCommands: a.availableCommands(s),
+	}})
+}
+
+// skillsChanged is codex saying skills changed on disk: every session
+// gets its commands again.
+func (a *Agent) skillsChanged() {
+	a.mu.Lock()
+	all := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.mu.Unlock()
+	for _, s := range all {
+		a.refreshCommands(context.Background(), s)
+	}
+}
+
+// commandsAnnounced waits until the session's commands have been sent.
+func (s *session) commandsAnnounced(ctx context.Context) {
+	s.mu.Lock()
+	ready := s.commandsReady
+	s.mu.Unlock()
+	if ready == nil {
+		return
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	}
+}
+
+// runLocal answers a local command: its text as the agent's message.
+func (a *Agent) runLocal(ctx context.Context, s *session, c command, args string) (acpsdk.PromptResponse, error) {
+	text, err := c.local(a, ctx, s, args)
+	if err != nil {
+		var rerr *acpsdk.RequestError
+		if errors.As(err, &rerr) {
+			return acpsdk.PromptResponse{}, rerr
+		}
+		return acpsdk.PromptResponse{}, turnError(fmt.Sprintf("/%s: %v", c.name, err))
+	}
+	a.log.Info("command answered", "session", s.id, "command", c.name)
+	a.sendUpdate(ctx, s.id, acpsdk.UpdateAgentMessageText(text))
+	return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+}
+
+// initPrompt asks codex for AGENTS.md through the file tools, so that the
+// editor shows it as an edit to review (codex's own /init writes it with
+// its patch tool, which codexacp does not offer).
+const initPrompt = `Generate a file named AGENTS.md in the workspace root that serves as a contributor guide for this repository: ` +
+	`project structure and module organisation, build, test and development commands, coding style and naming ` +
+	`conventions, testing guidelines, commit and pull request guidelines, and anything else an agent working here must know. ` +
+	`Look at the repository first (its files, build scripts, README, existing docs). Keep it concise (200–400 words), ` +
+	`with short sections and concrete commands and paths from this repository. ` +
+	`Write the file with the write_text_file tool (create it; if AGENTS.md exists already, read it and improve it with edit_text_file instead), ` +
+	`never with a shell command.`
+
+func initTurn(_ *session, args string) (turnSpec, error) {
+	p := initPrompt
+	if args != "" {
+		p += "\n\nThe user adds: " + args
+	}
+	return turnSpec{prompt: p}, nil
+}
+
+func reviewTurn(_ *session, args string) (turnSpec, error) {
+	return turnSpec{prompt: args, review: &ReviewTarget{}}, nil
+}
+
+func reviewBranchTurn(_ *session, args string) (turnSpec, error) {
+	branch, ok := oneWord(args)
+	if !ok {
+		return turnSpec{}, invalidParams("/review-branch needs the base branch to compare with, e.g. /review-branch main")
+	}
+	return turnSpec{review: &ReviewTarget{Branch: branch}}, nil
+}
+
+func reviewCommitTurn(_ *session, args string) (turnSpec, error) {
+	sha, ok := oneWord(args)
+	if !ok {
+		return turnSpec{}, invalidParams("/review-commit needs the commit to review (a hash or a ref such as HEAD~1), e.g. /review-commit HEAD")
+	}
+	return turnSpec{review: &ReviewTarget{Commit: sha}}, nil
+}
+
+// oneWord is args when it is one word that is not an option.
+func oneWord(args string) (string, bool) {
+	if args == "" || strings.ContainsFunc(args, unicode.IsSpace) || strings.HasPrefix(args, "-") {
+		return "", false
+	}
+	return args, true
+}
+
+// statusCommand describes the session without asking codex anything.
+func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, error) {
+	var b strings.Builder
+	model, effort := "codex's default", "the model's default"
+	if m, ok := a.sessionModel(s); ok {
+		model = m.Slug
+		if e := a.sessionEffort(s, m); e != "" {
+			effort = e
+		}
+	} else if a.opts.DefaultModel != "" {
+		model = a.opts.DefaultModel
+	}
+	if a.opts.DefaultEffort != "" && effort == "the model's default" {
+		effort = a.opts.DefaultEffort
+	}
+	s.mu.Lock()
+	mode, thread, usage, title := s.mode, s.threadID, s.threadUsage, s.title
+	s.mu.Unlock()
+	info := a.modelInfo()
+	fmt.Fprintf(&b, "**Session status**\n\n")
+	fmt.Fprintf(&b, "- Model: %s\n- Reasoning effort: %s\n- Mode: %s\n", model, effort, mode)
+	fmt.Fprintf(&b, "- Backend: %s\n", backendName(a.opts.Backend))
+	if thread == "" {
+		thread = "none yet (starts with the first prompt)"
+	}
+	fmt.Fprintf(&b, "- Codex thread: %s\n", thread)
+	if title != "" {
+		fmt.Fprintf(&b, "- Title: %s\n", title)
+	}
+	tokens := fmt.Sprintf("%d input (%d cached), %d output (%d reasoning)",
+		usage.InputTokens, usage.CachedInputTokens, usage.OutputTokens, usage.ReasoningOutputTokens)
+	if info.ContextWindow > 0 {
+		tokens += fmt.Sprintf("; context window %d", info.ContextWindow)
+	}
+	fmt.Fprintf(&b, "- Tokens used in this thread: %s\n", tokens)
+	version := info.CodexVersion
+	if version == "" {
+		version = "unknown"
+	}
+	fmt.Fprintf(&b, "- Codex version: %s\n", version)
+	fmt.Fprintf(&b, "- Workspace: %s\n", s.cwd)
+	return b.String(), nil
+}
+
+// backendName is how the README and --backend name the backend.
+func backendName(b Backend) string {
+	switch b.(type) {
+	case *AppServerBackend:
+		return "app-server"
+	case *ExecBackend:
+		return "exec"
+	}
+	return "unknown"
+}
+
+// renameCommand sets the session's title: ours (session/list), the
+// editor's (session_info_update) and, where the backend has threads, the
+// codex thread's name.
+func (a *Agent) renameCommand(ctx context.Context, s *session, args string) (string, error) {
+	title := sessionTitle(args)
+	if title == "" {
+		return "", invalidParams("/rename needs the new title, e.g. /rename Fix the login bug")
+	}
+	if a.features()&featThread != 0 && s.thread() != "" {
+		c := a.opts.Backend.(commander)
+		t, _ := a.turn(ctx, s, "")
+		if err := c.threadRequest(ctx, t, "thread/name/set", map[string]any{"name": title}, nil); err != nil {
+			return "", err
+		}
+	}
+	s.mu.Lock()
+	s.title = title
+	s.mu.Unlock()
+	a.persist(s)
+	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{
+		SessionUpdate: "session_info_update",
+		Title:         acpsdk.Ptr(title),
+	}})
+	return "Renamed the session to “" + title + "”.", nil
+}
+
+// threadGoal is codex's ThreadGoal.
+type threadGoal struct {
+	Objective       string `json:"objective"`
+	Status          string `json:"status"`
+	TokenBudget     *int64 `json:"tokenBudget"`
+	TokensUsed      int64  `json:"tokensUsed"`
+	TimeUsedSeconds int64  `json:"timeUsedSeconds"`
+}
+
+func (g *threadGoal) String() string {
+	if g == nil {
+		return "No goal is set. Set one with /goal followed by the objective."
+	}
+	s := fmt.Sprintf("Goal (%s): %s\n\nTokens used towards it: %d; time: %ds", g.Status, g.Objective, g.TokensUsed, g.TimeUsedSeconds)
+	if g.TokenBudget != nil {
+		s += fmt.Sprintf("; token budget: %d", *g.TokenBudget)
+	}
+	return s
+}
+
+// goalCommand shows, sets or clears the thread's goal.
+func (a *Agent) goalCommand(ctx context.Context, s *session, args string) (string, error) {
+	c := a.opts.Backend.(commander)
+	t, _ := a.turn(ctx, s, "")
+	var res struct {
+		Goal *threadGoal `json:"goal"`
+	}
+	switch args {
+	case "":
+		if err := c.threadRequest(ctx, t, "thread/goal/get", map[string]any{}, &res); err != nil {
+			return "", err
+		}
+		return res.Goal.String(), nil
+	case "clear":
+		if err := c.threadRequest(ctx, t, "thread/goal/clear", map[string]any{}, nil); err != nil {
+			return "", err
+		}
+		return "Goal cleared.", nil
+	}
+	params := map[string]any{"objective": args, "status": "active", "origin": "user"}
+	if err := c.threadRequest(ctx, t, "thread/goal/set", params, &res); err != nil {
+		return "", err
+	}
+	return "Goal set. " + res.Goal.String(), nil
+}
+
+// skillsCommand lists the session's skills.
+func (a *Agent) skillsCommand(_ context.Context, s *session, _ string) (string, error) {
+	s.mu.Lock()
+	skills := s.skills
+	s.mu.Unlock()
+	if len(skills) == 0 {
+		return "Codex has no skills for this workspace. Add one in .agents/skills/<name>/SKILL.md.", nil
+	}
+	var b strings.Builder
+	b.WriteString("**Skills** (run one with /name, or mention it as $name in a prompt)\n\n")
+	for _, sk := range skills {
+		fmt.Fprintf(&b, "- /%s (%s): %s\n", sk.Name, sk.Scope, sk.Description)
+	}
+	return b.String(), nil
+}
+
+// mcpServerStatus is codex's McpServerStatus, as far as /mcp shows it.
+type mcpServerStatus struct {
+	Name          string                     `json:"name"`
+	RuntimeStatus string                     `json:"runtimeStatus"`
+	AuthStatus    string                     `json:"authStatus"`
+	Tools         map[string]json.RawMessage `json:"tools"`
+	ToolsError    any                        `json:"toolsError"`
+}
+
+// mcpCommand lists the MCP servers codex has for the session's thread.
+func (a *Agent) mcpCommand(ctx context.Context, s *session, _ string) (string, error) {
+	c := a.opts.Backend.(commander)
+	t, _ := a.turn(ctx, s, "")
+	var res struct {
+		Data []mcpServerStatus `json:"data"`
+	}
+	if err := c.threadRequest(ctx, t, "mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly"}, &res); err != nil {
+		return "", err
+	}
+	if len(res.Data) == 0 {
+		return "Codex uses no MCP servers in this session.", nil
+	}
+	var b strings.Builder
+	b.WriteString("**MCP servers**\n\n")
+	for _, m := range res.Data {
+		status := firstNonEmpty(m.RuntimeStatus, "unknown")
+		name := m.Name
+		if name == ownServerName {
+			name += " (codexacp's file tools)"
+		}
+		tools := make([]string, 0, len(m.Tools))
+		for t := range m.Tools {
+			tools = append(tools, t)
+		}
+		slices.Sort(tools)
+		fmt.Fprintf(&b, "- %s: %s, auth %s, %d tools", name, status, firstNonEmpty(m.AuthStatus, "unknown"), len(tools))
+		if len(tools) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(tools, ", "))
+		}
+		if m.ToolsError != nil {
+			fmt.Fprintf(&b, "; tool discovery failed: %v", m.ToolsError)
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,330 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
+)
+
+func TestParseCommand(t *testing.T) {
+	cases := []struct {
+		text, name, args string
+		ok               bool
+	}{
+		{"/status", "status", "", true},
+		{"  /review focus on the parser \n", "review", "focus on the parser", true},
+		{"/review-branch main", "review-branch", "main", true},
+		{"/init\nmention the Makefile", "init", "mention the Makefile", true},
+		{"/foo bar baz", "foo", "bar baz", true},
+		{"/", "", "", false},
+		{"/ status", "", "", false},
+		{"/usr/bin/env is odd", "", "", false},
+		{"status", "", "", false},
+		{"please /review", "", "", false},
+		{"$greet", "", "", false},
+	}
+	for _, tc := range cases {
+		name, args, ok := parseCommand(tc.text)
+		if name != tc.name || args != tc.args || ok != tc.ok {
+			t.Errorf("parseCommand(%q) = %q, %q, %v; want %q, %q, %v", tc.text, name, args, ok, tc.name, tc.args, tc.ok)
+		}
+	}
+}
+
+func commandNames(cmds []command) string {
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, " ")
+}
+
+// Each backend offers what it can run, and skills follow the builtin
+// commands, less one that has a builtin's name.
+func TestSessionCommandsPerBackend(t *testing.T) {
+	skills := []Skill{{Name: "greet", Description: "Say hello", Scope: "repo"}, {Name: "review", Scope: "user"}}
+	cases := []struct {
+		name    string
+		backend Backend
+		want    string
+	}{
+		{"exec", &ExecBackend{}, "status init review review-branch review-commit rename"},
+		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp rename greet"},
+		{"plain backend", &fakeBackend{}, "status init rename"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewAgent(Options{Backend: tc.backend, Logger: discardLogger()})
+			s := newSession("sess_1", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s.skills = skills
+			if got := commandNames(a.sessionCommands(s)); got != tc.want {
+				t.Errorf("commands = %s\nwant       %s", got, tc.want)
+			}
+			for _, c := range a.sessionCommands(s) {
+				if (c.local == nil) == (c.turn == nil) || c.description == "" {
+					t.Errorf("command %s: want a description and exactly one of local and turn", c.name)
+				}
+			}
+		})
+	}
+}
+
+// cmdBackend is a commander that records the turns and thread requests it
+// gets; each turn completes at once.
+type cmdBackend struct {
+	feats     commandFeature
+	skillList []Skill
+
+	mu       sync.Mutex
+	turns    []Turn
+	requests []string
+	params   []map[string]any
+	changed  func()
+}
+
+func (b *cmdBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+	b.mu.Lock()
+	b.turns = append(b.turns, t)
+	b.mu.Unlock()
+	for _, l := range []string{
+		`{"type":"thread.started","thread_id":"th-1"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"done"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`,
+	} {
+		ev, err := events.Parse([]byte(l))
+		if err != nil {
+			return err
+		}
+		out.Event(ev)
+	}
+	return nil
+}
+
+func (b *cmdBackend) commandFeatures() commandFeature { return b.feats }
+
+func (b *cmdBackend) skills(context.Context, Turn) ([]Skill, error) { return b.skillList, nil }
+
+func (b *cmdBackend) threadRequest(_ context.Context, t Turn, method string, params map[string]any, result any) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.requests = append(b.requests, method)
+	b.params = append(b.params, params)
+	if method == "thread/goal/get" {
+		r := result.(*struct {
+			Goal *threadGoal `json:"goal"`
+		})
+		r.Goal = &threadGoal{Objective: "ship it", Status: "active", TokensUsed: 7}
+	}
+	return nil
+}
+
+func (b *cmdBackend) watchSkills(f func()) {
+	b.mu.Lock()
+	b.changed = f
+	b.mu.Unlock()
+}
+
+var _ commander = (*cmdBackend)(nil)
+
+func (b *cmdBackend) lastTurn(t *testing.T) Turn {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.turns) == 0 {
+		t.Fatal("no turn ran")
+	}
+	return b.turns[len(b.turns)-1]
+}
+
+func (b *cmdBackend) turnCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.turns)
+}
+
+func TestCommandDispatch(t *testing.T) {
+	be := &cmdBackend{feats: featReview | featCompact | featSkills | featThread,
+		skillList: []Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+
+	// The commands arrive after the answer to session/new, skills included.
+	if err := h.editor.WaitForUpdate(h.ctx, func(u acpsdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil }); err != nil {
+		t.Fatal(err)
+	}
+	cmds, _ := h.editor.Commands(sid)
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, " "); got != "status init review review-branch review-commit compact goal skills mcp rename greet" {
+		t.Errorf("available commands = %s", got)
+	}
+
+	cases := []struct {
+		prompt  string
+		turn    bool // a codex turn runs
+		check   func(t *testing.T, tr Turn)
+		message string // in the agent's answer of a local command
+		errCode int
+	}{
+		{prompt: "/status", message: "Backend: unknown"},
+		{prompt: "/foo bar", turn: true, check: func(t *testing.T, tr Turn) {
+			if tr.Prompt != "/foo bar" || tr.Review != nil || tr.Skill != nil {
+				t.Errorf("unknown command reached codex as %+v", tr)
+			}
+		}},
+		{prompt: "/init mention the Makefile", turn: true, check: func(t *testing.T, tr Turn) {
+			if !strings.Contains(tr.Prompt, "write_text_file") || !strings.HasSuffix(tr.Prompt, "The user adds: mention the Makefile") {
+				t.Errorf("init prompt = %q", tr.Prompt)
+			}
+		}},
+		{prompt: "/review", turn: true, check: func(t *testing.T, tr Turn) {
+			if tr.Review == nil || *tr.Review != (ReviewTarget{}) || tr.Prompt != "" {
+				t.Errorf("review turn = %+v", tr)
+			}
+		}},
+		{prompt: "/review only the parser", turn: true, check: func(t *testing.T, tr Turn) {
+			if tr.Review == nil || tr.Prompt != "only the parser" {
+				t.Errorf("review turn = %+v", tr)
+			}
+		}},
+		{prompt: "/review-branch main", turn: true, check: func(t *testing.T, tr Turn) {
+			if tr.Review == nil || tr.Review.Branch != "main" {
+				t.Errorf("review turn = %+v", tr)
+			}
+		}},
+		{prompt: "/review-commit HEAD~1", turn: true, check: func(t *testing.T, tr Turn) {
+			if tr.Review == nil || tr.Review.Commit != "HEAD~1" {
+				t.Errorf("review turn = %+v", tr)
+			}
+		}},
+		{prompt: "/review-branch", errCode: -32602},
+		{prompt: "/review-commit --all", errCode: -32602},
+		{prompt: "/compact", turn: true, check: func(t *testing.T, tr Turn) {
+			if !tr.Compact {
+				t.Errorf("compact turn = %+v", tr)
+			}
+		}},
+		{prompt: "/greet the team", turn: true, check: func(t *testing.T, tr Turn) {
+			if tr.Skill == nil || tr.Skill.Path != "/w/.agents/skills/greet/SKILL.md" || tr.Prompt != "$greet the team" {
+				t.Errorf("skill turn = %+v", tr)
+			}
+		}},
+		{prompt: "/goal", message: "Goal (active): ship it"},
+		{prompt: "/skills", message: "/greet (repo): Say hello"},
+		{prompt: "/rename", errCode: -32602},
+		{prompt: "/rename Parser work", message: "Renamed the session to “Parser work”"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.prompt, func(t *testing.T) {
+			before := be.turnCount()
+			nUpdates := len(h.editor.Updates())
+			resp, err := h.prompt(sid, tc.prompt)
+			if tc.errCode != 0 {
+				var rerr *acpsdk.RequestError
+				if !errors.As(err, &rerr) || rerr.Code != tc.errCode {
+					t.Fatalf("err = %v, want code %d", err, tc.errCode)
+				}
+				if be.turnCount() != before {
+					t.Errorf("a turn ran")
+				}
+				return
+			}
+			if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+				t.Fatalf("prompt: %+v, %v", resp, err)
+			}
+			if ran := be.turnCount() > before; ran != tc.turn {
+				t.Fatalf("turn ran = %v, want %v", ran, tc.turn)
+			}
+			if tc.turn {
+				tc.check(t, be.lastTurn(t))
+				return
+			}
+			var text string
+			for _, u := range h.editor.Updates()[nUpdates:] {
+				if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+					text += c.Content.Text.Text
+				}
+			}
+			if !strings.Contains(text, tc.message) {
+				t.Errorf("answer = %q, want it to contain %q", text, tc.message)
+			}
+		})
+	}
+
+	be.mu.Lock()
+	requests := strings.Join(be.requests, " ")
+	be.mu.Unlock()
+	if requests != "thread/goal/get thread/name/set" {
+		t.Errorf("thread requests = %s", requests)
+	}
+	var title string
+	for _, u := range h.editor.Updates() {
+		if i := u.Update.SessionInfoUpdate; i != nil && i.Title != nil {
+			title = *i.Title
+		}
+	}
+	if title != "Parser work" {
+		t.Errorf("session_info_update title = %q", title)
+	}
+
+	// Codex reports changed skills: the session gets its commands again.
+	be.mu.Lock()
+	be.skillList = append(be.skillList, Skill{Name: "lint", Description: "Lint it", Scope: "user"})
+	changed := be.changed
+	be.mu.Unlock()
+	changed()
+	err := h.editor.WaitForUpdate(h.ctx, func(u acpsdk.SessionUpdate) bool {
+		c := u.AvailableCommandsUpdate
+		return c != nil && slices.ContainsFunc(c.AvailableCommands, func(c acpsdk.AvailableCommand) bool {
+			return c.Name == "lint" && c.Description == "Lint it (user skill)"
+		})
+	})
+	if err != nil {
+		t.Errorf("no update with the new skill: %v", err)
+	}
+}
+
+// /status answers from what the agent knows, without codex.
+func TestStatusCommand(t *testing.T) {
+	be := &fakeBackend{script: playLines(fixtureLines(t, "agent_message_reasoning.jsonl")...)}
+	h := startAgentWith(t, Options{Backend: be, ModelInfo: func() ModelInfo {
+		return ModelInfo{ContextWindow: 272000, CodexVersion: "0.169.0",
+			Models: []codex.Model{{Slug: "gpt-5.5", Name: "GPT-5.5", Efforts: []string{"low", "medium"}, DefaultEffort: "medium"}}}
+	}}, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	if _, err := h.prompt(sid, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	n := len(h.editor.Updates())
+	if _, err := h.prompt(sid, "/status"); err != nil {
+		t.Fatal(err)
+	}
+	if len(be.invocations()) != 1 {
+		t.Errorf("/status ran codex")
+	}
+	var text string
+	for _, u := range h.editor.Updates()[n:] {
+		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			text += c.Content.Text.Text
+		}
+	}
+	for _, want := range []string{"Model: gpt-5.5", "Reasoning effort: medium", "Mode: ask", "Backend: unknown",
+		"Codex thread: 01a20593-b01a-7803-bc79-f76fd9913eae", "100 input (20 cached), 10 output (3 reasoning); context window 272000",
+		"Codex version: 0.169.0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/status lacks %q:\n%s", want, text)
+		}
+	}
+}
