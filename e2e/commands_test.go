@@ -1,0 +1,198 @@
+package e2e_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
+)
+
+// commandNames waits for the session's available_commands_update and
+// returns the command names it lists.
+func commandNames(t *testing.T, e *env) []string {
+	t.Helper()
+	err := e.editor.WaitForUpdate(e.ctx, func(u acpsdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
+	if err != nil {
+		t.Fatalf("no available_commands_update: %v", err)
+	}
+	cmds, _ := e.editor.Commands(e.session)
+	names := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// agentTextSince is the agent's message text in the updates after the
+// first n.
+func agentTextSince(e *env, n int) string {
+	var b strings.Builder
+	for _, u := range e.editor.Updates()[n:] {
+		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			b.WriteString(c.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+// Each backend lists what it offers; /status answers without a model
+// request.
+func TestSlashStatus(t *testing.T) { eachBackend(t, testSlashStatus) }
+
+func testSlashStatus(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
+	want := map[string]string{
+		"exec":       "status init review review-branch review-commit rename",
+		"app-server": "status init review review-branch review-commit compact goal skills mcp rename",
+	}[backend]
+	names := strings.Join(commandNames(t, e), " ")
+	if !strings.HasPrefix(names, want) {
+		t.Errorf("commands = %s\nwant      %s…", names, want)
+	}
+
+	resp := e.mustPrompt("/status")
+	if resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("stopReason = %q", resp.StopReason)
+	}
+	if n := len(e.mock.Requests()); n != 0 {
+		t.Errorf("/status made %d model requests", n)
+	}
+	text := agentText(e)
+	for _, s := range []string{"Model: gpt-5.5", "Mode: ask", "Backend: " + backend, "Codex thread: none yet", "Codex version: 0.169.0"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("/status lacks %q:\n%s", s, text)
+		}
+	}
+}
+
+// A slash command the agent does not know reaches the model as typed.
+func TestSlashUnknownReachesModel(t *testing.T) { eachBackend(t, testSlashUnknownReachesModel) }
+
+func testSlashUnknownReachesModel(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("no such command here")))
+	e.mustPrompt("/foo bar baz")
+	reqs := e.mock.Requests()
+	if len(reqs) != 1 || !strings.Contains(strings.Join(reqs[0].Texts("user"), "\n"), "/foo bar baz") {
+		t.Fatalf("the model did not get /foo as typed: %d requests", len(reqs))
+	}
+	if got := agentText(e); got != "no such command here" {
+		t.Errorf("message = %q", got)
+	}
+}
+
+// /init asks codex for AGENTS.md through our file tools: the editor gets
+// the write, with a diff, after the user allowed it.
+func TestSlashInit(t *testing.T) { eachBackend(t, testSlashInit) }
+
+func testSlashInit(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+		return fakeeditor.Select("allow_once")
+	}})
+	path := filepath.Join(e.cwd, "AGENTS.md")
+	content := "# Repository guide\n\nRun `go test ./...`.\n"
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "c1", "write_text_file", map[string]any{"path": path, "content": content})),
+		mockapi.Reply(mockapi.Message("AGENTS.md written")),
+	)
+	e.mustPrompt("/init mention the tests")
+	prompt := strings.Join(e.mock.Requests()[0].Texts("user"), "\n")
+	if !strings.Contains(prompt, "AGENTS.md") || !strings.Contains(prompt, "write_text_file") || !strings.Contains(prompt, "mention the tests") {
+		t.Errorf("the model's prompt:\n%s", prompt)
+	}
+	var wrote bool
+	for _, c := range e.editor.Calls() {
+		if w, ok := c.Params.(acpsdk.WriteTextFileRequest); ok && w.Path == path && w.Content == content {
+			wrote = true
+		}
+	}
+	if !wrote {
+		t.Errorf("no fs/write_text_file of AGENTS.md")
+	}
+	var diff bool
+	for _, u := range toolUpdates(e) {
+		var content []acpsdk.ToolCallContent
+		if u.ToolCall != nil {
+			content = u.ToolCall.Content
+		} else if u.ToolCallUpdate != nil {
+			content = u.ToolCallUpdate.Content
+		}
+		for _, c := range content {
+			if c.Diff != nil && c.Diff.Path == path && c.Diff.OldText == nil && c.Diff.NewText == content0(content) {
+				diff = true
+			}
+		}
+	}
+	if !diff {
+		t.Errorf("no diff of the new AGENTS.md in the tool calls")
+	}
+	if got, _ := e.editor.Buffer(path); got != content {
+		t.Errorf("AGENTS.md in the editor = %q", got)
+	}
+}
+
+// content0 is the new text of the first diff in content.
+func content0(content []acpsdk.ToolCallContent) string {
+	for _, c := range content {
+		if c.Diff != nil {
+			return c.Diff.NewText
+		}
+	}
+	return ""
+}
+
+// gitRepo makes the workspace a git repository with one commit and an
+// uncommitted change.
+func gitRepo(t *testing.T, e *env) {
+	t.Helper()
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = e.cwd
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	e.writeFile("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+	run("add", ".")
+	run("commit", "-qm", "calc")
+	e.writeFile("calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
+}
+
+// reviewFinding is the model's answer to a review, in the JSON shape codex
+// asks reviewers for.
+const reviewFinding = `{"findings":[{"title":"[P1] Add subtracts","body":"Add returns a - b.","confidence_score":0.9,"priority":1,"code_location":{"absolute_file_path":"FILE","line_range":{"start":3,"end":3}}}],"overall_correctness":"patch is incorrect","overall_explanation":"Add is broken.","overall_confidence_score":0.9}`
+
+// /review runs codex's review of the working tree as a turn: the model
+// gets codex's review prompt with the diff, and its findings are shown.
+func TestSlashReview(t *testing.T) { eachBackend(t, testSlashReview) }
+
+func testSlashReview(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
+	gitRepo(t, e)
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message(strings.ReplaceAll(reviewFinding, "FILE", filepath.Join(e.cwd, "calc.go")))))
+	resp := e.mustPrompt("/review")
+	if resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("stopReason = %q", resp.StopReason)
+	}
+	reqs := e.mock.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	all := string(reqs[0].Raw)
+	if !strings.Contains(all, "review") {
+		t.Errorf("the model was not asked for a review")
+	}
+	text := agentText(e)
+	if !strings.Contains(text, "Add subtracts") {
+		t.Errorf("the review's finding is not shown: %q", text)
+	}
+	t.Logf("review shown as:\n%s", text)
+}
