@@ -106,7 +106,10 @@ type Agent struct {
 	mu         sync.Mutex
 	clientCaps acpsdk.ClientCapabilities
 	sessions   map[string]*session
-	tools      map[string]*toolsRegistration // by session id, live or closed
+	// lastAnnounced is closed once the newest session's commands were
+	// sent (commands.go).
+	lastAnnounced chan struct{}
+	tools         map[string]*toolsRegistration // by session id, live or closed
 }
 
 var (
@@ -315,6 +318,7 @@ func (a *Agent) Authenticate(ctx context.Context, req acpsdk.AuthenticateRequest
 
 // NewSession implements acpsdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	a.announcementsDone(ctx)
 	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
@@ -474,6 +478,8 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
+	// Its updates come after the session's commands, whatever the timing.
+	s.commandsAnnounced(ctx)
 	m, ok := parseMode(string(req.ModeId), s.user)
 	if !ok {
 		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList(s.user)))

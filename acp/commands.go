@@ -172,6 +172,9 @@ func (a *Agent) announceCommands(ctx context.Context, s *session) {
 	s.mu.Lock()
 	s.commandsReady = ready
 	s.mu.Unlock()
+	a.mu.Lock()
+	a.lastAnnounced = ready
+	a.mu.Unlock()
 	go func() {
 		defer close(ready)
 		<-ctx.Done()
@@ -212,6 +215,22 @@ func (a *Agent) skillsChanged() {
 	a.mu.Unlock()
 	for _, s := range all {
 		a.refreshCommands(context.Background(), s)
+	}
+}
+
+// announcementsDone waits until the commands of every session opened so
+// far have been sent: a session opened next sends its updates after them,
+// whatever the timing.
+func (a *Agent) announcementsDone(ctx context.Context) {
+	a.mu.Lock()
+	ready := a.lastAnnounced
+	a.mu.Unlock()
+	if ready == nil {
+		return
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
 	}
 }
 

@@ -148,6 +148,8 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
+	// Its updates come after the session's commands, whatever the timing.
+	s.commandsAnnounced(ctx)
 	value := string(v.Value)
 	// The option's choices, and every option's id for the error.
 	var ids, values []string

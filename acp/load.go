@@ -128,6 +128,7 @@ func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest
 // codex thread, mode and token totals), replays the conversation from
 // codex's rollout of the thread as session updates, and then answers.
 func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	a.announcementsDone(ctx)
 	s, history, err := a.restore(acpsdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
@@ -143,6 +144,7 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 // LoadSession does, without replaying the conversation (the editor still
 // shows it); the next prompt continues the codex thread.
 func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	a.announcementsDone(ctx)
 	s, _, err := a.restore(acpsdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err

@@ -54,6 +54,9 @@ var corpusTests = map[string]bool{
 	"TestCreatedFileDiffHasNoOldText":         true,
 	"TestImagePrompt":                         true,
 	"TestFastMode":                            true,
+	"TestSlashStatus":                         true,
+	"TestSlashInit":                           true,
+	"TestSlashReview":                         true,
 }
 
 // appServerCorpusTests are tests of the app-server backend alone (by their

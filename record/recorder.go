@@ -26,20 +26,21 @@ import (
 type Recorder struct {
 	start time.Time
 
-	mu      sync.Mutex
-	w       io.Writer
-	closer  io.Closer
-	path    string
-	err     error
-	secrets secretSet
-	runs    int              // runs started so far
-	active  []int            // runs in progress, oldest first
-	touched map[string]bool  // paths whose disk state was recorded
-	dirs    []dirPlaceholder // directories written as placeholders (SetDirs)
-	backend string           // SetBackend
-	models  []Model          // SetCatalog
-	model   string           // SetCatalog
-	effort  string           // SetCatalog
+	mu           sync.Mutex
+	w            io.Writer
+	closer       io.Closer
+	path         string
+	err          error
+	secrets      secretSet
+	runs         int              // runs started so far
+	active       []int            // runs in progress, oldest first
+	touched      map[string]bool  // paths whose disk state was recorded
+	dirs         []dirPlaceholder // directories written as placeholders (SetDirs)
+	backend      string           // SetBackend
+	models       []Model          // SetCatalog
+	model        string           // SetCatalog
+	effort       string           // SetCatalog
+	codexVersion string           // SetCodexVersion
 }
 
 // New returns a Recorder writing to w.
@@ -118,12 +119,20 @@ func (r *Recorder) SetCatalog(models []codex.Model, model, effort string) {
 	}
 }
 
+// SetCodexVersion names codex's version in the start entry. Call it
+// before Start.
+func (r *Recorder) SetCodexVersion(v string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.codexVersion = v
+}
+
 // Start writes the transcript's first entry. Call it once, before anything
 // else is recorded.
 func (r *Recorder) Start(agent string, contextWindow int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writeLocked(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow, Backend: r.backend, Models: r.models, Model: r.model, Effort: r.effort})
+	r.writeLocked(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow, Backend: r.backend, Models: r.models, Model: r.model, Effort: r.effort, CodexVersion: r.codexVersion})
 }
 
 // Err returns the first write error.

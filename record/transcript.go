@@ -85,6 +85,9 @@ type Entry struct {
 	// defaults; a replay configures its agent the same way.
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
+	// CodexVersion is what codex --version said (/status shows it); a
+	// replay's fake codex says the same.
+	CodexVersion string `json:"codex_version,omitempty"`
 
 	// acp, appserver
 	Dir string          `json:"dir,omitempty"`

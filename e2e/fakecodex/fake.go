@@ -30,8 +30,9 @@ const (
 	EnvGates      = "CODEXACP_FAKE_GATES"
 )
 
-// versionLine is what `--version` prints; the agent names its cached model
-// catalog after the version.
+// versionLine is what `--version` prints for a transcript that does not
+// name codex's version; the agent names its cached model catalog after the
+// version.
 const versionLine = "codex-cli 0.169.0-replay"
 
 // Exit statuses besides the recorded ones.
@@ -59,6 +60,11 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	}
 	switch {
 	case len(args) == 1 && args[0] == "--version":
+		if len(entries) > 0 && entries[0].CodexVersion != "" {
+			// The recorded agent showed it (/status).
+			fmt.Fprintln(stdout, "codex-cli "+entries[0].CodexVersion)
+			return 0
+		}
 		fmt.Fprintln(stdout, versionLine)
 		return 0
 	case len(args) >= 2 && args[0] == "login" && args[1] == "status":
