@@ -29,18 +29,6 @@ func commandNames(t *testing.T, e *env) []string {
 	return names
 }
 
-// agentTextSince is the agent's message text in the updates after the
-// first n.
-func agentTextSince(e *env, n int) string {
-	var b strings.Builder
-	for _, u := range e.editor.Updates()[n:] {
-		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
-			b.WriteString(c.Content.Text.Text)
-		}
-	}
-	return b.String()
-}
-
 // Each backend lists what it offers; /status answers without a model
 // request.
 func TestSlashStatus(t *testing.T) { eachBackend(t, testSlashStatus) }
