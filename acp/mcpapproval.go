@@ -74,30 +74,9 @@ func (o *turnOutput) ApproveMCPTool(ctx context.Context, req MCPToolApproval) Ap
 		options = append(options, acpsdk.PermissionOption{OptionId: optToolAlways, Name: "Always allow " + name + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
 	}
 	options = append(options, acpsdk.PermissionOption{OptionId: optToolReject, Name: "Don't allow", Kind: acpsdk.PermissionOptionKindRejectOnce})
-	resp, err := o.a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(o.s.id),
-		ToolCall:  update,
-		Options:   options,
-	})
-	switch {
-	case err != nil:
-		if ctx.Err() == nil {
-			o.log.Warn("MCP tool permission request failed", "err", err)
-			return ApprovalDecline
-		}
-		return ApprovalCancel
-	case ctx.Err() != nil, resp.Outcome.Cancelled != nil:
-		return ApprovalCancel
-	case resp.Outcome.Selected == nil:
-		return ApprovalDecline
+	always := acpsdk.PermissionOptionId("")
+	if req.ForSession {
+		always = optToolAlways
 	}
-	switch resp.Outcome.Selected.OptionId {
-	case optToolOnce:
-		return ApprovalAccept
-	case optToolAlways:
-		if req.ForSession {
-			return ApprovalAcceptForSession
-		}
-	}
-	return ApprovalDecline
+	return o.askApproval(ctx, "MCP tool", update, options, optToolOnce, always)
 }

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // mcpAnsweringOutput answers MCP tool approvals (and commands) with one
@@ -171,5 +175,51 @@ func TestExecConfigApprovalMode(t *testing.T) {
 	}
 	if setup.config[0] != `mcp_servers.x={command="/bin/x", args=[], env={}}` {
 		t.Error("execConfig changed the setup")
+	}
+}
+
+// askApproval maps the user's answer to codex's decision, for commands and
+// MCP tools alike.
+func TestAskApprovalAnswers(t *testing.T) {
+	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
+	for _, tc := range []struct {
+		name    string
+		answer  acpsdk.RequestPermissionResponse
+		always  acpsdk.PermissionOptionId
+		turnEnd bool
+		want    ApprovalDecision
+	}{
+		{"once", fakeeditor.Select("yes"), "always", false, ApprovalAccept},
+		{"always", fakeeditor.Select("always"), "always", false, ApprovalAcceptForSession},
+		{"always not offered", fakeeditor.Select("always"), "", false, ApprovalDecline},
+		{"empty option, always not offered", fakeeditor.Select(""), "", false, ApprovalDecline},
+		{"reject", fakeeditor.Select("no"), "always", false, ApprovalDecline},
+		{"user cancelled", cancelled, "always", false, ApprovalCancel},
+		{"no option", acpsdk.RequestPermissionResponse{}, "always", false, ApprovalDecline},
+		{"turn ended", fakeeditor.Select("yes"), "always", true, ApprovalCancel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startAgent(t, &fakeBackend{}, fakeeditor.Options{Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+				return tc.answer
+			}})
+			s, err := h.agent.session(h.newSession(t, t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(h.ctx)
+			defer cancel()
+			if tc.turnEnd {
+				cancel()
+			}
+			o := &turnOutput{a: h.agent, s: s, ctx: ctx, log: discardLogger()}
+			options := []acpsdk.PermissionOption{
+				{OptionId: "yes", Name: "Yes", Kind: acpsdk.PermissionOptionKindAllowOnce},
+				{OptionId: "no", Name: "No", Kind: acpsdk.PermissionOptionKindRejectOnce},
+			}
+			call := acpsdk.ToolCallUpdate{ToolCallId: "call-1", Title: acpsdk.Ptr("Run true")}
+			if got := o.askApproval(ctx, "test", call, options, "yes", tc.always); got != tc.want {
+				t.Errorf("askApproval = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

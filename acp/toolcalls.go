@@ -9,6 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -51,10 +52,7 @@ func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Con
 		r.agent.log.Warn("file-tool call outside a turn", "session", s.id, "tool", c.Tool)
 		return ctx
 	}
-	kind := acpsdk.ToolKindEdit
-	if c.Tool == fsops.ToolReadTextFile {
-		kind = acpsdk.ToolKindRead
-	}
+	_, kind := events.FileTool(c.Tool)
 	var locs []acpsdk.ToolCallLocation
 	if filepath.IsAbs(c.Path) { // ACP paths are absolute; a relative one fails validation anyway
 		locs = []acpsdk.ToolCallLocation{{Path: c.Path}}
@@ -229,13 +227,7 @@ func failedUpdate(id, text string) acpsdk.SessionUpdate {
 // title names the call the way an editor user reads it: "Edit src/x.go".
 func (r *toolReporter) title(tool, path string) string {
 	s := r.sess.Load()
-	verb := "Edit"
-	switch tool {
-	case fsops.ToolReadTextFile:
-		verb = "Read"
-	case fsops.ToolWriteTextFile:
-		verb = "Write"
-	}
+	verb, _ := events.FileTool(tool)
 	if path == "" {
 		return verb
 	}

@@ -634,3 +634,20 @@ func TestToolCallGivenUpAtTurnEnd(t *testing.T) {
 		t.Errorf("%d tool calls kept after the given-up call finished", left)
 	}
 }
+
+// The editor shows the file tools by events.FileTool, which names them
+// without importing fsops: it must know fsops's names.
+func TestFileToolVerbs(t *testing.T) {
+	for _, tc := range []struct {
+		tool, verb string
+		kind       acpsdk.ToolKind
+	}{
+		{fsops.ToolReadTextFile, "Read", acpsdk.ToolKindRead},
+		{fsops.ToolWriteTextFile, "Write", acpsdk.ToolKindEdit},
+		{fsops.ToolEditTextFile, "Edit", acpsdk.ToolKindEdit},
+	} {
+		if verb, kind := events.FileTool(tc.tool); verb != tc.verb || kind != tc.kind {
+			t.Errorf("FileTool(%q) = %q, %q; want %q, %q", tc.tool, verb, kind, tc.verb, tc.kind)
+		}
+	}
+}

@@ -95,26 +95,37 @@ func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) Approv
 	if r := strings.TrimSpace(req.Reason); r != "" {
 		text += ".\nReason: " + clip(r, 2048)
 	}
+	call := acpsdk.ToolCallUpdate{
+		ToolCallId: id,
+		Title:      acpsdk.Ptr("Run " + clip(command, 200)),
+		Kind:       acpsdk.Ptr(acpsdk.ToolKindExecute),
+		Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+		Content:    []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))},
+		RawInput:   map[string]any{"command": clip(command, 4096), "cwd": req.Cwd, "reason": clip(req.Reason, 4096)},
+	}
+	options := []acpsdk.PermissionOption{
+		{OptionId: optRunOnce, Name: "Run", Kind: acpsdk.PermissionOptionKindAllowOnce},
+		{OptionId: optRunAlways, Name: "Always run commands like this in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+		{OptionId: optDontRun, Name: "Don't run", Kind: acpsdk.PermissionOptionKindRejectOnce},
+	}
+	return o.askApproval(ctx, "command", call, options, optRunOnce, optRunAlways)
+}
+
+// askApproval puts codex's question about running something (what: for
+// the log) to the user and reads the answer: the option once accepts,
+// always ("" when not offered) accepts for the session. A question that
+// ended with the turn, or that the user cancelled, cancels; a failed
+// request or any other answer declines.
+func (o *turnOutput) askApproval(ctx context.Context, what string, call acpsdk.ToolCallUpdate, options []acpsdk.PermissionOption, once, always acpsdk.PermissionOptionId) ApprovalDecision {
 	resp, err := o.a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(o.s.id),
-		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: id,
-			Title:      acpsdk.Ptr("Run " + clip(command, 200)),
-			Kind:       acpsdk.Ptr(acpsdk.ToolKindExecute),
-			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
-			Content:    []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))},
-			RawInput:   map[string]any{"command": clip(command, 4096), "cwd": req.Cwd, "reason": clip(req.Reason, 4096)},
-		},
-		Options: []acpsdk.PermissionOption{
-			{OptionId: optRunOnce, Name: "Run", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optRunAlways, Name: "Always run commands like this in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
-			{OptionId: optDontRun, Name: "Don't run", Kind: acpsdk.PermissionOptionKindRejectOnce},
-		},
+		ToolCall:  call,
+		Options:   options,
 	})
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
-			o.log.Warn("command permission request failed", "err", err)
+			o.log.Warn(what+" permission request failed", "err", err)
 			return ApprovalDecline
 		}
 		return ApprovalCancel
@@ -124,11 +135,12 @@ func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) Approv
 		return ApprovalDecline
 	}
 	switch resp.Outcome.Selected.OptionId {
-	case optRunOnce:
+	case once:
 		return ApprovalAccept
-	case optRunAlways:
-		return ApprovalAcceptForSession
-	default:
-		return ApprovalDecline
+	case always:
+		if always != "" {
+			return ApprovalAcceptForSession
+		}
 	}
+	return ApprovalDecline
 }

@@ -195,13 +195,7 @@ func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) 
 		Content string `json:"content"`
 	}
 	_ = json.Unmarshal(it.Arguments, &args)
-	verb, kind := "Edit", acpsdk.ToolKindEdit
-	switch it.Tool {
-	case "read_text_file":
-		verb, kind = "Read", acpsdk.ToolKindRead
-	case "write_text_file":
-		verb = "Write"
-	}
+	verb, kind := FileTool(it.Tool)
 	tc.Title, tc.Kind = strings.TrimSpace(verb+" "+args.Path), kind
 	if args.Path != "" {
 		tc.Locations = []acpsdk.ToolCallLocation{{Path: args.Path}}
@@ -235,4 +229,18 @@ func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) 
 		}
 	}
 	return tc
+}
+
+// FileTool is how one of codexacp's file tools (read_text_file,
+// write_text_file, edit_text_file) shows in the editor: its title's verb
+// and its kind. The live tool calls (package acp) and the replayed history
+// share it, so a loaded session shows its calls as they were shown live.
+func FileTool(tool string) (verb string, kind acpsdk.ToolKind) {
+	switch tool {
+	case "read_text_file":
+		return "Read", acpsdk.ToolKindRead
+	case "write_text_file":
+		return "Write", acpsdk.ToolKindEdit
+	}
+	return "Edit", acpsdk.ToolKindEdit
 }

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
 )
@@ -403,7 +404,7 @@ func (sc *script) makeDirs(root string) error {
 			continue
 		}
 		for _, d := range append([]string{m.Params.Cwd}, m.Params.Dirs...) {
-			if d == "" || !strings.HasPrefix(d, root+string(filepath.Separator)) && d != root {
+			if d == "" || !filepath.IsAbs(d) || !fsops.Within(root, d) {
 				continue
 			}
 			if err := os.MkdirAll(d, 0o755); err != nil {

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/codexacp/codexacp/fsops"
 )
 
 // Limits bound the work of a Tracker. Zero fields take DefaultLimits'.
@@ -206,7 +208,7 @@ func New(roots []string, lim Limits) *Tracker {
 		// Dropped when inside another root, or the same as an earlier one.
 		inside := false
 		for j, o := range rs {
-			if j != i && within(o.real, r.real) && (o.real != r.real || j < i) {
+			if j != i && fsops.Within(o.real, r.real) && (o.real != r.real || j < i) {
 				inside = true
 				break
 			}
@@ -216,15 +218,6 @@ func New(roots []string, lim Limits) *Tracker {
 		}
 	}
 	return t
-}
-
-// within reports whether path is dir or lies below it.
-func within(dir, path string) bool {
-	if dir == path {
-		return true
-	}
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // ErrNoBaseline is returned by Scan before a Baseline succeeded.
@@ -328,7 +321,7 @@ func resolve(p string) string {
 // relSlash returns path below dir with slashes, or false when it is not
 // below it (dir itself is not).
 func relSlash(dir, path string) (string, bool) {
-	if dir == path || !within(dir, path) {
+	if dir == path || !fsops.Within(dir, path) {
 		return "", false
 	}
 	rel, err := filepath.Rel(dir, path)
