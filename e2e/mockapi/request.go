@@ -54,27 +54,20 @@ func (r Request) HasTool(name string) bool {
 // Texts returns the text parts (input_text or output_text) of the input
 // messages with the given role ("user", "assistant", "developer"), in order.
 func (r Request) Texts(role string) []string {
-	var texts []string
-	for _, item := range r.Input() {
-		if item["type"] != "message" || item["role"] != role {
-			continue
-		}
-		parts, _ := item["content"].([]any)
-		for _, p := range parts {
-			m, _ := p.(map[string]any)
-			if s, ok := m["text"].(string); ok {
-				texts = append(texts, s)
-			}
-		}
-	}
-	return texts
+	return r.parts(role, "", "text")
 }
 
 // Images returns the image_url of each input_image part (a data URL: codex
 // inlines local images) of the input messages with the given role, in
 // order.
 func (r Request) Images(role string) []string {
-	var urls []string
+	return r.parts(role, "input_image", "image_url")
+}
+
+// parts returns the string field key of the content parts of type typ (any
+// type when "") of the input messages with the given role, in order.
+func (r Request) parts(role, typ, key string) []string {
+	var out []string
 	for _, item := range r.Input() {
 		if item["type"] != "message" || item["role"] != role {
 			continue
@@ -82,15 +75,15 @@ func (r Request) Images(role string) []string {
 		parts, _ := item["content"].([]any)
 		for _, p := range parts {
 			m, _ := p.(map[string]any)
-			if m["type"] != "input_image" {
+			if typ != "" && m["type"] != typ {
 				continue
 			}
-			if s, ok := m["image_url"].(string); ok {
-				urls = append(urls, s)
+			if s, ok := m[key].(string); ok {
+				out = append(out, s)
 			}
 		}
 	}
-	return urls
+	return out
 }
 
 // FunctionCallOutput returns what the tool call callID returned to the model:

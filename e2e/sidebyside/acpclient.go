@@ -15,6 +15,8 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // editor is the ACP client side: it advertises fs like Zed, answers fs
@@ -140,7 +142,7 @@ func (e *editor) ReadTextFile(_ context.Context, req acpsdk.ReadTextFileRequest)
 	if err != nil {
 		return acpsdk.ReadTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	return acpsdk.ReadTextFileResponse{Content: sliceLines(string(b), req.Line, req.Limit)}, nil
+	return acpsdk.ReadTextFileResponse{Content: fakeeditor.SliceLines(string(b), req.Line, req.Limit)}, nil
 }
 
 // WriteTextFile implements acpsdk.Client: written to the disk at once.
@@ -208,21 +210,4 @@ func (e *editor) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest)
 // WaitForTerminalExit implements acpsdk.Client.
 func (e *editor) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
 	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
-}
-
-// sliceLines applies ACP's optional 1-based line and limit to content.
-func sliceLines(content string, line, limit *int) string {
-	if line == nil && limit == nil {
-		return content
-	}
-	lines := bytes.SplitAfter([]byte(content), []byte("\n"))
-	start := 0
-	if line != nil && *line > 1 {
-		start = min(*line-1, len(lines))
-	}
-	end := len(lines)
-	if limit != nil && start+*limit < end {
-		end = start + *limit
-	}
-	return string(bytes.Join(lines[start:end], nil))
 }

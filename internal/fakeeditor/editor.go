@@ -237,14 +237,23 @@ func (e *Editor) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification
 	return nil
 }
 
-// ReadTextFile implements acpsdk.Client: the buffer if open, else the disk.
-func (e *Editor) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
-	e.record("fs/read_text_file", req)
+// fsRequest records an fs request and runs the BeforeFS hook; it fails
+// with method not found when the editor offers no fs methods.
+func (e *Editor) fsRequest(ctx context.Context, method, path string, req any) error {
+	e.record(method, req)
 	if !e.opts.FS || e.opts.FSNotImplemented {
-		return acpsdk.ReadTextFileResponse{}, acpsdk.NewMethodNotFound("fs/read_text_file")
+		return acpsdk.NewMethodNotFound(method)
 	}
 	if e.opts.BeforeFS != nil {
-		e.opts.BeforeFS(ctx, "fs/read_text_file", req.Path)
+		e.opts.BeforeFS(ctx, method, path)
+	}
+	return nil
+}
+
+// ReadTextFile implements acpsdk.Client: the buffer if open, else the disk.
+func (e *Editor) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	if err := e.fsRequest(ctx, "fs/read_text_file", req.Path, req); err != nil {
+		return acpsdk.ReadTextFileResponse{}, err
 	}
 	e.mu.Lock()
 	ferr := e.fsErrors[req.Path]
@@ -264,18 +273,14 @@ func (e *Editor) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileReques
 		}
 		content = string(b)
 	}
-	return acpsdk.ReadTextFileResponse{Content: sliceLines(content, req.Line, req.Limit)}, nil
+	return acpsdk.ReadTextFileResponse{Content: SliceLines(content, req.Line, req.Limit)}, nil
 }
 
 // WriteTextFile implements acpsdk.Client: the buffer changes; the disk does not
 // (the user saves).
 func (e *Editor) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
-	e.record("fs/write_text_file", req)
-	if !e.opts.FS || e.opts.FSNotImplemented {
-		return acpsdk.WriteTextFileResponse{}, acpsdk.NewMethodNotFound("fs/write_text_file")
-	}
-	if e.opts.BeforeFS != nil {
-		e.opts.BeforeFS(ctx, "fs/write_text_file", req.Path)
+	if err := e.fsRequest(ctx, "fs/write_text_file", req.Path, req); err != nil {
+		return acpsdk.WriteTextFileResponse{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -332,18 +337,16 @@ func (e *Editor) WaitForTerminalExit(ctx context.Context, req acpsdk.WaitForTerm
 	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
 }
 
-// sliceLines applies ACP's optional 1-based line and limit to content.
-func sliceLines(content string, line, limit *int) string {
+// SliceLines applies fs/read_text_file's optional 1-based line and limit
+// to content, as an editor does.
+func SliceLines(content string, line, limit *int) string {
 	if line == nil && limit == nil {
 		return content
 	}
 	lines := bytes.SplitAfter([]byte(content), []byte("\n"))
 	start := 0
 	if line != nil && *line > 1 {
-		start = *line - 1
-	}
-	if start > len(lines) {
-		start = len(lines)
+		start = min(*line-1, len(lines))
 	}
 	end := len(lines)
 	if limit != nil && start+*limit < end {
