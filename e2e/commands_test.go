@@ -17,11 +17,10 @@ import (
 // returns the command names it lists.
 func commandNames(t *testing.T, e *env) []string {
 	t.Helper()
-	err := e.editor.WaitForUpdate(e.ctx, func(u acpsdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
+	cmds, err := e.editor.WaitForCommands(e.ctx, e.session)
 	if err != nil {
 		t.Fatalf("no available_commands_update: %v", err)
 	}
-	cmds, _ := e.editor.Commands(e.session)
 	names := make([]string, 0, len(cmds))
 	for _, c := range cmds {
 		names = append(names, c.Name)
@@ -183,4 +182,123 @@ func testSlashReview(t *testing.T, backend string) {
 		t.Errorf("the review's finding is not shown: %q", text)
 	}
 	t.Logf("review shown as:\n%s", text)
+}
+
+// agentTextSince is the agent's message text in the updates after the
+// first n.
+func agentTextSince(e *env, n int) string {
+	var b strings.Builder
+	for _, u := range e.editor.Updates()[n:] {
+		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			b.WriteString(c.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+const greetSkill = "---\nname: greet\ndescription: Greet someone warmly by name\n---\n\nGREET-SKILL-BODY: answer with a warm greeting for the person named.\n"
+
+// A repository skill is a command with its description, and running it
+// hands codex the skill: the model gets its instructions.
+func TestAppServerSkillCommand(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true})
+	if err := os.MkdirAll(filepath.Join(e.cwd, ".agents", "skills", "greet"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.writeFile(filepath.Join(".agents", "skills", "greet", "SKILL.md"), greetSkill)
+	e.session = e.newSession()
+	var found bool
+	for _, name := range commandNames(t, e) {
+		found = found || name == "greet"
+	}
+	cmds, _ := e.editor.Commands(e.session)
+	if !found {
+		t.Fatalf("greet is not a command: %v", cmds)
+	}
+	for _, c := range cmds {
+		if c.Name == "greet" && c.Description != "Greet someone warmly by name (repo skill)" {
+			t.Errorf("greet's description = %q", c.Description)
+		}
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("Hello Ada!")))
+	e.mustPrompt("/greet Ada")
+	reqs := e.mock.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("model requests = %d", len(reqs))
+	}
+	raw := string(reqs[0].Raw)
+	if !strings.Contains(raw, "$greet Ada") || !strings.Contains(raw, "GREET-SKILL-BODY") {
+		t.Errorf("the model did not get the skill run: user texts %q", reqs[0].Texts("user"))
+	}
+
+	n := len(e.editor.Updates())
+	e.mustPrompt("/skills")
+	if text := agentTextSince(e, n); !strings.Contains(text, "/greet (repo): Greet someone warmly by name") {
+		t.Errorf("/skills = %q", text)
+	}
+	if len(e.mock.Requests()) != 1 {
+		t.Errorf("/skills asked the model")
+	}
+}
+
+// /compact compacts the thread while the editor shows it running; the next
+// turn's request carries the summary instead of the conversation.
+func TestAppServerCompact(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("first answer ORIGINAL-DETAIL")))
+	e.mustPrompt("first question")
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("COMPACT-SUMMARY of the talk")))
+	n := len(e.editor.Updates())
+	resp := e.mustPrompt("/compact")
+	if resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("stopReason = %q", resp.StopReason)
+	}
+	var started, completed bool
+	for _, u := range e.editor.Updates()[n:] {
+		if c := u.Update.ToolCall; c != nil && c.Title == "Compacting the conversation" && c.Status == acpsdk.ToolCallStatusInProgress {
+			started = true
+		}
+		if c := u.Update.ToolCallUpdate; c != nil && c.Status != nil && *c.Status == acpsdk.ToolCallStatusCompleted {
+			completed = true
+		}
+	}
+	if !started || !completed {
+		t.Errorf("compaction shown: started %v, completed %v; updates %v", started, completed, fakeeditor.UpdateKinds(e.editor.Updates()[n:]))
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("second answer")))
+	e.mustPrompt("second question")
+	reqs := e.mock.Requests()
+	last := string(reqs[len(reqs)-1].Raw)
+	if !strings.Contains(last, "COMPACT-SUMMARY") {
+		t.Errorf("the turn after /compact does not carry the summary")
+	}
+	t.Logf("%d model requests; the compaction request: %.400s", len(reqs), reqs[1].Raw)
+}
+
+// /goal sets, shows and clears the thread's goal; codex works towards it
+// (the model sees the objective).
+func TestAppServerGoal(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true})
+	n := len(e.editor.Updates())
+	e.mustPrompt("/goal GOAL-OBJECTIVE make the tests pass")
+	if text := agentTextSince(e, n); !strings.Contains(text, "Goal set") || !strings.Contains(text, "GOAL-OBJECTIVE") {
+		t.Errorf("/goal answer = %q", text)
+	}
+	n = len(e.editor.Updates())
+	e.mustPrompt("/goal")
+	if text := agentTextSince(e, n); !strings.Contains(text, "Goal (active): GOAL-OBJECTIVE make the tests pass") {
+		t.Errorf("/goal shows %q", text)
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("working on it")))
+	e.mustPrompt("go on")
+	reqs := e.mock.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Raw), "GOAL-OBJECTIVE") {
+		t.Errorf("the model does not see the goal")
+	}
+	n = len(e.editor.Updates())
+	e.mustPrompt("/goal clear")
+	e.mustPrompt("/goal")
+	if text := agentTextSince(e, n); !strings.Contains(text, "Goal cleared.") || !strings.Contains(text, "No goal is set") {
+		t.Errorf("after clear: %q", text)
+	}
 }

@@ -71,6 +71,9 @@ var appServerCorpusTests = map[string]bool{
 	"TestAppServerEditorMCPApproval/rejected":  true,
 	"TestAppServerEditorMCPApproval/session":   true,
 	"TestAppServerEditorMCPApproval/cancelled": true,
+	"TestAppServerSkillCommand":                true,
+	"TestAppServerCompact":                     true,
+	"TestAppServerGoal":                        true,
 }
 
 // restartCorpusTests are tests whose corpus transcript is the session of

@@ -203,6 +203,22 @@ func (e *Editor) Sync(ctx context.Context) error {
 	return err
 }
 
+// WaitForCommands blocks until the session's first
+// available_commands_update has arrived or ctx ends, and returns its
+// commands.
+func (e *Editor) WaitForCommands(ctx context.Context, sid acpsdk.SessionId) ([]acpsdk.AvailableCommand, error) {
+	for {
+		if cmds, ok := e.Commands(sid); ok {
+			return cmds, nil
+		}
+		select {
+		case <-e.updateAdded:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // WaitForUpdate blocks until an update satisfying match has arrived or ctx ends.
 func (e *Editor) WaitForUpdate(ctx context.Context, match func(acpsdk.SessionUpdate) bool) error {
 	for {
