@@ -11,7 +11,8 @@ import (
 )
 
 // Error codes returned to the model. They come from the seed contracts
-// (see docs/tools.md); the numbers are part of the tool contract.
+// (listed in docs/fsops.md, Error codes); the numbers are part of the
+// tool contract.
 const (
 	CodeNotFound       = -32001 // file or parent directory not found
 	CodePermission     = -32002 // permission denied, read-only, outside workspace, rejected
