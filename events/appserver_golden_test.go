@@ -11,21 +11,19 @@ import (
 	"testing"
 )
 
-// App-server goldens: transcripts of `codex app-server` 0.169 (copies of
-// the project's shared fixtures, testdata/appserver) and hand-written ones
-// for what no capture covers (testdata/appserver-synthetic), in the
-// transcript format of the shared fixtures: one JSON object per line,
-// {"t": ms, "dir": "c2s"|"s2c", "msg": <JSON-RPC message>}. Every server
-// notification goes through one AppServer and one Translator, a turn per
-// turn/started … turn/completed, against
+// App-server goldens: transcripts of `codex app-server` 0.169 (the
+// project's captures, kept byte for byte in testdata/appserver) and
+// hand-written ones for what no capture covers
+// (testdata/appserver-synthetic), in the captures' transcript format: one
+// JSON object per line, {"t": ms, "dir": "c2s"|"s2c", "msg": <JSON-RPC
+// message>}. Every server notification goes through one AppServer and one
+// Translator, a turn per turn/started … turn/completed, against
 // testdata/golden-appserver/<name>.json (-update rewrites them).
 const (
 	appServerCapturedDir  = "testdata/appserver"
 	appServerSyntheticDir = "testdata/appserver-synthetic"
 	appServerGoldenDir    = "testdata/golden-appserver"
 )
-
-var sharedAppServerFixtures = filepath.Join("..", "..", "shared", "fixtures", "codex-0.169-app-server")
 
 type appServerGolden struct {
 	Turns []appServerTurn `json:"turns"`
@@ -178,10 +176,4 @@ func notificationSummary(n notification) string {
 		return n.Method + " " + p.ItemID
 	}
 	return n.Method
-}
-
-// TestAppServerFixturesMatchShared checks that testdata/appserver holds
-// exact copies of the shared app-server transcripts, when they exist.
-func TestAppServerFixturesMatchShared(t *testing.T) {
-	checkSharedCopies(t, sharedAppServerFixtures, appServerCapturedDir, "*.ndjson")
 }

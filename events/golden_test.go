@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,18 +19,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current translation")
 
-// Golden inputs: real `codex exec --json` output of codex 0.169 (copies of
-// the project's shared fixtures) and hand-written lines for cases no capture
-// covers (our own MCP server, unknown types, edge cases).
+// Golden inputs: real `codex exec --json` output of codex 0.169 (the
+// project's captures, kept byte for byte in testdata/codex) and hand-written
+// lines for cases no capture covers (our own MCP server, unknown types, edge
+// cases).
 const (
 	capturedDir  = "testdata/codex"
 	syntheticDir = "testdata/synthetic"
 	goldenDir    = "testdata/golden"
 )
-
-// sharedFixtures is where the project's shared captures live, relative to
-// this package: the repository's sibling directory shared/.
-var sharedFixtures = filepath.Join("..", "..", "shared", "fixtures", "codex-0.169-exec")
 
 // goldenContextWindow is an arbitrary window size for the goldens.
 const goldenContextWindow = 272000
@@ -231,55 +227,6 @@ func variants(u acpsdk.SessionUpdate) int {
 		}
 	}
 	return n
-}
-
-// TestCapturedFixturesMatchShared checks that testdata/codex holds exact
-// copies of every shared codex capture, when the shared directory exists
-// (it does beside the repository; a lone clone of the repo lacks it).
-func TestCapturedFixturesMatchShared(t *testing.T) {
-	checkSharedCopies(t, sharedFixtures, capturedDir, "*.jsonl")
-}
-
-// checkSharedCopies checks that ours holds exact copies of the files
-// matching pattern in shared, and no others; it skips when shared has none
-// (a lone clone of the repository lacks the shared directory).
-func checkSharedCopies(t *testing.T, shared, ours, pattern string) {
-	t.Helper()
-	theirs, err := filepath.Glob(filepath.Join(shared, pattern))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(theirs) == 0 {
-		t.Skipf("no shared files at %s", shared)
-	}
-	copies, err := filepath.Glob(filepath.Join(ours, pattern))
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := func(paths []string) []string {
-		var n []string
-		for _, p := range paths {
-			n = append(n, filepath.Base(p))
-		}
-		return n
-	}
-	if !slices.Equal(names(theirs), names(copies)) {
-		t.Errorf("file sets differ:\nshared: %v\nours:   %v", names(theirs), names(copies))
-	}
-	for _, src := range theirs {
-		want, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(ours, filepath.Base(src)))
-		if err != nil {
-			t.Error(err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s: copy it again and review its golden", filepath.Base(src), src)
-		}
-	}
 }
 
 // readLines reads a JSONL file without a line length limit.
