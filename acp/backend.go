@@ -112,6 +112,7 @@ const (
 	featCompact                            // Turn.Compact
 	featSkills                             // skills and Turn.Skill
 	featThread                             // threadRequest: goals, thread names, MCP server status
+	featPlan                               // Turn.Plan: plan mode (plan.go)
 )
 
 // TurnTools says where codex finds the session's file tools.

@@ -865,7 +865,7 @@ func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServe
 
 // commandFeatures implements commander: the app-server has every command.
 func (b *AppServerBackend) commandFeatures() commandFeature {
-	return featReview | featCompact | featSkills | featThread
+	return featReview | featCompact | featSkills | featThread | featPlan
 }
 
 // skills implements commander with skills/list for the turn's cwd, once

@@ -34,6 +34,7 @@ type turnSpec struct {
 	review  *ReviewTarget
 	compact bool
 	skill   *Skill
+	plan    bool // enter plan mode first (planCommand)
 }
 
 // apply makes t the command's turn.
@@ -62,6 +63,8 @@ var builtinCommands = []command{
 		needs: featSkills, local: (*Agent).skillsCommand},
 	{name: "mcp", description: "List the MCP servers codex uses in this session and their status",
 		needs: featThread, local: (*Agent).mcpCommand},
+	{name: "plan", description: "Switch to plan mode: codex explores and proposes a plan, then asks before implementing it; with text, plan that task now",
+		hint: "task to plan (optional)", needs: featPlan, turn: planTurn},
 	{name: "rename", description: "Rename this session",
 		hint: "new title", local: (*Agent).renameCommand},
 }

@@ -58,7 +58,7 @@ func TestSessionCommandsPerBackend(t *testing.T) {
 		want    string
 	}{
 		{"exec", &ExecBackend{}, "status init review review-branch review-commit rename"},
-		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp rename greet"},
+		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
 		{"plain backend", &fakeBackend{}, "status init rename"},
 	}
 	for _, tc := range cases {
@@ -167,7 +167,7 @@ func TestCommandDispatch(t *testing.T) {
 	for _, c := range cmds {
 		names = append(names, c.Name)
 	}
-	if got := strings.Join(names, " "); got != "status init review review-branch review-commit compact goal skills mcp rename greet" {
+	if got := strings.Join(names, " "); got != "status init review review-branch review-commit compact goal skills mcp plan rename greet" {
 		t.Errorf("available commands = %s", got)
 	}
 

@@ -28,18 +28,33 @@ const (
 	implementPrompt = "Implement the plan."
 )
 
-// planner is a Backend that can run plan-mode turns (Turn.Plan).
-type planner interface {
-	plansTurns()
+// offersPlanMode: the app-server can run plan-mode turns (Turn.Plan);
+// codex exec has no collaboration modes, so the exec backend offers none.
+func (a *Agent) offersPlanMode() bool {
+	return a.features()&featPlan != 0
 }
 
-// plansTurns marks the app-server backend as a planner: codex exec has no
-// collaboration modes, so the exec backend offers no plan mode.
-func (b *AppServerBackend) plansTurns() {}
+// planTurn is /plan [task]: plan mode on, then the task (if any) planned.
+func planTurn(_ *session, args string) (turnSpec, error) {
+	return turnSpec{prompt: args, plan: true}, nil
+}
 
-func (a *Agent) offersPlanMode() bool {
-	_, ok := a.opts.Backend.(planner)
-	return ok
+// planCommand switches the session to plan mode for /plan, announced like
+// a change in the picker. Without a task that is all (done is true, and
+// the prompt answers at once); with one, the task runs as a plan turn.
+func (a *Agent) planCommand(ctx context.Context, s *session, spec turnSpec) (resp acpsdk.PromptResponse, done bool) {
+	if !s.planning() {
+		s.setPlanning(true)
+		a.persist(s)
+		a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
+		a.log.Info("plan mode on (/plan)", "session", s.id)
+	}
+	if strings.TrimSpace(spec.prompt) != "" {
+		return resp, false
+	}
+	a.sendUpdate(ctx, s.id, acpsdk.UpdateAgentMessageText("Plan mode is on: codex will explore and propose a plan, and ask before implementing it. "+
+		"Describe the task; choose Default in the Collaboration picker to leave."))
+	return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, true
 }
 
 // collabOption is the collaboration_mode picker; ok is false where plan

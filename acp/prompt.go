@@ -36,6 +36,11 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 			if spec, err = c.turn(s, args); err != nil {
 				return acpsdk.PromptResponse{}, err
 			}
+			if spec.plan {
+				if resp, done := a.planCommand(ctx, s, spec); done {
+					return resp, nil
+				}
+			}
 			a.log.Info("command runs as a turn", "session", s.id, "command", c.name)
 			command = true
 		}
