@@ -63,18 +63,23 @@ var corpusTests = map[string]bool{
 // appServerCorpusTests are tests of the app-server backend alone (by their
 // full names, subtests included), saved as <name with / as .>.app-server.ndjson.
 var appServerCorpusTests = map[string]bool{
-	"TestAppServerStreamsText":                 true,
-	"TestAppServerCommandApproval/allowed":     true,
-	"TestAppServerCommandApproval/rejected":    true,
-	"TestAppServerCommandApproval/cancelled":   true,
-	"TestAppServerAllowAlwaysAsksOnce":         true,
-	"TestAppServerSessionsShareOneProcess":     true,
-	"TestAppServerEditorMCPApproval/rejected":  true,
-	"TestAppServerEditorMCPApproval/session":   true,
-	"TestAppServerEditorMCPApproval/cancelled": true,
-	"TestAppServerSkillCommand":                true,
-	"TestAppServerCompact":                     true,
-	"TestAppServerGoal":                        true,
+	"TestAppServerStreamsText":                       true,
+	"TestAppServerCommandApproval/allowed":           true,
+	"TestAppServerCommandApproval/rejected":          true,
+	"TestAppServerCommandApproval/cancelled":         true,
+	"TestAppServerAllowAlwaysAsksOnce":               true,
+	"TestAppServerSessionsShareOneProcess":           true,
+	"TestAppServerEditorMCPApproval/rejected":        true,
+	"TestAppServerEditorMCPApproval/session":         true,
+	"TestAppServerEditorMCPApproval/cancelled":       true,
+	"TestAppServerSkillCommand":                      true,
+	"TestAppServerCompact":                           true,
+	"TestAppServerGoal":                              true,
+	"TestPlanModeThenImplement/implemented":          true,
+	"TestPlanModeThenImplement/kept_planning":        true,
+	"TestPlanModeThenImplement/via_the_plan_command": true,
+	"TestPlanModeUserInput/answered":                 true,
+	"TestPlanModeUserInput/declined":                 true,
 }
 
 // restartCorpusTests are tests whose corpus transcript is the session of

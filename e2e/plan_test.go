@@ -97,14 +97,21 @@ func TestPlanModeThenImplement(t *testing.T) {
 		name      string
 		pick      string // the switch question's answer
 		implement bool
+		command   bool // plan mode through "/plan <task>", not the picker
 	}{
 		{name: "implemented", pick: "implement:auto", implement: true},
 		{name: "kept planning", pick: "stay"},
+		{name: "via the plan command", pick: "implement:auto", implement: true, command: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ans := &answering{pick: func(id string) bool { return id == tc.pick }}
 			e := start(t, setup{backend: "app-server", fs: true, permission: ans.answer})
-			e.setPlanMode(true)
+			prompt := "plan a greeting file"
+			if tc.command {
+				prompt = "/plan " + prompt
+			} else {
+				e.setPlanMode(true)
+			}
 			target := filepath.Join(e.cwd, "hello.txt")
 			e.mock.Enqueue(mockapi.Reply(proposedPlan()))
 			if tc.implement {
@@ -113,13 +120,16 @@ func TestPlanModeThenImplement(t *testing.T) {
 					mockapi.Reply(mockapi.Message("Implemented.")),
 				)
 			}
-			r := e.mustPrompt("plan a greeting file")
+			r := e.mustPrompt(prompt)
 			if r.StopReason != acpsdk.StopReasonEndTurn {
 				t.Errorf("stopReason = %q", r.StopReason)
 			}
 			reqs := e.mock.Requests()
 			if len(reqs) == 0 || collaborationMode(reqs[0]) != "plan" {
-				t.Errorf("the plan turn's request is not in plan mode")
+				t.Fatalf("the plan turn's request is not in plan mode")
+			}
+			if users := reqs[0].Texts("user"); !slices.Contains(users, "plan a greeting file") {
+				t.Errorf("the plan turn's prompt: %q", users)
 			}
 			if !strings.Contains(agentText(e), "Create hello.txt") {
 				t.Errorf("the plan is not shown: %q", agentText(e))
