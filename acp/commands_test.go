@@ -153,7 +153,7 @@ func (b *cmdBackend) turnCount() int {
 }
 
 func TestCommandDispatch(t *testing.T) {
-	be := &cmdBackend{feats: featReview | featCompact | featSkills | featThread,
+	be := &cmdBackend{feats: featReview | featCompact | featSkills | featThread | featPlan,
 		skillList: []Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
