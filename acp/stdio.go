@@ -417,7 +417,7 @@ func hasContent(result json.RawMessage) bool {
 func malformed(line []byte, err error) inbound {
 	var env envelope
 	if json.Unmarshal(line, &env) != nil {
-		return inbound{verdict: reject, err: invalidRequest("" + err.Error())}
+		return inbound{verdict: reject, err: invalidRequest(err.Error())}
 	}
 	if (env.Method == nil || isNull(env.Method)) && (env.Result != nil || env.Error != nil) {
 		if !routableID(env.ID) {
@@ -429,7 +429,7 @@ func malformed(line []byte, err error) inbound {
 	if !validID(id) || isNull(id) {
 		id = nil
 	}
-	return inbound{verdict: reject, id: id, err: invalidRequest("" + err.Error())}
+	return inbound{verdict: reject, id: id, err: invalidRequest(err.Error())}
 }
 
 // hasErrorKey reports an "error" key whose value is null, which the SDK

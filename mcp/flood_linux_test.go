@@ -131,3 +131,10 @@ func TestHostSurvivesConnectionFlood(t *testing.T) {
 		t.Errorf("the host held %d descriptors during the flood, want at most %d", hostSide, maxUnauth+slack)
 	}
 }
+
+// evictedCount is how many connections the cap has closed.
+func (l *guardListener) evictedCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.evicted
+}

@@ -378,13 +378,6 @@ func (c *guardedConn) CloseWrite() error {
 	return nil
 }
 
-// evictedCount is how many connections the cap has closed.
-func (l *guardListener) evictedCount() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.evicted
-}
-
 // Close is safe to call twice (by the listener's eviction and by the
 // http.Server).
 func (c *guardedConn) Close() error {

@@ -11,9 +11,8 @@ import (
 type fileStat struct {
 	size  int64
 	mtime int64 // nanoseconds
-	ctime int64 // nanoseconds; 0 where the platform gives none
-	ino   uint64
 	mode  uint32
+	sys   sysStat // what only some platforms give (stat_*.go)
 }
 
 type fileKind int

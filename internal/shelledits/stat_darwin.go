@@ -7,9 +7,9 @@ import (
 )
 
 func fromSyscall(s *syscall.Stat_t) fileStat {
-	return fileStat{size: s.Size, mtime: s.Mtimespec.Nano(), ctime: s.Ctimespec.Nano(), ino: s.Ino, mode: uint32(s.Mode)}
+	return fileStat{size: s.Size, mtime: s.Mtimespec.Nano(), mode: uint32(s.Mode), sys: sysStat{ctime: s.Ctimespec.Nano(), ino: s.Ino}}
 }
 
 func fromUnix(s *unix.Stat_t) fileStat {
-	return fileStat{size: s.Size, mtime: s.Mtim.Nano(), ctime: s.Ctim.Nano(), ino: s.Ino, mode: uint32(s.Mode)}
+	return fileStat{size: s.Size, mtime: s.Mtim.Nano(), mode: uint32(s.Mode), sys: sysStat{ctime: s.Ctim.Nano(), ino: s.Ino}}
 }

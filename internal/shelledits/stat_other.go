@@ -10,10 +10,13 @@ import (
 
 const openFlags = 0
 
+// sysStat is empty: no inode or change time here.
+type sysStat struct{}
+
 // statOf is the stat of a file: without an inode or change time here, size,
 // modification time and mode tell its states apart.
 func statOf(fi fs.FileInfo) fileStat {
-	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: uint32(fi.Mode())}
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: uint32(fi.Mode()), sys: sysStat{}}
 }
 
 // readDir lists a directory's regular files with their stats, and its

@@ -10,6 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// sysStat is what stat adds here to tell a file's states apart: its change
+// time and inode.
+type sysStat struct {
+	ctime int64 // nanoseconds
+	ino   uint64
+}
+
 // openFlags keep an open of a file that became a FIFO from blocking.
 const openFlags = unix.O_NONBLOCK
 
