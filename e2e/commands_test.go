@@ -302,3 +302,63 @@ func TestAppServerGoal(t *testing.T) {
 		t.Errorf("after clear: %q", text)
 	}
 }
+
+// /review-branch and /review-commit review what they name: codex puts the
+// branch's or the commit's diff before the model.
+func TestSlashReviewTargets(t *testing.T) { eachBackend(t, testSlashReviewTargets) }
+
+func testSlashReviewTargets(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
+	gitRepo(t, e)
+	finding := mockapi.Message(strings.ReplaceAll(reviewFinding, "FILE", filepath.Join(e.cwd, "calc.go")))
+	for _, cmd := range []string{"/review-branch main", "/review-commit HEAD"} {
+		e.mock.Enqueue(mockapi.Reply(finding))
+		if resp := e.mustPrompt(cmd); resp.StopReason != acpsdk.StopReasonEndTurn {
+			t.Errorf("%s: stopReason = %q", cmd, resp.StopReason)
+		}
+	}
+	reqs := e.mock.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model requests = %d", len(reqs))
+	}
+	if raw := string(reqs[0].Raw); !strings.Contains(raw, "main") {
+		t.Errorf("the branch review does not name the base branch")
+	}
+	head, err := exec.Command("git", "-C", e.cwd, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := string(reqs[1].Raw); !strings.Contains(raw, strings.TrimSpace(string(head))) && !strings.Contains(raw, "HEAD") {
+		t.Errorf("the commit review names neither HEAD nor %s: %q", head, reqs[1].Texts("user"))
+	}
+	if _, err := e.prompt("/review-branch"); err == nil || !strings.Contains(err.Error(), "needs the base branch") {
+		t.Errorf("/review-branch without a branch: %v", err)
+	}
+}
+
+// /rename titles the session (and codex's thread); /mcp lists codex's MCP
+// servers, codexacp's own among them.
+func TestAppServerRenameAndMCP(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("hi")))
+	e.mustPrompt("hello")
+	n := len(e.editor.Updates())
+	e.mustPrompt("/rename Parser work")
+	var title string
+	for _, u := range e.editor.Updates()[n:] {
+		if i := u.Update.SessionInfoUpdate; i != nil && i.Title != nil {
+			title = *i.Title
+		}
+	}
+	if title != "Parser work" {
+		t.Errorf("session_info_update title = %q", title)
+	}
+	n = len(e.editor.Updates())
+	e.mustPrompt("/mcp")
+	if text := agentTextSince(e, n); !strings.Contains(text, "acp (codexacp's file tools): ") || !strings.Contains(text, "write_text_file") {
+		t.Errorf("/mcp = %q", text)
+	}
+	if len(e.mock.Requests()) != 1 {
+		t.Errorf("/rename or /mcp asked the model")
+	}
+}
