@@ -289,8 +289,16 @@ func TestAppServerGoal(t *testing.T) {
 	if text := agentTextSince(e, n); !strings.Contains(text, "Goal (active): GOAL-OBJECTIVE make the tests pass") {
 		t.Errorf("/goal shows %q", text)
 	}
-	e.mock.Enqueue(mockapi.Reply(mockapi.Message("working on it")))
+	// The model marks the goal complete: the editor is told.
+	e.mock.Enqueue(
+		mockapi.Reply(mockapi.FunctionCall("g1", "update_goal", `{"status":"complete"}`)),
+		mockapi.Reply(mockapi.Message("all done")),
+	)
+	n = len(e.editor.Updates())
 	e.mustPrompt("go on")
+	if text := agentTextSince(e, n); !strings.Contains(text, "Goal complete: GOAL-OBJECTIVE make the tests pass") {
+		t.Errorf("the goal's completion is not shown: %q", text)
+	}
 	reqs := e.mock.Requests()
 	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Raw), "GOAL-OBJECTIVE") {
 		t.Errorf("the model does not see the goal")

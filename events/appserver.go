@@ -26,6 +26,8 @@ const (
 	methodError              = "error"
 	methodWarning            = "warning"
 	methodModelRerouted      = "model/rerouted"
+	methodGoalUpdated        = "thread/goal/updated"
+	methodGoalCleared        = "thread/goal/cleared"
 )
 
 // AppServer converts the notifications of one `codex app-server` thread
@@ -49,6 +51,9 @@ type AppServer struct {
 	plan      *Item                      // the todo_list made from turn/plan/updated
 	lastError *ErrorInfo                 // the last error notification that ends the turn
 	reasoning map[string]*reasoningState // by item id
+
+	goalStatus string // the thread goal's status last seen; "": none seen (active)
+	goalNotes  int    // goal messages made, for their item ids
 }
 
 // reasoningState is how a reasoning item has been streamed so far: which
@@ -120,6 +125,15 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 		evs, err = warningNotification(params)
 	case methodModelRerouted:
 		evs, err = modelRerouted(params)
+	case methodGoalUpdated:
+		evs, err = c.goalUpdated(params)
+	case methodGoalCleared:
+		// Only a goal this turn worked on: codex also reports a thread
+		// without a goal as cleared (on resume).
+		if c.goalStatus != "" {
+			c.goalStatus = ""
+			evs = c.goalNote("Goal cleared.")
+		}
 	default:
 		return nil, nil
 	}
@@ -127,6 +141,44 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 		return nil, fmt.Errorf("app-server %s: %w", method, err)
 	}
 	return evs, nil
+}
+
+// goalUpdated shows a change of the thread goal's status (codex marking it
+// complete, blocked, out of budget…) as a line of the agent's message. The
+// updates that only count tokens, which come every turn, show nothing; a
+// running goal is active, so the first active status shows nothing either.
+func (c *AppServer) goalUpdated(params json.RawMessage) ([]Event, error) {
+	var p struct {
+		Goal struct {
+			Objective string `json:"objective"`
+			Status    string `json:"status"`
+		} `json:"goal"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	prev := c.goalStatus
+	if prev == "" {
+		prev = "active"
+	}
+	c.goalStatus = p.Goal.Status
+	if p.Goal.Status == prev || p.Goal.Status == "" {
+		return nil, nil
+	}
+	words := map[string]string{
+		"active": "active", "paused": "paused", "blocked": "blocked", "complete": "complete",
+		"usageLimited": "paused: usage limit reached", "budgetLimited": "stopped: token budget used up",
+	}[p.Goal.Status]
+	if words == "" {
+		words = p.Goal.Status
+	}
+	return c.goalNote(fmt.Sprintf("Goal %s: %s", words, p.Goal.Objective)), nil
+}
+
+// goalNote is text about the thread's goal, as an agent message of its own.
+func (c *AppServer) goalNote(text string) []Event {
+	c.goalNotes++
+	return []Event{{Type: TypeItemCompleted, Item: &Item{ID: fmt.Sprintf("goal_%d", c.goalNotes), Type: ItemAgentMessage, Text: text}}}
 }
 
 // decodeParams decodes a notification's params, which must be an object.

@@ -113,6 +113,12 @@ func TestAppServerConvert(t *testing.T) {
 		{"context compaction", "item/completed", itemParams(`{"type":"contextCompaction","id":"k1"}`), `[{"type":"item.completed","item":{"id":"k1","type":"context_compaction","status":"completed"}}]`},
 		{"context compaction starts", "item/started", itemParams(`{"type":"contextCompaction","id":"k1"}`), `[{"type":"item.started","item":{"id":"k1","type":"context_compaction","status":"in_progress"}}]`},
 		{"review findings", "item/completed", itemParams(`{"type":"exitedReviewMode","id":"r1","review":"Looks fine."}`), `[{"type":"item.completed","item":{"id":"r1","type":"agent_message","text":"Looks fine."}}]`},
+		{"goal tokens counted", "thread/goal/updated", `{"threadId":"th","turnId":"tu","goal":{"objective":"ship","status":"active","tokensUsed":90}}`, `[]`},
+		{"goal complete", "thread/goal/updated", `{"threadId":"th","turnId":"tu","goal":{"objective":"ship","status":"complete","tokensUsed":90}}`,
+			`[{"type":"item.completed","item":{"id":"goal_1","type":"agent_message","text":"Goal complete: ship"}}]`},
+		{"goal out of budget", "thread/goal/updated", `{"threadId":"th","goal":{"objective":"ship","status":"budgetLimited"}}`,
+			`[{"type":"item.completed","item":{"id":"goal_1","type":"agent_message","text":"Goal stopped: token budget used up: ship"}}]`},
+		{"no goal cleared", "thread/goal/cleared", `{"threadId":"th"}`, `[]`},
 		{"review entered", "item/completed", itemParams(`{"type":"enteredReviewMode","id":"r0","review":"current changes"}`), `[]`},
 		{"future item type", "item/completed", itemParams(`{"type":"somethingNew","id":"n1","stuff":[1,2]}`), `[]`},
 
