@@ -99,9 +99,12 @@ type Agent struct {
 	storeMu sync.Mutex    // serialises persist
 	saves   lateSaves     // persistSoon's
 
-	modelInfo  func() ModelInfo        // Options.ModelInfo, once
-	userConfig func() codex.UserConfig // Options.UserConfig, once
-	auth       authState               // codex's login status, cached
+	modelInfo func() ModelInfo // Options.ModelInfo, once
+	// modelInfoReady waits for modelInfo's value until ctx ends, and
+	// reports whether it is there.
+	modelInfoReady func(ctx context.Context) bool
+	userConfig     func() codex.UserConfig // Options.UserConfig, once
+	auth           authState               // codex's login status, cached
 
 	mu         sync.Mutex
 	clientCaps acpsdk.ClientCapabilities
@@ -131,8 +134,37 @@ func NewAgent(opts Options) *Agent {
 	a.modelInfo = func() ModelInfo {
 		return ModelInfo{Catalog: opts.Catalog, ContextWindow: opts.ContextWindow, Models: opts.Models}
 	}
+	a.modelInfoReady = func(context.Context) bool { return true }
 	if opts.ModelInfo != nil {
-		a.modelInfo = sync.OnceValue(opts.ModelInfo)
+		// Computed once, on its own goroutine, so that a caller can stop
+		// waiting for it when its request ends.
+		var info ModelInfo
+		ready := make(chan struct{})
+		start := sync.OnceFunc(func() {
+			go func() {
+				defer close(ready)
+				info = opts.ModelInfo()
+			}()
+		})
+		a.modelInfo = func() ModelInfo {
+			start()
+			<-ready
+			return info
+		}
+		a.modelInfoReady = func(ctx context.Context) bool {
+			start()
+			select {
+			case <-ready:
+				return true
+			default:
+			}
+			select {
+			case <-ready:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
 	}
 	a.userConfig = func() codex.UserConfig { return codex.UserConfig{} }
 	if opts.UserConfig != nil {

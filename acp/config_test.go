@@ -167,6 +167,35 @@ func TestConfigOptionsWithoutCatalog(t *testing.T) {
 	}
 }
 
+// Describing a turn waits for the catalog prepared in the background only
+// as long as the turn's context lasts.
+func TestTurnWaitsForTheCatalogUntilCancelled(t *testing.T) {
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	release := make(chan struct{})
+	a := NewAgent(Options{Tools: host, ModelInfo: func() ModelInfo {
+		<-release // codex is slow to answer
+		return ModelInfo{Catalog: "/cache/b.json"}
+	}})
+	s := newSession(newSessionID(), t.TempDir(), nil, mcpSetup{}, events.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if turn, _ := a.turn(ctx, s, "hi"); turn.Catalog != "" || turn.Tools != nil {
+		t.Errorf("turn without the catalog = %+v, want no catalog and no tools", turn)
+	}
+	close(release)
+	if turn, _ := a.turn(context.Background(), s, "hi"); turn.Catalog != "/cache/b.json" || turn.Tools == nil {
+		t.Errorf("turn once the catalog is ready = %+v", turn)
+	}
+	// Ready, it is there whatever the context.
+	if turn, _ := a.turn(ctx, s, "hi"); turn.Catalog != "/cache/b.json" {
+		t.Errorf("cancelled turn once the catalog is ready = %+v", turn)
+	}
+}
+
 // The catalog without apply_patch reaches every turn that has the file
 // tools, whether it was given as a value or prepared in the background.
 func TestTurnCarriesTheCatalog(t *testing.T) {

@@ -181,6 +181,13 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 		User:      s.user,
 		editorMCP: s.mcp,
 	}
+	// Codex's model catalog is ready by now unless the session was made
+	// before it was (creating one waits for it). The wait ends with ctx:
+	// the turn then lacks the model settings and the tools, and is not
+	// run (its context is done).
+	if !a.modelInfoReady(ctx) {
+		return t, 0
+	}
 	var window int
 	t.Model, t.Effort, window = a.turnModel(s)
 	t.ServiceTier = a.turnServiceTier(s)
