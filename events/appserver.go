@@ -404,12 +404,25 @@ type asItem struct {
 		URL     string   `json:"url"`
 		Pattern string   `json:"pattern"`
 	} `json:"action"`
+
+	asAgentItem
+	asImageItem
 }
 
 // UnmarshalJSON reads "content" only for reasoning items: a userMessage's
-// content is a list of objects, not strings.
+// content is a list of objects, not strings. An imageGeneration's "result"
+// (the image) is a string, an mcpToolCall's an object.
 func (it *asItem) UnmarshalJSON(b []byte) error {
 	type plain asItem
+	var t struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return err
+	}
+	if t.Type == "imageGeneration" {
+		return it.unmarshalImageGeneration(b)
+	}
 	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
 		return err
 	}
@@ -504,6 +517,14 @@ func (c *AppServer) item(done bool, a *asItem) *Item {
 		if done {
 			it.Status = "completed"
 		}
+	case "collabAgentToolCall":
+		a.collabItem(it)
+	case "subAgentActivity":
+		a.activityItem(it)
+	case "imageView":
+		it.Type, it.Path = ItemImageView, a.Path
+	case "imageGeneration":
+		a.imageItem(it)
 	case "webSearch":
 		it.Type, it.Query = ItemWebSearch, a.Query
 		if a.Action != nil {

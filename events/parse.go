@@ -46,6 +46,16 @@ const (
 	// ItemContextCompaction is codex compacting the thread's context
 	// (app-server only; exec prints nothing for it).
 	ItemContextCompaction = "context_compaction"
+	// ItemCollabToolCall is a call of one of codex's subagent tools
+	// (spawn_agent, send_input, wait, close_agent, ...): exec prints it as
+	// collab_tool_call, the app-server as collabAgentToolCall.
+	ItemCollabToolCall = "collab_tool_call"
+	// App-server only (exec prints nothing for them): a subagent started,
+	// messaged or interrupted (multi-agent v2 tools), an image the model
+	// looked at (view_image), an image the model generated.
+	ItemSubAgentActivity = "sub_agent_activity"
+	ItemImageView        = "image_view"
+	ItemImageGeneration  = "image_generation"
 )
 
 // Event is one line of `codex exec --json` output, or what AppServer makes
@@ -93,7 +103,8 @@ func (e Event) Known() bool {
 		}
 		switch e.Item.Type {
 		case ItemAgentMessage, ItemReasoning, ItemCommandExecution, ItemFileChange,
-			ItemMCPToolCall, ItemTodoList, ItemWebSearch, ItemError:
+			ItemMCPToolCall, ItemTodoList, ItemWebSearch, ItemError,
+			ItemCollabToolCall, ItemSubAgentActivity, ItemImageView, ItemImageGeneration:
 			return true
 		}
 	}
@@ -136,6 +147,38 @@ type Item struct {
 	// web_search
 	Query  string           `json:"query,omitempty"`
 	Action *WebSearchAction `json:"action,omitempty"`
+
+	// collab_tool_call (and Tool, Status): the subagent tool's prompt (the
+	// task or message), the agents it addressed and their last known
+	// states, whose messages are the subagents' results.
+	Prompt            string                `json:"prompt,omitempty"`
+	Model             string                `json:"model,omitempty"`
+	SenderThreadID    string                `json:"sender_thread_id,omitempty"`
+	ReceiverThreadIDs []string              `json:"receiver_thread_ids,omitempty"`
+	AgentsStates      map[string]AgentState `json:"agents_states,omitempty"`
+
+	// sub_agent_activity: started, interacted, interrupted or completed.
+	Activity      string `json:"activity,omitempty"`
+	AgentThreadID string `json:"agent_thread_id,omitempty"`
+	AgentPath     string `json:"agent_path,omitempty"`
+
+	// image_view (the image's path), image_generation (Status, and where
+	// codex saved the image).
+	Path string `json:"path,omitempty"`
+	// image_generation: the prompt the image model used, the image
+	// (base64), and why it failed.
+	RevisedPrompt string `json:"revised_prompt,omitempty"`
+	ImageData     string `json:"image_data,omitempty"`
+	Failure       string `json:"failure,omitempty"`
+}
+
+// AgentState is a subagent's last known state in a collab_tool_call:
+// pending_init, running, interrupted, completed, errored, shutdown or
+// not_found, and its message (a completed agent's final answer, an
+// errored one's error).
+type AgentState struct {
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
 }
 
 // FileChange is one file of a file_change item. Kind is add, update or

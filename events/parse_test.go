@@ -145,7 +145,9 @@ func TestEventKnown(t *testing.T) {
 		{Event{Type: TypeItemStarted, Item: item(ItemCommandExecution)}, true},
 		{Event{Type: TypeItemUpdated, Item: item(ItemTodoList)}, true},
 		{Event{Type: TypeItemCompleted, Item: item(ItemWebSearch)}, true},
-		{Event{Type: TypeItemCompleted, Item: item("collab_tool_call")}, false},
+		{Event{Type: TypeItemCompleted, Item: item(ItemCollabToolCall)}, true},
+		{Event{Type: TypeItemCompleted, Item: item(ItemImageGeneration)}, true},
+		{Event{Type: TypeItemCompleted, Item: item("sleep")}, false},
 		{Event{Type: TypeItemCompleted}, false},
 		{Event{Type: "session.configured"}, false},
 	}

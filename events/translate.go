@@ -375,6 +375,8 @@ func (t *Translator) item(done bool, it *Item) []acpsdk.SessionUpdate {
 		return t.tool(done, it, fileChangeState(done, it, t.opts.MaxOutputBytes))
 	case ItemWebSearch:
 		return t.tool(done, it, webSearchState(done, it))
+	case ItemCollabToolCall, ItemSubAgentActivity, ItemImageView, ItemImageGeneration:
+		return t.tool(done, it, agentImageState(done, it))
 	case ItemContextCompaction:
 		return t.tool(done, it, compactionState(done))
 	case ItemMCPToolCall:
@@ -417,9 +419,10 @@ func (t *Translator) warning(msg string) []acpsdk.SessionUpdate {
 
 // tool announces a tool-like item or sends what changed since last time.
 func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpdate {
-	if done && it.Type != ItemWebSearch {
-		// Web search runs inside the model's response; every other tool's
-		// result goes back to the model in a further request.
+	if done && it.Type != ItemWebSearch && it.Type != ItemImageGeneration {
+		// Web search and image generation run inside the model's response;
+		// every other tool's result goes back to the model in a further
+		// request.
 		t.modelCalls++
 	}
 	c := t.calls[it.ID]
