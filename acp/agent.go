@@ -221,9 +221,15 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	// Stop the guard first, whichever way it stands: reading (src closed)
 	// or feeding an SDK that stopped reading first (pr closed). No request
-	// reaches the SDK after this, so none starts while the sessions close.
+	// reaches the SDK after this (the SDK's input is closed), so none
+	// starts while the sessions close.
 	src.CloseWithError(errServeStopped)
 	pr.CloseWithError(io.ErrClosedPipe)
+	sessionsClosed := make(chan struct{})
+	go func() {
+		defer close(sessionsClosed)
+		a.closeAllSessions()
+	}()
 	wait := context.Background() // stdin ended: as long as it takes
 	if ctx.Err() != nil {
 		grace := shutdownGrace
@@ -235,20 +241,17 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer stop()
 	}
 	var err error
-	select {
-	case err = <-guardErr:
-	case <-wait.Done():
-		a.log.Warn("shutdown: the input guard is still writing to the editor; not waiting for it")
-	}
-	closed := make(chan struct{})
-	go func() {
-		defer close(closed)
-		a.closeAllSessions()
-	}()
-	select {
-	case <-closed:
-	case <-wait.Done():
-		a.log.Warn("shutdown: turns still ending (writing to the editor?); not waiting for them")
+	stopping, closing := guardErr, sessionsClosed // nil once done
+	for stopping != nil || closing != nil {
+		select {
+		case err = <-stopping:
+			stopping = nil
+		case <-closing:
+			closing = nil
+		case <-wait.Done():
+			a.log.Warn("shutdown: not waiting longer for writes to the editor", "guard_stopped", stopping == nil, "sessions_closed", closing == nil)
+			stopping, closing = nil, nil
+		}
 	}
 	a.stopSaves() // the records' writes go to disk, not to the editor: no bound
 	switch {
