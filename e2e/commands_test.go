@@ -36,7 +36,7 @@ func testSlashStatus(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	want := map[string]string{
 		"exec":       "status init review review-branch review-commit rename",
-		"app-server": "status init review review-branch review-commit compact goal skills mcp rename",
+		"app-server": "status init review review-branch review-commit compact goal skills mcp plan rename",
 	}[backend]
 	names := strings.Join(commandNames(t, e), " ")
 	if !strings.HasPrefix(names, want) {
@@ -368,5 +368,35 @@ func TestAppServerRenameAndMCP(t *testing.T) {
 	}
 	if len(e.mock.Requests()) != 1 {
 		t.Errorf("/rename or /mcp asked the model")
+	}
+}
+
+// A skill added while the session is open becomes a command: codex reports
+// skills/changed and the session gets its commands again. (Codex 0.169
+// watches the skill directories that exist when it lists them: a
+// .agents/skills made later is seen by the next session.)
+func TestAppServerSkillsChanged(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true})
+	if err := os.MkdirAll(filepath.Join(e.cwd, ".agents", "skills", "greet"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.writeFile(filepath.Join(".agents", "skills", "other.md"), "x")
+	e.session = e.newSession()
+	commandNames(t, e)
+	e.writeFile(filepath.Join(".agents", "skills", "greet", "SKILL.md"), greetSkill)
+	err := e.editor.WaitForUpdate(e.ctx, func(u acpsdk.SessionUpdate) bool {
+		c := u.AvailableCommandsUpdate
+		if c == nil {
+			return false
+		}
+		for _, cmd := range c.AvailableCommands {
+			if cmd.Name == "greet" {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("no update with the new skill: %v", err)
 	}
 }
