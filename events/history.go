@@ -74,7 +74,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 			if rec.Type == "event_msg" && rec.Payload.Type == "item_completed" && len(rec.Payload.Item) > 0 {
 				var it rolloutItem
 				if jerr := json.Unmarshal(rec.Payload.Item, &it); jerr == nil {
-					out = append(out, separate(historyItem(&it, len(out), opts), out)...)
+					out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts), out)...)
 				}
 			}
 		}
@@ -87,7 +87,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 	}
 }
 
-func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acpsdk.SessionUpdate {
+func historyItem(it *rolloutItem, raw json.RawMessage, seq int, opts HistoryOptions) []acpsdk.SessionUpdate {
 	id := acpsdk.ToolCallId(fmt.Sprintf("history-%d-%s", seq, it.ID))
 	switch it.Type {
 	case "UserMessage":
@@ -121,6 +121,8 @@ func historyItem(it *rolloutItem, seq int, opts HistoryOptions) []acpsdk.Session
 		return []acpsdk.SessionUpdate{{ToolCall: tc}}
 	case "McpToolCall":
 		return []acpsdk.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts)}}
+	case "WebSearch", "ImageView", "ImageGeneration", "CollabAgentToolCall", "SubAgentActivity":
+		return historyTool(id, it.Type, raw)
 	}
 	return nil
 }

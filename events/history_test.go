@@ -136,3 +136,30 @@ func TestHistoryWriteDiff(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryToolItemsGolden replays web searches, image views, generated
+// images and subagent items. search_image_view.jsonl is a real codex 0.169
+// rollout (the workspace path replaced); in subagents_images.jsonl the
+// SubAgentActivity record is real (multi_agent_v2's spawn_agent), the rest
+// is built from codex's TurnItem shapes (no 0.169 run of ours produces
+// them: v1 subagent tools are not offered, image generation needs a
+// ChatGPT sign-in).
+func TestHistoryToolItemsGolden(t *testing.T) {
+	for _, name := range []string{"search_image_view", "subagents_images"} {
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join("testdata", "rollout", name+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			us, err := History(bytes.NewReader(in), HistoryOptions{OwnMCPServer: "acp"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.MarshalIndent(marshalUpdates(t, us), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "golden-history", name+".json"), append(got, '\n'), name+".jsonl")
+		})
+	}
+}
