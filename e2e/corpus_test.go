@@ -80,6 +80,7 @@ var appServerCorpusTests = map[string]bool{
 	"TestPlanModeThenImplement/via_the_plan_command": true,
 	"TestPlanModeUserInput/answered":                 true,
 	"TestPlanModeUserInput/declined":                 true,
+	"TestAppServerSearchAndImages":                   true,
 }
 
 // restartCorpusTests are tests whose corpus transcript is the session of
