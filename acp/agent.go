@@ -47,6 +47,10 @@ type Options struct {
 	// codex's catalog is ready (so that the agent answers initialize at
 	// once).
 	ModelInfo func() ModelInfo
+	// CodexVersion is codex's version (codex --version) for /status; nil
+	// or "": unknown. Called when /status needs it, not before, so that
+	// session/new never waits for a codex run.
+	CodexVersion func() string
 	// DefaultModel and DefaultEffort are what the user configured with -c
 	// (model=, model_reasoning_effort=); empty: codex's defaults.
 	DefaultModel, DefaultEffort string

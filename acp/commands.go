@@ -348,7 +348,10 @@ func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, 
 		tokens += fmt.Sprintf("; context window %d", info.ContextWindow)
 	}
 	fmt.Fprintf(&b, "- Tokens used in this thread: %s\n", tokens)
-	version := info.CodexVersion
+	version := ""
+	if a.opts.CodexVersion != nil {
+		version = a.opts.CodexVersion()
+	}
 	if version == "" {
 		version = "unknown"
 	}

@@ -300,9 +300,9 @@ func TestCommandDispatch(t *testing.T) {
 func TestStatusCommand(t *testing.T) {
 	be := &fakeBackend{script: playLines(fixtureLines(t, "agent_message_reasoning.jsonl")...)}
 	h := startAgentWith(t, Options{Backend: be, ModelInfo: func() ModelInfo {
-		return ModelInfo{ContextWindow: 272000, CodexVersion: "0.169.0",
+		return ModelInfo{ContextWindow: 272000,
 			Models: []codex.Model{{Slug: "gpt-5.5", Name: "GPT-5.5", Efforts: []string{"low", "medium"}, DefaultEffort: "medium"}}}
-	}}, fakeeditor.Options{})
+	}, CodexVersion: func() string { return "0.169.0" }}, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	if _, err := h.prompt(sid, "hello"); err != nil {
 		t.Fatal(err)

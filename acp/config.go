@@ -18,7 +18,6 @@ type ModelInfo struct {
 	Catalog       string        // the catalog without apply_patch; empty: codex's own
 	ContextWindow int           // of the configured model; 0: unknown
 	Models        []codex.Model // for the model picker, codex's default first
-	CodexVersion  string        // codex --version, for /status; "": unknown
 }
 
 const (

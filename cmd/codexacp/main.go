@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -189,6 +190,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	} else {
 		log.Info("using codex", "path", path, "backend", o.backend)
 		agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
+		agentOpts.CodexVersion = prepareCodexVersion(ctx, log, path)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 		agentOpts.DefaultServiceTier = codex.ConfiguredValue(o.config, "service_tier")
@@ -295,10 +297,21 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 			log.Info("context window unknown; no usage updates", "err", err)
 		}
 	}
-	if info.CodexVersion, err = codex.Version(ctx, codexPath); err != nil {
-		log.Info("codex version unknown", "err", err)
-	}
 	return info
+}
+
+// prepareCodexVersion runs `codex --version` in the background and returns
+// a function that waits for it (acp.Options.CodexVersion, for /status and a
+// recording's header). Apart from the catalog: session/new waits for the
+// catalog, and a codex run takes 10–250 ms; /status can wait.
+func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string) func() string {
+	return sync.OnceValue(func() string {
+		v, err := codex.Version(ctx, codexPath)
+		if err != nil {
+			log.Info("codex version unknown", "err", err)
+		}
+		return v
+	})
 }
 
 // prepareCatalog makes codex's model catalog in the background (the agent

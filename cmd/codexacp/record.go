@@ -34,7 +34,9 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir, 
 		info = opts.ModelInfo() // waits for the catalog: the header names the models
 	}
 	rec.SetCatalog(info.Models, opts.DefaultModel, opts.DefaultEffort)
-	rec.SetCodexVersion(info.CodexVersion)
+	if opts.CodexVersion != nil {
+		rec.SetCodexVersion(opts.CodexVersion())
+	}
 	rec.Start("codexacp "+version, info.ContextWindow)
 
 	opts.ObserveTools = rec.ToolObserver
