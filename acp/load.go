@@ -35,7 +35,8 @@ func (a *Agent) persist(s *session) {
 // persistSoon stores the session's record like persist, on a goroutine of
 // its own, so that a turn's answer does not wait for the file write (~1 ms,
 // more on a busy disk). What reads the store (list, load, resume) and the
-// end of Serve wait for such saves (flushSaves); once Serve is ending the
+// end of Serve wait for such saves (flushSaves), and so does a delete, so
+// that a late save cannot bring a deleted record back; once Serve is ending the
 // save happens at once. If the process dies before the save lands, the
 // record misses only what the last turn changed that persistSoon is used
 // for: its token totals and time (see runTurn).
@@ -53,6 +54,9 @@ func (a *Agent) persistSoon(s *session) {
 	a.saves.mu.Unlock()
 	go func() {
 		defer a.saves.done()
+		if h := a.saves.beforeSave; h != nil {
+			h()
+		}
 		a.persist(s)
 	}()
 }
@@ -62,6 +66,9 @@ func (a *Agent) flushSaves() {
 	a.saves.mu.Lock()
 	defer a.saves.mu.Unlock()
 	for a.saves.running > 0 {
+		if h := a.saves.beforeWait; h != nil {
+			h()
+		}
 		a.saves.idle.Wait()
 	}
 }
@@ -80,6 +87,10 @@ type lateSaves struct {
 	idle    sync.Cond // signalled when running drops to 0; L is &mu
 	running int
 	stopped bool // Serve is ending: save synchronously
+
+	// Tests' hooks: before a background save, and before flushSaves waits
+	// (mu held).
+	beforeSave, beforeWait func()
 }
 
 func (l *lateSaves) done() {

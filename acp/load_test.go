@@ -614,3 +614,44 @@ func TestTurnEndedReportsNewThreadOrTitle(t *testing.T) {
 		})
 	}
 }
+
+// A delete right after a warm turn waits for that turn's record save, which
+// would otherwise bring the deleted record back.
+func TestDeleteWaitsForTheLastTurnsSave(t *testing.T) {
+	state := t.TempDir()
+	be := &fakeBackend{script: playLines(
+		`{"type":"thread.started","thread_id":"`+loadThreadID+`"}`, `{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}`)}
+	h := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	if _, err := h.prompt(sid, "first"); err != nil {
+		t.Fatal(err)
+	}
+	reached, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h.agent.saves.mu.Lock()
+	h.agent.saves.beforeSave = func() { close(reached); <-release }
+	h.agent.saves.beforeWait = sync.OnceFunc(func() { close(waiting) })
+	h.agent.saves.mu.Unlock()
+	if _, err := h.prompt(sid, "again"); err != nil {
+		t.Fatal(err)
+	}
+	<-reached // the warm turn's save is pending
+	deleted := make(chan error, 1)
+	go func() { deleted <- h.agent.DeleteSession(h.ctx, sid) }()
+	select {
+	case err := <-deleted:
+		close(release)
+		h.agent.flushSaves()
+		t.Fatalf("delete returned (%v) while the turn's save was pending", err)
+	case <-waiting:
+	}
+	close(release)
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	h.agent.flushSaves()
+	if _, err := (&sessionStore{dir: state}).load(string(sid)); !errors.Is(err, errNoSession) {
+		t.Errorf("after delete: load = %v, want no session", err)
+	}
+}

@@ -79,6 +79,9 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 		}
 		thread = s.thread()
 	}
+	// The session's last turn may have left its record's save running
+	// (persistSoon); close waited for the turn, so the save is counted.
+	a.flushSaves()
 	if reg != nil {
 		reg.unregister()
 	}
@@ -172,6 +175,7 @@ func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionRecord, error) {
 	if s != nil {
 		return s.record(), nil
 	}
+	a.flushSaves()
 	rec, err := a.store.load(string(id))
 	switch {
 	case errors.Is(err, errNoSession):
