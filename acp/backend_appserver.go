@@ -416,7 +416,7 @@ func threadParams(t Turn, thread string) map[string]any {
 	}
 	params["config"] = config
 	_, approval := appServerPolicy(t)
-	params["sandbox"] = modePolicy(t.Mode, t.User, t.Dirs).Sandbox
+	params["sandbox"] = turnPolicy(t).Sandbox
 	params["approvalPolicy"] = approval
 	if thread != "" {
 		params["threadId"] = thread
@@ -434,10 +434,12 @@ func threadParams(t Turn, thread string) map[string]any {
 //   - full-access: no sandbox, no questions;
 //   - custom: the user's sandbox and approval policy as configured.
 //
+// A plan turn runs read-only whatever the mode (turnPolicy).
+//
 // Every turn states it in full: a turn's policy stays the thread's until
 // another turn changes it, so leaving it out would keep the previous mode's.
 func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
-	p := modePolicy(t.Mode, t.User, t.Dirs)
+	p := turnPolicy(t)
 	approval = p.Approval
 	if p.Approval == codex.ApprovalGranular {
 		approval = json.RawMessage(p.granular)
@@ -458,6 +460,18 @@ func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
 	default:
 		return map[string]any{"type": "readOnly"}, approval
 	}
+}
+
+// turnPolicy is the mode's policy for the turn; a plan turn (Turn.Plan)
+// gets a read-only sandbox, the mode's approval policy kept: plan mode
+// promises nothing is edited until the plan is approved, and codex's
+// collaboration mode alone does not stop a command from writing.
+func turnPolicy(t Turn) policy {
+	p := modePolicy(t.Mode, t.User, t.Dirs)
+	if t.Plan {
+		p.Sandbox = codex.SandboxReadOnly
+	}
+	return p
 }
 
 // turnHandler receives one turn's notifications and requests from the

@@ -2,6 +2,10 @@ package acp
 
 import (
 	"encoding/json"
+	"errors"
+	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/fsops"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -118,4 +122,57 @@ func TestModesOffered(t *testing.T) {
 	if !slices.Equal(userRoots.WorkspaceWrite.WritableRoots, []string{"/cache"}) {
 		t.Errorf("the user's roots were changed: %v", userRoots.WorkspaceWrite.WritableRoots)
 	}
+}
+
+// A plan turn runs read-only in every mode, the mode's approval policy
+// kept; while planning, the file tools refuse writes whatever the mode.
+func TestPlanTurnReadOnly(t *testing.T) {
+	for _, tc := range []struct {
+		mode Mode
+		user codex.UserConfig
+	}{
+		{ModeAsk, codex.UserConfig{}},
+		{ModeAuto, userRoots},
+		{ModeFullAccess, codex.UserConfig{}},
+		{ModeCustom, userAll},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			turn := Turn{Mode: tc.mode, User: tc.user, Cwd: "/ws", Plan: true}
+			sandbox, approval := appServerPolicy(turn)
+			_, wantApproval := appServerPolicy(Turn{Mode: tc.mode, User: tc.user, Cwd: "/ws"})
+			if b, _ := json.Marshal(sandbox); string(b) != `{"type":"readOnly"}` {
+				t.Errorf("plan turn sandbox %s, want readOnly", b)
+			}
+			if a, _ := json.Marshal(approval); string(a) != mustJSON(wantApproval) {
+				t.Errorf("plan turn approval %s, want the mode's %s", a, mustJSON(wantApproval))
+			}
+			if got := threadParams(turn, "")["sandbox"]; got != codex.SandboxReadOnly {
+				t.Errorf("thread/start sandbox in a plan turn = %v", got)
+			}
+
+			s := newSession("s", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s.user = tc.user
+			s.setMode(tc.mode)
+			s.setPlanning(true)
+			if got := s.toolMode(); got != ModeReadOnly {
+				t.Errorf("planning: file tools behave as %s, want read-only", got)
+			}
+			var fe *fsops.Error
+			if err := s.writeAllowed(filepath.Join(s.cwd, "f.txt")); !errors.As(err, &fe) || !strings.Contains(fe.Hint, "plan mode") {
+				t.Errorf("planning: write not refused as a plan-mode write (%v)", err)
+			}
+			s.setPlanning(false)
+			if got, want := s.toolMode(), modePolicy(tc.mode, tc.user, nil).Tools; got != want {
+				t.Errorf("after planning: file tools behave as %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -84,9 +84,16 @@ func (s *session) currentMode() Mode {
 
 // toolMode is the preset whose file-tool and shell-edit behaviour applies
 // in the session's mode (for ModeCustom, the one matching the user's
-// settings).
+// settings). While planning it is read-only whatever the mode: nothing is
+// edited until the user approves the plan (plan.go).
 func (s *session) toolMode() Mode {
-	return modePolicy(s.currentMode(), s.user, nil).Tools
+	s.mu.Lock()
+	m, planning := s.mode, s.plan
+	s.mu.Unlock()
+	if planning {
+		return ModeReadOnly
+	}
+	return modePolicy(m, s.user, nil).Tools
 }
 
 func (s *session) setMode(m Mode) {

@@ -145,6 +145,8 @@ var errReadOnly = errors.New("the session is read-only")
 func (s *session) writeAllowed(path string) error {
 	mode := s.toolMode()
 	switch {
+	case mode == ModeReadOnly && s.planning():
+		return denied(path, "The session is in plan mode: nothing is edited until the user approves the plan. Put the change in your proposed plan instead.", errReadOnly)
 	case mode == ModeReadOnly:
 		return denied(path, "The session is in read-only mode: files cannot be changed. Tell the user what you would change instead.", errReadOnly)
 	case mode != ModeFullAccess && !s.inWorkspace(path):

@@ -195,6 +195,41 @@ func TestPlanModeThenImplement(t *testing.T) {
 	}
 }
 
+// Plan mode promises nothing is edited until the plan is approved: in an
+// auto session (whose writes need no question) a write the model attempts
+// while planning is refused and the buffer stays as it was; once the user
+// approves, the implementing turn edits.
+func TestPlanModeRefusesWrites(t *testing.T) {
+	ans := &answering{pick: func(id string) bool { return id == "implement:auto" }}
+	e := start(t, setup{backend: "app-server", fs: true, mode: "auto", permission: ans.answer})
+	e.setPlanMode(true)
+	target := filepath.Join(e.cwd, "planned.txt")
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_plan_w", "write_text_file", map[string]any{"path": target, "content": "written while planning\n"})),
+		mockapi.Reply(proposedPlan()),
+		mockapi.Reply(acpCall(t, "call_impl_w", "write_text_file", map[string]any{"path": target, "content": "implemented\n"})),
+		mockapi.Reply(mockapi.Message("Implemented.")),
+	)
+	e.mustPrompt("plan a file")
+	reqs := e.mock.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model requests = %d, want 4 (write, plan, write, done)", len(reqs))
+	}
+	out, ok := reqs[1].FunctionCallOutput("call_plan_w")
+	if !ok || !strings.Contains(out, "plan mode") {
+		t.Errorf("the plan turn's write was not refused as a plan-mode write: %q", out)
+	}
+	if asked := ans.requests(); len(asked) != 1 || asked[0].ToolCall.Kind == nil || *asked[0].ToolCall.Kind != acpsdk.ToolKindSwitchMode {
+		t.Errorf("permission requests = %d, want only the switch question", len(asked))
+	}
+	if out, ok := reqs[3].FunctionCallOutput("call_impl_w"); !ok || strings.Contains(out, "Permission denied") {
+		t.Errorf("the implementing turn's write: %q", out)
+	}
+	if got, _ := e.editor.Buffer(target); got != "implemented\n" {
+		t.Errorf("planned.txt in the editor = %q, want only the implementing turn's write", got)
+	}
+}
+
 // Codex's questions (request_user_input, offered in plan mode) reach the
 // editor as a permission question with codex's options; a dismissed one
 // leaves the question unanswered, and the turn goes on.
