@@ -52,7 +52,8 @@ type Options struct {
 	// session/new never waits for a codex run.
 	CodexVersion func() string
 	// DefaultModel and DefaultEffort are what the user configured with -c
-	// (model=, model_reasoning_effort=); empty: codex's defaults.
+	// (model=, model_reasoning_effort=); empty: UserConfig's (config.toml),
+	// else codex's defaults.
 	DefaultModel, DefaultEffort string
 	// DefaultServiceTier is the user's -c service_tier= ("fast" read as
 	// codex reads it, "priority"); empty: codex's default.

@@ -317,21 +317,22 @@ func oneWord(args string) (string, bool) {
 func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, error) {
 	var b strings.Builder
 	model, effort := "codex's default", "the model's default"
-	if m, ok := a.sessionModel(s); ok {
+	m, ok := a.sessionModel(s)
+	if ok {
 		model = m.Slug
 		if e := a.sessionEffort(s, m); e != "" {
 			effort = e
 		}
-	} else if a.opts.DefaultModel != "" {
-		model = a.opts.DefaultModel
+	} else if d := firstNonEmpty(a.opts.DefaultModel, s.user.Model); d != "" {
+		model = d
 	}
-	if a.opts.DefaultEffort != "" && effort == "the model's default" {
-		effort = a.opts.DefaultEffort
+	if d := firstNonEmpty(a.opts.DefaultEffort, s.user.ReasoningEffort); d != "" && effort == "the model's default" {
+		effort = d
 	}
+	window := a.contextWindow(m, ok)
 	s.mu.Lock()
 	mode, thread, usage, title := s.mode, s.threadID, s.threadUsage, s.title
 	s.mu.Unlock()
-	info := a.modelInfo()
 	fmt.Fprintf(&b, "**Session status**\n\n")
 	fmt.Fprintf(&b, "- Model: %s\n- Reasoning effort: %s\n- Mode: %s\n", model, effort, mode)
 	fmt.Fprintf(&b, "- Backend: %s\n", backendName(a.opts.Backend))
@@ -344,8 +345,8 @@ func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, 
 	}
 	tokens := fmt.Sprintf("%d input (%d cached), %d output (%d reasoning)",
 		usage.InputTokens, usage.CachedInputTokens, usage.OutputTokens, usage.ReasoningOutputTokens)
-	if info.ContextWindow > 0 {
-		tokens += fmt.Sprintf("; context window %d", info.ContextWindow)
+	if window > 0 {
+		tokens += fmt.Sprintf("; context window %d", window)
 	}
 	fmt.Fprintf(&b, "- Tokens used in this thread: %s\n", tokens)
 	version := ""

@@ -27,13 +27,14 @@ const (
 )
 
 // sessionModel is the model the session's turns use: the one chosen in the
-// picker, else the user's -c model=, else codex's default (the catalog's
-// first). ok is false when no catalog is known.
+// picker, else the user's -c model=, else the one in the user's codex
+// configuration (config.toml, read through codex), else codex's default
+// (the catalog's first). ok is false when no catalog is known.
 func (a *Agent) sessionModel(s *session) (m codex.Model, ok bool) {
 	s.mu.Lock()
 	slug := s.model
 	s.mu.Unlock()
-	slug = firstNonEmpty(slug, a.opts.DefaultModel)
+	slug = firstNonEmpty(slug, a.opts.DefaultModel, s.user.Model)
 	models := a.modelInfo().Models
 	for _, m := range models {
 		if slug == "" || m.Slug == slug {
@@ -50,17 +51,28 @@ func (a *Agent) sessionModel(s *session) (m codex.Model, ok bool) {
 
 // sessionEffort is the reasoning effort of the session's turns with model
 // m, as the effort picker shows it: the one chosen, else the user's -c
-// model_reasoning_effort=, else the model's default — one the model
-// supports ("" when codex decides and the catalog says nothing).
+// model_reasoning_effort=, else the user's configured one (config.toml),
+// else the model's default — one the model supports ("" when codex decides
+// and the catalog says nothing).
 func (a *Agent) sessionEffort(s *session, m codex.Model) string {
 	s.mu.Lock()
 	effort := s.effort
 	s.mu.Unlock()
-	effort = firstNonEmpty(effort, a.opts.DefaultEffort, m.DefaultEffort)
+	effort = firstNonEmpty(effort, a.opts.DefaultEffort, s.user.ReasoningEffort, m.DefaultEffort)
 	if len(m.Efforts) > 0 && !slices.Contains(m.Efforts, effort) {
 		effort = firstNonEmpty(m.DefaultEffort, m.Efforts[0])
 	}
 	return effort
+}
+
+// contextWindow is the context window of the session's model m (ok as
+// sessionModel answers): the catalog's for m, else the one read at
+// start-up for the configured model.
+func (a *Agent) contextWindow(m codex.Model, ok bool) int {
+	if ok && m.ContextWindow > 0 {
+		return m.ContextWindow
+	}
+	return a.modelInfo().ContextWindow
 }
 
 func firstNonEmpty(values ...string) string {
@@ -216,10 +228,7 @@ func (a *Agent) turnModel(s *session) (model, effort string, window int) {
 	model, effort = s.model, s.effort
 	s.mu.Unlock()
 	m, ok := a.sessionModel(s)
-	window = a.modelInfo().ContextWindow
-	if ok && m.ContextWindow > 0 {
-		window = m.ContextWindow
-	}
+	window = a.contextWindow(m, ok)
 	if ok && (model != "" || effort != "") {
 		// Once the user chose, the effort shown is the one asked for: the
 		// app-server keeps a turn's effort for the next turns, so a model

@@ -223,3 +223,59 @@ func TestTurnCarriesTheCatalog(t *testing.T) {
 		})
 	}
 }
+
+// The pickers and /status show the model and effort of the user's codex
+// configuration (config.toml, as codex reports it) when codexacp names
+// none, with that model's context window; a -c override wins over it.
+func TestConfigOptionsFollowUserConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		opts                  Options
+		model, effort, window string
+	}{
+		{"catalog default", Options{}, "m-fast", "low", "context window 1000"},
+		{"config.toml", Options{UserConfig: func() codex.UserConfig {
+			return codex.UserConfig{Model: "m-big", ReasoningEffort: "high"}
+		}}, "m-big", "high", "context window 2000"},
+		{"config.toml model only", Options{UserConfig: func() codex.UserConfig { return codex.UserConfig{Model: "m-big"} }},
+			"m-big", "medium", "context window 2000"},
+		{"-c wins", Options{DefaultModel: "m-fast", UserConfig: func() codex.UserConfig {
+			return codex.UserConfig{Model: "m-fast", ReasoningEffort: "medium"}
+		}}, "m-fast", "medium", "context window 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := tc.opts
+			be := &fakeBackend{}
+			opts.Backend, opts.Models, opts.ContextWindow = be, testModels, 1000
+			h := startAgentWith(t, opts, fakeeditor.Options{})
+			if _, err := h.editor.Initialize(h.ctx); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := current(resp.ConfigOptions); got["model"] != tc.model || got["reasoning_effort"] != tc.effort {
+				t.Errorf("options = %v, want model %s effort %s", got, tc.model, tc.effort)
+			}
+			n := len(h.editor.Updates())
+			if _, err := h.prompt(resp.SessionId, "/status"); err != nil {
+				t.Fatal(err)
+			}
+			var text string
+			for _, u := range h.editor.Updates()[n:] {
+				if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+					text += c.Content.Text.Text
+				}
+			}
+			for _, want := range []string{"Model: " + tc.model + "\n", "Reasoning effort: " + tc.effort + "\n", tc.window} {
+				if !strings.Contains(text, want) {
+					t.Errorf("/status lacks %q:\n%s", want, text)
+				}
+			}
+			if len(be.invocations()) != 0 {
+				t.Errorf("/status ran codex")
+			}
+		})
+	}
+}

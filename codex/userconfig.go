@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -33,6 +34,10 @@ type UserConfig struct {
 	// GranularApproval is approval_policy's table form as codex reports it
 	// ({"granular": {...}}), when ApprovalPolicy is ApprovalGranular.
 	GranularApproval json.RawMessage
+	// Model and ReasoningEffort are the model and effort codex's turns use
+	// when codexacp names none (config.toml's, a profile's or a -c
+	// override's): the pickers' and /status's current values.
+	Model, ReasoningEffort string
 }
 
 // WorkspaceWrite is the [sandbox_workspace_write] table: what codex's
@@ -44,7 +49,8 @@ type WorkspaceWrite struct {
 	ExcludeSlashTmp     bool     `json:"exclude_slash_tmp"`
 }
 
-// Configured reports whether the user set any of the settings.
+// Configured reports whether the user set any of the sandbox and approval
+// settings.
 func (c UserConfig) Configured() bool {
 	return c.ApprovalPolicy != "" || c.SandboxMode != "" || c.WorkspaceWrite != nil
 }
@@ -101,12 +107,20 @@ func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 			ApprovalPolicy json.RawMessage `json:"approval_policy"`
 			SandboxMode    *string         `json:"sandbox_mode"`
 			WorkspaceWrite *WorkspaceWrite `json:"sandbox_workspace_write"`
+			Model          *string         `json:"model"`
+			Effort         *string         `json:"model_reasoning_effort"`
 		} `json:"config"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return UserConfig{}, fmt.Errorf("codex config/read: %w", err)
 	}
 	c := UserConfig{WorkspaceWrite: res.Config.WorkspaceWrite}
+	if res.Config.Model != nil {
+		c.Model = *res.Config.Model
+	}
+	if res.Config.Effort != nil {
+		c.ReasoningEffort = *res.Config.Effort
+	}
 	if res.Config.SandboxMode != nil {
 		switch m := *res.Config.SandboxMode; m {
 		case SandboxReadOnly, SandboxWorkspaceWrite, SandboxDangerFullAccess:
@@ -134,18 +148,25 @@ func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 	return c, nil
 }
 
-// userConfigKeys are the settings UserConfig holds, as config.toml and -c
-// overrides name them (a table header, a dotted key or an inline table
-// all spell the name out).
+// userConfigKeys are the sandbox and approval settings UserConfig holds, as
+// config.toml and -c overrides name them (a table header, a dotted key or
+// an inline table all spell the name out).
 var userConfigKeys = []string{"approval_policy", "sandbox_mode", "sandbox_workspace_write"}
+
+// modelKey matches a line of a TOML file setting model or
+// model_reasoning_effort, at the top level, in a table ([profiles.p]) or as
+// a dotted key (profiles.p.model = …). The -c overrides of these need no
+// check: codexacp reads them itself (ConfiguredModel, ConfiguredValue).
+var modelKey = regexp.MustCompile(`(?m)^[ \t]*(?:[A-Za-z0-9_".-]+\.)?"?(?:model|model_reasoning_effort)"?[ \t]*=`)
 
 // systemConfigDir holds codex's system-wide layers on Linux (config.toml,
 // managed_config.toml, requirements.toml).
 const systemConfigDir = "/etc/codex"
 
 // userConfigUnset reports whether none of the settings UserConfig holds can
-// be set: no -c override names one, and neither home's config.toml nor any
-// file in sysDir mentions one. Only a definite "nothing mentions them" is
+// be set: no -c override names a sandbox or approval setting, and neither
+// home's config.toml nor any file in sysDir mentions one or sets a model or
+// effort. Only a definite "nothing mentions them" is
 // true: a file that cannot be read (other than a missing one) makes it
 // false, and codex is asked. It is a textual check of the layers codex
 // 0.169 reads on Linux; macOS's managed preferences have no file to check,
@@ -173,7 +194,7 @@ func userConfigUnset(home, sysDir string, overrides []string) bool {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil || mentionsUserConfig(string(b)) {
+		if err != nil || mentionsUserConfig(string(b)) || modelKey.Match(b) {
 			return false
 		}
 	}

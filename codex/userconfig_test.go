@@ -16,7 +16,9 @@ func TestParseConfigRead(t *testing.T) {
 		want     UserConfig
 		err      string
 	}{
-		{"nothing set", `{"config":{"approval_policy":null,"sandbox_mode":null,"sandbox_workspace_write":null,"model":"x"}}`, UserConfig{}, ""},
+		{"nothing set", `{"config":{"approval_policy":null,"sandbox_mode":null,"sandbox_workspace_write":null,"model":null,"model_reasoning_effort":null}}`, UserConfig{}, ""},
+		{"model and effort", `{"config":{"approval_policy":null,"model":"gpt-5.4","model_reasoning_effort":"high"}}`,
+			UserConfig{Model: "gpt-5.4", ReasoningEffort: "high"}, ""},
 		{"all set",
 			`{"config":{"approval_policy":"never","sandbox_mode":"workspace-write","sandbox_workspace_write":{"writable_roots":["/c"],"network_access":true,"exclude_tmpdir_env_var":false,"exclude_slash_tmp":true}}}`,
 			UserConfig{ApprovalPolicy: ApprovalNever, SandboxMode: SandboxWorkspaceWrite,
@@ -41,7 +43,7 @@ func TestParseConfigRead(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
-			if got.Configured() != (tc.name != "nothing set") {
+			if got.Configured() != (tc.name != "nothing set" && tc.name != "model and effort") {
 				t.Errorf("Configured() = %v", got.Configured())
 			}
 		})
@@ -59,8 +61,12 @@ func TestUserConfigUnset(t *testing.T) {
 	}{
 		{name: "nothing anywhere", noSys: true, want: true},
 		{name: "empty system dir", sys: map[string]string{}, want: true},
-		{name: "other settings", home: map[string]string{"config.toml": "model = \"gpt-5.5\"\n[features]\nplugins = false\n"},
+		{name: "other settings", home: map[string]string{"config.toml": "model_provider = \"mock\"\n[model_providers.mock]\nname = \"m\"\n[features]\nplugins = false\n"},
 			sys: map[string]string{"config.toml": "analytics.enabled = false\n"}, overrides: []string{"model=\"x\"", `model_providers.mock={name="mock"}`}, want: true},
+		{name: "home model", home: map[string]string{"config.toml": "model = \"gpt-5.4\"\n"}, noSys: true},
+		{name: "home effort in a profile", home: map[string]string{"config.toml": "[profiles.deep]\n  model_reasoning_effort = \"high\"\n"}, noSys: true},
+		{name: "home dotted profile model", home: map[string]string{"config.toml": "profiles.p.\"model\" = \"x\"\n"}, noSys: true},
+		{name: "system model", sys: map[string]string{"managed_config.toml": "model=\"x\"\n"}},
 		{name: "home table", home: map[string]string{"config.toml": mention}, noSys: true},
 		{name: "home dotted key", home: map[string]string{"config.toml": "sandbox_workspace_write.network_access = true\n"}, noSys: true},
 		{name: "home approval", home: map[string]string{"config.toml": "approval_policy = \"never\"\n"}, noSys: true},

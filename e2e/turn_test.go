@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -368,4 +369,65 @@ func testConfigOptionsReachTheModel(t *testing.T, backend string) {
 	if body.Model != "gpt-6-luna" || body.Reasoning.Effort != "high" {
 		t.Errorf("the model was asked with model %q effort %q", body.Model, body.Reasoning.Effort)
 	}
+}
+
+// A model and effort set in the user's config.toml (and no -c model=) are
+// what the pickers and /status show, and what codex asks the model for.
+func TestUserConfigModelShown(t *testing.T) { eachBackend(t, testUserConfigModelShown) }
+
+func testUserConfigModelShown(t *testing.T, backend string) {
+	first := start(t, setup{backend: backend, fs: true})
+	config := "model = \"gpt-6-luna\"\nmodel_reasoning_effort = \"high\"\n"
+	if err := os.WriteFile(filepath.Join(first.codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// codexacp reads the user's configuration when it starts; the harness's
+	// -c model= would hide config.toml's.
+	var args []string
+	for i := 0; i < len(first.args); i++ {
+		if first.args[i] == "-c" && i+1 < len(first.args) && first.args[i+1] == `model="gpt-5.5"` {
+			i++
+			continue
+		}
+		args = append(args, first.args[i])
+	}
+	first.args = args
+	e := first.restart(setup{fs: true})
+	resp, err := e.editor.Conn.NewSession(e.ctx, acpsdk.NewSessionRequest{Cwd: e.cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.session = resp.SessionId
+	got := map[string]string{}
+	for _, o := range resp.ConfigOptions {
+		if o.Select != nil {
+			got[string(o.Select.Id)] = string(o.Select.CurrentValue)
+		}
+	}
+	if got["model"] != "gpt-6-luna" || got["reasoning_effort"] != "high" {
+		t.Errorf("pickers show %v; want config.toml's gpt-6-luna, high", got)
+	}
+	e.mustPrompt("/status")
+	text := agentText(e)
+	for _, s := range []string{"Model: gpt-6-luna\n", "Reasoning effort: high\n"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("/status lacks %q:\n%s", s, text)
+		}
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("ok")))
+	e.mustPrompt("hi")
+	var body struct {
+		Model     string `json:"model"`
+		Reasoning struct {
+			Effort string `json:"effort"`
+		} `json:"reasoning"`
+	}
+	reqs := e.mock.Requests()
+	if err := json.Unmarshal(reqs[len(reqs)-1].Raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Model != "gpt-6-luna" || body.Reasoning.Effort != "high" {
+		t.Errorf("the model was asked with model %q effort %q", body.Model, body.Reasoning.Effort)
+	}
+	e.checkSchema()
 }
