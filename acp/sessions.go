@@ -107,12 +107,15 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 
 // UnstableForkSession implements session/fork (unstable in ACP; acp-go-sdk
 // v0.13.0 routes it): a new session continues a copy of the source
-// session's codex thread, in the source's mode, model and effort, so the
-// two diverge from here. Offered with the app-server backend only.
+// session's codex thread, in the source's mode, model, effort, fast mode
+// and collaboration mode, so the two diverge from here; its commands are
+// sent after the answer, as for session/new. Offered with the app-server
+// backend only.
 func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableForkSessionRequest) (acpsdk.UnstableForkSessionResponse, error) {
 	if !a.canFork() {
 		return acpsdk.UnstableForkSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionFork)
 	}
+	a.announcementsDone(ctx)
 	src, err := a.sourceRecord(req.SessionId)
 	if err != nil {
 		return acpsdk.UnstableForkSessionResponse{}, err
@@ -138,6 +141,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 	s := newSession(newSessionID(), cwd, dirs, mcp, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	s.user = a.userConfig()
 	s.mode, s.model, s.effort, s.title = src.Mode, src.Model, src.Effort, src.Title
+	s.serviceTier, s.plan = src.ServiceTier, src.Plan && a.offersPlanMode()
 	if _, ok := parseMode(string(s.mode), s.user); !ok {
 		s.mode = defaultMode(s.user)
 	}
@@ -161,6 +165,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 	if b, err := json.Marshal(a.configOptions(s)); err == nil {
 		_ = json.Unmarshal(b, &resp.ConfigOptions)
 	}
+	a.announceCommands(ctx, s)
 	return resp, nil
 }
 

@@ -76,12 +76,18 @@ func TestSessionDelete(t *testing.T) {
 	})
 }
 
-// session/fork (app-server): the fork continues a copy of the conversation,
-// and the two diverge.
+// session/fork (app-server): the fork continues a copy of the conversation
+// in the source's fast and collaboration modes, gets its commands, and the
+// two diverge.
 func TestSessionFork(t *testing.T) {
 	e := start(t, setup{backend: "app-server", fs: true})
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("noted")))
 	e.mustPrompt("remember the word apple")
+	if _, err := e.editor.Conn.SetSessionConfigOption(e.ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: e.session, ConfigId: "service_tier", Value: "priority"}}); err != nil {
+		t.Fatalf("service_tier: %v", err)
+	}
+	e.setPlanMode(true)
 	fork, err := e.editor.Conn.UnstableForkSession(e.ctx, acpsdk.UnstableForkSessionRequest{SessionId: e.session, Cwd: e.cwd})
 	if err != nil {
 		t.Fatal(err)
@@ -89,16 +95,32 @@ func TestSessionFork(t *testing.T) {
 	if fork.SessionId == e.session || fork.Modes == nil || fork.Modes.CurrentModeId != "ask" {
 		t.Fatalf("fork = %+v", fork)
 	}
+	var opts []acpsdk.SessionConfigOption
+	if b, err := json.Marshal(fork.ConfigOptions); err == nil {
+		_ = json.Unmarshal(b, &opts)
+	}
+	if tier, collab := configValue(opts, "service_tier"), configValue(opts, "collaboration_mode"); tier != "priority" || collab != "plan" {
+		t.Errorf("the fork's service_tier %q, collaboration_mode %q; want the source's priority, plan", tier, collab)
+	}
+	cmds, err := e.editor.WaitForCommands(e.ctx, fork.SessionId)
+	if err != nil || len(cmds) == 0 || cmds[0].Name != "status" {
+		t.Errorf("the fork's commands: %+v (%v)", cmds, err)
+	}
+	e.setPlanMode(false)
 	lastUserTexts := func() string {
 		reqs := e.mock.Requests()
 		return strings.Join(reqs[len(reqs)-1].Texts("user"), "\n")
 	}
 	original := e.session
 	e.session = fork.SessionId
+	e.setPlanMode(false)
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("apple")))
 	e.mustPrompt("which word, in the fork?")
 	if got := lastUserTexts(); !strings.Contains(got, "remember the word apple") || !strings.Contains(got, "which word, in the fork?") {
 		t.Errorf("the fork's turn did not carry the history: %s", got)
+	}
+	if reqs := e.mock.Requests(); reqs[len(reqs)-1].Body["service_tier"] != "priority" {
+		t.Errorf("the fork's turn asked for service_tier %v, want the source's priority", reqs[len(reqs)-1].Body["service_tier"])
 	}
 	e.session = original
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("apple")))
