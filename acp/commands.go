@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -186,8 +187,10 @@ func (a *Agent) announceCommands(ctx context.Context, s *session) {
 }
 
 // refreshCommands lists the session's skills again, where the backend has
-// them, and sends the session's commands.
+// them, and sends the session's commands; one at a time per session.
 func (a *Agent) refreshCommands(ctx context.Context, s *session) {
+	s.refreshing.Lock()
+	defer s.refreshing.Unlock()
 	if c, ok := a.opts.Backend.(commander); ok && c.commandFeatures()&featSkills != 0 {
 		ctx, cancel := context.WithTimeout(ctx, skillsTimeout)
 		t, _ := a.turn(ctx, s, "")
@@ -208,7 +211,9 @@ func (a *Agent) refreshCommands(ctx context.Context, s *session) {
 }
 
 // skillsChanged is codex saying skills changed on disk: every session
-// gets its commands again.
+// gets its commands again, after its first announcement — never before the
+// answer that made it live. A session not announcing yet is left alone: its
+// announcement lists the skills as they are now.
 func (a *Agent) skillsChanged() {
 	a.mu.Lock()
 	all := make([]*session, 0, len(a.sessions))
@@ -216,9 +221,27 @@ func (a *Agent) skillsChanged() {
 		all = append(all, s)
 	}
 	a.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, s := range all {
-		a.refreshCommands(context.Background(), s)
+		s.mu.Lock()
+		announcing := s.commandsReady != nil
+		s.mu.Unlock()
+		if !announcing {
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), skillsTimeout)
+			s.commandsAnnounced(ctx)
+			err := ctx.Err()
+			cancel()
+			if err != nil {
+				a.log.Warn("skills changed, but the session's commands were never sent; not refreshed", "session", s.id)
+				return
+			}
+			a.refreshCommands(context.Background(), s)
+		})
 	}
+	wg.Wait()
 }
 
 // announcementsDone waits until the commands of every session opened so

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -326,5 +327,90 @@ func TestStatusCommand(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("/status lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// gatedSkills lists skills as cmdBackend does, except that its second
+// listing (the first refresh after codex reported a change) waits for gate
+// and answers the list as it was before the change.
+type gatedSkills struct {
+	*cmdBackend
+	before, after []Skill
+	calls         atomic.Int32
+	started, gate chan struct{}
+}
+
+func (b *gatedSkills) skills(context.Context, Turn) ([]Skill, error) {
+	switch b.calls.Add(1) {
+	case 1:
+		return b.before, nil
+	case 2:
+		close(b.started)
+		<-b.gate
+		return b.before, nil
+	}
+	return b.after, nil
+}
+
+// Two refreshes of a session's skills run one after the other: the newer
+// list is the one the editor is left with, not the slower older one.
+func TestSkillRefreshesSerialized(t *testing.T) {
+	greet := Skill{Name: "greet", Scope: "repo"}
+	be := &gatedSkills{cmdBackend: &cmdBackend{feats: featSkills}, before: []Skill{greet},
+		after: []Skill{greet, {Name: "lint", Scope: "user"}}, started: make(chan struct{}), gate: make(chan struct{})}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	if _, err := h.editor.WaitForCommands(h.ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	changed := be.changed
+	first := make(chan struct{})
+	go func() { defer close(first); changed() }()
+	<-be.started
+	second := make(chan struct{})
+	go func() { defer close(second); changed() }()
+	close(be.gate)
+	<-first
+	<-second
+	count := func() int {
+		n := 0
+		for _, u := range h.editor.AllUpdates() {
+			if u.Update.AvailableCommandsUpdate != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if err := h.editor.WaitForUpdate(h.ctx, func(acpsdk.SessionUpdate) bool { return count() == 3 }); err != nil {
+		t.Fatal(err)
+	}
+	cmds, _ := h.editor.Commands(sid)
+	if !slices.ContainsFunc(cmds, func(c acpsdk.AvailableCommand) bool { return c.Name == "lint" }) {
+		t.Errorf("the editor was left with the older skills: %+v", cmds)
+	}
+	s, err := h.agent.session(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	n := len(s.skills)
+	s.mu.Unlock()
+	if n != 2 {
+		t.Errorf("the session keeps %d skills, want the newer 2", n)
+	}
+}
+
+// Skills changing while a session is being opened wait for its
+// announcement: nothing about it reaches the editor before the answer to
+// session/new, and the session is not refreshed a second time needlessly.
+func TestSkillsChangedBeforeAnnouncement(t *testing.T) {
+	be := &gatedSkills{cmdBackend: &cmdBackend{feats: featSkills}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	s := newSession(newSessionID(), t.TempDir(), nil, mcpSetup{}, events.Options{})
+	h.agent.addSession(s) // live, but its session/new not answered yet
+	be.changed()
+	// Refreshing would have listed the skills, then sent them.
+	if n := be.calls.Load(); n != 0 {
+		t.Errorf("skills listed %d times for a session not announced yet", n)
 	}
 }

@@ -59,6 +59,9 @@ type session struct {
 
 	skills        []Skill       // codex's skills for the workspace, offered as commands
 	commandsReady chan struct{} // closed once the session's commands were sent (commands.go)
+	// refreshing serializes refreshCommands: listing the skills and sending
+	// them, so that an older list never overwrites a newer one.
+	refreshing sync.Mutex
 }
 
 // newSession makes a session; a restored one passes its thread and token
