@@ -217,6 +217,11 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 		ThreadUsage:   rec.ThreadUsage,
 	})
 	s.user = a.userConfig()
+	if old != nil {
+		// The same thread in this process: codex still runs the commands
+		// the user allowed always without asking.
+		s.runAlways.Store(old.runAlways.Load())
+	}
 	s.mode, s.title, s.threadUsage = rec.Mode, rec.Title, rec.ThreadUsage
 	s.model, s.effort, s.serviceTier = rec.Model, rec.Effort, rec.ServiceTier
 	s.plan = rec.Plan && a.offersPlanMode()

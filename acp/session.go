@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -55,6 +56,11 @@ type session struct {
 	proposed    string                   // the plan the running turn proposed
 	planAsks    int                      // switch_mode questions asked, for their ids
 	allowed     map[acpsdk.ToolKind]bool // kinds the user allowed for the whole session
+	// runAlways: the user answered a command approval with "always". Codex
+	// then runs commands like it outside ask mode's read-only sandbox
+	// without asking again, so every later turn's shell edits are followed
+	// (shelledits.go).
+	runAlways atomic.Bool
 	calls       turnCalls                // the running turn's file-tool calls
 
 	skills        []Skill       // codex's skills for the workspace, offered as commands

@@ -42,12 +42,6 @@ type shellEdits struct {
 	tracker *shelledits.Tracker // nil: the turn's edits are not followed
 }
 
-// sessionsRunAlways holds the ids of sessions in which the user answered a
-// command approval with "always": codex then runs commands like it outside
-// ask mode's read-only sandbox without asking again, so every later turn of
-// the session is followed. One small entry per such session, never removed.
-var sessionsRunAlways sync.Map
-
 // anonShellEdits numbers the edit calls of commands without an item id.
 var anonShellEdits atomic.Uint64
 
@@ -58,8 +52,7 @@ func shellMayWrite(s *session) bool {
 	case ModeAuto, ModeFullAccess:
 		return true
 	case ModeAsk:
-		_, ok := sessionsRunAlways.Load(s.id)
-		return ok
+		return s.runAlways.Load()
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/shelledits"
 )
@@ -214,5 +216,37 @@ func TestShellEditsUpdate(t *testing.T) {
 	u = shellEditsUpdate("x", "", shelledits.Report{More: []string{"/w/a"}}, display)
 	if u.ToolCall.Title != "Shell edits: 1 file" {
 		t.Errorf("title = %q", u.ToolCall.Title)
+	}
+}
+
+// The shell may write without a question per command in auto and
+// full-access, and in ask mode once the user allowed commands always — in
+// that session only, not in another with the same id (another agent's).
+func TestShellMayWrite(t *testing.T) {
+	for _, tc := range []struct {
+		mode      Mode
+		runAlways bool
+		want      bool
+	}{
+		{ModeReadOnly, false, false},
+		{ModeReadOnly, true, false},
+		{ModeAsk, false, false},
+		{ModeAsk, true, true},
+		{ModeAuto, false, true},
+		{ModeFullAccess, false, true},
+	} {
+		t.Run(fmt.Sprintf("%s always=%v", tc.mode, tc.runAlways), func(t *testing.T) {
+			s := newSession("sess_same", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s.mode = tc.mode
+			other := newSession("sess_same", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			other.mode = tc.mode
+			s.runAlways.Store(tc.runAlways)
+			if got := shellMayWrite(s); got != tc.want {
+				t.Errorf("shellMayWrite = %v, want %v", got, tc.want)
+			}
+			if got, want := shellMayWrite(other), tc.mode == ModeAuto || tc.mode == ModeFullAccess; got != want {
+				t.Errorf("another session with the same id: shellMayWrite = %v, want %v", got, want)
+			}
+		})
 	}
 }

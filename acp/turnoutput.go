@@ -64,7 +64,7 @@ func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) Ap
 	d := o.askCommand(ctx, req)
 	switch d {
 	case ApprovalAcceptForSession:
-		sessionsRunAlways.Store(o.s.id, struct{}{})
+		o.s.runAlways.Store(true)
 		fallthrough
 	case ApprovalAccept:
 		o.beginShellEdits(true)
