@@ -61,7 +61,7 @@ type session struct {
 	// without asking again, so every later turn's shell edits are followed
 	// (shelledits.go).
 	runAlways atomic.Bool
-	calls       turnCalls                // the running turn's file-tool calls
+	calls     turnCalls // the running turn's file-tool calls
 
 	skills        []Skill       // codex's skills for the workspace, offered as commands
 	commandsReady chan struct{} // closed once the session's commands were sent (commands.go)
