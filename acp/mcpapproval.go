@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -54,8 +55,11 @@ func (o *turnOutput) ApproveMCPTool(ctx context.Context, req MCPToolApproval) Ap
 	}
 	if !ok {
 		// Asked before codex announced the call: the question gets a tool
-		// call of its own.
-		id = acpsdk.ToolCallId("approval-mcp-" + firstNonEmpty(req.ItemID, req.Server+"-"+req.Tool))
+		// call of its own, numbered (two calls of one tool may ask at
+		// once), and closed once answered — codex announces the call
+		// itself, under its own id, if it runs.
+		n := o.s.mcpAsks.Add(1)
+		id = acpsdk.ToolCallId(fmt.Sprintf("approval-mcp-%s-%d", firstNonEmpty(req.ItemID, req.Server+"-"+req.Tool), n))
 	}
 	name := req.Server + ": " + req.Tool
 	text := firstNonEmpty(req.Message, "Allow the "+req.Server+" MCP server to run tool \""+req.Tool+"\"?")
@@ -78,5 +82,13 @@ func (o *turnOutput) ApproveMCPTool(ctx context.Context, req MCPToolApproval) Ap
 	if req.ForSession {
 		always = optToolAlways
 	}
-	return o.askApproval(ctx, "MCP tool", update, options, optToolOnce, always)
+	d := o.askApproval(ctx, "MCP tool", update, options, optToolOnce, always)
+	if !ok {
+		status := acpsdk.ToolCallStatusFailed
+		if d == ApprovalAccept || d == ApprovalAcceptForSession {
+			status = acpsdk.ToolCallStatusCompleted
+		}
+		o.a.sendUpdate(ctx, o.s.id, acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(status)))
+	}
+	return d
 }

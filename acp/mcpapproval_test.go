@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -221,5 +222,50 @@ func TestAskApprovalAnswers(t *testing.T) {
 				t.Errorf("askApproval = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// An MCP tool question asked before codex announced the call gets a tool
+// call of its own, with an id of its own even when another call of the
+// same tool asks at once, and that call ends when the user answered.
+func TestApproveMCPToolUnannounced(t *testing.T) {
+	var mu sync.Mutex
+	var asked []acpsdk.ToolCallId
+	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{Permission: func(r acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, r.ToolCall.ToolCallId)
+		if len(asked) == 1 {
+			return fakeeditor.Select(optToolOnce)
+		}
+		return fakeeditor.Select(optToolReject)
+	}})
+	s, err := h.agent.session(h.newSession(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &turnOutput{a: h.agent, s: s, ctx: h.ctx, log: discardLogger()}
+	req := MCPToolApproval{Server: "fixture", Tool: "note", ForSession: true}
+	if d := o.ApproveMCPTool(h.ctx, req); d != ApprovalAccept {
+		t.Fatalf("first answer %v", d)
+	}
+	if d := o.ApproveMCPTool(h.ctx, req); d != ApprovalDecline {
+		t.Fatalf("second answer %v", d)
+	}
+	if len(asked) != 2 || asked[0] == asked[1] {
+		t.Fatalf("the questions' tool calls: %v; want two ids", asked)
+	}
+	want := map[acpsdk.ToolCallId]acpsdk.ToolCallStatus{asked[0]: acpsdk.ToolCallStatusCompleted, asked[1]: acpsdk.ToolCallStatusFailed}
+	err = h.editor.WaitForUpdate(h.ctx, func(acpsdk.SessionUpdate) bool {
+		got := map[acpsdk.ToolCallId]acpsdk.ToolCallStatus{}
+		for _, u := range h.editor.AllUpdates() {
+			if c := u.Update.ToolCallUpdate; c != nil && c.Status != nil {
+				got[c.ToolCallId] = *c.Status
+			}
+		}
+		return len(got) == 2 && got[asked[0]] == want[asked[0]] && got[asked[1]] == want[asked[1]]
+	})
+	if err != nil {
+		t.Errorf("the questions' tool calls did not end as answered (%v): %v", want, err)
 	}
 }

@@ -55,6 +55,7 @@ type session struct {
 	plan        bool                     // collaboration_mode plan (plan.go)
 	proposed    string                   // the plan the running turn proposed
 	planAsks    int                      // switch_mode questions asked, for their ids
+	mcpAsks     atomic.Uint64            // MCP tool questions asked with a tool call of their own, for their ids
 	allowed     map[acpsdk.ToolKind]bool // kinds the user allowed for the whole session
 	// runAlways: the user answered a command approval with "always". Codex
 	// then runs commands like it outside ask mode's read-only sandbox
