@@ -54,11 +54,14 @@ type Auth struct {
 	LoginCommand []string
 }
 
-// authState caches whether codex is logged in, for the process.
+// authState caches codex's login status, for the process: a login, or a
+// status that could not be told, is kept; "not logged in" is not, so that
+// a user who runs `codex login` in a terminal needs no authenticate.
 type authState struct {
-	mu      sync.Mutex
-	checked bool
-	err     error // the cached LoginStatus result
+	mu          sync.Mutex
+	checked     bool
+	err         error // the cached LoginStatus result
+	startupUsed bool  // StartupStatus's answer was taken
 }
 
 // loggedIn returns the cached login status, checking it first if needed.
@@ -66,25 +69,34 @@ func (a *Agent) loggedIn(ctx context.Context) error {
 	auth := a.opts.Auth
 	a.auth.mu.Lock()
 	defer a.auth.mu.Unlock()
-	if !a.auth.checked {
-		check := auth.StartupStatus
-		if check == nil {
-			check = auth.LoginStatus
-		}
-		a.auth.err = check(ctx)
-		if ctx.Err() != nil {
-			return a.auth.err // not cached: this request was cancelled
-		}
-		a.auth.checked = true
+	if a.auth.checked {
+		return a.auth.err
 	}
-	return a.auth.err
+	check := auth.LoginStatus
+	if auth.StartupStatus != nil && !a.auth.startupUsed {
+		check = auth.StartupStatus
+	}
+	err := check(ctx)
+	if ctx.Err() != nil {
+		return err // not cached: this request was cancelled
+	}
+	a.auth.startupUsed = true
+	a.cacheLogin(err)
+	return err
 }
 
 // setLoggedIn records a fresh login status.
 func (a *Agent) setLoggedIn(err error) {
 	a.auth.mu.Lock()
-	a.auth.checked, a.auth.err = true, err
+	a.cacheLogin(err)
 	a.auth.mu.Unlock()
+}
+
+// cacheLogin keeps err as the login status unless it is "not logged in"
+// (a.auth.mu held).
+func (a *Agent) cacheLogin(err error) {
+	a.auth.checked = !errors.Is(err, errNotLoggedIn)
+	a.auth.err = err
 }
 
 func (a *Agent) getenv(key string) string {

@@ -125,23 +125,40 @@ func TestLoginStatusCachedAndRechecked(t *testing.T) {
 	for range 2 {
 		wantAuthRequired(t, newSession())
 	}
-	if login.checks != 1 {
-		t.Errorf("codex login status ran %d times for two session/new, want 1", login.checks)
+	// "Not logged in" is not cached: each session/new looks again.
+	if login.checks != 2 {
+		t.Errorf("codex login status ran %d times for two session/new when not logged in, want 2", login.checks)
 	}
-	// The user signs in in a terminal; session/new still has the cached answer.
+	// The user signs in in a terminal: the next session/new sees it, with
+	// no authenticate; a login is cached.
 	login.set(nil)
-	wantAuthRequired(t, newSession())
+	for range 2 {
+		if err := newSession(); err != nil {
+			t.Fatalf("session/new after codex login in a terminal: %v", err)
+		}
+	}
+	if login.checks != 3 {
+		t.Errorf("codex login status ran %d times, want 3 (a login is cached)", login.checks)
+	}
 	if _, err := h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: AuthChatGPT}); err != nil {
 		t.Fatalf("authenticate chatgpt after login: %v", err)
-	}
-	if err := newSession(); err != nil {
-		t.Fatalf("session/new after authenticate: %v", err)
 	}
 	// Logout (unstable) removes the login: sessions need sign-in again.
 	if _, err := h.editor.Conn.UnstableLogout(h.ctx, acpsdk.UnstableLogoutRequest{}); err != nil {
 		t.Fatalf("logout: %v", err)
 	}
 	wantAuthRequired(t, newSession())
+	// A status codex could not tell is cached (sessions go on).
+	login.set(errors.New("codex crashed"))
+	checks := login.checks
+	for range 2 {
+		if err := newSession(); err != nil {
+			t.Fatalf("session/new with an unknown login status: %v", err)
+		}
+	}
+	if login.checks != checks+1 {
+		t.Errorf("an unknown login status was checked %d times for two session/new, want once", login.checks-checks)
+	}
 	checkSchema(t, h.editor.Raw())
 }
 
