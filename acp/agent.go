@@ -287,7 +287,7 @@ func (a *Agent) closeAllSessions() {
 	regs := a.tools
 	a.tools = map[string]*toolsRegistration{}
 	a.mu.Unlock()
-	p, _ := a.opts.Backend.(turnPreparer)
+	p, _ := a.opts.Backend.(forgetter)
 	// Concurrently: every running turn is cancelled at once, not after the
 	// turns of the sessions before it ended.
 	var wg sync.WaitGroup
@@ -566,7 +566,7 @@ func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest
 	}
 	a.mu.Unlock()
 	s.close()
-	if p, ok := a.opts.Backend.(turnPreparer); ok && closing {
+	if p, ok := a.opts.Backend.(forgetter); ok && closing {
 		p.Forget(s.id)
 	}
 	return acpsdk.CloseSessionResponse{}, nil

@@ -32,6 +32,13 @@ type warmer interface {
 // closes.
 type turnPreparer interface {
 	Prepare(t Turn)
+	forgetter
+}
+
+// forgetter is a Backend that keeps something per session ahead of its
+// turns (a waiting codex, a warmed thread): Forget drops it when the session
+// closes.
+type forgetter interface {
 	Forget(sessionID string)
 }
 

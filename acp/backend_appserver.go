@@ -97,6 +97,19 @@ func (b *AppServerBackend) Warm(t Turn) {
 	}()
 }
 
+// Forget drops the thread Warm prepared for a session that closed before
+// its first turn took it. Codex 0.169 has no way to unload a thread (an
+// app-server keeps every thread it loaded until it exits; see
+// docs/codex-app-server.md), so the thread itself stays in codex; only the
+// agent's hold on it goes.
+func (b *AppServerBackend) Forget(sessionID string) {
+	b.mu.Lock()
+	delete(b.prepared, sessionID)
+	b.mu.Unlock()
+}
+
+var _ forgetter = (*AppServerBackend)(nil)
+
 // preparedThread is a thread Warm started (or resumed) for a session.
 type preparedThread struct {
 	done   chan struct{}

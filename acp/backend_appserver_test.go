@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 func TestThreadParams(t *testing.T) {
@@ -174,4 +179,52 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 	go func() { b.Close(); close(closed) }()
 	<-closed // Close ends the pending start (release never happens)
 	close(release)
+}
+
+// A session closed before its first prompt leaves nothing of its warmed
+// thread in the backend.
+func TestAppServerForgetsWarmedThread(t *testing.T) {
+	b := NewAppServerBackend(codex.AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex")})
+	defer b.Close()
+	b.Warm(Turn{SessionID: "sess_a"})
+	b.Warm(Turn{SessionID: "sess_b"})
+	b.Forget("sess_a")
+	b.mu.Lock()
+	_, a := b.prepared["sess_a"]
+	_, bb := b.prepared["sess_b"]
+	b.mu.Unlock()
+	if a || !bb {
+		t.Errorf("prepared after Forget(sess_a): sess_a %v, sess_b %v; want only sess_b", a, bb)
+	}
+}
+
+// forgettingBackend warms sessions (like the app-server backend) and
+// records what it was told to forget.
+type forgettingBackend struct {
+	fakeBackend
+	mu     sync.Mutex
+	forgot []string
+}
+
+func (b *forgettingBackend) Warm(Turn) {}
+
+func (b *forgettingBackend) Forget(id string) {
+	b.mu.Lock()
+	b.forgot = append(b.forgot, id)
+	b.mu.Unlock()
+}
+
+// session/close tells a backend that warms threads to forget the session's.
+func TestCloseForgetsWarmedSession(t *testing.T) {
+	be := &forgettingBackend{}
+	h := startAgent(t, be, fakeeditor.Options{})
+	id := h.newSession(t, t.TempDir())
+	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if len(be.forgot) != 1 || be.forgot[0] != string(id) {
+		t.Errorf("forgot %v, want [%s]", be.forgot, id)
+	}
 }
