@@ -18,6 +18,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // pngBase64 is a 1×1 PNG.
@@ -428,5 +429,24 @@ func TestAppServerInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// /review and /compact take no images: a prompt with some is refused with
+// a clear error, and codex does not run.
+func TestCommandTurnRefusesImages(t *testing.T) {
+	be := &cmdBackend{feats: featReview | featCompact}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	img := acpsdk.ImageBlock(base64.StdEncoding.EncodeToString(pngBytes(t)), "image/png")
+	for _, cmd := range []string{"/review look at this", "/compact"} {
+		_, err := h.editor.Conn.Prompt(h.ctx, acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(cmd), img}})
+		var re *acpsdk.RequestError
+		if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "takes no images") {
+			t.Errorf("%s with an image: %v, want -32602 saying it takes no images", cmd, err)
+		}
+	}
+	if n := be.turnCount(); n != 0 {
+		t.Errorf("codex ran %d turns", n)
 	}
 }

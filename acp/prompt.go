@@ -36,6 +36,11 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 			if spec, err = c.turn(s, args); err != nil {
 				return acpsdk.PromptResponse{}, err
 			}
+			if len(images) > 0 && (spec.review != nil || spec.compact) {
+				// Codex's review and compaction take no images: refused,
+				// not silently dropped.
+				return acpsdk.PromptResponse{}, invalidParams(fmt.Sprintf("/%s takes no images: send it without them (attach images to an ordinary prompt)", c.name))
+			}
 			if spec.plan {
 				if resp, done := a.planCommand(ctx, s, spec); done {
 					return resp, nil
