@@ -23,9 +23,18 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
+	// Registered before anything waits: a session/cancel from now on covers
+	// this prompt, as it covers every prompt sent before it (steer.go).
+	gen, cancelled := s.newPrompt()
 	// A slash command the session offers runs as such (commands.go); any
-	// other text, an unknown "/foo" included, goes to codex as typed.
-	s.commandsAnnounced(ctx)
+	// other text, an unknown "/foo" included, goes to codex as typed. A
+	// cancel while the commands are awaited answers cancelled: nothing ran.
+	waitCtx, stopWait := mergeContext(ctx, cancelled)
+	s.commandsAnnounced(waitCtx)
+	stopWait()
+	if s.promptCancelled(gen) {
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
 	spec := turnSpec{prompt: text}
 	command := false
 	if name, args, ok := parseCommand(text); ok {
@@ -56,7 +65,6 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	// ends through session/cancel, the session's close, or the connection's
 	// end (which closes every session), not through the request's context.
 	ctx = context.WithoutCancel(ctx)
-	gen := s.newPrompt()
 	// A turn runs: join it, or wait for it (steer.go). A command's turn
 	// waits: it is a turn of its own.
 	if !command {

@@ -50,6 +50,8 @@ type session struct {
 	closed      bool
 	latest      uint64                   // generation of the newest prompt
 	cancelledTo uint64                   // prompts up to this generation were cancelled by the client
+	nextCancel  context.Context          // done at the next session/cancel (newPrompt)
+	fireCancel  context.CancelFunc       // ends nextCancel
 	cancel      context.CancelCauseFunc  // cancels the running turn; nil when idle
 	running     *runningTurn             // the running turn, which prompts may join; nil when idle
 	plan        bool                     // collaboration_mode plan (plan.go)
@@ -159,13 +161,26 @@ func (s *session) record() sessionRecord {
 	}
 }
 
-// newPrompt registers a prompt and returns its generation. It does not
-// touch the running turn: the prompt joins it or waits for it (steer.go).
-func (s *session) newPrompt() uint64 {
+// newPrompt registers a prompt and returns its generation, and a context
+// done at the next session/cancel (which covers the prompt from now on,
+// whatever it is waiting for). It does not touch the running turn: the
+// prompt joins it or waits for it (steer.go).
+func (s *session) newPrompt() (gen uint64, cancelled context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latest++
-	return s.latest
+	if s.nextCancel == nil {
+		s.nextCancel, s.fireCancel = context.WithCancel(context.Background())
+	}
+	return s.latest, s.nextCancel
+}
+
+// promptCancelled reports whether a session/cancel came after the prompt
+// of generation gen was registered, or the session closed.
+func (s *session) promptCancelled(gen uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed || gen <= s.cancelledTo
 }
 
 // beginTurn is called with the session's turn acquired. It reports false
@@ -206,6 +221,10 @@ func (s *session) cancelTurn(cause error) {
 func (s *session) cancelPrompts() {
 	s.mu.Lock()
 	s.cancelledTo = s.latest
+	if s.fireCancel != nil {
+		s.fireCancel()
+		s.nextCancel, s.fireCancel = nil, nil
+	}
 	s.mu.Unlock()
 	s.cancelTurn(errCancelledByClient)
 }
