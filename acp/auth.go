@@ -3,12 +3,15 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/secrets"
 )
 
 // Auth method ids (the ids codex-acp uses; acpx authenticates with
@@ -45,6 +48,13 @@ type Auth struct {
 	// environment on to codex (the exec backend), so a key set there is a
 	// way to sign in. Codex app-server 0.169 reads neither.
 	EnvKeys bool
+	// SaveAPIKey, when set, makes key codex's login and checks that codex
+	// now reports an API-key login (the app-server backend: its
+	// account/login/start and account/read, the key sent on the process's
+	// stdin). Codex saves it in its home as `codex login --with-api-key`
+	// does. It does not check the key with OpenAI: nothing does before the
+	// first model request. Set, the API-key methods are offered.
+	SaveAPIKey func(ctx context.Context, key string) error
 	// Getenv reads the agent's environment; nil: os.Getenv.
 	Getenv func(string) string
 	// LoginCommand is the command line, argv[0] first, that runs `codex
@@ -154,9 +164,12 @@ func authRequired(msg string) *acpsdk.RequestError {
 // authenticate answers.
 func (a *Agent) signInHelp() string {
 	msg := "codex is not signed in. Sign in with ChatGPT: run `codex login` in a terminal (or choose \"Log in with ChatGPT\")"
-	if a.opts.Auth.EnvKeys {
+	switch {
+	case a.opts.Auth.EnvKeys:
 		msg += ", or set OPENAI_API_KEY or CODEX_API_KEY in the agent's environment (in Zed: \"env\" of this agent in agent_servers settings)"
-	} else {
+	case a.opts.Auth.SaveAPIKey != nil:
+		msg += ", or set OPENAI_API_KEY or CODEX_API_KEY in the agent's environment (in Zed: \"env\" of this agent in agent_servers settings) and choose that API-key method"
+	default:
 		msg += ", or save an API key for codex: `printenv OPENAI_API_KEY | codex login --with-api-key`"
 	}
 	return msg + "; then try again."
@@ -164,7 +177,8 @@ func (a *Agent) signInHelp() string {
 
 // authMethods are the sign-in methods initialize offers: none with a
 // custom provider, else ChatGPT (a terminal method where the client runs
-// them) and, where turns pass keys on, the two API-key variables.
+// them) and, where turns pass keys on or codex can be given one, the two
+// API-key variables.
 func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod {
 	methods := []acpsdk.AuthMethod{}
 	if !a.authNeeded() {
@@ -192,11 +206,15 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 			Meta: meta,
 		}})
 	}
-	if a.opts.Auth.EnvKeys {
+	if a.keyMethods() {
+		desc := "Use an OpenAI API key from %s in the agent's environment."
+		if !a.opts.Auth.EnvKeys {
+			desc = "Save the OpenAI API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does)."
+		}
 		for _, k := range authKeyVars {
 			methods = append(methods, acpsdk.AuthMethod{EnvVar: &acpsdk.AuthMethodEnvVarInline{
 				Id: k.id, Name: k.name,
-				Description: acpsdk.Ptr("Use an OpenAI API key from " + k.env + " in the agent's environment."),
+				Description: acpsdk.Ptr(fmt.Sprintf(desc, k.env)),
 				Link:        acpsdk.Ptr("https://platform.openai.com/api-keys"),
 				Vars:        []acpsdk.AuthEnvVar{{Name: k.env, Label: acpsdk.Ptr(k.name), Secret: true}},
 			}})
@@ -205,7 +223,15 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 	return methods
 }
 
-// authenticate checks that the chosen method works now.
+// keyMethods reports whether the API-key methods are offered.
+func (a *Agent) keyMethods() bool {
+	return a.opts.Auth.EnvKeys || a.opts.Auth.SaveAPIKey != nil
+}
+
+// authenticate checks that the chosen method works now: for ChatGPT,
+// codex's stored login; for an API key, that the variable is set and, where
+// codex is given the key (SaveAPIKey), that codex reports it as its login.
+// Whether OpenAI accepts the key is known at the first model request only.
 func (a *Agent) authenticate(ctx context.Context, method string) error {
 	if !a.authNeeded() {
 		return invalidParams("no sign-in is needed: codex uses the configured model provider " +
@@ -226,12 +252,27 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 		return authRequired("cannot check codex's login: " + err.Error())
 	}
 	for _, k := range authKeyVars {
-		if method != k.id || !a.opts.Auth.EnvKeys {
+		if method != k.id || !a.keyMethods() {
 			continue
 		}
-		if a.getenv(k.env) == "" {
+		key := strings.TrimSpace(a.getenv(k.env))
+		if key == "" {
 			return authRequired(k.env + " is not set in the agent's environment. Set it where the editor starts the agent (in Zed: \"env\" of this agent in agent_servers settings) and restart the agent.")
 		}
+		if a.opts.Auth.SaveAPIKey == nil {
+			return nil // codex exec reads it from the environment each turn
+		}
+		err := a.opts.Auth.SaveAPIKey(ctx, key)
+		if ctx.Err() != nil {
+			return err
+		}
+		if err != nil {
+			// codex's parse errors may quote what they were sent.
+			msg := strings.ReplaceAll(err.Error(), key, secrets.Redacted)
+			return authRequired("codex did not take the API key from " + k.env + ": " + msg)
+		}
+		a.log.Info("codex signed in with an API key", "from", k.env)
+		a.setLoggedIn(nil)
 		return nil
 	}
 	return invalidParams("unknown authentication method " + quoteOr(method, "") + " (offered: " + a.methodIDs() + ")")
@@ -278,4 +319,15 @@ func (a *Agent) authCapabilities() acpsdk.AgentAuthCapabilities {
 		return acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}}
 	}
 	return acpsdk.AgentAuthCapabilities{}
+}
+
+// turnFailed is the answer to a turn codex ended with msg. OpenAI refusing
+// the credentials (HTTP 401: a wrong or revoked API key, an expired
+// login) is auth_required, so that the client offers sign-in again; codex
+// accepts any key string, so this is where a bad key first shows.
+func turnFailed(msg string) *acpsdk.RequestError {
+	if strings.Contains(msg, "401 Unauthorized") {
+		return authRequired("OpenAI refused codex's credentials (" + msg + "). Check the API key (OPENAI_API_KEY or CODEX_API_KEY, or the one saved with `codex login --with-api-key`) or run `codex login` again, then retry.")
+	}
+	return turnError("Codex turn failed: " + msg)
 }

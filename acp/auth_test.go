@@ -200,6 +200,63 @@ func TestAuthenticate(t *testing.T) {
 	}
 }
 
+// TestAuthenticateSavesKey: where codex is given the key (the app-server
+// backend), authenticate hands it over, trimmed, and answers with codex's
+// verdict (the key left out of it); afterwards session/new needs nothing.
+func TestAuthenticateSavesKey(t *testing.T) {
+	const key = "sk-unit-secret-0123456789"
+	for _, tc := range []struct {
+		name, method string
+		env          map[string]string
+		saveErr      error
+		wantSaved    string
+		wantText     string // "" : success
+	}{
+		{"openai key", AuthOpenAIAPIKey, map[string]string{"OPENAI_API_KEY": " " + key + "\n"}, nil, key, ""},
+		{"codex key", AuthCodexAPIKey, map[string]string{"CODEX_API_KEY": key}, nil, key, ""},
+		{"blank key not sent", AuthOpenAIAPIKey, map[string]string{"OPENAI_API_KEY": "  "}, nil, "", "OPENAI_API_KEY is not set"},
+		{"codex refuses", AuthCodexAPIKey, map[string]string{"CODEX_API_KEY": key}, errors.New("bad params: " + key), key,
+			"codex did not take the API key from CODEX_API_KEY: bad params: [REDACTED]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			login := &fakeLogin{status: errNotLoggedInFake}
+			auth := login.auth(tc.env)
+			auth.EnvKeys = false
+			var saved string
+			auth.SaveAPIKey = func(_ context.Context, k string) error {
+				saved = k
+				return tc.saveErr
+			}
+			h := startAgentWith(t, Options{Backend: &fakeBackend{}, Auth: auth}, fakeeditor.Options{})
+			init, err := h.editor.Initialize(h.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(init.AuthMethods); n != 3 {
+				t.Errorf("%d auth methods, want chatgpt and the two API-key ones", n)
+			}
+			_, err = h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: tc.method})
+			if saved != tc.wantSaved {
+				t.Errorf("key handed to codex %q, want %q", saved, tc.wantSaved)
+			}
+			_, newErr := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+			if tc.wantText == "" {
+				if err != nil || newErr != nil {
+					t.Fatalf("authenticate: %v; session/new: %v", err, newErr)
+				}
+				return
+			}
+			wantAuthRequired(t, err, tc.wantText)
+			wantAuthRequired(t, newErr, "choose that API-key method")
+			for _, raw := range h.editor.Raw() {
+				if bytes.Contains(raw, []byte(key)) {
+					t.Errorf("the key reached the client: %s", raw)
+				}
+			}
+		})
+	}
+}
+
 func TestAuthenticateCustomProvider(t *testing.T) {
 	login := &fakeLogin{status: errNotLoggedInFake}
 	auth := login.auth(nil)
@@ -236,7 +293,7 @@ func TestInitializeAuthMethods(t *testing.T) {
 		{"zed terminal-auth meta", acpsdk.ClientCapabilities{Meta: map[string]any{"terminal-auth": true}}, true,
 			`"_meta":{"terminal-auth":{"args":["--codex-path","/x/codex","login"],"command":"/usr/bin/codexacp","label":"codex login"}}`,
 			[]string{"chatgpt", "openai-api-key", "codex-api-key"}},
-		{"app-server: no key methods", acpsdk.ClientCapabilities{}, false, `"id":"chatgpt"`, []string{"chatgpt"}},
+		{"no way to pass a key: no key methods", acpsdk.ClientCapabilities{}, false, `"id":"chatgpt"`, []string{"chatgpt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			login := &fakeLogin{}
@@ -312,6 +369,22 @@ func checkSchema(t *testing.T, raw [][]byte) {
 	for _, m := range raw {
 		if err := acpschema.ValidateMessage(m); err != nil {
 			t.Errorf("agent message violates the ACP schema: %v\n%s", err, m)
+		}
+	}
+}
+
+func TestTurnFailed(t *testing.T) {
+	for _, tc := range []struct {
+		msg      string
+		wantCode int
+		wantText string
+	}{
+		{"unexpected status 401 Unauthorized: Incorrect API key provided: sk-x***, url: http://x/v1/responses", -32000, "OpenAI refused codex's credentials"},
+		{"unexpected status 500 Internal Server Error: boom", -32603, "Codex turn failed: unexpected status 500"},
+	} {
+		err := turnFailed(tc.msg)
+		if err.Code != tc.wantCode || !strings.Contains(err.Message, tc.wantText) || !strings.Contains(err.Message, tc.msg) {
+			t.Errorf("turnFailed(%q) = %d %q, want %d with %q", tc.msg, err.Code, err.Message, tc.wantCode, tc.wantText)
 		}
 	}
 }

@@ -994,3 +994,39 @@ func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
 		go f()
 	}
 }
+
+// LoginAPIKey makes key codex's login through the app-server
+// (account/login/start with type apiKey: codex saves it in its home, as
+// `codex login --with-api-key` does) and checks with account/read that codex
+// now reports an API-key account. The key travels on the process's stdin
+// only; codex 0.169 takes any string without asking OpenAI, so this
+// confirms that codex will use the key, not that OpenAI accepts it. Errors
+// never quote the key.
+func (b *AppServerBackend) LoginAPIKey(ctx context.Context, key string) error {
+	server, err := b.running(ctx)
+	if err != nil {
+		return err
+	}
+	var login struct {
+		Type string `json:"type"`
+	}
+	if err := server.Call(ctx, "account/login/start", map[string]any{"type": "apiKey", "apiKey": key}, &login); err != nil {
+		return fmt.Errorf("account/login/start: %w", err)
+	}
+	var read struct {
+		Account *struct {
+			Type string `json:"type"`
+		} `json:"account"`
+	}
+	if err := server.Call(ctx, "account/read", map[string]any{}, &read); err != nil {
+		return fmt.Errorf("account/read: %w", err)
+	}
+	if read.Account == nil || read.Account.Type != "apiKey" {
+		got := "no account"
+		if read.Account != nil {
+			got = "a " + read.Account.Type + " account"
+		}
+		return fmt.Errorf("codex reports %s after the API-key login", got)
+	}
+	return nil
+}

@@ -148,7 +148,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 	}
 	if end.FailedMessage != "" {
 		log.Warn("turn failed", "message", end.FailedMessage)
-		return acpsdk.PromptResponse{}, turnError("Codex turn failed: " + end.FailedMessage)
+		return acpsdk.PromptResponse{}, turnFailed(end.FailedMessage)
 	}
 	if runErr != nil {
 		log.Warn("codex run failed", "err", runErr)

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,13 +25,21 @@ import (
 // base URL is the mock, so a turn never leaves loopback.
 func authAgent(t *testing.T, mock *mockapi.Server, extraEnv ...string) (*fakeeditor.Editor, context.Context, string) {
 	t.Helper()
+	ed, ctx, cwd, _ := authAgentOn(t, "exec", mock, extraEnv...)
+	return ed, ctx, cwd
+}
+
+// authAgentOn is authAgent on the given backend; it also returns codex's
+// home.
+func authAgentOn(t *testing.T, backend string, mock *mockapi.Server, extraEnv ...string) (*fakeeditor.Editor, context.Context, string, string) {
+	t.Helper()
 	codexPath := codextest.Binary(t)
-	env, _ := codextest.Env(t) // no CODEX_* or OPENAI_* of the test's environment
+	env, home := codextest.Env(t) // no CODEX_* or OPENAI_* of the test's environment
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--codex-path", codexPath, "--log-level", "debug", "--state-dir", "",
+	args := []string{"--codex-path", codexPath, "--backend", backend, "--log-level", "debug", "--state-dir", "",
 		"-c", `model="gpt-5.5"`, "-c", "openai_base_url=" + mock.URL()}
 	for _, c := range codextest.OfflineConfig {
 		args = append(args, "-c", c)
@@ -67,7 +76,7 @@ func authAgent(t *testing.T, mock *mockapi.Server, extraEnv ...string) (*fakeedi
 			t.Logf("codexacp stderr:\n%s", stderr.String())
 		}
 	})
-	return ed, ctx, cwd
+	return ed, ctx, cwd, home
 }
 
 func authMethodIDs(methods []acpsdk.AuthMethod) string {
@@ -152,5 +161,98 @@ func TestAuthWithOpenAIAPIKey(t *testing.T) {
 	}
 	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+key {
 		t.Errorf("Authorization = %q, want the key from OPENAI_API_KEY", got)
+	}
+}
+
+// TestAuthAPIKeyAppServer: on the app-server backend, which reads no key
+// from the environment, the API-key methods are offered; session/new needs
+// sign-in until authenticate hands the key to codex (account/login/start),
+// codex confirms it (account/read) and saves it as `codex login
+// --with-api-key` does; the turn then reaches the model with the key.
+func TestAuthAPIKeyAppServer(t *testing.T) {
+	for _, v := range []struct{ method, env string }{
+		{"openai-api-key", "OPENAI_API_KEY"},
+		{"codex-api-key", "CODEX_API_KEY"},
+	} {
+		t.Run(v.method, func(t *testing.T) {
+			mock := mockapi.New(t)
+			const key = "sk-e2e-app-server-not-a-real-key"
+			ed, ctx, cwd, home := authAgentOn(t, "app-server", mock, v.env+"="+key)
+			init, err := ed.Initialize(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := authMethodIDs(init.AuthMethods); got != "chatgpt,openai-api-key,codex-api-key" {
+				t.Errorf("authMethods = %s", got)
+			}
+			newSession := func() (acpsdk.NewSessionResponse, error) {
+				return ed.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+			}
+			_, err = newSession()
+			var re *acpsdk.RequestError
+			if !errors.As(err, &re) || re.Code != -32000 || !strings.Contains(re.Message, "choose that API-key method") {
+				t.Fatalf("session/new before authenticate = %v, want auth_required", err)
+			}
+			if _, err := ed.Conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: v.method}); err != nil {
+				t.Fatalf("authenticate %s: %v", v.method, err)
+			}
+			status := exec.Command(codextest.Binary(t), "login", "status")
+			status.Env = append(os.Environ(), "CODEX_HOME="+home)
+			if out, err := status.CombinedOutput(); err != nil || !strings.Contains(string(out), "API key configured") {
+				t.Errorf("codex login status after authenticate: %v\n%s", err, out)
+			}
+			sess, err := newSession()
+			if err != nil {
+				t.Fatalf("session/new after authenticate: %v", err)
+			}
+			mock.Enqueue(mockapi.Reply(mockapi.Message("signed in")))
+			resp, err := ed.Conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hello")}})
+			if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+				t.Fatalf("prompt = %+v, %v", resp, err)
+			}
+			reqs := mock.Requests()
+			if len(reqs) == 0 {
+				t.Fatal("the model was not asked")
+			}
+			if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+key {
+				t.Errorf("Authorization = %q, want the key from %s", got, v.env)
+			}
+		})
+	}
+}
+
+// TestAuthKeyRefusedByOpenAI: a key codex took but OpenAI refuses (401 at
+// the first model request, the only place it is checked) ends the turn
+// with an error that says so, on both backends.
+func TestAuthKeyRefusedByOpenAI(t *testing.T) {
+	for _, backend := range []string{"exec", "app-server"} {
+		t.Run(backend, func(t *testing.T) {
+			mock := mockapi.New(t)
+			ed, ctx, cwd, _ := authAgentOn(t, backend, mock, "OPENAI_API_KEY=sk-e2e-revoked-key-0000000000")
+			if _, err := ed.Initialize(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ed.Conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: "openai-api-key"}); err != nil {
+				t.Fatalf("authenticate: %v", err)
+			}
+			sess, err := ed.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+			if err != nil {
+				t.Fatalf("session/new: %v", err)
+			}
+			const refused = "Incorrect API key provided: sk-e2e-*****0000."
+			for range 8 { // codex may retry
+				mock.Enqueue(mockapi.HTTPError(401, refused))
+			}
+			_, err = ed.Conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hello")}})
+			var re *acpsdk.RequestError
+			if !errors.As(err, &re) || re.Code != -32000 {
+				t.Fatalf("prompt = %v, want auth_required (-32000)", err)
+			}
+			for _, w := range []string{"OpenAI refused", "401 Unauthorized", refused, "OPENAI_API_KEY"} {
+				if !strings.Contains(re.Message, w) {
+					t.Errorf("prompt error %q lacks %q", re.Message, w)
+				}
+			}
+		})
 	}
 }

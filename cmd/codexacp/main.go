@@ -227,6 +227,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		be := acp.NewAppServerBackend(asOpts)
 		defer be.Close()
 		agentOpts.Backend = be
+		if agentOpts.Auth.LoginStatus != nil {
+			agentOpts.Auth.SaveAPIKey = be.LoginAPIKey
+		}
 		agentOpts.UserConfig = prepareUserConfig(ctx, log, func(ctx context.Context) (codex.UserConfig, error) {
 			return codex.ReadUserConfigOnce(ctx, codex.AppServerOptions{Path: path, Config: o.config, Logger: log})
 		})
