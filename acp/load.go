@@ -27,6 +27,12 @@ func (a *Agent) persist(s *session) {
 	// end must not let the older snapshot land last.
 	a.storeMu.Lock()
 	defer a.storeMu.Unlock()
+	// A /rename or mode change that raced session/delete must not bring the
+	// record back: the flag is set before the record is removed, both
+	// under storeMu's protection of the store (DeleteSession).
+	if s.isDeleted() {
+		return
+	}
 	if err := a.store.save(s.record()); err != nil {
 		a.log.Warn("session not saved; it cannot be loaded by another agent process", "session", s.id, "err", err)
 	}

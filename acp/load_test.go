@@ -655,3 +655,37 @@ func TestDeleteWaitsForTheLastTurnsSave(t *testing.T) {
 		t.Errorf("after delete: load = %v, want no session", err)
 	}
 }
+
+// A save that races session/delete (a /rename, a mode change or /plan that
+// held the session when the delete came, or a late turn save) does not
+// bring the deleted record back; a save that began before the delete is
+// removed with the record.
+func TestDeletedSessionIsNotSavedAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		save func(a *Agent, s *session)
+	}{
+		{"persist", func(a *Agent, s *session) { a.persist(s) }},
+		{"persistSoon", func(a *Agent, s *session) { a.persistSoon(s); a.flushSaves() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			h := startAgentWith(t, Options{Backend: &fakeBackend{}, StateDir: state}, fakeeditor.Options{})
+			sid := h.newSession(t, t.TempDir())
+			s, err := h.agent.session(sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			s.threadID, s.title = loadThreadID, "renamed"
+			s.mu.Unlock()
+			if err := h.agent.DeleteSession(h.ctx, sid); err != nil {
+				t.Fatal(err)
+			}
+			tc.save(h.agent, s) // the racing request saves after the delete
+			if _, err := (&sessionStore{dir: state}).load(string(sid)); !errors.Is(err, errNoSession) {
+				t.Errorf("after delete and a late save: load = %v, want no session", err)
+			}
+		})
+	}
+}

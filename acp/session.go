@@ -48,6 +48,7 @@ type session struct {
 	title       string       // first line of the first prompt
 	threadUsage events.Usage // codex's token totals after the last turn
 	closed      bool
+	deleted     bool                     // session/delete: its record is never saved again (persist)
 	latest      uint64                   // generation of the newest prompt
 	cancelledTo uint64                   // prompts up to this generation were cancelled by the client
 	nextCancel  context.Context          // done at the next session/cancel (newPrompt)
@@ -242,6 +243,20 @@ func (s *session) allowAlways(kind acpsdk.ToolKind) {
 		s.allowed = map[acpsdk.ToolKind]bool{}
 	}
 	s.allowed[kind] = true
+}
+
+// markDeleted records that session/delete removes the session: from now
+// on its record is not saved (persist).
+func (s *session) markDeleted() {
+	s.mu.Lock()
+	s.deleted = true
+	s.mu.Unlock()
+}
+
+func (s *session) isDeleted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deleted
 }
 
 // close cancels the running turn and waits until it has ended. Its tool

@@ -73,6 +73,7 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	a.mu.Unlock()
 	thread := ""
 	if s != nil {
+		s.markDeleted()
 		s.close()
 		if p, ok := a.opts.Backend.(turnPreparer); ok {
 			p.Forget(s.id)
@@ -98,7 +99,12 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 			return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot delete session %s: %v", id, err)}
 		}
 	}
-	if err := a.store.remove(string(id)); err != nil {
+	// Under the store's lock: a save that began before the session was
+	// marked deleted lands first, and is removed with it.
+	a.storeMu.Lock()
+	err = a.store.remove(string(id))
+	a.storeMu.Unlock()
+	if err != nil {
 		return &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	a.log.Info(methodSessionDelete, "session", id, "thread", thread)
