@@ -188,7 +188,7 @@ func writeImageFiles(root string, imgs []Image) (*imageFiles, error) {
 			continue
 		}
 		if files.dir == "" {
-			dir, err := os.MkdirTemp(root, "codexacp-images-")
+			dir, err := os.MkdirTemp(root, imageDirPrefix)
 			if err != nil {
 				return nil, fmt.Errorf("writing the prompt's images: %w", err)
 			}

@@ -180,6 +180,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Image directories of agents killed mid-turn; in the background,
+	// stopped when the agent exits.
+	defer acp.SweepImageDirs(log)()
+
 	agentOpts := acp.Options{Version: version, Logger: log}
 	if o.stateDir != "" {
 		agentOpts.StateDir = filepath.Join(o.stateDir, "sessions")
