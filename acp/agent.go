@@ -208,6 +208,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 	})
 	guard.reads = &w.reads
+	guard.inits = &w.inits
 	// A read of in cannot be interrupted (os.Stdin blocks in read(2)), so the
 	// guard reads it through a pipe that Serve can close. The copier owns
 	// nothing else: blocked in in.Read after Serve returned, it ends on the

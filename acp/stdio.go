@@ -29,25 +29,83 @@ type syncWriter struct {
 	// answer: the guard checks that their answer carries content.
 	reads pendingReads
 	// deleteCap adds sessionCapabilities.delete to the initialize
-	// response: acp-go-sdk v0.13.0's type has no field for it.
+	// response: acp-go-sdk v0.13.0's type has no field for it. inits are
+	// the ids of the editor's initialize requests (noted by the guard):
+	// only their answers are rewritten.
 	deleteCap bool
+	inits     pendingInits
 }
 
-// withDeleteCapability advertises session/delete in a message carrying
-// sessionCapabilities (only initialize's response does).
+// pendingInits holds the ids of initialize requests not yet answered.
+type pendingInits struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// sent notes an initialize request's id; nil (no id) is ignored.
+func (p *pendingInits) sent(id json.RawMessage) {
+	if p == nil || len(id) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil || len(p.ids) >= maxPendingReads { // an editor flooding initialize
+		p.ids = map[string]bool{}
+	}
+	p.ids[string(bytes.TrimSpace(id))] = true
+}
+
+// answer reports whether the outbound line answers a pending initialize
+// request, and forgets it. Once initialize is answered the table is empty
+// and no line is decoded.
+func (p *pendingInits) answer(line []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ids) == 0 {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "" || !p.ids[string(m.ID)] {
+		return false
+	}
+	delete(p.ids, string(m.ID))
+	return true
+}
+
+// withDeleteCapability advertises session/delete in an initialize response
+// (result.agentCapabilities.sessionCapabilities gets "delete": {}). Any
+// other line, or one it cannot decode, comes back unchanged.
 func withDeleteCapability(p []byte) []byte {
-	const key = `"sessionCapabilities":{`
-	i := bytes.Index(p, []byte(key))
-	if i < 0 || bytes.Contains(p, []byte(`"delete":{}`)) {
+	var msg, result, caps, session map[string]json.RawMessage
+	if json.Unmarshal(p, &msg) != nil || json.Unmarshal(msg["result"], &result) != nil ||
+		json.Unmarshal(result["agentCapabilities"], &caps) != nil ||
+		json.Unmarshal(caps["sessionCapabilities"], &session) != nil || session == nil {
 		return p
 	}
-	i += len(key)
-	ins := `"delete":{}`
-	if i < len(p) && p[i] != '}' {
-		ins += ","
+	if _, ok := session["delete"]; ok {
+		return p
 	}
-	out := append(p[:i:i], ins...) // p[:i:i]: a copy, p stays the SDK's
-	return append(out, p[i:]...)
+	session["delete"] = json.RawMessage(`{}`)
+	var err error
+	set := func(m map[string]json.RawMessage, key string, v any) {
+		if err == nil {
+			m[key], err = marshalCompact(v)
+		}
+	}
+	set(caps, "sessionCapabilities", session)
+	set(result, "agentCapabilities", caps)
+	set(msg, "result", result)
+	out, err2 := marshalCompact(msg)
+	if err != nil || err2 != nil {
+		return p
+	}
+	if bytes.HasSuffix(p, []byte{'\n'}) {
+		out = append(out, '\n')
+	}
+	return out
 }
 
 // renameMethod gives a request line another method name (a method the SDK
@@ -65,14 +123,20 @@ func renameMethod(line []byte, method string) []byte {
 	return out
 }
 
+// Write writes one whole message. It reports len(p) on success even when
+// the message went out rewritten (io.Writer's contract: n <= len(p)).
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.reads.sent(p)
-	if s.deleteCap {
-		p = withDeleteCapability(p)
+	out := p
+	if s.deleteCap && s.inits.answer(p) {
+		out = withDeleteCapability(p)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	if _, err := s.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // pendingReads tracks our fs/read_text_file requests. The SDK decodes an
@@ -132,6 +196,7 @@ type inputGuard struct {
 	log    *slog.Logger
 	cancel func(sessionID string) // session/cancel; nil: ignored
 	reads  *pendingReads          // our pending fs reads; nil: not checked
+	inits  *pendingInits          // the editor's initialize requests; nil: not noted
 	limit  int                    // longest line passed on: maxLineBytes but in tests
 
 	ignored  burst // notifications nobody handles
@@ -188,6 +253,7 @@ func (g *inputGuard) handle(line []byte) error {
 	case pass:
 		if m.method == "initialize" {
 			line = numericProtocolVersion(line, g.limit)
+			g.inits.sent(requestID(line))
 		}
 		if m.method == methodSessionDelete {
 			line = renameMethod(line, extDeleteSession)
@@ -206,6 +272,15 @@ func (g *inputGuard) handle(line []byte) error {
 		g.ignored.add(g.log, "reason", m.reason)
 	}
 	return nil
+}
+
+// requestID is a request line's id (nil when it has none).
+func requestID(line []byte) json.RawMessage {
+	var env envelope
+	if json.Unmarshal(line, &env) != nil || isNull(env.ID) {
+		return nil
+	}
+	return env.ID
 }
 
 func (g *inputGuard) forward(line []byte) error {
