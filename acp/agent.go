@@ -109,7 +109,10 @@ type Agent struct {
 	// reports whether it is there.
 	modelInfoReady func(ctx context.Context) bool
 	userConfig     func() codex.UserConfig // Options.UserConfig, once
-	auth           authState               // codex's login status, cached
+	// userConfigReady waits for userConfig's value until ctx ends, and
+	// reports whether it is there.
+	userConfigReady func(ctx context.Context) bool
+	auth            authState // codex's login status, cached
 
 	mu         sync.Mutex
 	clientCaps acpsdk.ClientCapabilities
@@ -124,6 +127,51 @@ var (
 	_ acpsdk.Agent       = (*Agent)(nil)
 	_ acpsdk.AgentLoader = (*Agent)(nil)
 )
+
+// onceInBackground computes f once, on a goroutine of its own started by
+// the first call of get or ready, so that a caller can stop waiting for it
+// when its request ends (ready reports false then). get waits for it.
+func onceInBackground[T any](f func() T) (get func() T, ready func(ctx context.Context) bool) {
+	var v T
+	done := make(chan struct{})
+	start := sync.OnceFunc(func() {
+		go func() {
+			defer close(done)
+			v = f()
+		}()
+	})
+	get = func() T {
+		start()
+		<-done
+		return v
+	}
+	ready = func(ctx context.Context) bool {
+		start()
+		select {
+		case <-done:
+			return true
+		default:
+		}
+		select {
+		case <-done:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return get, ready
+}
+
+// settingsReady waits, until ctx ends, for what making a session reads:
+// the user's codex settings and the model information. Either may take
+// codex a while (a hung codex: up to its own timeout); a client that gives
+// up on the request gets its answer at once.
+func (a *Agent) settingsReady(ctx context.Context) error {
+	if !a.userConfigReady(ctx) || !a.modelInfoReady(ctx) {
+		return fmt.Errorf("waiting for codex's settings: %w", context.Cause(ctx))
+	}
+	return nil
+}
 
 // NewAgent returns an agent that runs turns with opts.Backend.
 func NewAgent(opts Options) *Agent {
@@ -141,39 +189,12 @@ func NewAgent(opts Options) *Agent {
 	}
 	a.modelInfoReady = func(context.Context) bool { return true }
 	if opts.ModelInfo != nil {
-		// Computed once, on its own goroutine, so that a caller can stop
-		// waiting for it when its request ends.
-		var info ModelInfo
-		ready := make(chan struct{})
-		start := sync.OnceFunc(func() {
-			go func() {
-				defer close(ready)
-				info = opts.ModelInfo()
-			}()
-		})
-		a.modelInfo = func() ModelInfo {
-			start()
-			<-ready
-			return info
-		}
-		a.modelInfoReady = func(ctx context.Context) bool {
-			start()
-			select {
-			case <-ready:
-				return true
-			default:
-			}
-			select {
-			case <-ready:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
+		a.modelInfo, a.modelInfoReady = onceInBackground(opts.ModelInfo)
 	}
 	a.userConfig = func() codex.UserConfig { return codex.UserConfig{} }
+	a.userConfigReady = func(context.Context) bool { return true }
 	if opts.UserConfig != nil {
-		a.userConfig = sync.OnceValue(opts.UserConfig)
+		a.userConfig, a.userConfigReady = onceInBackground(opts.UserConfig)
 	}
 	if c, ok := opts.Backend.(commander); ok {
 		c.watchSkills(a.skillsChanged)
@@ -365,6 +386,9 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 		return acpsdk.NewSessionResponse{}, err
 	}
 	if err := a.requireAuth(ctx); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	if err := a.settingsReady(ctx); err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})

@@ -590,3 +590,37 @@ func awaitSession(s *session, cond func() bool) {
 		runtime.Gosched()
 	}
 }
+
+// session/new waits for the user's codex settings only as long as its
+// request lasts: with codex hung, a request the client gives up on
+// answers at once; the next one gets the settings once they are there.
+func TestNewSessionStopsWaitingForSettings(t *testing.T) {
+	called, release := make(chan struct{}), make(chan struct{})
+	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalNever}
+	h := startAgentWith(t, Options{Backend: &fakeBackend{}, UserConfig: func() codex.UserConfig {
+		close(called)
+		<-release // codex hangs
+		return user
+	}}, fakeeditor.Options{})
+	ctx, cancel := context.WithCancel(h.ctx)
+	go func() {
+		<-called
+		cancel() // the client gives up
+	}()
+	_, err := h.agent.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("session/new with codex hung: err = %v, want the request's cancellation", err)
+	}
+	close(release)
+	resp, err := h.agent.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.agent.session(resp.SessionId)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.user.ApprovalPolicy != codex.ApprovalNever {
+		t.Errorf("the next session's settings: %+v", s.user)
+	}
+}

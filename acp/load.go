@@ -146,6 +146,9 @@ func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest
 // codex's rollout of the thread as session updates, and then answers.
 func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
 	a.announcementsDone(ctx)
+	if err := a.settingsReady(ctx); err != nil {
+		return acpsdk.LoadSessionResponse{}, err
+	}
 	s, history, err := a.restore(acpsdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
@@ -162,6 +165,9 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 // shows it); the next prompt continues the codex thread.
 func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
 	a.announcementsDone(ctx)
+	if err := a.settingsReady(ctx); err != nil {
+		return acpsdk.ResumeSessionResponse{}, err
+	}
 	s, _, err := a.restore(acpsdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err

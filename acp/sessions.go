@@ -144,6 +144,9 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 	if err := a.requireAuth(ctx); err != nil {
 		return acpsdk.UnstableForkSessionResponse{}, err
 	}
+	if err := a.settingsReady(ctx); err != nil {
+		return acpsdk.UnstableForkSessionResponse{}, err
+	}
 	s := newSession(newSessionID(), cwd, dirs, mcp, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	s.user = a.userConfig()
 	s.mode, s.model, s.effort, s.title = src.Mode, src.Model, src.Effort, src.Title
