@@ -66,6 +66,15 @@ func checkTopLevelScan(t *testing.T, line []byte) {
 	if len(env.ID) <= maxIDBytes {
 		wantID = compact(env.ID)
 	}
+	// Raw: the line has no escapes, and the scan keeps bytes as they are
+	// (encoding/json would replace invalid UTF-8).
+	var wantName []byte
+	if m := bytes.TrimSpace(env.Method); len(m) >= 2 && m[0] == '"' && len(m)-2 <= maxKeyBytes {
+		wantName = m[1 : len(m)-1]
+	}
+	if string(s.name) != string(wantName) {
+		t.Fatalf("scan of %q: method name %q; encoding/json: %q", line, s.name, env.Method)
+	}
 	if s.idSeen != (env.ID != nil) || !bytes.Equal(compact(s.id), wantID) || s.method != method || s.reply != reply {
 		t.Fatalf("scan of %q: idSeen %v id %q method %v reply %v; encoding/json: id %q method %v reply %v",
 			line, s.idSeen, s.id, s.method, s.reply, env.ID, method, reply)

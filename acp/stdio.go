@@ -321,7 +321,12 @@ func (g *inputGuard) notification(method string, params json.RawMessage) {
 // request is answered with its own id when it could be read.
 func (g *inputGuard) oversized(big *topLevel) error {
 	tooLarge := invalidRequest("message larger than 10 MiB")
-	g.log.Error("inbound message too large", "limit", g.limit, "method", big.method, "response", big.reply, "id", string(big.id))
+	if string(big.name) == string(acpsdk.AgentMethodSessionPrompt) {
+		// An inline image over ~7.5 MiB is what makes a prompt this large;
+		// the same image as a file:// URI is read from disk instead.
+		tooLarge = invalidRequest("message larger than 10 MiB: an attached image is too large to send inline; attach it as a file (file:// URI) instead")
+	}
+	g.log.Error("inbound message too large", "limit", g.limit, "method", string(big.name), "response", big.reply, "id", string(big.id))
 	switch {
 	case big.object && !big.method && big.reply:
 		if routableID(big.id) {
@@ -656,6 +661,7 @@ type topLevel struct {
 	idSeen bool   // a top-level "id" was complete
 	id     []byte // its raw value; nil when not valid JSON or longer than maxIDBytes
 	method bool   // a top-level "method" other than null
+	name   []byte // the method's name, when a string of at most maxKeyBytes bytes
 	reply  bool   // a top-level "result" or "error"
 
 	started, done bool
@@ -665,6 +671,7 @@ type topLevel struct {
 	wantKey       bool // at depth 1 the next string is a key
 	inKey         bool
 	key           []byte
+	inName        bool // in the method's string value
 	field         byte // the key whose value comes: 'i'd, 'm'ethod, 'r'esult/error, 0 other
 	valueNext     bool // the next byte at depth 1 starts the field's value
 	capture       bool // copying the id's value
@@ -676,7 +683,7 @@ func (t *topLevel) scan(p []byte) {
 	for i := 0; i < len(p) && !t.done; i++ {
 		c := p[i]
 		if t.inString {
-			if !t.inKey && !t.capture && !t.escaped {
+			if !t.inKey && !t.inName && !t.capture && !t.escaped {
 				// Skip the string's body: the bulk of a big message.
 				j := bytes.IndexAny(p[i:], `"\`)
 				if j < 0 {
@@ -696,9 +703,19 @@ func (t *topLevel) scan(p []byte) {
 					t.inKey = false
 					continue
 				}
+				if t.inName {
+					t.inName = false
+					if len(t.name) > maxKeyBytes {
+						t.name = nil
+					}
+					continue
+				}
 			}
 			if t.inKey && len(t.key) <= maxKeyBytes {
 				t.key = append(t.key, c) // one byte over: too long to match
+			}
+			if t.inName && len(t.name) <= maxKeyBytes {
+				t.name = append(t.name, c)
 			}
 			t.keep(c)
 			continue
@@ -721,6 +738,7 @@ func (t *topLevel) scan(p []byte) {
 				t.capture, t.raw, t.rawOver = true, t.raw[:0], false
 			case 'm':
 				t.method = c != 'n'
+				t.inName, t.name = c == '"', t.name[:0]
 			case 'r':
 				t.reply = true
 			}

@@ -87,26 +87,30 @@ func TestTopLevelScan(t *testing.T) {
 		object, idSeen bool
 		id             string
 		method, reply  bool
+		name           string
 	}{
-		{`{"jsonrpc":"2.0","id":12,"method":"x","params":{"id":99,"method":null}}`, true, true, "12", true, false},
-		{`{"id":"a\"b}","result":{"content":"{\"id\":3,\"method\":1}"}}`, true, true, `"a\"b}"`, false, true},
-		{`{"params":[{"id":1}],"ID":7,"error":null}`, true, true, "7", false, true},
-		{` { "method" : null , "id" : -1.5e3 } `, true, true, "-1.5e3", false, false},
-		{`{"id":{"x":[1]},"result":1}`, true, true, `{"x":[1]}`, false, true},
-		{`{"id":` + long + `,"result":1}`, true, true, "", false, true},
-		{`{"id":12abc,"result":1}`, true, true, "", false, true},                             // not JSON: no id
-		{`{"i\u0064":1,"result":1}`, true, false, "", false, true},                           // escaped keys are not read
-		{`{"identifier":1,"methods":"x","id":2,"result":"abc`, true, true, "2", false, true}, // cut short
-		{`[{"id":1,"method":"x"}]`, false, false, "", false, false},
-		{`"id"`, false, false, "", false, false},
+		{`{"jsonrpc":"2.0","id":12,"method":"x","params":{"id":99,"method":null}}`, true, true, "12", true, false, "x"},
+		{`{"params":{"method":"x"},"method":"session/prompt","id":1}`, true, true, "1", true, false, "session/prompt"},
+		{`{"method":"session/prompt/too-long","id":1}`, true, true, "1", true, false, ""},
+		{`{"method":"a","method":null,"id":1}`, true, true, "1", false, false, ""},
+		{`{"id":"a\"b}","result":{"content":"{\"id\":3,\"method\":1}"}}`, true, true, `"a\"b}"`, false, true, ""},
+		{`{"params":[{"id":1}],"ID":7,"error":null}`, true, true, "7", false, true, ""},
+		{` { "method" : null , "id" : -1.5e3 } `, true, true, "-1.5e3", false, false, ""},
+		{`{"id":{"x":[1]},"result":1}`, true, true, `{"x":[1]}`, false, true, ""},
+		{`{"id":` + long + `,"result":1}`, true, true, "", false, true, ""},
+		{`{"id":12abc,"result":1}`, true, true, "", false, true, ""},                             // not JSON: no id
+		{`{"i\u0064":1,"result":1}`, true, false, "", false, true, ""},                           // escaped keys are not read
+		{`{"identifier":1,"methods":"x","id":2,"result":"abc`, true, true, "2", false, true, ""}, // cut short
+		{`[{"id":1,"method":"x"}]`, false, false, "", false, false, ""},
+		{`"id"`, false, false, "", false, false, ""},
 	} {
 		for _, size := range []int{1, 7, len(tc.in)} {
 			var s topLevel
 			for in := []byte(tc.in); len(in) > 0; in = in[min(size, len(in)):] {
 				s.scan(in[:min(size, len(in))])
 			}
-			if s.object != tc.object || s.idSeen != tc.idSeen || string(s.id) != tc.id || s.method != tc.method || s.reply != tc.reply {
-				t.Errorf("%.60s in %d-byte chunks: object %v idSeen %v id %q method %v reply %v", tc.in, size, s.object, s.idSeen, s.id, s.method, s.reply)
+			if s.object != tc.object || s.idSeen != tc.idSeen || string(s.id) != tc.id || s.method != tc.method || s.reply != tc.reply || string(s.name) != tc.name {
+				t.Errorf("%.60s in %d-byte chunks: object %v idSeen %v id %q method %v %q reply %v", tc.in, size, s.object, s.idSeen, s.id, s.method, s.name, s.reply)
 			}
 		}
 	}
@@ -190,6 +194,12 @@ func TestGuardOversizedLines(t *testing.T) {
 	}{
 		{"request", `{"jsonrpc":"2.0","id":1,"method":"x","params":"` + pad + `"}`,
 			"", `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: message larger than 10 MiB"}}`},
+		{"prompt", `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"image","mimeType":"image/png","data":"` + pad + `"}]}}`,
+			"", `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: message larger than 10 MiB: an attached image is too large to send inline; attach it as a file (file:// URI) instead"}}`},
+		{"prompt, method last", `{"jsonrpc":"2.0","id":3,"params":{"sessionId":"s","method":"x","prompt":[{"type":"image","mimeType":"image/png","data":"` + pad + `"}]},"method":"session/prompt"}`,
+			"", `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: message larger than 10 MiB: an attached image is too large to send inline; attach it as a file (file:// URI) instead"}}`},
+		{"prompt-like method", `{"jsonrpc":"2.0","id":3,"method":"session/prompt2","params":"` + pad + `"}`,
+			"", `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: message larger than 10 MiB"}}`},
 		{"request with id null", `{"jsonrpc":"2.0","id":null,"method":"x","params":"` + pad + `"}`,
 			"", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message larger than 10 MiB"}}`},
 		{"response", `{"jsonrpc":"2.0","result":{"content":"` + pad + `"},"id":7}`,
