@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,8 +32,16 @@ type repo struct {
 	prefix string // the root's path below the top of the work tree, slash-terminated, or ""
 }
 
-// findRepo finds the git work tree dir belongs to.
+var errNotInRepo = errors.New("shelledits: not in a git work tree")
+
+// findRepo finds the git work tree dir belongs to. Outside any (no .git
+// in dir or above it, no GIT_DIR or GIT_WORK_TREE) it answers without
+// starting git: a baseline is taken at every turn's start, while codex
+// works on the turn, and a git process costs 2–4 ms of a busy machine.
 func findRepo(ctx context.Context, dir string) (*repo, error) {
+	if !gitMarkerAbove(dir, os.Getenv, exists) {
+		return nil, errNotInRepo
+	}
 	out, err := runGit(ctx, dir, nil, "rev-parse", "--show-prefix")
 	if err != nil {
 		return nil, err
@@ -312,4 +321,30 @@ func (r *repo) objects(ctx context.Context, names []string, max int64) (map[stri
 // blobName is the name of a file's object in a commit.
 func (r *repo) blobName(commit, rel string) string {
 	return commit + ":" + r.prefix + rel
+}
+
+// gitMarkerAbove reports whether git could find a work tree for dir: a
+// .git entry (a directory, or the file of a linked worktree or submodule)
+// in dir or one of its parents, or GIT_DIR or GIT_WORK_TREE in the
+// environment. False means git would say "not a git repository" (a bare
+// repository, which has no work tree, is left to the walk either way).
+func gitMarkerAbove(dir string, getenv func(string) string, exists func(string) bool) bool {
+	if getenv("GIT_DIR") != "" || getenv("GIT_WORK_TREE") != "" {
+		return true
+	}
+	for d := filepath.Clean(dir); ; {
+		if exists(filepath.Join(d, ".git")) {
+			return true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		d = parent
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -2,6 +2,7 @@ package shelledits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -465,5 +466,63 @@ func TestIsBinary(t *testing.T) {
 		if got := isBinary([]byte(in)); got != want {
 			t.Errorf("isBinary(%q) = %v", in, got)
 		}
+	}
+}
+
+func TestGitMarkerAbove(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dir     string
+		markers []string // paths that exist
+		env     map[string]string
+		want    bool
+	}{
+		{name: "nothing", dir: "/home/u/ws/sub", want: false},
+		{name: "in the root", dir: "/home/u/ws", markers: []string{"/home/u/ws/.git"}, want: true},
+		{name: "in a parent", dir: "/home/u/ws/sub", markers: []string{"/home/u/ws/.git"}, want: true},
+		{name: "at the top", dir: "/home/u/ws", markers: []string{"/.git"}, want: true},
+		{name: "in a child only", dir: "/home/u/ws", markers: []string{"/home/u/ws/sub/.git"}, want: false},
+		{name: "a sibling", dir: "/home/u/ws", markers: []string{"/home/u/other/.git"}, want: false},
+		{name: "GIT_DIR", dir: "/home/u/ws", env: map[string]string{"GIT_DIR": "/repo.git"}, want: true},
+		{name: "GIT_WORK_TREE", dir: "/home/u/ws", env: map[string]string{"GIT_WORK_TREE": "/home/u/ws"}, want: true},
+		{name: "unclean path", dir: "/home/u/ws/sub/../sub/", markers: []string{"/home/u/ws/.git"}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var looked []string
+			exists := func(p string) bool {
+				looked = append(looked, p)
+				return slices.Contains(tc.markers, filepath.ToSlash(p))
+			}
+			getenv := func(k string) string { return tc.env[k] }
+			if got := gitMarkerAbove(filepath.FromSlash(tc.dir), getenv, exists); got != tc.want {
+				t.Errorf("gitMarkerAbove = %v, want %v (looked at %q)", got, tc.want, looked)
+			}
+		})
+	}
+}
+
+// Outside any git work tree findRepo answers without asking git, and the
+// baseline is a walk that sees the files.
+func TestOutsideARepositoryNoGit(t *testing.T) {
+	dir := t.TempDir()
+	if gitMarkerAbove(dir, os.Getenv, exists) {
+		t.Skip("this machine has a .git above its temporary directory")
+	}
+	if _, err := findRepo(context.Background(), dir); !errors.Is(err, errNotInRepo) {
+		t.Fatalf("findRepo outside a repository: %v, want errNotInRepo", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := New([]string{dir}, Limits{})
+	if err := tr.Baseline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := tr.Scan(context.Background())
+	if err != nil || len(rep.Changes) != 1 || rep.Changes[0].Op != Modified {
+		t.Fatalf("scan = %+v, %v", rep, err)
 	}
 }
