@@ -324,7 +324,7 @@ func (g *inputGuard) oversized(big *topLevel) error {
 	if string(big.name) == string(acpsdk.AgentMethodSessionPrompt) {
 		// An inline image over ~7.5 MiB is what makes a prompt this large;
 		// the same image as a file:// URI is read from disk instead.
-		tooLarge = invalidRequest("message larger than 10 MiB: an attached image is too large to send inline; attach it as a file (file:// URI) instead")
+		tooLarge = invalidRequest("prompt larger than 10 MiB: attach large images as files (file:// URI) rather than inline, and large text as a file reference")
 	}
 	g.log.Error("inbound message too large", "limit", g.limit, "method", string(big.name), "response", big.reply, "id", string(big.id))
 	switch {
