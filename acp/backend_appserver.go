@@ -440,7 +440,9 @@ func threadParams(t Turn, thread string) map[string]any {
 // appServerPolicy is the sandbox and approval policy of a turn in the
 // session's mode (modePolicy), layered on the user's configuration, with
 // codex asking the user:
-//   - read-only: read-only sandbox, never asks (a command that needs more fails);
+//   - read-only: read-only sandbox; codex asks only whether one of the
+//     editor's MCP tools may run (readOnlyApproval), never for a command
+//     (one that needs more fails);
 //   - ask: read-only sandbox; a command that needs more asks (on-request);
 //   - auto: workspace-write sandbox with the user's writable roots, network
 //     access and /tmp exclusions, plus the additional directories; escalations ask;
@@ -456,6 +458,9 @@ func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
 	approval = p.Approval
 	if p.Approval == codex.ApprovalGranular {
 		approval = json.RawMessage(p.granular)
+	}
+	if t.Mode == ModeReadOnly {
+		approval = readOnlyApproval
 	}
 	switch p.Sandbox {
 	case codex.SandboxDangerFullAccess:
@@ -474,6 +479,14 @@ func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
 		return map[string]any{"type": "readOnly"}, approval
 	}
 }
+
+// readOnlyApproval is read-only mode's approval policy on the app-server:
+// "never", except that codex may ask the user (mcpServer/elicitation/request,
+// ApproveMCPTool) before one of the editor's MCP tools not annotated
+// read-only runs. Commands never ask for more than the sandbox (no
+// escalation, no execpolicy prompt, no extra permissions). Exec keeps
+// "never": it has no one to ask.
+var readOnlyApproval = json.RawMessage(`{"granular":{"mcp_elicitations":true,"rules":false,"sandbox_approval":false,"request_permissions":false,"skill_approval":false}}`)
 
 // turnPolicy is the mode's policy for the turn; a plan turn (Turn.Plan)
 // gets a read-only sandbox, the mode's approval policy kept: plan mode

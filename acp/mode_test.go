@@ -39,7 +39,8 @@ func TestModePolicy(t *testing.T) {
 		execArgs string // the exec command's sandbox arguments
 		tools    Mode
 	}{
-		{"read-only", ModeReadOnly, codex.UserConfig{}, []string{"/extra"}, `{"type":"readOnly"}`, `"never"`, "-s read-only", ModeReadOnly},
+		{"read-only: asks only for MCP tools", ModeReadOnly, codex.UserConfig{}, []string{"/extra"}, `{"type":"readOnly"}`,
+			`{"granular":{"mcp_elicitations":true,"rules":false,"sandbox_approval":false,"request_permissions":false,"skill_approval":false}}`, "-s read-only", ModeReadOnly},
 		{"ask", ModeAsk, codex.UserConfig{}, nil, `{"type":"readOnly"}`, `"on-request"`, "-s read-only", ModeAsk},
 		{"auto", ModeAuto, codex.UserConfig{}, []string{"/extra"},
 			`{"type":"workspaceWrite","writableRoots":["/extra"]}`, `"on-request"`,

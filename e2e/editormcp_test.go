@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -17,8 +18,9 @@ import (
 
 // The editor's own MCP servers (session/new mcpServers) in every mode: a
 // tool codex cannot tell is read-only asks the editor on the app-server
-// backend (ask and auto), runs as configured on exec (no one to ask), and
-// is refused in read-only mode on both; read-only tools run everywhere.
+// backend (read-only, ask and auto), runs as configured on exec (no one to
+// ask), and is refused in read-only mode on exec; read-only tools run
+// everywhere.
 // docs/codex.md, "The editor's MCP servers".
 
 // mcpFixtureBin builds e2e/mcpfixture once, next to the agent binary.
@@ -99,7 +101,7 @@ func notesOf(t *testing.T, path string) string {
 }
 
 // codexRefusal is what codex tells the model when a tool needs an approval
-// its policy cannot give (read-only mode).
+// its policy cannot give (read-only mode on exec).
 const codexRefusal = "MCP tool call requires approval, but approval policy is never"
 
 func TestEditorMCPToolsInEveryMode(t *testing.T) {
@@ -112,7 +114,7 @@ func TestEditorMCPToolsInEveryMode(t *testing.T) {
 		{"exec", "ask", true, false},
 		{"exec", "auto", true, false},
 		{"exec", "full-access", true, false},
-		{"app-server", "read-only", false, false},
+		{"app-server", "read-only", true, true},
 		{"app-server", "ask", true, true},
 		{"app-server", "auto", true, true},
 		{"app-server", "full-access", true, false},
@@ -211,6 +213,7 @@ func checkFixtureQuestion(t *testing.T, e *env, req acpsdk.RequestPermissionRequ
 func TestAppServerEditorMCPApproval(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		mode   string // "" is ask
 		answer string // "" cancels the turn while the editor is asked
 		calls  int    // note calls the model makes
 		asked  int
@@ -220,6 +223,7 @@ func TestAppServerEditorMCPApproval(t *testing.T) {
 		{name: "rejected", answer: "reject", calls: 1, asked: 1, notes: "", output: "user rejected MCP tool call"},
 		{name: "session", answer: "allow_session", calls: 2, asked: 1, notes: "one\ntwo\n", output: "noted: one"},
 		{name: "cancelled", answer: "", calls: 1, asked: 1, notes: ""},
+		{name: "read-only rejected", mode: "read-only", answer: "reject", calls: 1, asked: 1, notes: "", output: "user rejected MCP tool call"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := make(chan acpsdk.RequestPermissionRequest, 4)
@@ -233,7 +237,7 @@ func TestAppServerEditorMCPApproval(t *testing.T) {
 				return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{Outcome: "selected", OptionId: acpsdk.PermissionOptionId(tc.answer)}}}
 			}})
 			defer close(release)
-			notes := e.mcpSession(t, "ask")
+			notes := e.mcpSession(t, cmp.Or(tc.mode, "ask"))
 			e.mock.Enqueue(mockapi.Reply(fixtureCall(t, "call_1", "note", map[string]any{"text": "one"})))
 			if tc.calls > 1 {
 				e.mock.Enqueue(mockapi.Reply(fixtureCall(t, "call_2", "note", map[string]any{"text": "two"})))
@@ -283,5 +287,43 @@ func TestAppServerEditorMCPApproval(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Read-only mode on the app-server asks for the editor's MCP tools and for
+// nothing else: a command that writes fails in the read-only sandbox, and
+// one asking to run outside it is refused, neither with a question.
+func TestAppServerReadOnlyAsksOnlyForMCPTools(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true})
+	notes := e.mcpSession(t, "read-only")
+	plain := filepath.Join(e.cwd, "plain.txt")
+	escalated := filepath.Join(e.cwd, "escalated.txt")
+	e.mock.Enqueue(
+		mockapi.Reply(mockapi.ExecCommand("call_plain", "touch "+plain)),
+		mockapi.Reply(escalatedCommand(t, "call_esc", "touch "+escalated, "create the marker file")),
+		mockapi.Reply(fixtureCall(t, "call_note", "note", map[string]any{"text": "read-only note"})),
+		mockapi.Reply(mockapi.Message("done")),
+	)
+	if r := e.mustPrompt("try everything"); r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("stopReason = %q", r.StopReason)
+	}
+	for _, f := range []string{plain, escalated} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s: a command wrote in read-only mode (stat: %v)", filepath.Base(f), err)
+		}
+	}
+	if out := toolOutput(t, e, "call_plain"); !strings.Contains(out, "Read-only file system") {
+		t.Errorf("plain command: the model got %s", out)
+	}
+	if out := toolOutput(t, e, "call_esc"); !strings.Contains(out, "you cannot ask for escalated permissions") {
+		t.Errorf("escalated command: the model got %s", out)
+	}
+	perms := permissionRequests(e)
+	if len(perms) != 1 {
+		t.Fatalf("permission requests = %d, want 1 (the note call only): %+v", len(perms), perms)
+	}
+	checkFixtureQuestion(t, e, perms[0], "note", `{"text":"read-only note"}`)
+	if got := notesOf(t, notes); got != "read-only note\n" {
+		t.Errorf("notes = %q after the editor allowed the call", got)
 	}
 }
