@@ -12,7 +12,7 @@ import (
 // servers may run (app-server: an mcpServer/elicitation/request whose
 // _meta.codex_approval_kind is "mcp_tool_call"). Codex asks for every tool
 // not annotated readOnlyHint, in modes whose approval policy lets it ask
-// (ask and auto); in read-only mode such a call fails, in full-access it
+// (read-only, through readOnlyApproval, ask and auto); in full-access it
 // runs.
 type MCPToolApproval struct {
 	ItemID     string          // codex's mcpToolCall item (its tool call); "" when none was seen
