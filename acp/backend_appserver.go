@@ -302,9 +302,11 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 		// thread/started may have been delivered before the route existed.
 		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: thread})
 	}
+	h.subagents.route = server.Route
 	remove := server.Route(thread, h)
 	defer func() {
 		remove()
+		h.subagents.end()
 		h.close()
 	}()
 
@@ -359,7 +361,15 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 
 	select {
 	case <-h.ended(turnID):
-		return nil
+		// The prompt answers once the subagents the turn started are done,
+		// so that their work and questions are the turn's; a cancel while
+		// they run interrupts them.
+		if h.subagents.wait(ctx, server.Done()) {
+			return nil
+		}
+		if ctx.Err() == nil {
+			return errors.New("codex app-server exited during the turn")
+		}
 	case <-server.Done():
 		// Its commands were reparented away from it: find them by their tag
 		// (the session's random id) wherever they are.
@@ -375,14 +385,27 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	// whatever commands it leaves running.
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptGrace)
 	defer cancel()
-	if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turnID}, nil); err != nil {
-		log.Warn("turn/interrupt failed", "err", err)
+	select {
+	case <-h.ended(turnID):
+	default:
+		if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turnID}, nil); err != nil {
+			log.Warn("turn/interrupt failed", "err", err)
+		}
+	}
+	// A subagent must not go on working after a cancel.
+	for child, turn := range h.subagents.running() {
+		if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": child, "turnId": turn}, nil); err != nil {
+			log.Warn("turn/interrupt of a subagent failed", "thread", child, "err", err)
+		}
 	}
 	select {
 	case <-h.ended(turnID):
 	case <-server.Done():
 	case <-stopCtx.Done():
 		log.Warn("codex app-server did not end the interrupted turn", "turn", turnID)
+	}
+	if !h.subagents.wait(stopCtx, server.Done()) {
+		log.Warn("codex app-server did not end the interrupted subagents")
 	}
 	n, err := codex.KillTagged(server.Pid(), sessionTag(t.SessionID))
 	logKilled(log, n, err)
@@ -518,6 +541,7 @@ type turnHandler struct {
 	// turn's id is not known (a compaction's start does not answer it).
 	firstStarted chan string
 	mcpCalls     []*events.Item // MCP tool calls started and not completed (mcpElicitation)
+	subagents    subagents      // child threads routed to this turn (subagents_appserver.go)
 }
 
 func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
@@ -595,6 +619,9 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 	for _, ev := range evs {
 		h.trackMCPCall(ev)
 		h.out.Event(ev)
+	}
+	for _, child := range childThreads(method, params) {
+		h.subagents.add(h, child)
 	}
 	if method == "item/completed" {
 		h.notePlan(params)

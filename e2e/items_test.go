@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,7 +90,10 @@ func lastToolCalls(us []acpsdk.SessionUpdate) (search, view *toolCallState) {
 // with multi_agent_v2 (its v1 tools are not offered: collabAgentToolCall
 // items cannot be made to happen, see the events goldens for those). The
 // model spawns an agent; the parent thread reports it as subAgentActivity
-// items, shown as tool calls live and after session/load.
+// items, shown as tool calls live and after session/load. The subagent's
+// thread is routed to the parent's turn: its edit through our tools shows
+// as a diff and reaches the editor, and the prompt answers once the
+// subagent's turn is done.
 func TestAppServerSubagentVisible(t *testing.T) {
 	const task = "Count the files in the workspace"
 	e := start(t, setup{backend: "app-server", fs: true, mode: "auto", args: []string{"-c", "features.multi_agent_v2=true"}})
@@ -97,33 +101,41 @@ func TestAppServerSubagentVisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The subagent's request and the parent's next one race for the
-	// replies: both get the same answer. The third reply serves a parent
-	// request for the subagent's result, should codex make one.
+	target := filepath.Join(e.cwd, "count.txt")
+	// The subagent's requests and the parent's race: each gets its own
+	// answers (a subagent's request carries the message addressed to it).
+	// The parent's second "done" serves a request for the subagent's
+	// result, should codex make one.
+	child := func(r mockapi.Request) bool { return isSubagentRequest(t, r, task) }
+	parent := func(r mockapi.Request) bool { return !child(r) }
 	e.mock.Enqueue(
 		mockapi.Reply(mockapi.NamespacedCall("call_spawn", "collaboration", "spawn_agent", string(args))),
-		mockapi.Reply(mockapi.Message("done")),
-		mockapi.Reply(mockapi.Message("done")),
-		mockapi.Reply(mockapi.Message("done")),
+		mockapi.Reply(acpCall(t, "call_sub_w", "write_text_file", map[string]any{"path": target, "content": "3 files\n"})).For(child),
+		mockapi.Reply(mockapi.Message("counted")).For(child),
+		mockapi.Reply(mockapi.Message("done")).For(parent),
+		mockapi.Reply(mockapi.Message("done")).For(parent),
 	)
 	e.mustPrompt("delegate")
 	const title = "Started agent /root/counter"
 	if tc := toolCallTitled(toolUpdates(e), title); tc == nil || tc.Kind != acpsdk.ToolKindOther || tc.Status != acpsdk.ToolCallStatusCompleted {
 		t.Errorf("spawned agent shown as %+v, want a completed tool call %q", tc, title)
 	}
-	// The subagent's own model request: its task, addressed to it.
-	ran := false
+	// The subagent ran: its model requests, its task addressed to it, were
+	// made before the prompt answered, and its edit is the session's.
+	ran := 0
 	for _, r := range e.mock.Requests() {
-		for _, it := range r.Input() {
-			b, err := json.Marshal(it)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ran = ran || it["recipient"] == "/root/counter" && strings.Contains(string(b), task)
+		if child(r) {
+			ran++
 		}
 	}
-	if !ran {
-		t.Errorf("no model request of the subagent with its task %q", task)
+	if ran != 2 {
+		t.Errorf("subagent model requests = %d, want 2 (its task, then its edit's result)", ran)
+	}
+	if got, _ := e.editor.Buffer(target); got != "3 files\n" {
+		t.Errorf("the subagent's edit in the editor: %q", got)
+	}
+	if !hasDiffFor(toolUpdates(e), target) {
+		t.Errorf("the subagent's edit is not shown as a diff of %s", target)
 	}
 
 	e.stop()
@@ -134,6 +146,66 @@ func TestAppServerSubagentVisible(t *testing.T) {
 	if tc := toolCallTitled(toolUpdates(e2), title); tc == nil || tc.Status != acpsdk.ToolCallStatusCompleted {
 		t.Errorf("spawned agent replayed as %+v", tc)
 	}
+}
+
+// A cancel while a subagent works interrupts it too: the prompt answers
+// cancelled and codex gives up the subagent's model request.
+func TestAppServerSubagentCancelled(t *testing.T) {
+	const task = "Count the files in the workspace"
+	e := start(t, setup{backend: "app-server", fs: true, mode: "auto", args: []string{"-c", "features.multi_agent_v2=true"}})
+	args, err := json.Marshal(map[string]string{"task_name": "counter", "message": task, "fork_turns": "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := func(r mockapi.Request) bool { return isSubagentRequest(t, r, task) }
+	parent := func(r mockapi.Request) bool { return !child(r) }
+	working, hold := mockapi.Hang()
+	defer hold.Release()
+	e.mock.Enqueue(
+		mockapi.Reply(mockapi.NamespacedCall("call_spawn", "collaboration", "spawn_agent", string(args))),
+		working.For(child),
+		mockapi.Reply(mockapi.Message("done")).For(parent),
+		mockapi.Reply(mockapi.Message("done")).For(parent),
+	)
+	done := e.promptAsync("delegate")
+	<-hold.Reached() // the subagent is at work
+	e.cancelAndExpectCancelled(done)
+	<-hold.Abandoned() // codex gave up the subagent's request: its turn was interrupted
+}
+
+// isSubagentRequest reports a model request of the subagent: one that
+// carries its task, addressed to it.
+func isSubagentRequest(t *testing.T, r mockapi.Request, task string) bool {
+	for _, it := range r.Input() {
+		b, err := json.Marshal(it)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		if it["recipient"] == "/root/counter" && strings.Contains(string(b), task) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDiffFor reports a tool call (or update) with a diff of path.
+func hasDiffFor(us []acpsdk.SessionUpdate, path string) bool {
+	for _, u := range us {
+		var content []acpsdk.ToolCallContent
+		if tc := u.ToolCall; tc != nil {
+			content = tc.Content
+		}
+		if tu := u.ToolCallUpdate; tu != nil {
+			content = append(content, tu.Content...)
+		}
+		for _, c := range content {
+			if c.Diff != nil && c.Diff.Path == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // toolCallTitled is the state of the first tool call with that title.

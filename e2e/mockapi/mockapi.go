@@ -45,8 +45,19 @@ type Response struct {
 	// style JSON error body carrying ErrorMessage instead of a stream.
 	Status       int
 	ErrorMessage string
+	// When, if set, keeps the response for a request it matches: a request
+	// takes the first queued response that matches it (one without When
+	// matches any). Concurrent requests, such as a subagent's and its
+	// parent's, then get their own answers whatever their order.
+	When func(Request) bool
 
 	hold *Hold
+}
+
+// For is r kept for the requests match accepts (Response.When).
+func (r Response) For(match func(Request) bool) Response {
+	r.When = match
+	return r
 }
 
 // Reply is a completed response with the given output items.
@@ -64,7 +75,7 @@ func HTTPError(status int, message string) Response {
 // response then completes normally) or the request ends (codex went away, or
 // the server was closed), in which case the stream ends without completion.
 func Hang(items ...Item) (Response, *Hold) {
-	h := &Hold{reached: make(chan struct{}), release: make(chan struct{})}
+	h := &Hold{reached: make(chan struct{}), release: make(chan struct{}), abandoned: make(chan struct{})}
 	return Response{Items: items, hold: h}, h
 }
 
@@ -72,9 +83,14 @@ func Hang(items ...Item) (Response, *Hold) {
 type Hold struct {
 	reached     chan struct{}
 	release     chan struct{}
+	abandoned   chan struct{}
 	reachOnce   sync.Once
 	releaseOnce sync.Once
 }
+
+// Abandoned is closed when the request ended (codex gave it up) while the
+// response hung, before Release.
+func (h *Hold) Abandoned() <-chan struct{} { return h.abandoned }
 
 // Reached is closed once the hang's items have been flushed to codex.
 func (h *Hold) Reached() <-chan struct{} { return h.reached }
@@ -206,10 +222,13 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	var resp Response
-	scripted := len(s.queue) > 0
-	if scripted {
-		resp = s.queue[0]
-		s.queue = s.queue[1:]
+	scripted := false
+	for i, r := range s.queue {
+		if r.When == nil || r.When(req) {
+			resp, scripted = r, true
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+			break
+		}
 	}
 	s.served++
 	id := fmt.Sprintf("resp_%d", s.served)
@@ -268,6 +287,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, id string, r
 		select {
 		case <-h.release:
 		case <-ctx.Done():
+			close(h.abandoned)
 			return errHangEnded
 		case <-s.stop:
 			return errHangEnded

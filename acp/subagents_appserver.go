@@ -1,0 +1,224 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
+)
+
+// Subagents on the app-server (see docs/codex-app-server.md, "Subagents"):
+// codex runs a spawned agent in a thread of its own, whose notifications
+// and requests name that child thread, not the session's. A parent turn's
+// item naming a child (collabAgentToolCall.receiverThreadIds,
+// subAgentActivity.agentThreadId) routes the child thread to the parent's
+// turn until that turn's Run returns: the child's tool calls show in the
+// session like the parent's (its edits go through our tools, as diffs), and
+// its approvals and questions go to the user as the parent's would. The
+// parent's Run waits for the child turns still running when the parent's
+// turn ends, so the prompt answers once its subagents are done; a cancel
+// interrupts them along with the parent's turn.
+
+// childThreads names the child threads an item notification's subagent
+// item refers to; none for any other notification.
+func childThreads(method string, params json.RawMessage) []string {
+	if method != "item/started" && method != "item/completed" {
+		return nil
+	}
+	var p struct {
+		Item struct {
+			Type              string   `json:"type"`
+			ReceiverThreadIDs []string `json:"receiverThreadIds"`
+			AgentThreadID     string   `json:"agentThreadId"`
+		} `json:"item"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	switch p.Item.Type {
+	case "collabAgentToolCall":
+		return p.Item.ReceiverThreadIDs
+	case "subAgentActivity":
+		if p.Item.AgentThreadID != "" {
+			return []string{p.Item.AgentThreadID}
+		}
+	}
+	return nil
+}
+
+// childShown reports whether a child thread's event is shown in the
+// session: its tool calls, not its messages, reasoning or turn lifecycle
+// (the parent's turn is the one the editor sees).
+func childShown(ev events.Event) bool {
+	if ev.Item == nil {
+		return false
+	}
+	switch ev.Type {
+	case events.TypeItemStarted, events.TypeItemUpdated, events.TypeItemCompleted:
+	default:
+		return false
+	}
+	switch ev.Item.Type {
+	case events.ItemAgentMessage, events.ItemReasoning, events.ItemTodoList, events.ItemError:
+		return false
+	}
+	return true
+}
+
+// subagents are the child threads routed to one parent turn.
+type subagents struct {
+	route func(thread string, h codex.AppServerHandler) (remove func()) // nil: not routed (tests)
+
+	mu       sync.Mutex
+	children map[string]*childThread
+	ended    bool // the parent's Run is returning: nothing more is routed
+}
+
+// add routes thread to the parent, once; called from the parent's Notify.
+func (s *subagents) add(parent *turnHandler, thread string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended || s.route == nil || s.children[thread] != nil {
+		return
+	}
+	if s.children == nil {
+		s.children = map[string]*childThread{}
+	}
+	c := &childThread{parent: parent, conv: events.NewAppServer(), done: map[string]chan struct{}{}}
+	c.remove = s.route(thread, c)
+	s.children[thread] = c
+	parent.log.Info("subagent thread routed to the turn", "thread", thread)
+}
+
+// running is each child thread's turn still running.
+func (s *subagents) running() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for thread, c := range s.children {
+		if turn, _ := c.current(); turn != "" {
+			out[thread] = turn
+		}
+	}
+	return out
+}
+
+// wait returns once no child turn runs (true), or when stop or ctx ends
+// first (false). A child that starts a turn while others end is waited for too.
+func (s *subagents) wait(ctx context.Context, stop <-chan struct{}) bool {
+	for {
+		var pending <-chan struct{}
+		s.mu.Lock()
+		for _, c := range s.children {
+			if turn, done := c.current(); turn != "" {
+				pending = done
+				break
+			}
+		}
+		s.mu.Unlock()
+		if pending == nil {
+			return true
+		}
+		select {
+		case <-pending:
+		case <-stop:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// end removes the child routes: what the children do later is not the
+// turn's.
+func (s *subagents) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	for _, c := range s.children {
+		c.remove()
+	}
+}
+
+// childThread receives a child thread's notifications and requests on
+// behalf of the parent turn.
+type childThread struct {
+	parent *turnHandler
+	remove func()
+
+	mu   sync.Mutex
+	conv *events.AppServer // used only by Notify, on the client's reader goroutine
+	turn string            // the child's running turn; "" when none
+	done map[string]chan struct{}
+}
+
+// current is the child's running turn and the channel closed when it ends.
+func (c *childThread) current() (string, <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.turn == "" {
+		return "", nil
+	}
+	return c.turn, c.doneOf(c.turn)
+}
+
+// doneOf is the turn's channel; c.mu is held.
+func (c *childThread) doneOf(turn string) chan struct{} {
+	ch, ok := c.done[turn]
+	if !ok {
+		ch = make(chan struct{})
+		c.done[turn] = ch
+	}
+	return ch
+}
+
+// Notify implements codex.AppServerHandler: the child's turn is tracked,
+// its tool calls go to the parent turn's output.
+func (c *childThread) Notify(method string, params json.RawMessage) {
+	turn := turnOf(params)
+	c.mu.Lock()
+	switch method {
+	case "turn/started":
+		if turn != "" {
+			c.turn = turn
+			c.doneOf(turn)
+		}
+	case "turn/completed":
+		if turn != "" {
+			ch := c.doneOf(turn)
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+			if c.turn == turn {
+				c.turn = ""
+			}
+		}
+	}
+	evs, err := c.conv.Convert(method, params)
+	c.mu.Unlock()
+	if err != nil {
+		c.parent.log.Warn("unreadable app-server notification of a subagent", "method", method, "err", err)
+	}
+	h := c.parent
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	for _, ev := range evs {
+		if childShown(ev) {
+			h.trackMCPCall(ev)
+			h.out.Event(ev)
+		}
+	}
+}
+
+// Request implements codex.AppServerHandler: the child's approvals and
+// questions are the parent turn's.
+func (c *childThread) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return c.parent.Request(ctx, method, params)
+}
