@@ -58,6 +58,10 @@ var corpusTests = map[string]bool{
 	"TestSlashStatus":                         true,
 	"TestSlashInit":                           true,
 	"TestSlashReview":                         true,
+	"TestSlashReviewTargets":                  true,
+	"TestSlashUnknownReachesModel":            true,
+	"TestConfigOptionsReachTheModel":          true,
+	"TestWriteCreatesParentsInAskMode":        true,
 }
 
 // appServerCorpusTests are tests of the app-server backend alone (by their

@@ -195,6 +195,10 @@ var valueFlags = map[string]bool{
 	"-C": true, "--cd": true, "-s": true, "--sandbox": true, "-m": true, "--model": true,
 	"-c": true, "--config": true, "-p": true, "--profile": true, "--add-dir": true,
 	"-o": true, "--output-last-message": true, "--output-schema": true, "--color": true,
+	// exec review's: what to review (the fake replays the recorded review
+	// whatever it names).
+	"--base": true, "--commit": true, "--title": true,
+	"--enable": true, "--disable": true,
 }
 
 // parseExec reads `exec` arguments as codex does:

@@ -30,6 +30,8 @@ func TestParseExec(t *testing.T) {
 		{"--sandbox=workspace-write --model=m -", execArgs{sandbox: "workspace-write", model: "m"}, false},
 		{"--config=x=1 say hi", execArgs{}, true},
 		{"--config=x=1 hello", execArgs{config: []string{"x=1"}, prompt: "hello"}, false},
+		{"-s read-only review --json --base main", execArgs{sandbox: "read-only", prompt: "review"}, false},
+		{"review --commit HEAD --title t", execArgs{prompt: "review"}, false},
 		{"resume -", execArgs{}, true},
 		{"resume", execArgs{}, true},
 		{"-C", execArgs{}, true},
