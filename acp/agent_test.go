@@ -200,7 +200,8 @@ func TestPromptTurnStreamsAndResumes(t *testing.T) {
 		t.Errorf("stopReason = %q", resp.StopReason)
 	}
 	kinds := fakeeditor.UpdateKinds(h.editor.Updates())
-	want := []string{"agent_thought_chunk", "agent_message_chunk", "usage_update"}
+	// The first turn gives the session its title, which the editor is told.
+	want := []string{"agent_thought_chunk", "agent_message_chunk", "usage_update", "session_info_update"}
 	if strings.Join(kinds, ",") != strings.Join(want, ",") {
 		t.Errorf("updates = %v, want %v", kinds, want)
 	}
@@ -295,7 +296,8 @@ func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
 	if r.err != nil || r.resp.StopReason != acpsdk.StopReasonCancelled {
 		t.Fatalf("prompt = %+v, %v; want stopReason cancelled", r.resp, r.err)
 	}
-	if kinds := fakeeditor.UpdateKinds(h.editor.Updates()); len(kinds) != 1 || kinds[0] != "agent_message_chunk" {
+	// The session's title came with the first turn.
+	if kinds := fakeeditor.UpdateKinds(h.editor.Updates()); strings.Join(kinds, ",") != "agent_message_chunk,session_info_update" {
 		t.Errorf("updates before the response = %v", kinds)
 	}
 }
@@ -622,5 +624,33 @@ func TestNewSessionStopsWaitingForSettings(t *testing.T) {
 	}
 	if s.user.ApprovalPolicy != codex.ApprovalNever {
 		t.Errorf("the next session's settings: %+v", s.user)
+	}
+}
+
+// The first turn's prompt gives the session its title (as session/list
+// shows it), which the editor is told once with session_info_update.
+func TestFirstTurnAnnouncesTitle(t *testing.T) {
+	be := &fakeBackend{script: playLines(
+		`{"type":"thread.started","thread_id":"t"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	titles := func() []string {
+		var out []string
+		for _, n := range h.editor.Updates() {
+			if u := n.Update.SessionInfoUpdate; u != nil && u.Title != nil {
+				out = append(out, *u.Title)
+			}
+		}
+		return out
+	}
+	for _, p := range []string{"Fix the login bug\nIt fails on Safari.", "and add a test"} {
+		if _, err := h.prompt(sid, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := titles(); !slices.Equal(got, []string{"Fix the login bug"}) {
+		t.Errorf("titles sent = %q, want the first prompt's first line, once", got)
 	}
 }

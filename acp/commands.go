@@ -414,10 +414,7 @@ func (a *Agent) renameCommand(ctx context.Context, s *session, args string) (str
 	s.title = title
 	s.mu.Unlock()
 	a.persist(s)
-	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{
-		SessionUpdate: "session_info_update",
-		Title:         acpsdk.Ptr(title),
-	}})
+	a.sendUpdate(ctx, s.id, titleUpdate(title))
 	return "Renamed the session to “" + title + "”.", nil
 }
 

@@ -608,7 +608,7 @@ func TestTurnEndedReportsNewThreadOrTitle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSession("sess_1", "/ws", nil, mcpSetup{}, events.Options{})
 			s.threadID, s.title = tc.thread, tc.title
-			if got := s.turnEnded("prompt", events.Outcome{ThreadID: tc.outThread}); got != tc.want {
+			if got, _ := s.turnEnded("prompt", events.Outcome{ThreadID: tc.outThread}); got != tc.want {
 				t.Errorf("changed = %v, want %v", got, tc.want)
 			}
 		})

@@ -125,11 +125,16 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 	for _, u := range end.Updates {
 		a.sendUpdate(ctx, s.id, u)
 	}
-	if s.turnEnded(text, end) {
+	if changed, title := s.turnEnded(text, end); changed {
 		// A new thread or title: stored before the answer, so that the
 		// conversation can be listed and loaded (by another agent process,
 		// after a crash) once the editor has shown it.
 		a.persist(s)
+		if title != "" {
+			// The automatic title (the first prompt's first line), as
+			// session/list shows it; /rename changes it the same way.
+			a.sendUpdate(ctx, s.id, titleUpdate(title))
+		}
 	} else {
 		// Only the token totals and the time changed: stored while the
 		// answer goes out. A crash in between leaves the previous totals.

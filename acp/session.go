@@ -123,8 +123,9 @@ func (s *session) thread() string {
 
 // turnEnded records what a finished turn tells about the thread. It reports
 // whether the session's thread or title changed (its first turn, or a
-// thread codex started again): what finding and loading it depend on.
-func (s *session) turnEnded(prompt string, out events.Outcome) (changed bool) {
+// thread codex started again): what finding and loading it depend on; and
+// the title when this turn gave the session its title (the editor is told).
+func (s *session) turnEnded(prompt string, out events.Outcome) (changed bool, newTitle string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if out.ThreadID != "" && out.ThreadID != s.threadID {
@@ -135,10 +136,19 @@ func (s *session) turnEnded(prompt string, out events.Outcome) (changed bool) {
 	}
 	if s.title == "" {
 		if s.title = sessionTitle(prompt); s.title != "" {
-			changed = true
+			changed, newTitle = true, s.title
 		}
 	}
-	return changed
+	return changed, newTitle
+}
+
+// titleUpdate tells the editor the session's title (session_info_update;
+// acp-go-sdk v0.13.0 has no session capability for titles to advertise).
+func titleUpdate(title string) acpsdk.SessionUpdate {
+	return acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{
+		SessionUpdate: "session_info_update",
+		Title:         acpsdk.Ptr(title),
+	}}
 }
 
 // record is the session as stored. Before its first turn it has no thread:

@@ -28,8 +28,14 @@ func testHelloTurn(t *testing.T, backend string) {
 	}
 	// (The app-server streams the message in several chunks.)
 	kinds := strings.Join(collapse(fakeeditor.UpdateKinds(e.editor.Updates())), ",")
-	if kinds != "agent_thought_chunk,agent_message_chunk,usage_update" {
+	// The first turn gives the session its title: the prompt's first line.
+	if kinds != "agent_thought_chunk,agent_message_chunk,usage_update,session_info_update" {
 		t.Errorf("updates = %s", kinds)
+	}
+	for _, n := range e.editor.Updates() {
+		if u := n.Update.SessionInfoUpdate; u != nil && (u.Title == nil || *u.Title != "say hello") {
+			t.Errorf("session_info_update title = %v, want %q", u.Title, "say hello")
+		}
 	}
 	if got := agentText(e); got != "Hello from the mock model" {
 		t.Errorf("message = %q", got)

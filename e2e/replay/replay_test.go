@@ -149,7 +149,7 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			return out
 			// The replay closes the agent's input where the shorter recording
 			// did, so it also shows the turn cancelled.
-		}), []string{`+        "text": "Thinking about a greeting",`, "(6 recorded, "}},
+		}), []string{`+        "text": "Thinking about a greeting",`, "(7 recorded, "}},
 		{"app-server: changed text", appServer, agentMessages(func(out []byte) []byte {
 			return bytes.ReplaceAll(out, []byte(`"text":"Hello fr"`), []byte(`"text":"Hullo fr"`))
 		}), []string{`-        "text": "Hullo fr",`, `+        "text": "Hello fr",`}},
