@@ -604,6 +604,11 @@ func TestNewSessionStopsWaitingForSettings(t *testing.T) {
 		<-release // codex hangs
 		return user
 	}}, fakeeditor.Options{})
+	// A round trip first: NewSession is called directly below, and the
+	// commands it announces go out through the connection Serve sets up.
+	if _, err := h.editor.Conn.Initialize(h.ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	go func() {
 		<-called
