@@ -73,31 +73,22 @@ func DefaultLimits() Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = d.MaxFileBytes
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = d.MaxTotalBytes
-	}
-	if l.MaxKeepFiles <= 0 {
-		l.MaxKeepFiles = d.MaxKeepFiles
-	}
-	if l.MaxKeepBytes <= 0 {
-		l.MaxKeepBytes = d.MaxKeepBytes
-	}
-	if l.MaxWalkFiles <= 0 {
-		l.MaxWalkFiles = d.MaxWalkFiles
-	}
-	if l.MaxStatusEntries <= 0 {
-		l.MaxStatusEntries = d.MaxStatusEntries
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
+	orDefault(&l.MaxFiles, d.MaxFiles)
+	orDefault(&l.MaxFileBytes, d.MaxFileBytes)
+	orDefault(&l.MaxTotalBytes, d.MaxTotalBytes)
+	orDefault(&l.MaxKeepFiles, d.MaxKeepFiles)
+	orDefault(&l.MaxKeepBytes, d.MaxKeepBytes)
+	orDefault(&l.MaxWalkFiles, d.MaxWalkFiles)
+	orDefault(&l.MaxStatusEntries, d.MaxStatusEntries)
+	orDefault(&l.Timeout, d.Timeout)
 	return l
+}
+
+// orDefault sets an unset (zero or negative) limit to its default.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Op is what happened to a file.
