@@ -23,10 +23,7 @@ func historyTool(id acpsdk.ToolCallId, typ string, raw json.RawMessage) []acpsdk
 	} else {
 		st = agentImageState(true, it)
 	}
-	return []acpsdk.SessionUpdate{{ToolCall: &acpsdk.SessionUpdateToolCall{
-		ToolCallId: id, Title: st.title, Kind: st.kind, Status: st.status, Locations: st.locations,
-		RawInput: st.rawInput, RawOutput: st.rawOutput, Content: st.content,
-	}}}
+	return []acpsdk.SessionUpdate{{ToolCall: st.announce(id)}}
 }
 
 // rolloutToolItem converts a rollout item (codex's TurnItem: snake_case

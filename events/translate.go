@@ -142,6 +142,20 @@ type toolState struct {
 	content   []acpsdk.ToolCallContent
 }
 
+// announce is the tool_call update that starts the call id in state st.
+func (st toolState) announce(id acpsdk.ToolCallId) *acpsdk.SessionUpdateToolCall {
+	return &acpsdk.SessionUpdateToolCall{
+		ToolCallId: id,
+		Title:      st.title,
+		Kind:       st.kind,
+		Status:     st.status,
+		Locations:  st.locations,
+		RawInput:   st.rawInput,
+		RawOutput:  st.rawOutput,
+		Content:    st.content,
+	}
+}
+
 // NewTranslator returns a Translator for one ACP session.
 func NewTranslator(opts Options) *Translator {
 	if opts.MaxOutputBytes <= 0 {
@@ -436,16 +450,7 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpd
 		}
 		t.order = append(t.order, c)
 		t.chunk = chunkNone // the editor starts a new entry after a tool call
-		return []acpsdk.SessionUpdate{{ToolCall: &acpsdk.SessionUpdateToolCall{
-			ToolCallId: c.id,
-			Title:      st.title,
-			Kind:       st.kind,
-			Status:     st.status,
-			Locations:  st.locations,
-			RawInput:   st.rawInput,
-			RawOutput:  st.rawOutput,
-			Content:    st.content,
-		}}}
+		return []acpsdk.SessionUpdate{{ToolCall: st.announce(c.id)}}
 	}
 	var opts []acpsdk.ToolCallUpdateOpt
 	if st.title != c.sent.title {
