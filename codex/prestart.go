@@ -22,8 +22,7 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 	if err := inv.validate(); err != nil {
 		return err
 	}
-	args, env := r.Command(inv)
-	key := commandKey(inv.Cwd, args, env)
+	key := r.key(inv)
 	r.mu.Lock()
 	if r.closed || (r.waiting[key] != nil && !r.waiting[key].p.hasExited.Load()) {
 		r.mu.Unlock()
@@ -85,8 +84,7 @@ func (r *Runner) Discard(inv Invocation) {
 
 // pop removes and returns the waiting process started for inv, if any.
 func (r *Runner) pop(inv Invocation) *started {
-	args, env := r.Command(inv)
-	key := commandKey(inv.Cwd, args, env)
+	key := r.key(inv)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.waiting[key]
@@ -137,11 +135,13 @@ func (r *Runner) remove(key string, st *started) bool {
 	return true
 }
 
-// commandKey identifies a codex command: two invocations with the same key
-// start the same process.
-func commandKey(cwd string, args, env []string) string {
+// key identifies the codex command inv runs (its working directory,
+// command line and environment): two invocations with the same key start
+// the same process.
+func (r *Runner) key(inv Invocation) string {
+	args, env := r.Command(inv)
 	var b strings.Builder
-	b.WriteString(cwd)
+	b.WriteString(inv.Cwd)
 	for _, list := range [][]string{args, env} {
 		b.WriteByte(0)
 		for _, s := range list {

@@ -55,7 +55,7 @@ type Runner struct {
 	Logger *slog.Logger  // debug logs of runs and codex's stderr; nil means slog.Default()
 
 	mu      sync.Mutex
-	waiting map[string]*started // by commandKey: processes Prestart started
+	waiting map[string]*started // by key: processes Prestart started
 	closed  bool
 }
 
