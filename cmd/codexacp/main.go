@@ -328,13 +328,7 @@ func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string
 // itself (codex runs are bounded), and an agent that is leaving has no use
 // for its result.
 func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) func() acp.ModelInfo {
-	ready := make(chan struct{})
-	var info acp.ModelInfo
-	go func() {
-		defer close(ready)
-		info = catalogInfo(ctx, log, codexPath, config)
-	}()
-	return func() acp.ModelInfo { <-ready; return info }
+	return inBackground(func() acp.ModelInfo { return catalogInfo(ctx, log, codexPath, config) })
 }
 
 // prepareUserConfig asks codex for the user's sandbox and approval settings
@@ -342,21 +336,30 @@ func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, con
 // function that waits for them. When codex cannot tell, the modes are the
 // presets alone, as with nothing configured.
 func prepareUserConfig(ctx context.Context, log *slog.Logger, read func(context.Context) (codex.UserConfig, error)) func() codex.UserConfig {
-	ready := make(chan struct{})
-	var user codex.UserConfig
-	go func() {
-		defer close(ready)
+	return inBackground(func() codex.UserConfig {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		var err error
-		if user, err = read(ctx); err != nil {
+		user, err := read(ctx)
+		if err != nil {
 			log.Warn("cannot read your codex sandbox and approval settings; the modes are codexacp's presets alone", "err", err)
-			return
+			return user
 		}
 		log.Info("codex settings under the modes", "approval_policy", user.ApprovalPolicy, "sandbox_mode", user.SandboxMode,
 			"sandbox_workspace_write", user.WorkspaceWrite != nil)
+		return user
+	})
+}
+
+// inBackground starts f now and returns a function that waits for its
+// result (as often as it is called).
+func inBackground[T any](f func() T) func() T {
+	ready := make(chan struct{})
+	var v T
+	go func() {
+		defer close(ready)
+		v = f()
 	}()
-	return func() codex.UserConfig { <-ready; return user }
+	return func() T { <-ready; return v }
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails
