@@ -307,10 +307,10 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 	return info
 }
 
-// prepareCodexVersion runs `codex --version` in the background and returns
-// a function that waits for it (acp.Options.CodexVersion, for /status and a
-// recording's header). Apart from the catalog: session/new waits for the
-// catalog, and a codex run takes 10–250 ms; /status can wait.
+// prepareCodexVersion returns a function that runs `codex --version` the
+// first time it is called and remembers the answer (acp.Options.CodexVersion,
+// for /status and a recording's header). Not with the catalog: session/new
+// waits for the catalog, and a codex run takes 10–250 ms; /status can wait.
 func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string) func() string {
 	return sync.OnceValue(func() string {
 		v, err := codex.Version(ctx, codexPath)
