@@ -117,7 +117,14 @@ func startAgentWith(tb testing.TB, opts Options, eopts fakeeditor.Options) *harn
 	return &harness{agent: agent, editor: ed, agentIn: inW, ctx: ctx}
 }
 
+// newSession initializes and opens a session in cwd.
 func (h *harness) newSession(t *testing.T, cwd string) acpsdk.SessionId {
+	t.Helper()
+	return h.openSession(t, cwd).SessionId
+}
+
+// openSession is newSession returning session/new's whole answer.
+func (h *harness) openSession(t *testing.T, cwd string) acpsdk.NewSessionResponse {
 	t.Helper()
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatalf("initialize: %v", err)
@@ -126,7 +133,7 @@ func (h *harness) newSession(t *testing.T, cwd string) acpsdk.SessionId {
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
-	return resp.SessionId
+	return resp
 }
 
 func (h *harness) prompt(sid acpsdk.SessionId, text string) (acpsdk.PromptResponse, error) {

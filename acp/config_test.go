@@ -39,14 +39,8 @@ func TestConfigOptions(t *testing.T) {
 	be := &fakeBackend{script: oneTurn}
 	state := t.TempDir()
 	h := startAgentWith(t, Options{Backend: be, StateDir: state, Models: testModels}, fakeeditor.Options{})
-	if _, err := h.editor.Initialize(h.ctx); err != nil {
-		t.Fatal(err)
-	}
 	cwd := t.TempDir()
-	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := h.openSession(t, cwd)
 	id := resp.SessionId
 	if got := current(resp.ConfigOptions); got["model"] != "m-fast" || got["reasoning_effort"] != "low" || got["mode"] != "ask" {
 		t.Fatalf("new session options = %v", got)
@@ -155,13 +149,7 @@ func sameMap(a, b map[string]string) bool {
 // Without a model catalog only the mode is offered.
 func TestConfigOptionsWithoutCatalog(t *testing.T) {
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
-	if _, err := h.editor.Initialize(h.ctx); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := h.openSession(t, t.TempDir())
 	if got := current(resp.ConfigOptions); !sameMap(got, map[string]string{"mode": "ask"}) {
 		t.Errorf("options = %v", got)
 	}
@@ -248,13 +236,7 @@ func TestConfigOptionsFollowUserConfig(t *testing.T) {
 			be := &fakeBackend{}
 			opts.Backend, opts.Models, opts.ContextWindow = be, testModels, 1000
 			h := startAgentWith(t, opts, fakeeditor.Options{})
-			if _, err := h.editor.Initialize(h.ctx); err != nil {
-				t.Fatal(err)
-			}
-			resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := h.openSession(t, t.TempDir())
 			if got := current(resp.ConfigOptions); got["model"] != tc.model || got["reasoning_effort"] != tc.effort {
 				t.Errorf("options = %v, want model %s effort %s", got, tc.model, tc.effort)
 			}

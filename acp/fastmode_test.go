@@ -49,14 +49,8 @@ func TestFastModeOption(t *testing.T) {
 	be := &tierBackend{}
 	state := t.TempDir()
 	h := startAgentWith(t, Options{Backend: be, StateDir: state, Models: tierModels}, fakeeditor.Options{})
-	if _, err := h.editor.Initialize(h.ctx); err != nil {
-		t.Fatal(err)
-	}
 	cwd := t.TempDir()
-	resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := h.openSession(t, cwd)
 	id := resp.SessionId
 	if got := current(resp.ConfigOptions)["service_tier"]; got != "off" {
 		t.Fatalf("new session: service_tier = %q, want off", got)
@@ -147,13 +141,7 @@ func TestFastModeDefaultsAndBackends(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := startAgentWith(t, Options{Backend: tc.backend, Models: tierModels, DefaultServiceTier: tc.configured}, fakeeditor.Options{})
-			if _, err := h.editor.Initialize(h.ctx); err != nil {
-				t.Fatal(err)
-			}
-			resp, err := h.editor.Conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := h.openSession(t, t.TempDir())
 			got, offered := current(resp.ConfigOptions)["service_tier"]
 			if (tc.want == "-") == offered || (offered && got != tc.want) {
 				t.Errorf("service_tier = %q (offered %v), want %q", got, offered, tc.want)
