@@ -14,7 +14,6 @@ import (
 
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
-	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 )
@@ -48,17 +47,7 @@ func authAgentOn(t *testing.T, backend string, mock *mockapi.Server, extraEnv ..
 	cmd.Env = append(env, extraEnv...)
 	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	ed := fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: true})
 	t.Cleanup(func() {
@@ -67,11 +56,7 @@ func authAgentOn(t *testing.T, backend string, mock *mockapi.Server, extraEnv ..
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("codexacp: %v", err)
 		}
-		for _, raw := range ed.Raw() {
-			if err := acpschema.ValidateMessage(raw); err != nil {
-				t.Errorf("agent message violates the ACP schema: %v\n%s", err, raw)
-			}
-		}
+		checkSchema(t, ed)
 		if t.Failed() {
 			t.Logf("codexacp stderr:\n%s", stderr.String())
 		}

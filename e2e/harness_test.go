@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,17 +136,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 	cmd.Env = e.baseEnv
 	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	e.ctx, e.stderr, e.agentPID = ctx, stderr, cmd.Process.Pid
 	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission})
@@ -184,11 +175,32 @@ func (e *env) newSession() acpsdk.SessionId {
 	return resp.SessionId
 }
 
+// startPiped starts cmd (an agent process) with its stdin and stdout piped,
+// for fakeeditor.Connect.
+func startPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
+}
+
 // checkSchema validates every message the agent sent against the ACP schema.
-func (e *env) checkSchema() {
-	for _, raw := range e.editor.Raw() {
+func (e *env) checkSchema() { checkSchema(e.t, e.editor) }
+
+// checkSchema validates every message ed received against the ACP schema.
+func checkSchema(t testing.TB, ed *fakeeditor.Editor) {
+	for _, raw := range ed.Raw() {
 		if err := acpschema.ValidateMessage(raw); err != nil {
-			e.t.Errorf("agent message violates the ACP schema: %v\n%s", err, raw)
+			t.Errorf("agent message violates the ACP schema: %v\n%s", err, raw)
 		}
 	}
 }

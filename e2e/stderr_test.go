@@ -31,17 +31,7 @@ func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 	}
 	defer stderrR.Close()
 	cmd.Stderr = stderrW
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	stderrW.Close()
 	defer func() {
 		cmd.Process.Kill()
