@@ -572,19 +572,40 @@ func (h *turnHandler) close() {
 	h.mu.Unlock()
 }
 
-// turnOf is the turn a notification names (params.turnId or
+// notice is what the turn handlers read of a notification's params
+// themselves (events.AppServer converts the rest): decoded once per
+// notification.
+type notice struct {
+	TurnID string `json:"turnId"`
+	Turn   struct {
+		ID string `json:"id"`
+	} `json:"turn"`
+	Item struct {
+		Type              string   `json:"type"`
+		Text              string   `json:"text"`
+		ReceiverThreadIDs []string `json:"receiverThreadIds"`
+		AgentThreadID     string   `json:"agentThreadId"`
+	} `json:"item"`
+}
+
+// readNotice decodes params. A field that does not fit is left empty and
+// does not spoil the others (json.Unmarshal goes on past a type mismatch):
+// an item of an unexpected shape still names its turn.
+func readNotice(params json.RawMessage) notice {
+	var n notice
+	_ = json.Unmarshal(params, &n)
+	return n
+}
+
+// turn is the turn the notification names (params.turnId or
 // params.turn.id), "" when it names none.
+func (n notice) turn() string {
+	return firstNonEmpty(n.TurnID, n.Turn.ID)
+}
+
+// turnOf is the turn a notification names.
 func turnOf(params json.RawMessage) string {
-	var p struct {
-		TurnID string `json:"turnId"`
-		Turn   struct {
-			ID string `json:"id"`
-		} `json:"turn"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	return firstNonEmpty(p.TurnID, p.Turn.ID)
+	return readNotice(params).turn()
 }
 
 // completion is the turn's channel; h.mu is held.
@@ -599,9 +620,10 @@ func (h *turnHandler) completion(turnID string) chan struct{} {
 
 // Notify implements codex.AppServerHandler.
 func (h *turnHandler) Notify(method string, params json.RawMessage) {
+	n := readNotice(params)
+	turn := n.turn()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	turn := turnOf(params)
 	if h.closed || (h.turnID != "" && turn != "" && turn != h.turnID) {
 		h.log.Debug("app-server notification of another turn dropped", "method", method, "turn", turn)
 		return
@@ -620,11 +642,11 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 		h.trackMCPCall(ev)
 		h.out.Event(ev)
 	}
-	for _, child := range childThreads(method, params) {
+	for _, child := range n.childThreads(method) {
 		h.subagents.add(h, child)
 	}
 	if method == "item/completed" {
-		h.notePlan(params)
+		h.notePlan(n)
 	}
 	if method == "turn/completed" && turn != "" {
 		ch := h.completion(turn)

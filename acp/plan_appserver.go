@@ -64,18 +64,12 @@ func (b *AppServerBackend) collaborationMode(t Turn, thread string) map[string]a
 
 // notePlan hands the turn's proposed plan (a completed plan item) to the
 // agent; h.mu is held.
-func (h *turnHandler) notePlan(params json.RawMessage) {
-	var p struct {
-		Item struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"item"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Item.Type != "plan" || p.Item.Text == "" {
+func (h *turnHandler) notePlan(n notice) {
+	if n.Item.Type != "plan" || n.Item.Text == "" {
 		return
 	}
 	if sink, ok := h.out.(planSink); ok {
-		sink.ProposedPlan(p.Item.Text)
+		sink.ProposedPlan(n.Item.Text)
 	}
 }
 

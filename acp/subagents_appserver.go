@@ -23,26 +23,16 @@ import (
 
 // childThreads names the child threads an item notification's subagent
 // item refers to; none for any other notification.
-func childThreads(method string, params json.RawMessage) []string {
+func (n notice) childThreads(method string) []string {
 	if method != "item/started" && method != "item/completed" {
 		return nil
 	}
-	var p struct {
-		Item struct {
-			Type              string   `json:"type"`
-			ReceiverThreadIDs []string `json:"receiverThreadIds"`
-			AgentThreadID     string   `json:"agentThreadId"`
-		} `json:"item"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return nil
-	}
-	switch p.Item.Type {
+	switch n.Item.Type {
 	case "collabAgentToolCall":
-		return p.Item.ReceiverThreadIDs
+		return n.Item.ReceiverThreadIDs
 	case "subAgentActivity":
-		if p.Item.AgentThreadID != "" {
-			return []string{p.Item.AgentThreadID}
+		if n.Item.AgentThreadID != "" {
+			return []string{n.Item.AgentThreadID}
 		}
 	}
 	return nil

@@ -23,7 +23,7 @@ func TestChildThreads(t *testing.T) {
 		{"unreadable", "item/started", `[1]`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := childThreads(tc.method, json.RawMessage(tc.params)); !slices.Equal(got, tc.want) {
+			if got := readNotice(json.RawMessage(tc.params)).childThreads(tc.method); !slices.Equal(got, tc.want) {
 				t.Errorf("childThreads = %v, want %v", got, tc.want)
 			}
 		})
