@@ -535,8 +535,8 @@ type turnHandler struct {
 	// this turn reaches the editor.
 	mu        sync.Mutex
 	closed    bool
-	turnID    string                   // once turn/start answered; others' notifications are dropped
-	completed map[string]chan struct{} // by turn id, closed by turn/completed
+	turnID    string   // once turn/start answered; others' notifications are dropped
+	completed turnDone // closed by turn/completed
 	// firstStarted receives the id of the first turn/started while the
 	// turn's id is not known (a compaction's start does not answer it).
 	firstStarted chan string
@@ -545,7 +545,7 @@ type turnHandler struct {
 }
 
 func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
-	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: map[string]chan struct{}{},
+	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: turnDone{},
 		firstStarted: make(chan string, 1)}
 }
 
@@ -554,7 +554,7 @@ func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
 func (h *turnHandler) ended(turnID string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.completion(turnID)
+	return h.completed.of(turnID)
 }
 
 // started records the turn's id: notifications of other turns (a late one
@@ -608,14 +608,28 @@ func turnOf(params json.RawMessage) string {
 	return readNotice(params).turn()
 }
 
-// completion is the turn's channel; h.mu is held.
-func (h *turnHandler) completion(turnID string) chan struct{} {
-	ch, ok := h.completed[turnID]
+// turnDone holds a channel per turn id, closed when the turn completes;
+// its owner's mutex is held.
+type turnDone map[string]chan struct{}
+
+// of is the turn's channel.
+func (d turnDone) of(turn string) chan struct{} {
+	ch, ok := d[turn]
 	if !ok {
 		ch = make(chan struct{})
-		h.completed[turnID] = ch
+		d[turn] = ch
 	}
 	return ch
+}
+
+// close closes the turn's channel, once.
+func (d turnDone) close(turn string) {
+	ch := d.of(turn)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 // Notify implements codex.AppServerHandler.
@@ -649,12 +663,7 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 		h.notePlan(n)
 	}
 	if method == "turn/completed" && turn != "" {
-		ch := h.completion(turn)
-		select {
-		case <-ch:
-		default:
-			close(ch)
-		}
+		h.completed.close(turn)
 	}
 }
 

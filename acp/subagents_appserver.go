@@ -76,7 +76,7 @@ func (s *subagents) add(parent *turnHandler, thread string) {
 	if s.children == nil {
 		s.children = map[string]*childThread{}
 	}
-	c := &childThread{parent: parent, conv: events.NewAppServer(), done: map[string]chan struct{}{}}
+	c := &childThread{parent: parent, conv: events.NewAppServer(), done: turnDone{}}
 	c.remove = s.route(thread, c)
 	s.children[thread] = c
 	parent.log.Info("subagent thread routed to the turn", "thread", thread)
@@ -141,7 +141,7 @@ type childThread struct {
 	mu   sync.Mutex
 	conv *events.AppServer // used only by Notify, on the client's reader goroutine
 	turn string            // the child's running turn; "" when none
-	done map[string]chan struct{}
+	done turnDone
 }
 
 // current is the child's running turn and the channel closed when it ends.
@@ -151,17 +151,7 @@ func (c *childThread) current() (string, <-chan struct{}) {
 	if c.turn == "" {
 		return "", nil
 	}
-	return c.turn, c.doneOf(c.turn)
-}
-
-// doneOf is the turn's channel; c.mu is held.
-func (c *childThread) doneOf(turn string) chan struct{} {
-	ch, ok := c.done[turn]
-	if !ok {
-		ch = make(chan struct{})
-		c.done[turn] = ch
-	}
-	return ch
+	return c.turn, c.done.of(c.turn)
 }
 
 // Notify implements codex.AppServerHandler: the child's turn is tracked,
@@ -173,16 +163,11 @@ func (c *childThread) Notify(method string, params json.RawMessage) {
 	case "turn/started":
 		if turn != "" {
 			c.turn = turn
-			c.doneOf(turn)
+			c.done.of(turn)
 		}
 	case "turn/completed":
 		if turn != "" {
-			ch := c.doneOf(turn)
-			select {
-			case <-ch:
-			default:
-				close(ch)
-			}
+			c.done.close(turn)
 			if c.turn == turn {
 				c.turn = ""
 			}
