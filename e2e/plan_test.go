@@ -51,6 +51,31 @@ func (a *answering) requests() []acpsdk.RequestPermissionRequest {
 	return slices.Clone(a.asked)
 }
 
+// planChunks counts the agent_message_chunks that carry a piece of the
+// proposed plan (item/plan/delta streamed as the agent's text): those
+// overlapping the plan's place in the agent's text.
+func planChunks(e *env) int {
+	var spans [][2]int
+	var text strings.Builder
+	for _, u := range e.editor.Updates() {
+		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			spans = append(spans, [2]int{text.Len(), text.Len() + len(c.Content.Text.Text)})
+			text.WriteString(c.Content.Text.Text)
+		}
+	}
+	at := strings.Index(text.String(), planText)
+	if at < 0 {
+		return 0
+	}
+	n := 0
+	for _, sp := range spans {
+		if sp[0] < at+len(planText) && sp[1] > at {
+			n++
+		}
+	}
+	return n
+}
+
 func (e *env) setPlanMode(on bool) {
 	e.t.Helper()
 	v := "default"
@@ -131,8 +156,11 @@ func TestPlanModeThenImplement(t *testing.T) {
 			if users := reqs[0].Texts("user"); !slices.Contains(users, "plan a greeting file") {
 				t.Errorf("the plan turn's prompt: %q", users)
 			}
-			if !strings.Contains(agentText(e), "Create hello.txt") {
-				t.Errorf("the plan is not shown: %q", agentText(e))
+			if n := strings.Count(agentText(e), planText); n != 1 {
+				t.Errorf("the plan is shown %d times, want once: %q", n, agentText(e))
+			}
+			if n := planChunks(e); n < 2 {
+				t.Errorf("the plan came in %d agent_message_chunk(s), want it streamed in several", n)
 			}
 			asked := ans.requests()
 			if len(asked) != 1 {

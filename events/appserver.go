@@ -19,6 +19,7 @@ const (
 	methodItemStarted        = "item/started"
 	methodItemCompleted      = "item/completed"
 	methodAgentMessageDelta  = "item/agentMessage/delta"
+	methodPlanDelta          = "item/plan/delta"
 	methodReasoningPartAdded = "item/reasoning/summaryPartAdded"
 	methodReasoningSumDelta  = "item/reasoning/summaryTextDelta"
 	methodReasoningRawDelta  = "item/reasoning/textDelta"
@@ -108,7 +109,9 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 		err = c.tokenUsage(params)
 	case methodItemStarted, methodItemCompleted:
 		evs, err = c.itemEvent(method == methodItemCompleted, params)
-	case methodAgentMessageDelta:
+	case methodAgentMessageDelta, methodPlanDelta:
+		// A proposed plan (plan mode) streams as the agent's text, as
+		// its completed item shows (item).
 		evs, err = textDelta(DeltaMessage, params)
 	case methodReasoningPartAdded:
 		err = partAdded(params)
@@ -470,8 +473,10 @@ func (c *AppServer) item(done bool, a *asItem) *Item {
 		it.Type, it.Text = ItemAgentMessage, a.Text
 	case "plan":
 		// A proposed plan (plan mode) is Markdown for the user to read:
-		// shown as a message. Its deltas (item/plan/delta) may not add up
-		// to the final text, so only the completed item counts.
+		// shown as a message, streamed by item/plan/delta. Codex's final
+		// text is its deltas joined, but only the last <proposed_plan>
+		// block's when the model wrote several: the Translator then sends
+		// nothing more, the streamed text being on screen already.
 		it.Type, it.Text = ItemAgentMessage, a.Text
 	case "reasoning":
 		it.Type, it.Text = ItemReasoning, c.reasoningText(a)

@@ -157,7 +157,8 @@ func TestAppServerConvert(t *testing.T) {
 		{"rate limits", "account/rateLimits/updated", `{"rateLimits":{}}`, `[]`},
 		{"config warning", "configWarning", `{"summary":"no bubblewrap","details":null}`, `[]`},
 		{"turn diff", "turn/diff/updated", `{"threadId":"th","turnId":"tu","diff":"..."}`, `[]`},
-		{"plan delta", "item/plan/delta", `{"threadId":"th","turnId":"tu","itemId":"p1","delta":"1."}`, `[]`},
+		{"plan delta is message text", "item/plan/delta", `{"threadId":"th","turnId":"tu","itemId":"p1","delta":"1."}`,
+			`[{"type":"item.delta","delta":{"item_id":"p1","kind":"message","text":"1."}}]`},
 		{"unknown method with garbage", "no/such/method", `not json`, `[]`},
 		{"usage alone", "thread/tokenUsage/updated", `{"threadId":"th","turnId":"tu","tokenUsage":{"total":{"totalTokens":1,"inputTokens":1,"cachedInputTokens":0,"outputTokens":0,"reasoningOutputTokens":0},"last":{"totalTokens":1,"inputTokens":1,"cachedInputTokens":0,"outputTokens":0,"reasoningOutputTokens":0}}}`, `[]`},
 	}
@@ -190,8 +191,8 @@ func compactJSON(t *testing.T, s string) string {
 func TestAppServerConvertErrors(t *testing.T) {
 	methods := []string{
 		"thread/started", "turn/started", "turn/completed", "turn/plan/updated", "thread/tokenUsage/updated",
-		"item/started", "item/completed", "item/agentMessage/delta", "item/reasoning/summaryPartAdded",
-		"item/reasoning/summaryTextDelta", "item/reasoning/textDelta", "item/commandExecution/outputDelta",
+		"item/started", "item/completed", "item/agentMessage/delta", "item/plan/delta",
+		"item/reasoning/summaryPartAdded", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta", "item/commandExecution/outputDelta",
 		"error", "warning", "model/rerouted",
 	}
 	for _, m := range methods {
@@ -215,6 +216,7 @@ func TestAppServerConvertErrors(t *testing.T) {
 		{"item/started", `{"item":{"id":"x"}}`},
 		{"item/completed", `{}`},
 		{"item/agentMessage/delta", `{"delta":"x"}`},
+		{"item/plan/delta", `{"delta":"x"}`},
 		{"item/reasoning/summaryTextDelta", `{"delta":"x","summaryIndex":0}`},
 		{"item/commandExecution/outputDelta", `{"delta":"x"}`},
 		{"error", `{"willRetry":true}`},
@@ -475,6 +477,19 @@ func TestTranslateStreamedText(t *testing.T) {
 			"item/completed", msgDone("m2", "A"),
 			"item/agentMessage/delta", msgDelta("m2", "late"),
 		}, []string{"m:Whole", "m:\n\nA"}},
+		{"proposed plan streams after the message, once", []string{
+			"item/agentMessage/delta", msgDelta("m1", "Here is the plan."),
+			"item/started", itemParams(`{"type":"plan","id":"tu-plan","text":""}`),
+			"item/plan/delta", msgDelta("tu-plan", "1. Cre"),
+			"item/plan/delta", msgDelta("tu-plan", "ate it.\n"),
+			"item/completed", itemParams(`{"type":"plan","id":"tu-plan","text":"1. Create it.\n"}`),
+			"item/completed", msgDone("m1", "Here is the plan."),
+		}, []string{"m:Here is the plan.", "m:\n\n1. Cre", "m:ate it.\n"}},
+		{"second proposed plan block: the streamed text stands", []string{
+			"item/plan/delta", msgDelta("tu-plan", "A\n"),
+			"item/plan/delta", msgDelta("tu-plan", "B\n"),
+			"item/completed", itemParams(`{"type":"plan","id":"tu-plan","text":"B\n"}`),
+		}, []string{"m:A\n", "m:B\n"}},
 		{"item started sends nothing", []string{
 			"item/started", itemParams(`{"type":"agentMessage","id":"m1","text":""}`),
 			"item/started", itemParams(`{"type":"reasoning","id":"r1","summary":[]}`),
