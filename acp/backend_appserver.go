@@ -581,10 +581,8 @@ type notice struct {
 		ID string `json:"id"`
 	} `json:"turn"`
 	Item struct {
-		Type              string   `json:"type"`
-		Text              string   `json:"text"`
-		ReceiverThreadIDs []string `json:"receiverThreadIds"`
-		AgentThreadID     string   `json:"agentThreadId"`
+		Type string `json:"type"`
+		Text string `json:"text"`
 	} `json:"item"`
 }
 
@@ -655,9 +653,11 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 	for _, ev := range evs {
 		h.trackMCPCall(ev)
 		h.out.Event(ev)
-	}
-	for _, child := range n.childThreads(method) {
-		h.subagents.add(h, child)
+		if ev.Item != nil {
+			for _, child := range ev.Item.ChildThreads() {
+				h.subagents.add(h, child, ev.Item.ID)
+			}
+		}
 	}
 	if method == "item/completed" {
 		h.notePlan(n)

@@ -12,50 +12,14 @@ import (
 // Subagents on the app-server (see docs/codex-app-server.md, "Subagents"):
 // codex runs a spawned agent in a thread of its own, whose notifications
 // and requests name that child thread, not the session's. A parent turn's
-// item naming a child (collabAgentToolCall.receiverThreadIds,
-// subAgentActivity.agentThreadId) routes the child thread to the parent's
-// turn until that turn's Run returns: the child's tool calls show in the
-// session like the parent's (its edits go through our tools, as diffs), and
-// its approvals and questions go to the user as the parent's would. The
-// parent's Run waits for the child turns still running when the parent's
-// turn ends, so the prompt answers once its subagents are done; a cancel
-// interrupts them along with the parent's turn.
-
-// childThreads names the child threads an item notification's subagent
-// item refers to; none for any other notification.
-func (n notice) childThreads(method string) []string {
-	if method != "item/started" && method != "item/completed" {
-		return nil
-	}
-	switch n.Item.Type {
-	case "collabAgentToolCall":
-		return n.Item.ReceiverThreadIDs
-	case "subAgentActivity":
-		if n.Item.AgentThreadID != "" {
-			return []string{n.Item.AgentThreadID}
-		}
-	}
-	return nil
-}
-
-// childShown reports whether a child thread's event is shown in the
-// session: its tool calls, not its messages, reasoning or turn lifecycle
-// (the parent's turn is the one the editor sees).
-func childShown(ev events.Event) bool {
-	if ev.Item == nil {
-		return false
-	}
-	switch ev.Type {
-	case events.TypeItemStarted, events.TypeItemUpdated, events.TypeItemCompleted:
-	default:
-		return false
-	}
-	switch ev.Item.Type {
-	case events.ItemAgentMessage, events.ItemReasoning, events.ItemTodoList, events.ItemError:
-		return false
-	}
-	return true
-}
+// item naming a child (events.Item.ChildThreads) routes the child thread to
+// the parent's turn until that turn's Run returns: the child's tool calls
+// show in the session like the parent's (its edits go through our tools,
+// as diffs), its messages in the content of the parent's tool call that
+// named it (events.ChildEvent), and its approvals and questions go to the
+// user as the parent's would. The parent's Run waits for the child turns
+// still running when the parent's turn ends, so the prompt answers once its
+// subagents are done; a cancel interrupts them along with the parent's turn.
 
 // subagents are the child threads routed to one parent turn.
 type subagents struct {
@@ -66,8 +30,10 @@ type subagents struct {
 	ended    bool // the parent's Run is returning: nothing more is routed
 }
 
-// add routes thread to the parent, once; called from the parent's Notify.
-func (s *subagents) add(parent *turnHandler, thread string) {
+// add routes thread to the parent, once: callID is the parent's tool call
+// item that named it (the subagent's messages show there); called from the
+// parent's Notify.
+func (s *subagents) add(parent *turnHandler, thread, callID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended || s.route == nil || s.children[thread] != nil {
@@ -76,7 +42,7 @@ func (s *subagents) add(parent *turnHandler, thread string) {
 	if s.children == nil {
 		s.children = map[string]*childThread{}
 	}
-	c := &childThread{parent: parent, conv: events.NewAppServer(), done: turnDone{}}
+	c := &childThread{parent: parent, callID: callID, conv: events.NewAppServer(), done: turnDone{}}
 	c.remove = s.route(thread, c)
 	s.children[thread] = c
 	parent.log.Info("subagent thread routed to the turn", "thread", thread)
@@ -136,6 +102,7 @@ func (s *subagents) end() {
 // behalf of the parent turn.
 type childThread struct {
 	parent *turnHandler
+	callID string // the parent's tool call item that named the child
 	remove func()
 
 	mu   sync.Mutex
@@ -155,7 +122,8 @@ func (c *childThread) current() (string, <-chan struct{}) {
 }
 
 // Notify implements codex.AppServerHandler: the child's turn is tracked,
-// its tool calls go to the parent turn's output.
+// its tool calls and messages go to the parent turn's output
+// (events.ChildEvent).
 func (c *childThread) Notify(method string, params json.RawMessage) {
 	turn := turnOf(params)
 	c.mu.Lock()
@@ -185,7 +153,7 @@ func (c *childThread) Notify(method string, params json.RawMessage) {
 		return
 	}
 	for _, ev := range evs {
-		if childShown(ev) {
+		if ev, ok := events.ChildEvent(ev, c.callID); ok {
 			h.trackMCPCall(ev)
 			h.out.Event(ev)
 		}

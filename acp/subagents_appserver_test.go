@@ -1,45 +1,66 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
-	"slices"
+	"io"
+	"log/slog"
 	"testing"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 )
 
-// The child threads a parent's notification names, and which of a child's
-// events the session shows.
-func TestChildThreads(t *testing.T) {
-	for _, tc := range []struct {
-		name, method, params string
-		want                 []string
-	}{
-		{"spawn call", "item/started", `{"item":{"type":"collabAgentToolCall","id":"c","receiverThreadIds":["th_a","th_b"]}}`, []string{"th_a", "th_b"}},
-		{"activity", "item/completed", `{"item":{"type":"subAgentActivity","id":"c","kind":"started","agentThreadId":"th_c"}}`, []string{"th_c"}},
-		{"activity without thread", "item/started", `{"item":{"type":"subAgentActivity","id":"c"}}`, nil},
-		{"another item", "item/started", `{"item":{"type":"commandExecution","id":"c","agentThreadId":"th_x"}}`, nil},
-		{"not an item", "turn/started", `{"item":{"type":"subAgentActivity","agentThreadId":"th_x"}}`, nil},
-		{"unreadable", "item/started", `[1]`, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := readNotice(json.RawMessage(tc.params)).childThreads(tc.method); !slices.Equal(got, tc.want) {
-				t.Errorf("childThreads = %v, want %v", got, tc.want)
-			}
-		})
+// eventLog is a TurnOutput that keeps the events it is given.
+type eventLog struct{ evs []events.Event }
+
+func (l *eventLog) Event(ev events.Event) { l.evs = append(l.evs, ev) }
+func (l *eventLog) ApproveCommand(context.Context, CommandApproval) ApprovalDecision {
+	return ApprovalDecline
+}
+
+// A parent item naming a child thread routes it to the turn: the child's
+// tool calls come as they are, its messages for the parent's call that
+// named it, its reasoning and turn not at all.
+func TestSubagentRouting(t *testing.T) {
+	out := &eventLog{}
+	h := newTurnHandler(out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	routed := map[string]codex.AppServerHandler{}
+	h.subagents.route = func(thread string, c codex.AppServerHandler) func() {
+		routed[thread] = c
+		return func() {}
 	}
-	for _, tc := range []struct {
-		ev   events.Event
-		want bool
-	}{
-		{events.Event{Type: events.TypeItemStarted, Item: &events.Item{Type: events.ItemMCPToolCall}}, true},
-		{events.Event{Type: events.TypeItemCompleted, Item: &events.Item{Type: events.ItemCommandExecution}}, true},
-		{events.Event{Type: events.TypeItemCompleted, Item: &events.Item{Type: events.ItemAgentMessage}}, false},
-		{events.Event{Type: events.TypeItemCompleted, Item: &events.Item{Type: events.ItemReasoning}}, false},
-		{events.Event{Type: events.TypeTurnCompleted}, false},
-	} {
-		if got := childShown(tc.ev); got != tc.want {
-			t.Errorf("childShown(%s %v) = %v", tc.ev.Type, tc.ev.Item, got)
+	notify := func(to codex.AppServerHandler, method, params string) {
+		to.Notify(method, json.RawMessage(params))
+	}
+	notify(h, "item/completed", `{"threadId":"th_p","turnId":"tu","item":{"type":"subAgentActivity","id":"call_spawn","kind":"started","agentThreadId":"th_c","agentPath":"/root/c"}}`)
+	notify(h, "item/started", `{"threadId":"th_p","turnId":"tu","item":{"type":"subAgentActivity","id":"call_again","kind":"interacted","agentThreadId":"th_c"}}`)
+	child := routed["th_c"]
+	if child == nil || len(routed) != 1 {
+		t.Fatalf("routed threads: %v", routed)
+	}
+	notify(child, "turn/started", `{"threadId":"th_c","turn":{"id":"tu_c","items":[],"status":"inProgress","error":null}}`)
+	notify(child, "item/completed", `{"threadId":"th_c","turnId":"tu_c","item":{"type":"reasoning","id":"r","summary":["hmm"],"content":[]}}`)
+	notify(child, "item/completed", `{"threadId":"th_c","turnId":"tu_c","item":{"type":"commandExecution","id":"cmd","command":"ls","cwd":"/w","status":"completed","aggregatedOutput":"a\n","exitCode":0}}`)
+	notify(child, "item/completed", `{"threadId":"th_c","turnId":"tu_c","item":{"type":"agentMessage","id":"m","text":"3 files."}}`)
+	notify(child, "turn/completed", `{"threadId":"th_c","turn":{"id":"tu_c","items":[],"status":"completed","error":null}}`)
+
+	var got []string
+	for _, ev := range out.evs {
+		got = append(got, ev.Type+" "+ev.Item.Type+" "+ev.Item.ID+" "+ev.Item.ParentCallID)
+	}
+	want := []string{
+		"item.completed sub_agent_activity call_spawn ",
+		"item.started sub_agent_activity call_again ",
+		"item.completed command_execution cmd ",
+		"item.completed agent_message m call_spawn",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("events:\n got  %q\n want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d = %q, want %q", i, got[i], want[i])
 		}
 	}
 }

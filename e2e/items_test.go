@@ -62,6 +62,18 @@ type toolCallState struct {
 	Title     string
 	Status    acpsdk.ToolCallStatus
 	Locations []acpsdk.ToolCallLocation
+	Text      string // the text of its content as last sent (toolCallTitled)
+}
+
+// contentText joins the text blocks of tool call content.
+func contentText(content []acpsdk.ToolCallContent) string {
+	var parts []string
+	for _, c := range content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			parts = append(parts, c.Content.Content.Text.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // lastToolCalls folds tool call updates into the state of the last web
@@ -117,8 +129,16 @@ func TestAppServerSubagentVisible(t *testing.T) {
 	)
 	e.mustPrompt("delegate")
 	const title = "Started agent /root/counter"
-	if tc := toolCallTitled(toolUpdates(e), title); tc == nil || tc.Kind != acpsdk.ToolKindOther || tc.Status != acpsdk.ToolCallStatusCompleted {
-		t.Errorf("spawned agent shown as %+v, want a completed tool call %q", tc, title)
+	tc := toolCallTitled(toolUpdates(e), title)
+	if tc == nil || tc.Kind != acpsdk.ToolKindOther || tc.Status != acpsdk.ToolCallStatusCompleted {
+		t.Fatalf("spawned agent shown as %+v, want a completed tool call %q", tc, title)
+	}
+	// The subagent's answer is its tool call's content, not the agent's text.
+	if !strings.Contains(tc.Text, "counted") {
+		t.Errorf("the subagent's message is not in its tool call: content %q", tc.Text)
+	}
+	if strings.Contains(agentText(e), "counted") {
+		t.Errorf("the subagent's message is shown as the agent's text: %q", agentText(e))
 	}
 	// The subagent ran: its model requests, its task addressed to it, were
 	// made before the prompt answered, and its edit is the session's.
@@ -214,10 +234,15 @@ func toolCallTitled(us []acpsdk.SessionUpdate, title string) *toolCallState {
 	var id acpsdk.ToolCallId
 	for _, u := range us {
 		if tc := u.ToolCall; tc != nil && st == nil && tc.Title == title {
-			st, id = &toolCallState{Kind: tc.Kind, Title: tc.Title, Status: tc.Status, Locations: tc.Locations}, tc.ToolCallId
+			st, id = &toolCallState{Kind: tc.Kind, Title: tc.Title, Status: tc.Status, Locations: tc.Locations, Text: contentText(tc.Content)}, tc.ToolCallId
 		}
-		if tu := u.ToolCallUpdate; st != nil && tu != nil && tu.ToolCallId == id && tu.Status != nil {
-			st.Status = *tu.Status
+		if tu := u.ToolCallUpdate; st != nil && tu != nil && tu.ToolCallId == id {
+			if tu.Status != nil {
+				st.Status = *tu.Status
+			}
+			if tu.Content != nil {
+				st.Text = contentText(tu.Content)
+			}
 		}
 	}
 	return st

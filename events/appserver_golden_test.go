@@ -113,12 +113,23 @@ func translateAppServer(t *testing.T, path string) []byte {
 	return translateNotifications(t, readNotifications(t, path), goldenContextWindow)
 }
 
+// goldenChild is a subagent's thread in a golden transcript: its own
+// converter, and the parent's tool call that named it.
+type goldenChild struct {
+	conv   *AppServer
+	callID string
+}
+
 // translateNotifications is translateAppServer's work on the notifications
 // of a transcript (also of a replay corpus transcript, TestCorpusGolden).
+// The notifications of a thread an item named as a subagent's, once named,
+// go through a converter of their own and ChildEvent, as the agent routes
+// them to the parent's turn.
 func translateNotifications(t *testing.T, notes []notification, contextWindow int) []byte {
 	t.Helper()
 	conv := NewAppServer()
 	tr := NewTranslator(Options{OwnMCPServer: "acp", ContextWindow: contextWindow})
+	children := map[string]*goldenChild{}
 	var g appServerGolden
 	var cur *appServerTurn
 	for _, n := range notes {
@@ -128,7 +139,24 @@ func translateNotifications(t *testing.T, notes []notification, contextWindow in
 			cur = &g.Turns[len(g.Turns)-1]
 		}
 		step := appServerStep{Notification: notificationSummary(n), Events: []Event{}, Updates: []any{}}
-		evs, err := conv.Convert(n.Method, n.Params)
+		child := children[threadOf(n.Params)]
+		var (
+			evs []Event
+			err error
+		)
+		if child != nil {
+			step.Notification = "subagent " + step.Notification
+			evs, err = child.conv.Convert(n.Method, n.Params)
+			shown := []Event{}
+			for _, ev := range evs {
+				if ev, ok := ChildEvent(ev, child.callID); ok {
+					shown = append(shown, ev)
+				}
+			}
+			evs = shown
+		} else {
+			evs, err = conv.Convert(n.Method, n.Params)
+		}
 		if err != nil {
 			step.Error = err.Error()
 		}
@@ -139,6 +167,13 @@ func translateNotifications(t *testing.T, notes []notification, contextWindow in
 			switch ev.Type {
 			case TypeTurnCompleted, TypeTurnFailed, TypeTurnInterrupted:
 				ended = true
+			}
+			if ev.Item != nil && child == nil {
+				for _, th := range ev.Item.ChildThreads() {
+					if children[th] == nil {
+						children[th] = &goldenChild{conv: NewAppServer(), callID: ev.Item.ID}
+					}
+				}
 			}
 		}
 		cur.Steps = append(cur.Steps, step)
@@ -156,6 +191,15 @@ func translateNotifications(t *testing.T, notes []notification, contextWindow in
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// threadOf is the thread a notification names (params.threadId).
+func threadOf(params json.RawMessage) string {
+	var p struct {
+		ThreadID string `json:"threadId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.ThreadID
 }
 
 // notificationSummary is the method, with the item's type and id for item

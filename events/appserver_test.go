@@ -539,17 +539,29 @@ func outDelta(id, text string) string {
 // contentText is the text of a tool call (update)'s only content block.
 func contentText(t *testing.T, u acpsdk.SessionUpdate) string {
 	t.Helper()
-	var content []acpsdk.ToolCallContent
-	switch {
-	case u.ToolCallUpdate != nil:
-		content = u.ToolCallUpdate.Content
-	case u.ToolCall != nil:
-		content = u.ToolCall.Content
-	}
-	if len(content) != 1 || content[0].Content == nil || content[0].Content.Content.Text == nil {
+	texts := contentTexts(u)
+	if len(texts) != 1 {
 		t.Fatalf("update %+v has no single text content", u)
 	}
-	return content[0].Content.Content.Text.Text
+	return texts[0]
+}
+
+// contentTexts is the text of each content block of an update's tool call.
+func contentTexts(u acpsdk.SessionUpdate) []string {
+	var content []acpsdk.ToolCallContent
+	switch {
+	case u.ToolCall != nil:
+		content = u.ToolCall.Content
+	case u.ToolCallUpdate != nil:
+		content = u.ToolCallUpdate.Content
+	}
+	var out []string
+	for _, c := range content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			out = append(out, c.Content.Content.Text.Text)
+		}
+	}
+	return out
 }
 
 func TestTranslateOutputDeltas(t *testing.T) {

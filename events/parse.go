@@ -118,6 +118,10 @@ type Item struct {
 
 	// agent_message, reasoning
 	Text string `json:"text,omitempty"`
+	// agent_message of a subagent (app-server): the parent's tool call item
+	// that started the subagent, whose content shows the message
+	// (ChildEvent), not the agent's text.
+	ParentCallID string `json:"parent_call_id,omitempty"`
 	// error
 	Message string `json:"message,omitempty"`
 

@@ -129,6 +129,10 @@ type toolCall struct {
 	out    string
 	capped bool
 	shown  int // bytes of out in the last update sent
+	// A subagent's messages shown in the call that started it
+	// (subagentMessage), after the content of the call's own state (base).
+	said string
+	base []acpsdk.ToolCallContent
 }
 
 // toolState is everything a tool_call can say about a codex item.
@@ -364,6 +368,12 @@ func (t *Translator) item(done bool, it *Item) []acpsdk.SessionUpdate {
 		// exec sends whole messages in item.completed only; reacting to
 		// started/updated too would repeat the text. The app-server
 		// streams them before (item.delta).
+		if it.ParentCallID != "" {
+			if done {
+				return t.subagentMessage(it)
+			}
+			return nil
+		}
 		if done {
 			if us, ok := t.streamedText(chunkMessage, it); ok {
 				return us
@@ -441,7 +451,7 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpd
 	}
 	c := t.calls[it.ID]
 	if c == nil {
-		c = &toolCall{id: acpsdk.ToolCallId(fmt.Sprintf("t%d-%s", t.turn, it.ID)), sent: st}
+		c = &toolCall{id: acpsdk.ToolCallId(fmt.Sprintf("t%d-%s", t.turn, it.ID)), sent: st, base: st.content}
 		if it.ID == "" {
 			// Not "t<turn>-…": an item whose id is "anon0" must not get it.
 			c.id = acpsdk.ToolCallId(fmt.Sprintf("t%d_anon%d", t.turn, len(t.order)))
@@ -451,6 +461,10 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpd
 		t.order = append(t.order, c)
 		t.chunk = chunkNone // the editor starts a new entry after a tool call
 		return []acpsdk.SessionUpdate{{ToolCall: st.announce(c.id)}}
+	}
+	c.base = st.content
+	if c.said != "" {
+		st.content = append(slices.Clip(st.content), t.saidContent(c))
 	}
 	var opts []acpsdk.ToolCallUpdateOpt
 	if st.title != c.sent.title {
@@ -481,6 +495,30 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpd
 		return nil
 	}
 	return []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(c.id, opts...)}
+}
+
+// subagentMessage shows a subagent's message in the content of the tool
+// call that started it, after the messages before it: the call's own
+// content, then the messages joined by blank lines, their head and tail
+// within MaxOutputBytes. A message for a call the turn does not have is
+// dropped.
+func (t *Translator) subagentMessage(it *Item) []acpsdk.SessionUpdate {
+	c := t.calls[it.ParentCallID]
+	if c == nil || strings.TrimSpace(it.Text) == "" {
+		return nil
+	}
+	if c.said != "" {
+		c.said += "\n\n"
+	}
+	c.said += it.Text
+	content := append(slices.Clip(c.base), t.saidContent(c))
+	c.sent.content = content
+	return []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(c.id, acpsdk.WithUpdateContent(content))}
+}
+
+// saidContent is the content block of a subagent's messages.
+func (t *Translator) saidContent(c *toolCall) acpsdk.ToolCallContent {
+	return acpsdk.ToolContent(acpsdk.TextBlock(limitText(c.said, t.opts.MaxOutputBytes)))
 }
 
 // turnUsage records this turn's tokens and reports the context use.

@@ -18,7 +18,7 @@ func agentImageState(done bool, it *Item) toolState {
 	case ItemCollabToolCall:
 		return collabState(done, it)
 	case ItemSubAgentActivity:
-		return activityState(done, it)
+		return activityState(it)
 	case ItemImageView:
 		return imageViewState(done, it)
 	}
@@ -126,8 +126,11 @@ func collabStatus(done bool, status string) acpsdk.ToolCallStatus {
 }
 
 // activityState shows a subagent's lifecycle step (multi-agent v2 tools):
-// "Started agent /root/reviewer".
-func activityState(done bool, it *Item) toolState {
+// "Started agent /root/reviewer". A step is something that happened, not
+// work that runs: completed from its item/started on (codex 0.169 never
+// completes a "completed" step, which would otherwise end as failed with
+// the turn).
+func activityState(it *Item) toolState {
 	verb := "Subagent " + it.Activity
 	switch it.Activity {
 	case "started":
@@ -143,16 +146,12 @@ func activityState(done bool, it *Item) toolState {
 	if name == "" {
 		name = it.AgentThreadID
 	}
-	st := toolState{
+	return toolState{
 		title:    strings.TrimSpace(verb + " " + name),
 		kind:     acpsdk.ToolKindOther,
-		status:   acpsdk.ToolCallStatusInProgress,
+		status:   acpsdk.ToolCallStatusCompleted,
 		rawInput: map[string]any{"activity": it.Activity, "agent_thread_id": it.AgentThreadID, "agent_path": it.AgentPath},
 	}
-	if done {
-		st.status = acpsdk.ToolCallStatusCompleted
-	}
-	return st
 }
 
 // imageViewState shows the model looking at a local image (view_image).
