@@ -193,6 +193,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		log.Error("codex not available", "err", findErr)
 	} else {
 		log.Info("using codex", "path", path, "backend", o.backend)
+		// In front of the user's overrides, which win.
+		o.config = append(codex.DefaultOverrides(os.Environ(), o.config), o.config...)
 		agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
 		agentOpts.CodexVersion = prepareCodexVersion(ctx, log, path)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)

@@ -1,0 +1,63 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// skillSearchKey is the codex 0.169 feature that, each turn, ranks the
+// whole skill catalog against the prompt with twelve methods whose results
+// are only logged (codex_skills_extension's "shadow selection
+// experiment"): the model request is byte for byte the same without it
+// (4, 60 and 400 skills compared), and it costs the turn 4–9 ms of CPU
+// with codex's own skills, ~24 ms with 60 (docs/codex-app-server.md).
+const skillSearchKey = "skill_search"
+
+// DefaultOverrides are the -c overrides codexacp puts in front of the
+// user's own (overrides, whose later entries win) to spare every turn
+// work that changes nothing the user or the model sees:
+// features.skill_search=false, unless an override or a config file of
+// codex's (home's config.toml, any file in /etc/codex) mentions
+// skill_search — then the user's setting stands. env is codex's
+// environment (for CODEX_HOME).
+func DefaultOverrides(env, overrides []string) []string {
+	if mentionsSkillSearch(codexHome(env), systemConfigDir, overrides) {
+		return nil
+	}
+	return []string{"features." + skillSearchKey + "=false"}
+}
+
+// mentionsSkillSearch is a textual check, like userConfigUnset's: a file
+// that exists but cannot be read counts as mentioning it (the user's
+// setting may be there), a missing one does not.
+func mentionsSkillSearch(home, sysDir string, overrides []string) bool {
+	for _, kv := range overrides {
+		if key, _, _ := strings.Cut(kv, "="); strings.Contains(key, skillSearchKey) {
+			return true
+		}
+	}
+	var files []string
+	if home != "" {
+		files = append(files, filepath.Join(home, "config.toml"))
+	}
+	if entries, err := os.ReadDir(sysDir); err == nil {
+		for _, e := range entries {
+			if !e.IsDir() {
+				files = append(files, filepath.Join(sysDir, e.Name()))
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		return true
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil || strings.Contains(string(b), skillSearchKey) {
+			return true
+		}
+	}
+	return false
+}
