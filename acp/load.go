@@ -206,7 +206,7 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 	var updates []acpsdk.SessionUpdate
 	if rec.ThreadID != "" {
 		if history {
-			updates, err = a.threadHistory(rec.ThreadID)
+			updates, err = a.threadHistory(rec.SessionID, rec.ThreadID)
 		} else {
 			_, err = a.rolloutPath(rec.ThreadID)
 		}
@@ -246,18 +246,24 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 	return s, updates, nil
 }
 
-// threadHistory reads the conversation of a codex thread from its rollout.
-func (a *Agent) threadHistory(threadID string) ([]acpsdk.SessionUpdate, error) {
+// threadHistory reads the conversation of a session's codex thread from
+// its rollout, with the overwrites' diffs the session kept (writelog.go).
+func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdate, error) {
 	path, err := a.rolloutPath(threadID)
 	if err != nil {
 		return nil, err
+	}
+	writes, err := a.store.writes(sessionID)
+	if err != nil {
+		// Only the overwrites' diffs are missing from the replay.
+		a.log.Warn("write log unreadable; overwrites replay without their diffs", "session", sessionID, "err", err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return events.History(f, events.HistoryOptions{OwnMCPServer: ownServerName})
+	return events.History(f, events.HistoryOptions{OwnMCPServer: ownServerName, Writes: writes})
 }
 
 // rolloutPath finds codex's rollout of a thread, which session/load reads

@@ -165,6 +165,10 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 		}
 		s.threadID = thread
 		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: ownServerName})
+		// The fork's history holds the source's overwrites.
+		if err := a.store.copyWrites(string(req.SessionId), s.id); err != nil {
+			a.log.Warn("write log not copied; the fork's overwrites replay without their diffs", "session", s.id, "err", err)
+		}
 	}
 	a.addSession(s)
 	a.persist(s)

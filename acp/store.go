@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/codexacp/codexacp/events"
@@ -32,9 +33,12 @@ type sessionRecord struct {
 }
 
 // sessionStore keeps one JSON file per session in dir, written atomically.
-// Files are small and few; listing reads them all.
+// Files are small and few; listing reads them all. Next to a record, its
+// write log (writelog.go), which listing does not read.
 type sessionStore struct {
 	dir string
+
+	logMu sync.Mutex // serializes changes to write logs (writelog.go)
 }
 
 // errBadSessionID: an id newSessionID cannot have made. It names no file,
@@ -75,12 +79,18 @@ func (st *sessionStore) save(rec sessionRecord) error {
 	if err != nil {
 		return err
 	}
+	return st.replace(p, append(b, '\n'))
+}
+
+// replace writes the file at p atomically (a temporary file renamed over
+// it): a reader sees the old content or the new, never a mix.
+func (st *sessionStore) replace(p string, data []byte) error {
 	tmp, err := os.CreateTemp(st.dir, ".session-*")
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("session store: %w", err)
 	}
@@ -155,14 +165,19 @@ func sessionTitle(prompt string) string {
 	return line
 }
 
-// remove deletes a session's record; a missing one is no error.
+// remove deletes a session's record and its write log; missing ones are
+// no error.
 func (st *sessionStore) remove(id string) error {
 	p, err := st.path(id)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("session store: %w", err)
+	st.logMu.Lock()
+	defer st.logMu.Unlock()
+	for _, f := range []string{p, writeLogPath(p)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("session store: %w", err)
+		}
 	}
 	return nil
 }

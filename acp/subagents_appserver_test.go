@@ -3,8 +3,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/codexacp/codexacp/codex"
@@ -24,7 +22,7 @@ func (l *eventLog) ApproveCommand(context.Context, CommandApproval) ApprovalDeci
 // named it, its reasoning and turn not at all.
 func TestSubagentRouting(t *testing.T) {
 	out := &eventLog{}
-	h := newTurnHandler(out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := newTurnHandler(out, discardLogger())
 	routed := map[string]codex.AppServerHandler{}
 	h.subagents.route = func(thread string, c codex.AppServerHandler) func() {
 		routed[thread] = c

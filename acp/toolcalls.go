@@ -196,6 +196,7 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 		if ch != nil {
 			u.Content = diffContent(ch)
 			u.Locations = changeLocations(ch)
+			r.agent.keepOverwrite(s, c, ch, u.Content)
 		}
 	}
 	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: u})

@@ -49,16 +49,19 @@ func TestAdditionalDirectoryEdits(t *testing.T) {
 
 // session/load replays the tool calls of the conversation, not only its
 // messages: a shell command with its command and output, an edit with its
-// diff.
+// diff, a created file as a diff from nothing, an overwritten one with the
+// diff from its old text (which the session kept: the rollout has not it).
 func TestLoadReplaysToolCalls(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
 		e := start(t, setup{backend: backend, mode: "auto"})
 		path := e.writeFile("notes.txt", "old line\n")
+		overwritten := e.writeFile("config.txt", "before\n")
 		created := filepath.Join(e.cwd, "created.txt")
 		e.mock.Enqueue(
 			mockapi.Reply(mockapi.ExecCommand("call_sh", "echo shell-said-this")),
 			mockapi.Reply(acpCall(t, "call_ed", "edit_text_file", map[string]any{"path": path, "old_string": "old line", "new_string": "new line"})),
 			mockapi.Reply(acpCall(t, "call_new", "write_text_file", map[string]any{"path": created, "content": "fresh\n"})),
+			mockapi.Reply(acpCall(t, "call_over", "write_text_file", map[string]any{"path": overwritten, "content": "after\n"})),
 			mockapi.Reply(mockapi.Message("both done")),
 		)
 		e.mustPrompt("run and edit")
@@ -69,7 +72,7 @@ func TestLoadReplaysToolCalls(t *testing.T) {
 		if _, err := e2.editor.Conn.LoadSession(e2.ctx, acpsdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 			t.Fatal(err)
 		}
-		var shell, edit, write *acpsdk.SessionUpdateToolCall
+		var shell, edit, write, over *acpsdk.SessionUpdateToolCall
 		for _, n := range e2.editor.Updates() {
 			tc := n.Update.ToolCall
 			switch {
@@ -78,12 +81,19 @@ func TestLoadReplaysToolCalls(t *testing.T) {
 				shell = tc
 			case tc.Kind == acpsdk.ToolKindEdit && tc.Locations[0].Path == path:
 				edit = tc
+			case tc.Kind == acpsdk.ToolKindEdit && tc.Locations[0].Path == overwritten:
+				over = tc
 			case tc.Kind == acpsdk.ToolKindEdit:
 				write = tc
 			}
 		}
 		if write == nil || len(write.Content) != 1 || write.Content[0].Diff == nil || write.Content[0].Diff.NewText != "fresh\n" || write.Content[0].Diff.OldText != nil {
 			t.Errorf("created file replayed as %+v", write)
+		}
+		if over == nil || len(over.Content) != 1 || over.Content[0].Diff == nil || over.Content[0].Diff.NewText != "after\n" ||
+			over.Content[0].Diff.OldText == nil || *over.Content[0].Diff.OldText != "before\n" {
+			b, _ := json.Marshal(over)
+			t.Errorf("overwritten file replayed as %s, want the diff before → after", b)
 		}
 		if shell == nil || !strings.Contains(shell.Title, "echo shell-said-this") || shell.Status != acpsdk.ToolCallStatusCompleted {
 			t.Fatalf("shell call replayed as %+v", shell)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -18,6 +19,37 @@ type HistoryOptions struct {
 	OwnMCPServer string
 	// MaxOutputBytes caps command output as in Options; 0: the default.
 	MaxOutputBytes int
+	// Writes are the overwrites by write_text_file the session kept, in
+	// the order they happened: the rollout has such a call's new text and
+	// the hash of it, not the text it replaced, so each replayed overwrite
+	// shows the content of the first unused one of its path and hash.
+	Writes []KnownWrite
+}
+
+// KnownWrite is what a session kept of a write_text_file call that
+// overwrote a file: the content its tool call showed when it completed
+// (the diff from the old text), for its replay.
+type KnownWrite struct {
+	Path    string                   `json:"path"` // the call's path argument
+	Hash    string                   `json:"hash"` // the result's: of the new text
+	Content []acpsdk.ToolCallContent `json:"content"`
+}
+
+// knownWrites hands out each KnownWrite once, to the first overwrite of
+// its path and hash.
+type knownWrites struct {
+	writes []KnownWrite
+	used   []bool
+}
+
+func (k *knownWrites) take(path, hash string) ([]acpsdk.ToolCallContent, bool) {
+	for i, w := range k.writes {
+		if !k.used[i] && hash != "" && w.Hash == hash && (w.Path == path || w.Path == filepath.Clean(path)) {
+			k.used[i] = true
+			return w.Content, true
+		}
+	}
+	return nil, false
 }
 
 // rolloutLine is one record of codex's rollout file
@@ -63,6 +95,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 		opts.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	br := bufio.NewReader(r)
+	known := &knownWrites{writes: opts.Writes, used: make([]bool, len(opts.Writes))}
 	var out []acpsdk.SessionUpdate
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -74,7 +107,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 			if rec.Type == "event_msg" && rec.Payload.Type == "item_completed" && len(rec.Payload.Item) > 0 {
 				var it rolloutItem
 				if jerr := json.Unmarshal(rec.Payload.Item, &it); jerr == nil {
-					out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts), out)...)
+					out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts, known), out)...)
 				}
 			}
 		}
@@ -87,7 +120,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 	}
 }
 
-func historyItem(it *rolloutItem, raw json.RawMessage, seq int, opts HistoryOptions) []acpsdk.SessionUpdate {
+func historyItem(it *rolloutItem, raw json.RawMessage, seq int, opts HistoryOptions, known *knownWrites) []acpsdk.SessionUpdate {
 	id := acpsdk.ToolCallId(fmt.Sprintf("history-%d-%s", seq, it.ID))
 	switch it.Type {
 	case "UserMessage":
@@ -120,7 +153,7 @@ func historyItem(it *rolloutItem, raw json.RawMessage, seq int, opts HistoryOpti
 		}
 		return []acpsdk.SessionUpdate{{ToolCall: tc}}
 	case "McpToolCall":
-		return []acpsdk.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts)}}
+		return []acpsdk.SessionUpdate{{ToolCall: mcpHistoryCall(id, it, opts, known)}}
 	case "WebSearch", "ImageView", "ImageGeneration", "CollabAgentToolCall", "SubAgentActivity":
 		return historyTool(id, it.Type, raw)
 	}
@@ -173,8 +206,9 @@ func isShellSafe(r rune) bool {
 }
 
 // mcpHistoryCall shows an MCP call. Calls of our own tool server get the
-// kinds and titles of a live turn and the unified diff they returned.
-func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) *acpsdk.SessionUpdateToolCall {
+// kinds and titles of a live turn and the unified diff they returned; an
+// overwrite the diff the session kept (known).
+func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions, known *knownWrites) *acpsdk.SessionUpdateToolCall {
 	status := acpsdk.ToolCallStatusCompleted
 	if it.Status != "completed" || len(it.Error) > 0 && string(it.Error) != "null" {
 		status = acpsdk.ToolCallStatusFailed
@@ -207,16 +241,24 @@ func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions) 
 			Diff    string  `json:"diff"`
 			Content *string `json:"content"`
 			Created bool    `json:"created"`
+			Hash    string  `json:"hash"`
 		}
 		if json.Unmarshal(it.Result.StructuredContent, &res) == nil {
 			if res.Diff != "" {
 				tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(res.Diff)))}
 			}
-			if it.Tool == "write_text_file" && res.Created && args.Path != "" {
+			switch {
+			case it.Tool != "write_text_file" || args.Path == "":
+			case res.Created:
 				// A created file's diff is its whole content, which the
-				// call's arguments hold (an overwrite's old text is not
-				// in the rollout: its result stays as codex saw it).
+				// call's arguments hold.
 				tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(args.Path, args.Content)}
+			case status == acpsdk.ToolCallStatusCompleted:
+				// An overwrite's old text is not in the rollout: the diff
+				// the session kept, else the result as codex saw it.
+				if content, ok := known.take(args.Path, res.Hash); ok {
+					tc.Content = content
+				}
 			}
 			if kind == acpsdk.ToolKindRead && res.Content != nil {
 				// As in a live turn: the facts of a read, not the file.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // TestHistoryGolden replays a real codex 0.169 rollout (a turn with a
@@ -115,23 +117,43 @@ func TestHistorySeparatesConsecutiveChunks(t *testing.T) {
 // needs: a created file as a diff from nothing (its content is in the
 // arguments); an overwrite keeps its result text (the old text is not there).
 func TestHistoryWriteDiff(t *testing.T) {
+	diff := []acpsdk.ToolCallContent{acpsdk.ToolDiffContent("/w/a.txt", "hello\n", "bye\n")}
+	const (
+		overwrote   = `[{"content":{"text":"Overwrote","type":"text"},"type":"content"}]`
+		keptDiff    = `[{"newText":"hello\n","oldText":"bye\n","path":"/w/a.txt","type":"diff"}]`
+		overwritten = `{"success":true,"created":false,"hash":"h1","total_lines":1}`
+	)
 	for _, tc := range []struct {
-		name, result, want string
+		name, result string
+		writes       []KnownWrite
+		want         []string // content of each of two identical calls
 	}{
-		{"created", `{"success":true,"created":true,"hash":"h","total_lines":1}`,
-			`[{"newText":"hello\n","path":"/w/a.txt","type":"diff"}]`},
-		{"overwritten", `{"success":true,"created":false,"hash":"h","total_lines":1}`,
-			`[{"content":{"text":"Overwrote","type":"text"},"type":"content"}]`},
+		{"created", `{"success":true,"created":true,"hash":"h","total_lines":1}`, nil,
+			[]string{`[{"newText":"hello\n","path":"/w/./a.txt","type":"diff"}]`, `[{"newText":"hello\n","path":"/w/./a.txt","type":"diff"}]`}},
+		{"overwritten, nothing kept: the result", overwritten, nil, []string{overwrote, overwrote}},
+		{"overwritten, the diff kept: once", overwritten, []KnownWrite{{Path: "/w/a.txt", Hash: "h1", Content: diff}}, []string{keptDiff, overwrote}},
+		{"kept for each overwrite, in order", overwritten, []KnownWrite{
+			{Path: "/w/a.txt", Hash: "h1", Content: diff},
+			{Path: "/w/a.txt", Hash: "h1", Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("second"))}},
+		}, []string{keptDiff, `[{"content":{"text":"second","type":"text"},"type":"content"}]`}},
+		{"kept for another path or text: the result", overwritten, []KnownWrite{
+			{Path: "/w/b.txt", Hash: "h1", Content: diff}, {Path: "/w/a.txt", Hash: "h2", Content: diff},
+		}, []string{overwrote, overwrote}},
+		{"result without a hash: the result", `{"success":true,"created":false}`, []KnownWrite{{Path: "/w/a.txt", Content: diff}}, []string{overwrote, overwrote}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"c1","server":"acp","tool":"write_text_file","arguments":{"path":"/w/a.txt","content":"hello\n"},"status":"completed","result":{"content":[{"type":"text","text":"Overwrote"}],"structuredContent":` + tc.result + `}}}}`
-			us, err := History(strings.NewReader(line), HistoryOptions{OwnMCPServer: "acp"})
-			if err != nil || len(us) != 1 || us[0].ToolCall == nil {
+			line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"c1","server":"acp","tool":"write_text_file","arguments":{"path":"/w/./a.txt","content":"hello\n"},"status":"completed","result":{"content":[{"type":"text","text":"Overwrote"}],"structuredContent":` + tc.result + `}}}}` + "\n"
+			us, err := History(strings.NewReader(line+line), HistoryOptions{OwnMCPServer: "acp", Writes: tc.writes})
+			if err != nil || len(us) != 2 {
 				t.Fatalf("history = %+v, %v", us, err)
 			}
-			b, _ := json.Marshal(us[0].ToolCall.Content)
-			if string(b) != tc.want || us[0].ToolCall.Kind != "edit" {
-				t.Errorf("content = %s, want %s", b, tc.want)
+			for i, u := range us {
+				if u.ToolCall == nil || u.ToolCall.Kind != "edit" {
+					t.Fatalf("update %d = %+v", i, u)
+				}
+				if b, _ := json.Marshal(u.ToolCall.Content); string(b) != tc.want[i] {
+					t.Errorf("call %d content = %s, want %s", i, b, tc.want[i])
+				}
 			}
 		})
 	}
