@@ -223,6 +223,26 @@ func TestPlanModeThenImplement(t *testing.T) {
 	}
 }
 
+// A loaded session shows the proposed plan where it was: after the text
+// around it (codex stores the plan as an item of its own).
+func TestPlanModeLoadReplaysPlan(t *testing.T) {
+	ans := &answering{pick: func(id string) bool { return id == "stay" }}
+	e := start(t, setup{backend: "app-server", fs: true, permission: ans.answer})
+	e.setPlanMode(true)
+	e.mock.Enqueue(mockapi.Reply(proposedPlan()))
+	e.mustPrompt("plan a greeting file")
+	e.stop() // the app-server holds the thread until it exits
+
+	e2 := e.restart(setup{backend: "app-server"})
+	if _, err := e2.editor.Conn.LoadSession(e2.ctx, acpsdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	text := agentText(e2)
+	if at := strings.Index(text, planText); at < 0 || strings.Count(text, planText) != 1 || !strings.Contains(text[:at], "Here is the plan.") {
+		t.Errorf("replayed agent text %q, want the message then the plan, once", text)
+	}
+}
+
 // Plan mode promises nothing is edited until the plan is approved: in an
 // auto session (whose writes need no question) a write the model attempts
 // while planning is refused and the buffer stays as it was; once the user

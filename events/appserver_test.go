@@ -407,11 +407,14 @@ func translateAll(t *testing.T, c *AppServer, tr *Translator, pairs ...string) [
 	return all
 }
 
-// texts renders message and thought chunks as "m:text" / "t:text".
+// texts renders message, thought and user chunks as "m:text" / "t:text" /
+// "u:text".
 func texts(us []acpsdk.SessionUpdate) []string {
 	var out []string
 	for _, u := range us {
 		switch {
+		case u.UserMessageChunk != nil:
+			out = append(out, "u:"+u.UserMessageChunk.Content.Text.Text)
 		case u.AgentMessageChunk != nil:
 			out = append(out, "m:"+u.AgentMessageChunk.Content.Text.Text)
 		case u.AgentThoughtChunk != nil:

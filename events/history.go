@@ -67,6 +67,7 @@ type rolloutLine struct {
 type rolloutItem struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`
+	Text    string `json:"text"` // Plan
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -97,6 +98,7 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 	br := bufio.NewReader(r)
 	known := &knownWrites{writes: opts.Writes, used: make([]bool, len(opts.Writes))}
 	var out []acpsdk.SessionUpdate
+	plan := "" // a proposed plan waiting for its message
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -107,12 +109,25 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 			if rec.Type == "event_msg" && rec.Payload.Type == "item_completed" && len(rec.Payload.Item) > 0 {
 				var it rolloutItem
 				if jerr := json.Unmarshal(rec.Payload.Item, &it); jerr == nil {
-					out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts, known), out)...)
+					switch {
+					case it.Type == "Plan":
+						// Plan mode's proposed plan, which codex completes
+						// before the message it was part of (the text
+						// around the <proposed_plan> block): shown after
+						// that message, as it streamed live.
+						plan = it.Text
+					case it.Type == "AgentMessage":
+						out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts, known), out)...)
+						out, plan = withPlan(out, plan), ""
+					default:
+						out, plan = withPlan(out, plan), ""
+						out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts, known), out)...)
+					}
 				}
 			}
 		}
 		if err == io.EOF {
-			return out, nil
+			return withPlan(out, plan), nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading rollout: %w", err)
@@ -158,6 +173,14 @@ func historyItem(it *rolloutItem, raw json.RawMessage, seq int, opts HistoryOpti
 		return historyTool(id, it.Type, raw)
 	}
 	return nil
+}
+
+// withPlan adds a proposed plan to out as the agent's text.
+func withPlan(out []acpsdk.SessionUpdate, plan string) []acpsdk.SessionUpdate {
+	if plan == "" {
+		return out
+	}
+	return append(out, separate([]acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(plan)}, out)...)
 }
 
 // separate starts a message or thought with a paragraph break when the

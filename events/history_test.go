@@ -185,3 +185,33 @@ func TestHistoryToolItemsGolden(t *testing.T) {
 		})
 	}
 }
+
+// Plan mode's proposed plan replays as the agent's text after the message
+// it was part of (codex completes the Plan item first), or where the next
+// other item or the end of the rollout comes.
+func TestHistoryProposedPlan(t *testing.T) {
+	const (
+		plan    = `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"Plan","id":"tu-plan","text":"1. Do it.\n"}}}`
+		message = `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"m1","content":[{"type":"Text","text":"Here is the plan.\n"}]}}}`
+		user    = `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"u1","content":[{"type":"text","text":"go"}]}}}`
+	)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"after its message", []string{plan, message, user}, []string{"m:Here is the plan.\n", "m:\n\n1. Do it.\n", "u:go"}},
+		{"before the next item", []string{plan, user}, []string{"m:1. Do it.\n", "u:go"}},
+		{"at the end", []string{message, plan}, []string{"m:Here is the plan.\n", "m:\n\n1. Do it.\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			us, err := History(strings.NewReader(strings.Join(tc.lines, "\n")), HistoryOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := texts(us); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("history %q, want %q", texts(us), tc.want)
+			}
+		})
+	}
+}
