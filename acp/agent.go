@@ -83,6 +83,13 @@ type Options struct {
 	// once, when the first session needs it, and may block until codex has
 	// answered. Nil: nothing configured.
 	UserConfig func() codex.UserConfig
+	// ProjectUserConfig returns the same settings as codex applies in a
+	// session's cwd, with its project layers (a trusted project's
+	// .codex/config.toml); ok false: no project layer sets them there, and
+	// UserConfig's apply. Called at each session/new, load, resume and
+	// fork, before the answer (the modes offered depend on it). Nil: no
+	// project layers are read.
+	ProjectUserConfig func(ctx context.Context, cwd string) (user codex.UserConfig, ok bool, err error)
 	// Auth tells whether codex can sign in and which sign-in methods to
 	// offer (auth.go). Zero: no methods, and codex counts as signed in.
 	Auth Auth
@@ -173,6 +180,23 @@ func (a *Agent) settingsReady(ctx context.Context) error {
 	return nil
 }
 
+// sessionUserConfig is the user's codex settings in cwd: the project's
+// where it has its own (Options.ProjectUserConfig), else the user's.
+func (a *Agent) sessionUserConfig(ctx context.Context, cwd string) codex.UserConfig {
+	if a.opts.ProjectUserConfig != nil {
+		user, ok, err := a.opts.ProjectUserConfig(ctx, cwd)
+		if err != nil {
+			a.log.Warn("cannot read the project's codex settings; the user's apply", "cwd", cwd, "err", err)
+		}
+		if ok {
+			a.log.Info("project codex settings under the modes", "cwd", cwd, "approval_policy", user.ApprovalPolicy,
+				"sandbox_mode", user.SandboxMode, "sandbox_workspace_write", user.WorkspaceWrite != nil)
+			return user
+		}
+	}
+	return a.userConfig()
+}
+
 // NewAgent returns an agent that runs turns with opts.Backend.
 func NewAgent(opts Options) *Agent {
 	log := opts.Logger
@@ -252,11 +276,6 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// starts while the sessions close.
 	src.CloseWithError(errServeStopped)
 	pr.CloseWithError(io.ErrClosedPipe)
-	sessionsClosed := make(chan struct{})
-	go func() {
-		defer close(sessionsClosed)
-		a.closeAllSessions()
-	}()
 	wait := context.Background() // stdin ended: as long as it takes
 	if ctx.Err() != nil {
 		grace := shutdownGrace
@@ -267,6 +286,15 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		wait, stop = context.WithTimeout(wait, grace)
 		defer stop()
 	}
+	sessionsClosed := make(chan struct{})
+	go func() {
+		defer close(sessionsClosed)
+		// A session's commands listed while the input ended still go out
+		// (bounded by skillsTimeout): whether the editor gets them does
+		// not depend on how long codex took to list the skills.
+		a.announcementsDone(wait)
+		a.closeAllSessions()
+	}()
 	var err error
 	stopping, closing := guardErr, sessionsClosed // nil once done
 	for stopping != nil || closing != nil {
@@ -392,7 +420,7 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 		return acpsdk.NewSessionResponse{}, err
 	}
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
-	s.user = a.userConfig()
+	s.user = a.sessionUserConfig(ctx, cwd)
 	s.mode = defaultMode(s.user)
 	a.addSession(s)
 	// Stored before the answer: a client may load the session from another

@@ -666,3 +666,44 @@ func TestFirstTurnAnnouncesTitle(t *testing.T) {
 		t.Errorf("titles sent = %q, want the first prompt's first line, once", got)
 	}
 }
+
+// A session's settings are its project's where the project has its own
+// (Options.ProjectUserConfig, asked with the session's cwd), else the
+// user's; a project whose settings cannot be read leaves the user's.
+func TestSessionUsesProjectSettings(t *testing.T) {
+	project, plain, broken := t.TempDir(), t.TempDir(), t.TempDir()
+	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalOnRequest}
+	projectUser := codex.UserConfig{ApprovalPolicy: codex.ApprovalNever, SandboxMode: codex.SandboxWorkspaceWrite,
+		WorkspaceWrite: &codex.WorkspaceWrite{WritableRoots: []string{"/project-root"}}}
+	h := startAgentWith(t, Options{Backend: &fakeBackend{},
+		UserConfig: func() codex.UserConfig { return user },
+		ProjectUserConfig: func(_ context.Context, cwd string) (codex.UserConfig, bool, error) {
+			switch cwd {
+			case project:
+				return projectUser, true, nil
+			case broken:
+				return codex.UserConfig{}, false, errors.New("codex failed")
+			}
+			return codex.UserConfig{}, false, nil
+		}}, fakeeditor.Options{})
+	for _, tc := range []struct {
+		cwd  string
+		want codex.UserConfig
+	}{{project, projectUser}, {plain, user}, {broken, user}} {
+		resp := h.openSession(t, tc.cwd)
+		s, err := h.agent.session(resp.SessionId)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.user.ApprovalPolicy != tc.want.ApprovalPolicy || s.user.SandboxMode != tc.want.SandboxMode {
+			t.Errorf("%s: settings %+v, want %+v", tc.cwd, s.user, tc.want)
+		}
+		if resp.Modes.CurrentModeId != "custom" {
+			t.Errorf("%s: mode %s, want the settings' own", tc.cwd, resp.Modes.CurrentModeId)
+		}
+		p := modePolicy(ModeAuto, s.user, nil)
+		if tc.cwd == project && !slices.Contains(p.WorkspaceWrite.WritableRoots, "/project-root") {
+			t.Errorf("auto dropped the project's writable root: %+v", p)
+		}
+	}
+}

@@ -76,7 +76,7 @@ type Turn struct {
 	// commander offers it.
 	Review  *ReviewTarget // a code review by codex; Prompt holds extra instructions
 	Compact bool          // compact the thread's context (app-server)
-	Skill   *Skill        // the prompt runs this skill (app-server)
+	Skill   *Skill        // the prompt runs this skill; Prompt mentions it ($name)
 }
 
 // ReviewTarget is what a review turn reviews.
@@ -87,12 +87,7 @@ type ReviewTarget struct {
 }
 
 // Skill is a skill codex lists for a workspace.
-type Skill struct {
-	Name        string
-	Description string
-	Path        string // its SKILL.md
-	Scope       string // repo, user, system or admin
-}
+type Skill = codex.Skill
 
 // commander is a Backend with slash commands of its own (commands.go): the
 // agent offers a command only where the backend has what it needs.

@@ -975,30 +975,7 @@ func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) 
 	if err != nil {
 		return nil, err
 	}
-	var res struct {
-		Data []struct {
-			Cwd    string `json:"cwd"`
-			Skills []struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				Path        string `json:"path"`
-				Scope       string `json:"scope"`
-				Enabled     bool   `json:"enabled"`
-			} `json:"skills"`
-		} `json:"data"`
-	}
-	if err := server.Call(ctx, "skills/list", map[string]any{"cwds": []string{t.Cwd}}, &res); err != nil {
-		return nil, fmt.Errorf("codex app-server: skills/list: %w", err)
-	}
-	var skills []Skill
-	for _, entry := range res.Data {
-		for _, s := range entry.Skills {
-			if s.Enabled && s.Name != "" {
-				skills = append(skills, Skill{Name: s.Name, Description: s.Description, Path: s.Path, Scope: s.Scope})
-			}
-		}
-	}
-	return skills, nil
+	return codex.ListSkills(ctx, server, t.Cwd)
 }
 
 // threadRequest implements commander. A session before its first turn has

@@ -36,6 +36,10 @@ type ExecBackend struct {
 	// --image, each turn in a private directory removed when it ends;
 	// empty: the system's temporary directory.
 	ImageDir string
+	// ListSkills lists the skills codex has for a workspace
+	// (codex.ConfigServer.ListSkills: codex exec cannot list them, an app-server
+	// started for the question can). Nil: no skill commands.
+	ListSkills func(ctx context.Context, cwd string) ([]Skill, error)
 
 	mu      sync.Mutex
 	waiting map[string]codex.Invocation // by session id: what was prestarted
@@ -117,18 +121,33 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 	})
 }
 
-// commandFeatures implements commander: `codex exec review` runs reviews;
-// exec has no way to list skills or act on a thread between turns.
-func (b *ExecBackend) commandFeatures() commandFeature { return featReview }
+// commandFeatures implements commander: `codex exec review` runs reviews,
+// and codex exec runs a skill the prompt mentions ($name) — listing them
+// takes ListSkills. Exec has no way to act on a thread between turns.
+func (b *ExecBackend) commandFeatures() commandFeature {
+	if b.ListSkills != nil {
+		return featReview | featSkills
+	}
+	return featReview
+}
 
-func (b *ExecBackend) skills(context.Context, Turn) ([]Skill, error) {
-	return nil, errors.ErrUnsupported
+// skills implements commander with ListSkills. A skill's turn needs
+// nothing more: its prompt mentions the skill ($name), and codex exec
+// gives the model the skill's instructions for it.
+func (b *ExecBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
+	if b.ListSkills == nil {
+		return nil, errors.ErrUnsupported
+	}
+	return b.ListSkills(ctx, t.Cwd)
 }
 
 func (b *ExecBackend) threadRequest(context.Context, Turn, string, map[string]any, any) error {
 	return errors.ErrUnsupported
 }
 
+// watchSkills implements commander: nothing to watch, no codex runs
+// between turns. The skills are listed again at each session/new, load and
+// resume.
 func (b *ExecBackend) watchSkills(func()) {}
 
 // Warm implements warmer: the session's first turn gets its codex now.

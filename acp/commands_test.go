@@ -59,6 +59,8 @@ func TestSessionCommandsPerBackend(t *testing.T) {
 		want    string
 	}{
 		{"exec", &ExecBackend{}, "status init review review-branch review-commit rename"},
+		{"exec listing skills", &ExecBackend{ListSkills: func(context.Context, string) ([]Skill, error) { return nil, nil }},
+			"status init review review-branch review-commit skills rename greet"},
 		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
 		{"plain backend", &fakeBackend{}, "status init rename"},
 	}
@@ -153,6 +155,53 @@ func (b *cmdBackend) turnCount() int {
 	return len(b.turns)
 }
 
+// On exec a skill is listed for the session's cwd with ListSkills and runs
+// as a codex exec whose prompt mentions it: codex exec gives the model the
+// skill's instructions for the mention.
+func TestExecSkillCommand(t *testing.T) {
+	var listedFor []string
+	var mu sync.Mutex
+	fake := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"th_1"}`, `{"type":"turn.completed","usage":{}}`)}
+	be := &ExecBackend{Runner: lineRunnerFunc(fake.runLines), Logger: discardLogger(),
+		ListSkills: func(_ context.Context, cwd string) ([]Skill, error) {
+			mu.Lock()
+			listedFor = append(listedFor, cwd)
+			mu.Unlock()
+			return []Skill{{Name: "greet", Description: "Say hello", Path: cwd + "/.agents/skills/greet/SKILL.md", Scope: "repo"}}, nil
+		}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	cwd := t.TempDir()
+	sid := h.newSession(t, cwd)
+	if err := h.editor.WaitForUpdate(h.ctx, func(u acpsdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil }); err != nil {
+		t.Fatal(err)
+	}
+	cmds, _ := h.editor.Commands(sid)
+	if got := commandNamesOf(cmds); got != "status init review review-branch review-commit skills rename greet" {
+		t.Errorf("available commands = %s", got)
+	}
+	mu.Lock()
+	if !slices.Equal(listedFor, []string{cwd}) {
+		t.Errorf("skills listed for %q, want once for the session's cwd", listedFor)
+	}
+	mu.Unlock()
+	if _, err := h.prompt(sid, "/greet the team"); err != nil {
+		t.Fatal(err)
+	}
+	invs := fake.invocations()
+	if len(invs) != 1 || invs[0].Prompt != "$greet the team" || invs[0].Cwd != cwd {
+		t.Fatalf("codex exec runs = %+v, want one with the prompt $greet the team", invs)
+	}
+}
+
+// commandNamesOf is the names of an available_commands_update's commands.
+func commandNamesOf(cmds []acpsdk.AvailableCommand) string {
+	names := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, " ")
+}
+
 func TestCommandDispatch(t *testing.T) {
 	be := &cmdBackend{feats: featReview | featCompact | featSkills | featThread | featPlan,
 		skillList: []Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}
@@ -164,11 +213,7 @@ func TestCommandDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds, _ := h.editor.Commands(sid)
-	var names []string
-	for _, c := range cmds {
-		names = append(names, c.Name)
-	}
-	if got := strings.Join(names, " "); got != "status init review review-branch review-commit compact goal skills mcp plan rename greet" {
+	if got := commandNamesOf(cmds); got != "status init review review-branch review-commit compact goal skills mcp plan rename greet" {
 		t.Errorf("available commands = %s", got)
 	}
 

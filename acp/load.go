@@ -149,7 +149,7 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	if err := a.settingsReady(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	s, history, err := a.restore(acpsdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
+	s, history, err := a.restore(ctx, acpsdk.AgentMethodSessionLoad, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, true)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -168,7 +168,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionReque
 	if err := a.settingsReady(ctx); err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
-	s, _, err := a.restore(acpsdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
+	s, _, err := a.restore(ctx, acpsdk.AgentMethodSessionResume, req.SessionId, req.Cwd, req.AdditionalDirectories, req.McpServers, false)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
@@ -181,7 +181,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionReque
 // session updates; without, it only checks that codex still has the thread,
 // so that a resume fails now rather than at the next prompt. A session
 // never prompted has no thread and no history.
-func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs []string, servers []acpsdk.McpServer, history bool) (*session, []acpsdk.SessionUpdate, error) {
+func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId, cwd string, addDirs []string, servers []acpsdk.McpServer, history bool) (*session, []acpsdk.SessionUpdate, error) {
 	if a.store == nil {
 		return nil, nil, acpsdk.NewMethodNotFound(method)
 	}
@@ -228,7 +228,7 @@ func (a *Agent) restore(method string, id acpsdk.SessionId, cwd string, addDirs 
 		ThreadID:      rec.ThreadID,
 		ThreadUsage:   rec.ThreadUsage,
 	})
-	s.user = a.userConfig()
+	s.user = a.sessionUserConfig(ctx, cwd)
 	if old != nil {
 		// The same thread in this process: codex still runs the commands
 		// the user allowed always without asking.

@@ -148,7 +148,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 		return acpsdk.UnstableForkSessionResponse{}, err
 	}
 	s := newSession(newSessionID(), cwd, dirs, mcp, events.Options{ContextWindow: a.modelInfo().ContextWindow})
-	s.user = a.userConfig()
+	s.user = a.sessionUserConfig(ctx, cwd)
 	s.mode, s.model, s.effort, s.title = src.Mode, src.Model, src.Effort, src.Title
 	s.serviceTier, s.plan = src.ServiceTier, src.Plan && a.offersPlanMode()
 	if _, ok := parseMode(string(s.mode), s.user); !ok {

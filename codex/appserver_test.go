@@ -137,6 +137,22 @@ func (f *fake) handle(line []byte) (code int, exit bool) {
 		f.write(map[string]any{"method": "configWarning", "params": map[string]any{"summary": "unrouted"}})
 	case "initialized":
 		f.initialized = true
+	case "config/read":
+		// A project's settings where the question names a cwd.
+		var cp struct{ Cwd string }
+		json.Unmarshal(m.Params, &cp)
+		mode := any(nil)
+		if cp.Cwd != "" {
+			mode = "workspace-write"
+		}
+		reply(map[string]any{"config": map[string]any{"sandbox_mode": mode, "approval_policy": "never"}})
+	case "skills/list":
+		var sp struct{ Cwds []string }
+		json.Unmarshal(m.Params, &sp)
+		reply(map[string]any{"data": []any{map[string]any{"cwd": sp.Cwds[0], "skills": []any{
+			map[string]any{"name": "greet", "description": "Say hello", "path": sp.Cwds[0] + "/.agents/skills/greet/SKILL.md", "scope": "repo", "enabled": true},
+			map[string]any{"name": "off", "scope": "user", "enabled": false},
+		}}}})
 	case "whoami":
 		_, backtrace := os.LookupEnv("RUST_BACKTRACE")
 		reply(map[string]any{"args": os.Args[1:], "backtrace": backtrace, "clientInfo": f.clientInfo,

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
+	"syscall"
 )
 
 // Approval policies codex 0.169 accepts (app-server AskForApproval; the
@@ -60,43 +60,89 @@ func (c UserConfig) Configured() bool {
 // overrides the process was started with, so codexacp needs no TOML parser
 // and sees exactly what codex would apply.
 func ReadUserConfig(ctx context.Context, server *AppServer) (UserConfig, error) {
+	return readUserConfig(ctx, server, "")
+}
+
+// readUserConfig is ReadUserConfig as seen from cwd ("": from no
+// directory, without project layers).
+func readUserConfig(ctx context.Context, server *AppServer, cwd string) (UserConfig, error) {
+	params := map[string]any{"includeLayers": false}
+	if cwd != "" {
+		params["cwd"] = cwd
+	}
 	var res json.RawMessage
-	if err := server.Call(ctx, "config/read", map[string]any{"includeLayers": false}, &res); err != nil {
+	if err := server.Call(ctx, "config/read", params, &res); err != nil {
 		return UserConfig{}, err
 	}
 	return ParseConfigRead(res)
 }
 
-// ConfigReadEnv is set (to "1") in the environment of the app-server
-// ReadUserConfigOnce starts: codex ignores it; a stand-in codex (a replay's)
-// tells by it the process that only answers config/read from the ones
+// ConfigReadEnv is set (to "1") in the environment of a ConfigServer's
+// app-server: codex ignores it; a stand-in codex (a replay's) tells by it
+// the process that only answers config/read and skills/list from the ones
 // that run turns.
 const ConfigReadEnv = "CODEXACP_CONFIG_READ"
 
-// ReadUserConfigOnce starts an app-server with opts only to read the
-// user's configuration, then ends it. Both backends use it at start-up, so
-// that the app-server running turns serves turns alone.
+// UserConfig is the user's configuration as codex applies it outside any
+// project (ReadUserConfig); both backends read it at start-up.
 //
 // When no configuration codex reads can hold the settings (userConfigUnset),
 // it answers UserConfig{} at once without starting codex: the agent's
 // session/new waits for this answer, and a codex start costs 65–300 ms.
-func ReadUserConfigOnce(ctx context.Context, opts AppServerOptions) (UserConfig, error) {
-	if opts.Env == nil {
-		opts.Env = os.Environ()
+func (c *ConfigServer) UserConfig(ctx context.Context) (UserConfig, error) {
+	env := c.Options.Env
+	if env == nil {
+		env = os.Environ()
 	}
-	if runtime.GOOS == "linux" && userConfigUnset(codexHome(opts.Env), systemConfigDir, opts.Config) {
-		if opts.Logger != nil {
-			opts.Logger.Debug("no codex configuration names the sandbox or approval settings; codex not asked")
+	if runtime.GOOS == "linux" && userConfigUnset(codexHome(env), systemConfigDir, c.Options.Config) {
+		if c.Options.Logger != nil {
+			c.Options.Logger.Debug("no codex configuration names the sandbox or approval settings; codex not asked")
 		}
 		return UserConfig{}, nil
 	}
-	opts.Env = append(slices.Clip(opts.Env), ConfigReadEnv+"=1")
-	server, err := StartAppServer(ctx, opts)
-	if err != nil {
-		return UserConfig{}, err
+	return c.ReadUserConfig(ctx, "")
+}
+
+// ProjectUserConfig is the user's configuration as codex applies it in
+// cwd, with the project layers: the .codex/config.toml of cwd and of the
+// directories above it, which codex reads for trusted projects (codex
+// decides which count). ok is false, and codex is not asked, when no such
+// file mentions a setting UserConfig holds: UserConfig's answer applies
+// there. The check reads a few small files, so that a session/new in a
+// project without its own settings waits for no codex.
+func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc UserConfig, ok bool, err error) {
+	env := c.Options.Env
+	if env == nil {
+		env = os.Environ()
 	}
-	defer server.Close()
-	return ReadUserConfig(ctx, server)
+	if !projectConfigMayApply(cwd, codexHome(env)) {
+		return UserConfig{}, false, nil
+	}
+	uc, err = c.ReadUserConfig(ctx, cwd)
+	return uc, err == nil, err
+}
+
+// projectConfigMayApply reports whether a .codex/config.toml in cwd or a
+// directory above it (the user's own, in home, aside) may set what
+// UserConfig holds; a file that cannot be read may.
+func projectConfigMayApply(cwd, home string) bool {
+	for dir := filepath.Clean(cwd); ; {
+		layer := filepath.Join(dir, ".codex")
+		if layer != home {
+			b, err := os.ReadFile(filepath.Join(layer, "config.toml"))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				return true
+			}
+			if err == nil && mentionsSettings(b) {
+				return true
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // ParseConfigRead reads the settings UserConfig holds from a config/read
@@ -164,9 +210,9 @@ var modelKey = regexp.MustCompile(`(?m)^[ \t]*(?:[A-Za-z0-9_".-]+\.)?"?(?:model|
 const systemConfigDir = "/etc/codex"
 
 // userConfigUnset reports whether none of the settings UserConfig holds can
-// be set: no -c override names a sandbox or approval setting, and neither
-// home's config.toml nor any file in sysDir mentions one or sets a model or
-// effort. Only a definite "nothing mentions them" is
+// be set: no -c override names a sandbox or approval setting or a profile,
+// and neither home's config.toml nor any file in sysDir mentions one or
+// sets a model, an effort or a profile. Only a definite "nothing mentions them" is
 // true: a file that cannot be read (other than a missing one) makes it
 // false, and codex is asked. It is a textual check of the layers codex
 // 0.169 reads on Linux; macOS's managed preferences have no file to check,
@@ -177,7 +223,7 @@ func userConfigUnset(home, sysDir string, overrides []string) bool {
 	}
 	for _, kv := range overrides {
 		key, _, _ := strings.Cut(kv, "=")
-		if mentionsUserConfig(key) {
+		if mentionsUserConfig(key) || strings.TrimSpace(key) == "profile" {
 			return false
 		}
 	}
@@ -194,12 +240,22 @@ func userConfigUnset(home, sysDir string, overrides []string) bool {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil || mentionsUserConfig(string(b)) || modelKey.Match(b) {
+		if err != nil || mentionsSettings(b) {
 			return false
 		}
 	}
 	return true
 }
+
+// mentionsSettings reports whether a configuration file may set what
+// UserConfig holds, or select a profile (codex 0.169 refuses a legacy
+// `profile = …`: asking it makes the reason known at start).
+func mentionsSettings(b []byte) bool {
+	return mentionsUserConfig(string(b)) || modelKey.Match(b) || profileKey.Match(b)
+}
+
+// profileKey matches a line selecting a profile (`profile = "x"`).
+var profileKey = regexp.MustCompile(`(?m)^[ \t]*"?profile"?[ \t]*=`)
 
 func mentionsUserConfig(s string) bool {
 	for _, k := range userConfigKeys {

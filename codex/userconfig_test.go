@@ -78,6 +78,9 @@ func TestUserConfigUnset(t *testing.T) {
 		{name: "override value only mentions it", noSys: true, overrides: []string{"notify=[\"sandbox_mode\"]"}, want: true},
 		{name: "unreadable home config", home: map[string]string{"config.toml": "/"}, noSys: true},
 		{name: "unreadable system file", sys: map[string]string{"config.toml": "/"}},
+		{name: "legacy profile selected", home: map[string]string{"config.toml": "profile = \"deep\"\n"}, noSys: true},
+		{name: "profile override", noSys: true, overrides: []string{"profile=\"deep\""}},
+		{name: "a key ending in profile", home: map[string]string{"config.toml": "default_permission_profile = \"x\"\n"}, noSys: true, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home, sys := t.TempDir(), filepath.Join(t.TempDir(), "codex")
@@ -130,10 +133,10 @@ func TestCodexHome(t *testing.T) {
 	}
 }
 
-// With nothing configured, ReadUserConfigOnce answers without starting
+// With nothing configured, ConfigServer.UserConfig answers without starting
 // codex (the path names no program); with a setting in config.toml it
 // starts codex, which here fails.
-func TestReadUserConfigOnceSkipsCodexWhenUnset(t *testing.T) {
+func TestUserConfigSkipsCodexWhenUnset(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the shortcut is Linux only")
 	}
@@ -142,14 +145,61 @@ func TestReadUserConfigOnceSkipsCodexWhenUnset(t *testing.T) {
 	}
 	home := t.TempDir()
 	opts := AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex"), Env: []string{"CODEX_HOME=" + home}}
-	got, err := ReadUserConfigOnce(context.Background(), opts)
+	cs := &ConfigServer{Options: opts}
+	defer cs.Close()
+	got, err := cs.UserConfig(context.Background())
 	if err != nil || got.Configured() {
 		t.Fatalf("nothing configured: %+v, %v", got, err)
 	}
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("approval_policy = \"never\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadUserConfigOnce(context.Background(), opts); err == nil {
+	if _, err := cs.UserConfig(context.Background()); err == nil {
 		t.Fatal("with a setting, codex was not asked")
+	}
+}
+
+// A project's .codex/config.toml, in the cwd or a directory above it, makes
+// codex be asked when it mentions a setting; the user's own (CODEX_HOME)
+// does not count, it is read at start.
+func TestProjectConfigMayApply(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string // relative to the root
+		cwd   string
+		want  bool
+	}{
+		{name: "none", cwd: "repo/sub"},
+		{name: "cwd's", files: map[string]string{"repo/sub/.codex/config.toml": "sandbox_mode = \"read-only\"\n"}, cwd: "repo/sub", want: true},
+		{name: "above", files: map[string]string{"repo/.codex/config.toml": "[sandbox_workspace_write]\nwritable_roots = [\"/x\"]\n"}, cwd: "repo/sub", want: true},
+		{name: "model", files: map[string]string{"repo/.codex/config.toml": "model = \"x\"\n"}, cwd: "repo/sub", want: true},
+		{name: "other settings", files: map[string]string{"repo/.codex/config.toml": "[features]\nplugins = false\n"}, cwd: "repo/sub"},
+		{name: "below the cwd", files: map[string]string{"repo/sub/deeper/.codex/config.toml": "approval_policy = \"never\"\n"}, cwd: "repo/sub"},
+		{name: "the user's home", files: map[string]string{"home/.codex/config.toml": "approval_policy = \"never\"\n"}, cwd: "home/repo"},
+		{name: ".codex a file", files: map[string]string{"repo/.codex": "x"}, cwd: "repo/sub"},
+		{name: "unreadable", files: map[string]string{"repo/.codex/config.toml/": ""}, cwd: "repo/sub", want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, content := range tc.files {
+				p := filepath.Join(root, name)
+				var err error
+				if strings.HasSuffix(name, "/") {
+					err = os.MkdirAll(p, 0o755) // a directory where the file would be
+				} else if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+					err = os.WriteFile(p, []byte(content), 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			cwd := filepath.Join(root, tc.cwd)
+			if err := os.MkdirAll(cwd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if got := projectConfigMayApply(cwd, filepath.Join(root, "home", ".codex")); got != tc.want {
+				t.Errorf("projectConfigMayApply = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -35,7 +35,7 @@ func TestSlashStatus(t *testing.T) { eachBackend(t, testSlashStatus) }
 func testSlashStatus(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	want := map[string]string{
-		"exec":       "status init review review-branch review-commit rename",
+		"exec":       "status init review review-branch review-commit skills rename",
 		"app-server": "status init review review-branch review-commit compact goal skills mcp plan rename",
 	}[backend]
 	names := strings.Join(commandNames(t, e), " ")
@@ -199,9 +199,13 @@ func agentTextSince(e *env, n int) string {
 const greetSkill = "---\nname: greet\ndescription: Greet someone warmly by name\n---\n\nGREET-SKILL-BODY: answer with a warm greeting for the person named.\n"
 
 // A repository skill is a command with its description, and running it
-// hands codex the skill: the model gets its instructions.
-func TestAppServerSkillCommand(t *testing.T) {
-	e := start(t, setup{backend: "app-server", fs: true})
+// hands codex the skill: the model gets its instructions. On exec codex
+// lists it through an app-server started for the question, and codex exec
+// runs it from the prompt's mention ($greet).
+func TestSkillCommand(t *testing.T) { eachBackend(t, testSkillCommand) }
+
+func testSkillCommand(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true})
 	if err := os.MkdirAll(filepath.Join(e.cwd, ".agents", "skills", "greet"), 0o755); err != nil {
 		t.Fatal(err)
 	}

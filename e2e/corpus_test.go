@@ -60,6 +60,7 @@ var corpusTests = map[string]bool{
 	"TestSlashReview":                         true,
 	"TestSlashReviewTargets":                  true,
 	"TestSlashUnknownReachesModel":            true,
+	"TestSkillCommand":                        true,
 	"TestConfigOptionsReachTheModel":          true,
 	"TestWriteCreatesParentsInAskMode":        true,
 }
@@ -78,7 +79,6 @@ var appServerCorpusTests = map[string]bool{
 	"TestAppServerEditorMCPApproval/cancelled":          true,
 	"TestAppServerEditorMCPApproval/read-only_rejected": true,
 	"TestAppServerReadOnlyAsksOnlyForMCPTools":          true,
-	"TestAppServerSkillCommand":                         true,
 	"TestAppServerCompact":                              true,
 	"TestAppServerGoal":                                 true,
 	"TestPlanModeThenImplement/implemented":             true,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -99,4 +100,93 @@ func TestUserSandboxSettingsKept(t *testing.T) {
 		}
 		touch("auto.txt")
 	})
+}
+
+// A trusted project's .codex/config.toml is the user's configuration too:
+// codex reads it for that workspace (config/read with the session's cwd),
+// so the session starts in "Your settings" with the project's sandbox, and
+// a command may write in the project's writable root but nowhere else. In
+// a project codex does not trust, codex ignores the file, and so do the
+// modes.
+func TestProjectSandboxSettingsKept(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		for _, trusted := range []bool{true, false} {
+			t.Run(map[bool]string{true: "trusted", false: "untrusted"}[trusted], func(t *testing.T) {
+				testProjectSettings(t, backend, trusted)
+			})
+		}
+	})
+}
+
+func testProjectSettings(t *testing.T, backend string, trusted bool) {
+	first := start(t, setup{backend: backend, fs: true})
+	projectRoot, elsewhere := outsideDir(t), outsideDir(t)
+	project := fmt.Sprintf("approval_policy = \"never\"\nsandbox_mode = \"workspace-write\"\n\n"+
+		"[sandbox_workspace_write]\nwritable_roots = [%q]\n", projectRoot)
+	first.writeFile(filepath.Join(".codex", "config.toml"), project)
+	if trusted {
+		user := fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", first.cwd)
+		if err := os.WriteFile(filepath.Join(first.codexHome, "config.toml"), []byte(user), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, resp := restartWithSession(t, first)
+	wantMode := map[bool]acpsdk.SessionModeId{true: "custom", false: "ask"}[trusted]
+	if resp.Modes.CurrentModeId != wantMode {
+		t.Fatalf("current mode %s, want %s", resp.Modes.CurrentModeId, wantMode)
+	}
+	if !trusted {
+		return
+	}
+	e.mock.Enqueue(
+		mockapi.Reply(mockapi.ExecCommand("call_touch", "touch "+filepath.Join(projectRoot, "a.txt")+"; touch "+filepath.Join(elsewhere, "a.txt")+"; true")),
+		mockapi.Reply(mockapi.Message("done")),
+	)
+	if r := e.mustPrompt("touch"); r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("stopReason = %q", r.StopReason)
+	}
+	if _, err := os.Stat(filepath.Join(projectRoot, "a.txt")); err != nil {
+		t.Errorf("not written in the project's writable root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "a.txt")); err == nil {
+		t.Error("written outside the sandbox")
+	}
+	if n := len(permissionRequests(e)); n != 0 {
+		t.Errorf("%d permission requests; the project's policy never asks", n)
+	}
+}
+
+// Codex 0.169 refuses the legacy profile selector (`profile = "…"` in
+// config.toml, its [profiles.…] tables with it): config/read fails with its
+// reason, which codexacp logs at start, and the modes are the presets
+// alone. (Its replacement, `codex --profile NAME`, has no app-server
+// equivalent; docs/modes.md.)
+func TestLegacyProfileRefusedByCodex(t *testing.T) {
+	first := start(t, setup{fs: true})
+	config := "profile = \"strict\"\n\n[profiles.strict]\napproval_policy = \"never\"\nsandbox_mode = \"workspace-write\"\n"
+	if err := os.WriteFile(filepath.Join(first.codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, resp := restartWithSession(t, first)
+	if resp.Modes.CurrentModeId != "ask" {
+		t.Errorf("current mode %s, want the presets' default", resp.Modes.CurrentModeId)
+	}
+	log := e.stderr.String()
+	if !strings.Contains(log, "cannot read your codex sandbox and approval settings") || !strings.Contains(log, "legacy `profile = \\\"strict\\\"`") {
+		t.Errorf("codex's reason is not in the log:\n%s", log)
+	}
+}
+
+// restartWithSession restarts the agent (it reads the user's settings at
+// start) and opens a session in the workspace, returning session/new's
+// answer.
+func restartWithSession(t *testing.T, first *env) (*env, acpsdk.NewSessionResponse) {
+	t.Helper()
+	e := first.restart(setup{fs: true})
+	resp, err := e.editor.Conn.NewSession(e.ctx, acpsdk.NewSessionRequest{Cwd: e.cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.session = resp.SessionId
+	return e, resp
 }

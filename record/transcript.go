@@ -24,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/codexacp/codexacp/codex"
 )
 
 // FormatVersion is the transcript format a Recorder writes and Read accepts.
@@ -40,6 +42,7 @@ const (
 	KindMCPCall    = "mcp_call"    // codex called a file tool
 	KindMCPResult  = "mcp_result"  // the tool's result (or error) went back to codex
 	KindStored     = "stored"      // a file the agent read to list or load sessions: a session record, a rollout
+	KindSkills     = "skills"      // the skills codex listed for a workspace on the exec backend: cwd, skills, or an error
 
 	KindAppServerStart = "appserver_start" // a codex app-server process began: args (redacted), env names
 	KindAppServer      = "appserver"       // one JSON-RPC line of the app-server conversation (dir out: agent → codex, in: codex → agent), or a stream's end
@@ -125,6 +128,10 @@ type Entry struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	ToolError *ToolError      `json:"tool_error,omitempty"`
+
+	// skills: what codex.ConfigServer.ListSkills answered for Cwd (Error: its
+	// failure), so that a replay's codex lists the same.
+	Skills []codex.Skill `json:"skills,omitempty"`
 
 	// file, stored
 	Path         string  `json:"path,omitempty"`

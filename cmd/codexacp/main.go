@@ -236,21 +236,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if agentOpts.Auth.LoginStatus != nil {
 			agentOpts.Auth.SaveAPIKey = be.LoginAPIKey
 		}
-		agentOpts.UserConfig = prepareUserConfig(ctx, log, func(ctx context.Context) (codex.UserConfig, error) {
-			return codex.ReadUserConfigOnce(ctx, codex.AppServerOptions{Path: path, Config: o.config, Logger: log})
-		})
+		// The turns' app-server serves turns alone; this one answers what
+		// session/new asks before its answer, while the editor opens its
+		// first sessions.
+		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Logger: log}, Idle: time.Minute}
+		defer cs.Close()
+		useConfigServer(ctx, log, &agentOpts, cs)
 	default:
 		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
+		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
+		defer cs.Close()
+		listSkills := cs.ListSkills
 		if rec != nil {
 			lines = rec.Backend(runner, runner.Command)
+			listSkills = rec.Skills(listSkills)
 		}
-		be := &acp.ExecBackend{Runner: lines, Logger: log}
+		be := &acp.ExecBackend{Runner: lines, Logger: log, ListSkills: listSkills}
 		defer be.Close()
+		cs.Warm() // every session/new, load and resume lists skills with it
 		agentOpts.Backend = be
-		agentOpts.UserConfig = prepareUserConfig(ctx, log, func(ctx context.Context) (codex.UserConfig, error) {
-			return codex.ReadUserConfigOnce(ctx, codex.AppServerOptions{Path: path, Config: o.config, Env: runner.Env, Logger: log})
-		})
+		useConfigServer(ctx, log, &agentOpts, cs)
 	}
 	err = acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 	if ctx.Err() != nil {
@@ -331,6 +337,14 @@ func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string
 // for its result.
 func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) func() acp.ModelInfo {
 	return inBackground(func() acp.ModelInfo { return catalogInfo(ctx, log, codexPath, config) })
+}
+
+// useConfigServer makes cs the source of the user's codex settings: read
+// at start (prepareUserConfig), and in each session's cwd where a project
+// layer may change them.
+func useConfigServer(ctx context.Context, log *slog.Logger, opts *acp.Options, cs *codex.ConfigServer) {
+	opts.UserConfig = prepareUserConfig(ctx, log, cs.UserConfig)
+	opts.ProjectUserConfig = cs.ProjectUserConfig
 }
 
 // prepareUserConfig asks codex for the user's sandbox and approval settings

@@ -3,15 +3,21 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+
+	"github.com/codexacp/codexacp/record"
 )
 
 // answerConfigRead plays the app-server the agent starts only to read the
-// user's sandbox and approval settings (codex.ReadUserConfigOnce): it
-// answers initialize and config/read, with nothing configured (recorded
-// agents read none), and exits when its stdin ends. It takes no run number:
-// the recorded runs are the ones that ran turns.
-func answerConfigRead(stdin io.Reader, stdout io.Writer) int {
+// user's sandbox and approval settings and to list skills for the exec
+// backend (codex.ConfigServer): it answers initialize,
+// config/read with nothing configured (recorded agents read none), and
+// skills/list with the recording's next skills entry (none: no skills), and
+// exits when its stdin ends. It takes no run number: the recorded runs are
+// the ones that ran turns.
+func answerConfigRead(entries []record.Entry, state string, stdin io.Reader, stdout io.Writer) int {
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	enc := json.NewEncoder(stdout)
@@ -29,11 +35,50 @@ func answerConfigRead(stdin io.Reader, stdout io.Writer) int {
 			result = map[string]any{"userAgent": "fakecodex"}
 		case "config/read":
 			result = map[string]any{"config": map[string]any{"approval_policy": nil, "sandbox_mode": nil, "sandbox_workspace_write": nil}}
+		case "skills/list":
+			listed, err := nextSkills(entries, state)
+			if err != nil {
+				_ = enc.Encode(map[string]any{"id": m.ID, "error": map[string]any{"code": -32603, "message": err.Error()}})
+				continue
+			}
+			result = listed
 		default:
-			_ = enc.Encode(map[string]any{"id": m.ID, "error": map[string]any{"code": -32601, "message": "fakecodex: only config/read here"}})
+			_ = enc.Encode(map[string]any{"id": m.ID, "error": map[string]any{"code": -32601, "message": "fakecodex: only config/read and skills/list here"}})
 			continue
 		}
 		_ = enc.Encode(map[string]any{"id": m.ID, "result": result})
 	}
 	return 0
+}
+
+// nextSkills is skills/list's answer from the recording's next skills
+// entry (the agent lists a session's skills one session at a time, in the
+// recorded order): the entries are claimed in the state directory, as runs
+// are.
+func nextSkills(entries []record.Entry, state string) (any, error) {
+	var recorded []*record.Entry
+	for i := range entries {
+		if entries[i].Kind == record.KindSkills {
+			recorded = append(recorded, &entries[i])
+		}
+	}
+	if len(recorded) == 0 {
+		return map[string]any{"data": []any{}}, nil // recorded before skills were listed on exec
+	}
+	n, err := claimCounter(state, "skills")
+	if err != nil {
+		return nil, err
+	}
+	if n > len(recorded) {
+		return nil, fmt.Errorf("fakecodex: skills/list #%d, but the recording listed skills %d times", n, len(recorded))
+	}
+	e := recorded[n-1]
+	if e.Error != "" {
+		return nil, errors.New(e.Error)
+	}
+	skills := make([]map[string]any, 0, len(e.Skills))
+	for _, s := range e.Skills {
+		skills = append(skills, map[string]any{"name": s.Name, "description": s.Description, "path": s.Path, "scope": s.Scope, "enabled": true})
+	}
+	return map[string]any{"data": []any{map[string]any{"cwd": e.Cwd, "skills": skills, "errors": []any{}}}}, nil
 }

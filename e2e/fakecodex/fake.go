@@ -77,7 +77,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		return 0
 	case len(args) >= 1 && args[0] == "exec":
 	case len(args) >= 1 && args[0] == "app-server" && getenv(codex.ConfigReadEnv) == "1":
-		return answerConfigRead(stdin, stdout)
+		return answerConfigRead(entries, getenv(EnvState), stdin, stdout)
 	case len(args) >= 1 && args[0] == "app-server":
 		state := getenv(EnvState)
 		if state == "" {
@@ -284,15 +284,19 @@ func (ex execArgs) mcpServer() (url, tokenVar string) {
 // claimRun numbers this process among the runs of one replay: the first
 // exec (or app-server) is run 1. Concurrent claims get distinct numbers
 // (O_EXCL).
-func claimRun(state string) (int, error) {
+func claimRun(state string) (int, error) { return claimCounter(state, "run") }
+
+// claimCounter takes the next number of the counter called name in the
+// state directory (1, 2, …), shared by every fake process of the replay.
+func claimCounter(state, name string) (int, error) {
 	for n := 1; ; n++ {
-		f, err := os.OpenFile(filepath.Join(state, fmt.Sprintf("run-%d", n)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(filepath.Join(state, fmt.Sprintf("%s-%d", name, n)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			f.Close()
 			return n, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return 0, fmt.Errorf("counting runs: %w", err)
+			return 0, fmt.Errorf("counting %ss: %w", name, err)
 		}
 	}
 }
