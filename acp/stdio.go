@@ -22,6 +22,8 @@ const maxLineBytes = 10*1024*1024 - 1
 
 // syncWriter serialises whole-message writes from the SDK and from the input
 // guard, so a guard error response never interleaves with an SDK message.
+// It renames our elicitation requests to elicitation/create
+// (acpMethodName, elicitation.go).
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -127,7 +129,7 @@ func renameMethod(line []byte, method string) []byte {
 // the message went out rewritten (io.Writer's contract: n <= len(p)).
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.reads.sent(p)
-	out := p
+	out := acpMethodName(p)
 	if s.deleteCap && s.inits.answer(p) {
 		out = withDeleteCapability(p)
 	}

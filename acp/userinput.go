@@ -7,19 +7,19 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// AskUser implements userAsker: codex's questions go to the editor as one
-// permission question per question that has options (its options are the
-// answers; a free-text question cannot be asked that way and stays
-// unanswered). A dismissed question, a failed request or a cancelled turn
-// leaves the rest unanswered.
-//
-// Not as an ACP elicitation (elicitation/create), even to an editor that
-// declares it: the schema requires the request's session scope (sessionId),
-// which acp-go-sdk v0.13.0's UnstableCreateElicitationRequest cannot carry,
-// so every such request would be invalid.
+// AskUser implements userAsker. To an editor that declares form
+// elicitation (clientCapabilities.elicitation.form) codex's questions go as
+// one elicitation/create form (askForm, elicitation.go), which can also ask
+// free-text questions. Otherwise each question that has options becomes a
+// permission question (its options are the answers; a free-text question
+// cannot be asked that way and stays unanswered), and a dismissed question,
+// a failed request or a cancelled turn leaves the rest unanswered.
 func (o *turnOutput) AskUser(ctx context.Context, itemID string, qs []UserQuestion) map[string][]string {
 	ctx, stop := mergeContext(ctx, o.ctx)
 	defer stop()
+	if len(qs) > 0 && o.a.asksForms() {
+		return o.askForm(ctx, qs)
+	}
 	answers := map[string][]string{}
 	for _, q := range qs {
 		if ctx.Err() != nil {

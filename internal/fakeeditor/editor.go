@@ -1,8 +1,9 @@
 // Package fakeeditor is an ACP client for tests, in the spirit of gopls's fake
 // editor: it drives an agent the way Zed does, keeps an in-memory overlay of
 // open buffers that its fs methods read and write (falling back to the disk
-// for reads, like an editor opening a file), answers permission requests by a
-// policy, and records every message the agent sent, raw and decoded.
+// for reads, like an editor opening a file), answers permission requests and
+// (when told to declare them) elicitations by a policy, and records every
+// message the agent sent, raw and decoded.
 package fakeeditor
 
 import (
@@ -37,6 +38,12 @@ type Options struct {
 	BeforeFS func(ctx context.Context, method, path string)
 	// Permission picks the answer to a permission request. Nil: allow once.
 	Permission func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
+	// Elicitation, when set, advertises form elicitation
+	// (clientCapabilities.elicitation.form) and answers elicitation/create:
+	// with its response, or with its error as the editor's error answer. ctx
+	// ends when the agent withdraws the request ($/cancel_request). Nil: no
+	// elicitation, and elicitation/create is "method not found".
+	Elicitation func(ctx context.Context, req acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
 	// Logger receives the client connection's logs. Nil: discarded.
 	Logger *slog.Logger
 }
@@ -103,7 +110,11 @@ func (e *Editor) tee(from io.Reader, to *io.PipeWriter) {
 
 // Capabilities is what the editor advertises in initialize.
 func (e *Editor) Capabilities() acpsdk.ClientCapabilities {
-	return acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
+	caps := acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
+	if e.opts.Elicitation != nil {
+		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
+	}
+	return caps
 }
 
 // Initialize sends initialize with the editor's capabilities.
@@ -326,6 +337,30 @@ func Select(optionID string) acpsdk.RequestPermissionResponse {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{
 		Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(optionID), Outcome: "selected"},
 	}}
+}
+
+// UnstableCreateElicitation answers elicitation/create by Options.Elicitation.
+func (e *Editor) UnstableCreateElicitation(ctx context.Context, req acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+	e.record("elicitation/create", req)
+	if e.opts.Elicitation == nil {
+		return acpsdk.UnstableCreateElicitationResponse{}, acpsdk.NewMethodNotFound("elicitation/create")
+	}
+	return e.opts.Elicitation(ctx, req)
+}
+
+// Accept is an elicitation answer: the user filled in the form.
+func Accept(content map[string]any) acpsdk.UnstableCreateElicitationResponse {
+	return acpsdk.UnstableCreateElicitationResponse{Accept: &acpsdk.UnstableCreateElicitationAccept{Action: "accept", Content: content}}
+}
+
+// Decline is an elicitation answer: the user declined the form.
+func Decline() acpsdk.UnstableCreateElicitationResponse {
+	return acpsdk.UnstableCreateElicitationResponse{Decline: &acpsdk.UnstableCreateElicitationDecline{Action: "decline"}}
+}
+
+// Dismiss is an elicitation answer: the form was cancelled (closed).
+func Dismiss() acpsdk.UnstableCreateElicitationResponse {
+	return acpsdk.UnstableCreateElicitationResponse{Cancel: &acpsdk.UnstableCreateElicitationCancel{Action: "cancel"}}
 }
 
 // CreateTerminal implements acpsdk.Client; the fake editor has no terminals.

@@ -1,0 +1,274 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// ACP's elicitation/create (unstable) requires the session it belongs to
+// (sessionId), which acp-go-sdk v0.13.0's UnstableCreateElicitationRequest
+// cannot carry. The agent therefore sends its own request type under
+// extCreateElicitation, an extension method the SDK sends as it is, and the
+// output writer gives it its ACP name (acpMethodName). The editor's answer
+// matches by id and comes back through the SDK.
+const (
+	methodCreateElicitation = "elicitation/create"
+	extCreateElicitation    = "_codexacp/elicitation/create"
+)
+
+// elicitationRequest is a session-scoped form elicitation
+// (CreateElicitationRequest, mode "form", in the SDK's schema.unstable.json).
+// It names no tool call (the optional toolCallId): codex shows none for its
+// questions.
+type elicitationRequest struct {
+	SessionID       string     `json:"sessionId"`
+	Mode            string     `json:"mode"`
+	Message         string     `json:"message"`
+	RequestedSchema formSchema `json:"requestedSchema"`
+}
+
+// formSchema is an ElicitationSchema: an object of string fields, in the
+// order of codex's questions.
+type formSchema struct {
+	Type       string         `json:"type"`
+	Properties formProperties `json:"properties"`
+}
+
+// formProperties marshal as a JSON object in their order (a map would sort
+// them, and editors show fields in the object's order).
+type formProperties []formProperty
+
+type formProperty struct {
+	key string
+	formField
+}
+
+// formField is a StringPropertySchema: free text, or one of OneOf.
+type formField struct {
+	Type        string       `json:"type"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	OneOf       []formChoice `json:"oneOf,omitempty"`
+}
+
+// formChoice is an EnumOption: the value sent back is Const.
+type formChoice struct {
+	Const string `json:"const"`
+	Title string `json:"title"`
+}
+
+func (p formProperties) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range p {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(f.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(f.formField)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// questionForm is codex's questions as one elicitation form: each question
+// a field (its options a choice, else free text), and for a question that
+// also takes an answer of the user's own (isOther) a second, free-text
+// field.
+type questionForm struct {
+	message string
+	schema  formSchema
+	fields  []questionField
+}
+
+// questionField ties a question to the form's fields that answer it.
+type questionField struct {
+	q        UserQuestion
+	key      string // the choice, or the text of a question without options
+	otherKey string // the free text of a question with options and isOther; "" without
+}
+
+// secretNote warns that a secret is typed in the clear: ACP's string
+// formats (email, uri, date, date-time) have no masked one.
+const secretNote = "(secret: the form does not hide what you type)"
+
+// newQuestionForm maps codex's questions to a form.
+func newQuestionForm(qs []UserQuestion) questionForm {
+	f := questionForm{schema: formSchema{Type: "object"}}
+	taken := map[string]bool{}
+	unique := func(key string) string {
+		for taken[key] {
+			key += "_"
+		}
+		taken[key] = true
+		return key
+	}
+	for _, q := range qs {
+		qf := questionField{q: q, key: unique(firstNonEmpty(q.ID, "answer"))}
+		field := formField{Type: "string", Title: clip(firstNonEmpty(q.Header, q.ID, "Answer"), 200)}
+		if len(qs) > 1 {
+			field.Description = clip(q.Question, 4096)
+		}
+		for _, o := range q.Options {
+			title := o.Label
+			if o.Description != "" {
+				title += " — " + o.Description
+			}
+			field.OneOf = append(field.OneOf, formChoice{Const: o.Label, Title: clip(title, 400)})
+		}
+		if q.Secret && len(q.Options) == 0 {
+			field.Description = strings.TrimSpace(field.Description + " " + secretNote)
+		}
+		f.schema.Properties = append(f.schema.Properties, formProperty{qf.key, field})
+		if q.Other && len(q.Options) > 0 {
+			qf.otherKey = unique(qf.key + "_other")
+			other := formField{Type: "string", Title: clip(field.Title, 190) + ": other", Description: "Your own answer, instead of or besides a choice"}
+			if q.Secret {
+				other.Description += " " + secretNote
+			}
+			f.schema.Properties = append(f.schema.Properties, formProperty{qf.otherKey, other})
+		}
+		f.fields = append(f.fields, qf)
+	}
+	f.message = fmt.Sprintf("Codex has %d questions for you.", len(qs))
+	if len(qs) == 1 {
+		f.message = clip(firstNonEmpty(qs[0].Question, "Codex has a question for you."), 4096)
+	}
+	return f
+}
+
+// answers reads the editor's answer (a CreateElicitationResponse) as
+// codex's answers by question id. Declined or cancelled: none. Only what
+// was asked is passed on: a choice among the question's options, or
+// non-blank text where the form took text; any other value is left out and
+// logged (the question stays unanswered). An answer that is not a
+// CreateElicitationResponse is an error.
+func (f questionForm) answers(raw json.RawMessage, log *slog.Logger) (map[string][]string, error) {
+	var resp struct {
+		Action  string                     `json:"action"`
+		Content map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, fmt.Errorf("elicitation answer: %w", err)
+	}
+	switch resp.Action {
+	case "decline", "cancel":
+		return map[string][]string{}, nil
+	case "accept":
+	default:
+		return nil, fmt.Errorf("elicitation answer: unknown action %q", resp.Action)
+	}
+	answers := map[string][]string{}
+	for _, qf := range f.fields {
+		var a []string
+		if v, ok := f.value(resp.Content, qf.key, log); ok {
+			if len(qf.q.Options) == 0 || qf.q.offers(v) {
+				a = append(a, v)
+			} else {
+				log.Warn("elicitation answer not among the question's options: left out", "question", qf.q.ID)
+			}
+		}
+		if v, ok := f.value(resp.Content, qf.otherKey, log); ok && qf.otherKey != "" {
+			a = append(a, v)
+		}
+		if len(a) > 0 {
+			answers[qf.q.ID] = a
+		}
+	}
+	return answers, nil
+}
+
+// value is the non-blank string content holds for key.
+func (f questionForm) value(content map[string]json.RawMessage, key string, log *slog.Logger) (string, bool) {
+	raw, ok := content[key]
+	if !ok || key == "" || string(raw) == "null" {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		log.Warn("elicitation answer is not text: left out", "field", key)
+		return "", false
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", false
+	}
+	return s, true
+}
+
+// offers reports whether label is one of the question's options.
+func (q UserQuestion) offers(label string) bool {
+	for _, o := range q.Options {
+		if o.Label == label {
+			return true
+		}
+	}
+	return false
+}
+
+// asksForms reports whether the editor declared form elicitation
+// (clientCapabilities.elicitation.form).
+func (a *Agent) asksForms() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e := a.clientCaps.Elicitation
+	return e != nil && e.Form != nil
+}
+
+// askForm puts codex's questions to the editor as one form. A failed
+// request (the editor's error, a cancelled turn: the SDK then sends
+// $/cancel_request, ACP's way to withdraw a request) or an unreadable
+// answer leaves them unanswered.
+func (o *turnOutput) askForm(ctx context.Context, qs []UserQuestion) map[string][]string {
+	f := newQuestionForm(qs)
+	raw, err := o.a.conn.CallExtension(ctx, extCreateElicitation, elicitationRequest{
+		SessionID: o.s.id, Mode: "form", Message: f.message, RequestedSchema: f.schema,
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			o.log.Warn("questions to the user failed", "err", err)
+		}
+		return map[string][]string{}
+	}
+	answers, err := f.answers(raw, o.log)
+	if err != nil {
+		o.log.Warn("questions to the user: unusable answer", "err", err)
+		return map[string][]string{}
+	}
+	return answers
+}
+
+// acpMethodName gives an outbound extCreateElicitation request its ACP
+// method name; any other line comes back unchanged. The SDK writes
+// "jsonrpc", "id" and "method" first, so the method sits near the start
+// (the pattern cannot occur inside a JSON string: its quotes would be
+// escaped); decoding the line confirms it is the top-level method.
+func acpMethodName(line []byte) []byte {
+	ext := []byte(`"method":"` + extCreateElicitation + `"`)
+	i := bytes.Index(line[:min(len(line), 200)], ext)
+	if i < 0 {
+		return line
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != extCreateElicitation {
+		return line
+	}
+	out := make([]byte, 0, len(line))
+	out = append(out, line[:i]...)
+	out = append(out, `"method":"`+methodCreateElicitation+`"`...)
+	return append(out, line[i+len(ext):]...)
+}

@@ -1,0 +1,301 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
+)
+
+var (
+	langQuestion = UserQuestion{ID: "lang", Header: "Language", Question: "Which language?",
+		Options: []UserOption{{Label: "English", Description: "Hello"}, {Label: "French", Description: "Bonjour"}}}
+	nameQuestion  = UserQuestion{ID: "name", Header: "Name", Question: "Whom to greet?"}
+	otherQuestion = UserQuestion{ID: "tone", Header: "Tone", Question: "Which tone?", Other: true,
+		Options: []UserOption{{Label: "Warm"}, {Label: "Formal"}}}
+	secretQuestion = UserQuestion{ID: "key", Header: "Key", Question: "Your key?", Secret: true}
+)
+
+// Codex's questions as one form: each question a field, in codex's order;
+// the request is a valid CreateElicitationRequest of the unstable schema.
+func TestQuestionForm(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		qs   []UserQuestion
+		want string // requestedSchema
+		msg  string
+	}{
+		{"one question with options", []UserQuestion{langQuestion},
+			`{"type":"object","properties":{"lang":{"type":"string","title":"Language","oneOf":[{"const":"English","title":"English — Hello"},{"const":"French","title":"French — Bonjour"}]}}}`,
+			"Which language?"},
+		{"free text", []UserQuestion{nameQuestion},
+			`{"type":"object","properties":{"name":{"type":"string","title":"Name"}}}`, "Whom to greet?"},
+		{"options and an answer of one's own", []UserQuestion{otherQuestion},
+			`{"type":"object","properties":{"tone":{"type":"string","title":"Tone","oneOf":[{"const":"Warm","title":"Warm"},{"const":"Formal","title":"Formal"}]},` +
+				`"tone_other":{"type":"string","title":"Tone: other","description":"Your own answer, instead of or besides a choice"}}}`,
+			"Which tone?"},
+		{"secret", []UserQuestion{secretQuestion},
+			`{"type":"object","properties":{"key":{"type":"string","title":"Key","description":"` + secretNote + `"}}}`, "Your key?"},
+		{"several, in codex's order, each described", []UserQuestion{nameQuestion, langQuestion},
+			`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"Whom to greet?"},` +
+				`"lang":{"type":"string","title":"Language","description":"Which language?","oneOf":[{"const":"English","title":"English — Hello"},{"const":"French","title":"French — Bonjour"}]}}}`,
+			"Codex has 2 questions for you."},
+		{"keys never clash", []UserQuestion{{ID: "a_other", Question: "1"}, {ID: "a", Question: "2", Other: true, Options: []UserOption{{Label: "x"}}}, {ID: "a", Question: "3"}},
+			`{"type":"object","properties":{"a_other":{"type":"string","title":"a_other","description":"1"},` +
+				`"a":{"type":"string","title":"a","description":"2","oneOf":[{"const":"x","title":"x"}]},` +
+				`"a_other_":{"type":"string","title":"a: other","description":"Your own answer, instead of or besides a choice"},` +
+				`"a_":{"type":"string","title":"a","description":"3"}}}`,
+			"Codex has 3 questions for you."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newQuestionForm(tc.qs)
+			if got := jsonString(f.schema); got != tc.want {
+				t.Errorf("requestedSchema =\n%s\nwant\n%s", got, tc.want)
+			}
+			if f.message != tc.msg {
+				t.Errorf("message = %q, want %q", f.message, tc.msg)
+			}
+			req := elicitationRequest{SessionID: "s1", Mode: "form", Message: f.message, RequestedSchema: f.schema}
+			if err := acpschema.ValidateDefinition("CreateElicitationRequest", []byte(jsonString(req))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// The editor's answer as codex's answers: only what was asked.
+func TestQuestionFormAnswers(t *testing.T) {
+	f := newQuestionForm([]UserQuestion{langQuestion, nameQuestion, otherQuestion})
+	for _, tc := range []struct {
+		name   string
+		answer string
+		want   map[string][]string
+		err    bool
+	}{
+		{"all answered", `{"action":"accept","content":{"lang":"French","name":"Ada","tone":"Warm","tone_other":"and brief"}}`,
+			map[string][]string{"lang": {"French"}, "name": {"Ada"}, "tone": {"Warm", "and brief"}}, false},
+		{"own answer only", `{"action":"accept","content":{"tone_other":"cheeky"}}`, map[string][]string{"tone": {"cheeky"}}, false},
+		{"some left blank", `{"action":"accept","content":{"lang":"English","name":"  "}}`, map[string][]string{"lang": {"English"}}, false},
+		{"accepted empty", `{"action":"accept"}`, map[string][]string{}, false},
+		{"not among the options", `{"action":"accept","content":{"lang":"German","name":"Ada"}}`, map[string][]string{"name": {"Ada"}}, false},
+		{"not text", `{"action":"accept","content":{"lang":["French"],"name":42,"tone":null}}`, map[string][]string{}, false},
+		{"unknown fields ignored", `{"action":"accept","content":{"lang":"French","extra":"x"}}`, map[string][]string{"lang": {"French"}}, false},
+		{"declined", `{"action":"decline"}`, map[string][]string{}, false},
+		{"cancelled", `{"action":"cancel","content":{"lang":"French"}}`, map[string][]string{}, false},
+		{"no action", `{"content":{"lang":"French"}}`, nil, true},
+		{"unknown action", `{"action":"maybe"}`, nil, true},
+		{"content not an object", `{"action":"accept","content":"French"}`, nil, true},
+		{"not an object", `null`, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := f.answers(json.RawMessage(tc.answer), discardLogger())
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if !tc.err && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("answers = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestACPMethodName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":3,"method":"_codexacp/elicitation/create","params":{"sessionId":"s"}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"sessionId":"s"}}`},
+		{`{"jsonrpc":"2.0","id":3,"method":"_codexacp/elicitation/create","params":{}}` + "\n",
+			`{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{}}` + "\n"},
+		// Not the top-level method: unchanged.
+		{`{"jsonrpc":"2.0","method":"x","params":{"m":{"method":"_codexacp/elicitation/create"}}}`,
+			`{"jsonrpc":"2.0","method":"x","params":{"m":{"method":"_codexacp/elicitation/create"}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"text":"\"method\":\"_codexacp/elicitation/create\""}}`,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"text":"\"method\":\"_codexacp/elicitation/create\""}}`},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+	} {
+		if got := string(acpMethodName([]byte(tc.in))); got != tc.want {
+			t.Errorf("acpMethodName(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// askingBackend's turn is codex asking the user (item/tool/requestUserInput)
+// through the app-server turn handler; it keeps codex's answer.
+type askingBackend struct {
+	params string
+
+	mu      sync.Mutex
+	answers []string
+}
+
+func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
+	res, err := newTurnHandler(out, discardLogger()).Request(ctx, "item/tool/requestUserInput", json.RawMessage(b.params))
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.answers = append(b.answers, jsonString(res))
+	b.mu.Unlock()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for _, l := range []string{
+		`{"type":"thread.started","thread_id":"th"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`,
+	} {
+		ev, err := events.Parse([]byte(l))
+		if err != nil {
+			return err
+		}
+		out.Event(ev)
+	}
+	return nil
+}
+
+func (b *askingBackend) answer() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.answers) != 1 {
+		return ""
+	}
+	return b.answers[0]
+}
+
+// Codex's questions reach an editor that declares elicitation as one
+// elicitation/create form of the session (valid against the unstable
+// schema), and its answer reaches codex; an editor without elicitation gets
+// permission questions for what has options.
+func TestAskUserByElicitation(t *testing.T) {
+	const params = `{"threadId":"th","turnId":"t1","itemId":"call_ask","isBlocking":true,"questions":[` +
+		`{"id":"lang","header":"Language","question":"Which language?","options":[{"label":"English","description":"Hello"},{"label":"French","description":"Bonjour"}]},` +
+		`{"id":"name","header":"Name","question":"Whom to greet?"}]}`
+	for _, tc := range []struct {
+		name   string
+		editor func(ctx context.Context, req acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
+		want   string // codex's answer
+		asks   string // the method the editor is asked with
+	}{
+		{"accepted", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return fakeeditor.Accept(map[string]any{"lang": "French", "name": "Ada"}), nil
+		}, `{"answers":{"lang":{"answers":["French"]},"name":{"answers":["Ada"]}}}`, "elicitation/create"},
+		{"an answer not offered", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return fakeeditor.Accept(map[string]any{"lang": "German", "name": "Ada"}), nil
+		}, `{"answers":{"name":{"answers":["Ada"]}}}`, "elicitation/create"},
+		{"declined", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return fakeeditor.Decline(), nil
+		}, `{"answers":{}}`, "elicitation/create"},
+		{"cancelled", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return fakeeditor.Dismiss(), nil
+		}, `{"answers":{}}`, "elicitation/create"},
+		{"editor error", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return acpsdk.UnstableCreateElicitationResponse{}, errors.New("form broke")
+		}, `{"answers":{}}`, "elicitation/create"},
+		{"unreadable answer", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return acpsdk.UnstableCreateElicitationResponse{}, nil // no variant: the SDK cannot encode it
+		}, `{"answers":{}}`, "elicitation/create"},
+		{"no elicitation", nil, `{"answers":{"lang":{"answers":["English"]}}}`, "session/request_permission"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			be := &askingBackend{params: params}
+			h := startAgent(t, be, fakeeditor.Options{Elicitation: tc.editor, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+				return fakeeditor.Select("answer-0")
+			}})
+			sid := h.newSession(t, t.TempDir())
+			if r, err := h.prompt(sid, "greet"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+				t.Fatalf("prompt: %+v, %v", r, err)
+			}
+			if got := be.answer(); got != tc.want {
+				t.Errorf("codex's answer = %s, want %s", got, tc.want)
+			}
+			req := sentRequest(t, h.editor, tc.asks)
+			if tc.asks == methodCreateElicitation {
+				var p struct {
+					SessionID       string          `json:"sessionId"`
+					Mode            string          `json:"mode"`
+					RequestedSchema json.RawMessage `json:"requestedSchema"`
+				}
+				if err := json.Unmarshal(req, &p); err != nil || p.SessionID != string(sid) || p.Mode != "form" ||
+					!strings.Contains(string(p.RequestedSchema), `"name":{"type":"string"`) {
+					t.Errorf("elicitation/create params = %s", req)
+				}
+			}
+			checkSent(t, h.editor)
+		})
+	}
+}
+
+// A session/cancel while the form is open withdraws it ($/cancel_request:
+// the editor's handler sees its request end), codex is answered with no
+// answers, and the prompt ends cancelled.
+func TestAskUserCancelledWhileAsked(t *testing.T) {
+	asked := make(chan struct{})
+	withdrawn := make(chan struct{})
+	be := &askingBackend{params: `{"itemId":"call_ask","questions":[{"id":"name","header":"Name","question":"Whom?"}]}`}
+	h := startAgent(t, be, fakeeditor.Options{Elicitation: func(ctx context.Context, _ acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+		close(asked)
+		<-ctx.Done()
+		close(withdrawn)
+		return fakeeditor.Dismiss(), nil
+	}})
+	sid := h.newSession(t, t.TempDir())
+	done := make(chan acpsdk.PromptResponse, 1)
+	go func() {
+		r, _ := h.prompt(sid, "greet")
+		done <- r
+	}()
+	select {
+	case <-asked:
+	case r := <-done:
+		t.Fatalf("the prompt ended (%q) without asking the editor", r.StopReason)
+	}
+	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.StopReason != acpsdk.StopReasonCancelled {
+		t.Errorf("stopReason = %q, want cancelled", r.StopReason)
+	}
+	<-withdrawn
+	if got := be.answer(); got != `{"answers":{}}` {
+		t.Errorf("codex's answer = %s", got)
+	}
+	sentRequest(t, h.editor, "$/cancel_request")
+	checkSent(t, h.editor)
+}
+
+// sentRequest returns the params of the first message of the agent with
+// the given method.
+func sentRequest(t *testing.T, ed *fakeeditor.Editor, method string) json.RawMessage {
+	t.Helper()
+	for _, raw := range ed.Raw() {
+		var m struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Method == method {
+			return m.Params
+		}
+	}
+	t.Fatalf("the agent sent no %s", method)
+	return nil
+}
+
+// checkSent validates every message the agent sent against the ACP schema;
+// none goes out under our extension method name.
+func checkSent(t *testing.T, ed *fakeeditor.Editor) {
+	t.Helper()
+	checkSchema(t, ed.Raw())
+	for _, raw := range ed.Raw() {
+		if strings.Contains(string(raw), extCreateElicitation) {
+			t.Errorf("sent under the extension name: %s", raw)
+		}
+	}
+}
