@@ -86,6 +86,9 @@ var appServerCorpusTests = map[string]bool{
 	"TestPlanModeThenImplement/via_the_plan_command":    true,
 	"TestPlanModeUserInput/answered":                    true,
 	"TestPlanModeUserInput/declined":                    true,
+	"TestPlanModeUserInput/elicitation_answered":        true,
+	"TestPlanModeUserInput/elicitation_declined":        true,
+	"TestPlanModeUserInput/elicitation_own_answer":      true,
 	"TestAppServerSearchAndImages":                      true,
 }
 

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 // Plan mode on the app-server: codex plans (collaborationMode plan), the
@@ -278,9 +280,14 @@ func TestPlanModeRefusesWrites(t *testing.T) {
 	}
 }
 
-// Codex's questions (request_user_input, offered in plan mode) reach the
-// editor as a permission question with codex's options; a dismissed one
-// leaves the question unanswered, and the turn goes on.
+// TestPlanModeUserInput: codex's question (request_user_input) reaches the
+// user and the answer reaches codex. To an editor without elicitation it is
+// a permission question with codex's options; to one declaring form
+// elicitation an elicitation/create form of the session, which also takes
+// an answer of the user's own. Declined, codex reads it unanswered and the
+// turn goes on. (A question without options never reaches the agent: codex
+// 0.169 fails such a call itself, "request_user_input requires non-empty
+// options for every question".)
 func TestPlanModeUserInput(t *testing.T) {
 	args, err := json.Marshal(map[string]any{"questions": []any{map[string]any{
 		"id": "lang", "header": "Language", "question": "Which language should the greeting be in?",
@@ -294,15 +301,27 @@ func TestPlanModeUserInput(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		pick   string
-		answer string // in codex's tool output
+		pick   string                                    // the permission option chosen (no elicitation)
+		form   *acpsdk.UnstableCreateElicitationResponse // the editor's answer to elicitation/create; nil: no elicitation
+		answer string                                    // in codex's tool output; "": none
 	}{
 		{name: "answered", pick: "answer-1", answer: "French"},
 		{name: "declined", pick: "decline"},
+		{name: "elicitation answered", form: acpsdk.Ptr(fakeeditor.Accept(map[string]any{"lang": "French"})), answer: "French"},
+		{name: "elicitation declined", form: acpsdk.Ptr(fakeeditor.Decline())},
+		// Codex marks its questions isOther: the form has a free-text
+		// field besides the choice, which a permission question cannot offer.
+		{name: "elicitation own answer", form: acpsdk.Ptr(fakeeditor.Accept(map[string]any{"lang_other": "Klingon"})), answer: "Klingon"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ans := &answering{pick: func(id string) bool { return id == tc.pick }}
-			e := start(t, setup{backend: "app-server", fs: true, permission: ans.answer})
+			s := setup{backend: "app-server", fs: true, permission: ans.answer}
+			if tc.form != nil {
+				s.elicitation = func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+					return *tc.form, nil
+				}
+			}
+			e := start(t, s)
 			e.setPlanMode(true)
 			e.mock.Enqueue(
 				mockapi.Reply(mockapi.FunctionCall("call_ask", "request_user_input", string(args))),
@@ -311,16 +330,33 @@ func TestPlanModeUserInput(t *testing.T) {
 			if r := e.mustPrompt("greet"); r.StopReason != acpsdk.StopReasonEndTurn {
 				t.Errorf("stopReason = %q", r.StopReason)
 			}
-			asked := ans.requests()
-			if len(asked) != 1 {
-				t.Fatalf("permission requests = %d, want 1", len(asked))
-			}
-			var names []string
-			for _, o := range asked[0].Options {
-				names = append(names, o.Name)
-			}
-			if len(names) != 3 || !strings.HasPrefix(names[0], "English") || !strings.HasPrefix(names[1], "French") {
-				t.Errorf("options = %q", names)
+			asked, forms := ans.requests(), elicitations(e)
+			if tc.form != nil {
+				if len(asked) != 0 || len(forms) != 1 {
+					t.Fatalf("permission requests = %d, elicitations = %d; want 0 and 1", len(asked), len(forms))
+				}
+				var p struct {
+					SessionID string `json:"sessionId"`
+					Mode      string `json:"mode"`
+				}
+				if err := json.Unmarshal(forms[0], &p); err != nil || p.SessionID != string(e.session) || p.Mode != "form" {
+					t.Errorf("elicitation/create params = %s", forms[0])
+				}
+				if !strings.Contains(string(forms[0]), `"lang":{"type":"string","title":"Language","oneOf":[{"const":"English"`) ||
+					!strings.Contains(string(forms[0]), `"lang_other":{"type":"string"`) {
+					t.Errorf("the form does not ask codex's question: %s", forms[0])
+				}
+			} else {
+				if len(asked) != 1 || len(forms) != 0 {
+					t.Fatalf("permission requests = %d, elicitations = %d; want 1 and 0", len(asked), len(forms))
+				}
+				var names []string
+				for _, o := range asked[0].Options {
+					names = append(names, o.Name)
+				}
+				if len(names) != 3 || !strings.HasPrefix(names[0], "English") || !strings.HasPrefix(names[1], "French") {
+					t.Errorf("options = %q", names)
+				}
 			}
 			out := toolOutput(t, e, "call_ask")
 			t.Logf("request_user_input output: %s", out)
@@ -332,4 +368,19 @@ func TestPlanModeUserInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// elicitations are the params of the agent's elicitation/create requests.
+func elicitations(e *env) []json.RawMessage {
+	var out []json.RawMessage
+	for _, raw := range e.editor.Raw() {
+		var m struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Method == "elicitation/create" {
+			out = append(out, m.Params)
+		}
+	}
+	return out
 }

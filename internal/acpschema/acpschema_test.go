@@ -53,6 +53,10 @@ func TestValidateMessage(t *testing.T) {
 		{"request", `{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/w/a.txt"}}`, ""},
 		{"request missing param", `{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s1","path":"/w/a.txt"}}`, "content"},
 		{"notification", `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}`, ""},
+		// Unstable only; a form elicitation is scoped to a session or a request.
+		{"elicitation", `{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"sessionId":"s1","mode":"form","message":"?","requestedSchema":{"type":"object","properties":{"a":{"type":"string","oneOf":[{"const":"x","title":"X"}]}}}}}`, ""},
+		{"elicitation without scope", `{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{}}}}`, "CreateElicitationRequest"},
+		{"elicitation with a bad field", `{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"sessionId":"s1","mode":"form","message":"?","requestedSchema":{"type":"object","properties":{"a":{"type":"text"}}}}}`, "oneOf"},
 		{"extension method", `{"jsonrpc":"2.0","id":1,"method":"_codexacp/x","params":{"a":1}}`, ""},
 		{"extension method with array params", `{"jsonrpc":"2.0","id":1,"method":"_codexacp/x","params":[1]}`, "object"},
 		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"session/frobnicate","params":{}}`, "unknown ACP request method"},
