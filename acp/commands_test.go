@@ -98,12 +98,16 @@ func (b *cmdBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 	b.mu.Lock()
 	b.turns = append(b.turns, t)
 	b.mu.Unlock()
-	for _, l := range []string{
+	return playEvents(out,
 		`{"type":"thread.started","thread_id":"th-1"}`,
 		`{"type":"turn.started"}`,
 		`{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"done"}}`,
-		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`,
-	} {
+		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`)
+}
+
+// playEvents hands out the events of the given codex exec JSONL lines.
+func playEvents(out TurnOutput, lines ...string) error {
+	for _, l := range lines {
 		ev, err := events.Parse([]byte(l))
 		if err != nil {
 			return err

@@ -174,14 +174,14 @@ func (f questionForm) answers(raw json.RawMessage, log *slog.Logger) (map[string
 	answers := map[string][]string{}
 	for _, qf := range f.fields {
 		var a []string
-		if v, ok := f.value(resp.Content, qf.key, log); ok {
+		if v, ok := formText(resp.Content, qf.key, log); ok {
 			if len(qf.q.Options) == 0 || qf.q.offers(v) {
 				a = append(a, v)
 			} else {
 				log.Warn("elicitation answer not among the question's options: left out", "question", qf.q.ID)
 			}
 		}
-		if v, ok := f.value(resp.Content, qf.otherKey, log); ok && qf.otherKey != "" {
+		if v, ok := formText(resp.Content, qf.otherKey, log); ok {
 			a = append(a, v)
 		}
 		if len(a) > 0 {
@@ -191,8 +191,8 @@ func (f questionForm) answers(raw json.RawMessage, log *slog.Logger) (map[string
 	return answers, nil
 }
 
-// value is the non-blank string content holds for key.
-func (f questionForm) value(content map[string]json.RawMessage, key string, log *slog.Logger) (string, bool) {
+// formText is the non-blank string content holds for key ("": none).
+func formText(content map[string]json.RawMessage, key string, log *slog.Logger) (string, bool) {
 	raw, ok := content[key]
 	if !ok || key == "" || string(raw) == "null" {
 		return "", false

@@ -11,7 +11,6 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -147,18 +146,10 @@ func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	for _, l := range []string{
+	return playEvents(out,
 		`{"type":"thread.started","thread_id":"th"}`,
 		`{"type":"turn.started"}`,
-		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`,
-	} {
-		ev, err := events.Parse([]byte(l))
-		if err != nil {
-			return err
-		}
-		out.Event(ev)
-	}
-	return nil
+		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`)
 }
 
 func (b *askingBackend) answer() string {
