@@ -204,13 +204,13 @@ func TestAppServerSessionsShareOneProcess(t *testing.T) {
 		}
 	}
 	var servers int
-	for _, p := range e.codexProcesses() {
+	for _, p := range e.sessionProcesses() {
 		if strings.Contains(p, " app-server") {
 			servers++
 		}
 	}
 	if servers != 1 {
-		t.Errorf("app-server processes = %d, want 1: %v", servers, e.codexProcesses())
+		t.Errorf("app-server processes = %d, want 1: %v", servers, e.sessionProcesses())
 	}
 	// The sessions' tokens reached codex over its stdin only: not on its
 	// command line, not in the agent's debug log.
@@ -269,13 +269,13 @@ func TestAppServerCrashMidCommandLeavesNoProcesses(t *testing.T) {
 		t.Fatal("the command never started")
 	}
 	var server int
-	for _, p := range e.codexProcesses() {
+	for _, p := range e.sessionProcesses() {
 		if pid, cmdline, ok := strings.Cut(p, ": "); ok && strings.Contains(cmdline, " app-server") {
 			server, _ = strconv.Atoi(pid)
 		}
 	}
 	if server == 0 {
-		t.Fatalf("no app-server among %v", e.codexProcesses())
+		t.Fatalf("no app-server among %v", e.sessionProcesses())
 	}
 	if p, err := os.FindProcess(server); err != nil {
 		t.Fatal(err)

@@ -130,8 +130,8 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 			t.Fatal(err)
 		}
 		awaitGone(t, pid)
-		if !eventually(5*time.Second, func() bool { return len(e.codexProcesses()) == 0 }) {
-			t.Errorf("codex processes after session/close: %v", e.codexProcesses())
+		if !eventually(5*time.Second, func() bool { return len(e.sessionProcesses()) == 0 }) {
+			t.Errorf("codex processes after session/close: %v", e.sessionProcesses())
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("codex never reached the model")
 		}
-		running := e.codexProcesses()
+		running := e.sessionProcesses()
 		e.cancelAndExpectCancelled(done)
 		for _, p := range running {
 			id, _, _ := strings.Cut(p, ": ")

@@ -16,6 +16,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/acpschema"
@@ -269,14 +270,27 @@ func (e *env) codexProcesses() []string {
 	return processesWithEnv("CODEX_HOME="+e.codexHome, e.agentPID)
 }
 
+// sessionProcesses is codexProcesses without the agent's configuration
+// server (codex.ConfigServer, marked by codex.ConfigReadEnv), which answers
+// config/read and skills/list for as long as the agent wants it.
+func (e *env) sessionProcesses() []string {
+	var found []string
+	for _, p := range e.codexProcesses() {
+		if pid, _, _ := strings.Cut(p, ": "); !hasEnv(pid, codex.ConfigReadEnv+"=1") {
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
 // turnProcesses lists what a turn left running: with exec every codex
 // process but the one waiting for the session's next prompt, with the
 // app-server everything but the app-server itself (it lives as long as the
-// agent).
+// agent); the configuration server aside.
 func (e *env) turnProcesses() []string {
 	waiting := e.waitingCodex()
 	var left []string
-	for _, p := range e.codexProcesses() {
+	for _, p := range e.sessionProcesses() {
 		if e.backend == "app-server" && strings.Contains(p, " app-server") {
 			continue
 		}
@@ -319,19 +333,26 @@ func processesWithEnv(kv string, except int) []string {
 		if ent.Name()[0] < '0' || ent.Name()[0] > '9' || ent.Name() == strconv.Itoa(except) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, v := range bytes.Split(b, []byte{0}) {
-			if string(v) == kv {
-				cmd, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
-				found = append(found, ent.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
-				break
-			}
+		if hasEnv(ent.Name(), kv) {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+			found = append(found, ent.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
 		}
 	}
 	return found
+}
+
+// hasEnv reports whether the process pid has kv in its environment.
+func hasEnv(pid, kv string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+	if err != nil {
+		return false
+	}
+	for _, v := range bytes.Split(b, []byte{0}) {
+		if string(v) == kv {
+			return true
+		}
+	}
+	return false
 }
 
 // eventually polls cond for up to d; processes take a moment to be reaped.

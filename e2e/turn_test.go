@@ -313,13 +313,13 @@ func testCodexCrashMidTurn(t *testing.T, backend string) {
 		t.Fatal("codex never reached the model")
 	}
 	var codexPID int
-	for _, p := range e.codexProcesses() {
+	for _, p := range e.sessionProcesses() {
 		if pid, cmdline, ok := strings.Cut(p, ": "); ok && strings.Contains(cmdline, codexCommand[backend]) {
 			codexPID, _ = strconv.Atoi(pid)
 		}
 	}
 	if codexPID == 0 {
-		t.Fatalf("codex process not found: %v", e.codexProcesses())
+		t.Fatalf("codex process not found: %v", e.sessionProcesses())
 	}
 	if p, err := os.FindProcess(codexPID); err != nil {
 		t.Fatal(err)
