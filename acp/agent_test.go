@@ -140,6 +140,23 @@ func (h *harness) prompt(sid acpsdk.SessionId, text string) (acpsdk.PromptRespon
 	return h.editor.Conn.Prompt(h.ctx, acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
 }
 
+// promptResult is a prompt's answer.
+type promptResult struct {
+	resp acpsdk.PromptResponse
+	err  error
+}
+
+// promptInBackground sends a prompt from a goroutine of its own; the
+// channel receives its answer.
+func (h *harness) promptInBackground(sid acpsdk.SessionId, text string) <-chan promptResult {
+	done := make(chan promptResult, 1)
+	go func() {
+		resp, err := h.prompt(sid, text)
+		done <- promptResult{resp, err}
+	}()
+	return done
+}
+
 func TestInitialize(t *testing.T) {
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{FS: true})
 	resp, err := h.editor.Initialize(h.ctx)
@@ -286,15 +303,7 @@ func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 
-	type result struct {
-		resp acpsdk.PromptResponse
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		r, err := h.prompt(sid, "long task")
-		done <- result{r, err}
-	}()
+	done := h.promptInBackground(sid, "long task")
 	<-started
 	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -462,4 +463,73 @@ func TestSkillsChangedBeforeAnnouncement(t *testing.T) {
 	if n := be.calls.Load(); n != 0 {
 		t.Errorf("skills listed %d times for a session not announced yet", n)
 	}
+}
+
+// slowSkills lists skills as cmdBackend does once gate is closed.
+type slowSkills struct {
+	*cmdBackend
+	gate chan struct{}
+}
+
+func (b *slowSkills) skills(ctx context.Context, t Turn) ([]Skill, error) {
+	<-b.gate
+	return b.cmdBackend.skills(ctx, t)
+}
+
+// The SDK cancels a session/prompt's context when another session/prompt
+// for the session arrives. A slash command waiting for the session's
+// commands (its skills still being listed) must not take that for the end
+// of the wait and go to codex as text: only session/cancel cancels it.
+func TestSlashCommandSurvivesAnotherPrompt(t *testing.T) {
+	be := &slowSkills{gate: make(chan struct{}), cmdBackend: &cmdBackend{feats: featSkills,
+		skillList: []Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	skill := h.promptInBackground(sid, "/greet Ada")
+	for waitingForCommands() != 1 {
+		runtime.Gosched()
+	}
+	// Another prompt: the SDK cancels the first one's context before it
+	// hands this one to the agent, which refuses it (audio) at once. The
+	// cancel wakes a wait that heeds it synchronously, so by the answer a
+	// wait that still blocks ignored it.
+	_, err := h.editor.Conn.Prompt(h.ctx, acpsdk.PromptRequest{SessionId: sid,
+		Prompt: []acpsdk.ContentBlock{acpsdk.AudioBlock("AAAA", "audio/wav")}})
+	if err == nil {
+		t.Fatal("an audio prompt was accepted")
+	}
+	if n := waitingForCommands(); n != 1 {
+		t.Errorf("the slash command stopped waiting for the session's commands when another prompt came (%d waiting)", n)
+	}
+	close(be.gate)
+	if a := <-skill; a.err != nil || a.resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("the slash command answered %+v, %v; want end_turn", a.resp, a.err)
+	}
+	tr := be.lastTurn(t)
+	if tr.Skill == nil || tr.Prompt != "$greet Ada" {
+		t.Errorf("the skill did not run; codex got %+v", tr)
+	}
+}
+
+// waitingForCommands counts the goroutines blocked waiting for a session's
+// commands announcement (session.commandsAnnounced): a goroutine woken
+// from that wait is runnable, not blocked, from the moment it is woken.
+func waitingForCommands() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[select") && strings.Contains(g, "acp.(*session).commandsAnnounced(") {
+			count++
+		}
+	}
+	return count
 }

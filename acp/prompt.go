@@ -26,12 +26,19 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	// Registered before anything waits: a session/cancel from now on covers
 	// this prompt, as it covers every prompt sent before it (steer.go).
 	gen, cancelled := s.newPrompt()
+	// The SDK cancels a session's running prompt when another one for the
+	// session arrives, which would turn every steer into a cancel, and a
+	// slash command still waiting for the session's commands into text for
+	// codex: a prompt ends through session/cancel (cancelled), the
+	// session's close, or the connection's end (which closes every
+	// session), not through the request's context.
+	ctx = context.WithoutCancel(ctx)
+	untilCancel, stopWait := mergeContext(ctx, cancelled)
+	defer stopWait()
 	// A slash command the session offers runs as such (commands.go); any
 	// other text, an unknown "/foo" included, goes to codex as typed. A
 	// cancel while the commands are awaited answers cancelled: nothing ran.
-	waitCtx, stopWait := mergeContext(ctx, cancelled)
-	s.commandsAnnounced(waitCtx)
-	stopWait()
+	s.commandsAnnounced(untilCancel)
 	if s.promptCancelled(gen) {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
@@ -40,7 +47,7 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if name, args, ok := parseCommand(text); ok {
 		if c, ok := a.findCommand(s, name); ok {
 			if c.local != nil {
-				return a.runLocal(ctx, s, c, args)
+				return a.runLocal(untilCancel, s, c, args)
 			}
 			if spec, err = c.turn(s, args); err != nil {
 				return acpsdk.PromptResponse{}, err
@@ -60,11 +67,6 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 		}
 	}
 
-	// The SDK cancels a session's running prompt when another one for the
-	// session arrives, which would turn every steer into a cancel: a turn
-	// ends through session/cancel, the session's close, or the connection's
-	// end (which closes every session), not through the request's context.
-	ctx = context.WithoutCancel(ctx)
 	// A turn runs: join it, or wait for it (steer.go). A command's turn
 	// waits: it is a turn of its own.
 	if !command {
