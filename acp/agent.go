@@ -180,11 +180,17 @@ func (a *Agent) settingsReady(ctx context.Context) error {
 	return nil
 }
 
+// projectConfigTimeout bounds asking codex for a project's settings: the
+// session's answer waits for it (a hung codex leaves the user's settings).
+const projectConfigTimeout = 30 * time.Second
+
 // sessionUserConfig is the user's codex settings in cwd: the project's
 // where it has its own (Options.ProjectUserConfig), else the user's.
 func (a *Agent) sessionUserConfig(ctx context.Context, cwd string) codex.UserConfig {
 	if a.opts.ProjectUserConfig != nil {
+		ctx, cancel := context.WithTimeout(ctx, projectConfigTimeout)
 		user, ok, err := a.opts.ProjectUserConfig(ctx, cwd)
+		cancel()
 		if err != nil {
 			a.log.Warn("cannot read the project's codex settings; the user's apply", "cwd", cwd, "err", err)
 		}

@@ -25,7 +25,8 @@ type ConfigServer struct {
 	Options AppServerOptions
 	Idle    time.Duration // 0: DefaultConfigServerIdle
 
-	starting sync.Mutex // one start at a time
+	starting chan struct{} // holds a token while a question starts the server: one start at a time
+	once     sync.Once      // makes starting
 
 	mu     sync.Mutex
 	server *AppServer
@@ -97,8 +98,13 @@ func (c *ConfigServer) ask(ctx context.Context, f func(*AppServer) error) error 
 }
 
 func (c *ConfigServer) acquire(ctx context.Context) (*AppServer, error) {
-	c.starting.Lock()
-	defer c.starting.Unlock()
+	c.once.Do(func() { c.starting = make(chan struct{}, 1) })
+	select {
+	case c.starting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("codex configuration server: %w", context.Cause(ctx))
+	}
+	defer func() { <-c.starting }()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
