@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -31,6 +35,9 @@ const (
 	writeLogEntryMax = 64 << 10
 	// writeLogMax bounds a session's log: the oldest entries go first.
 	writeLogMax = 1 << 20
+	// writeLogStoreMax bounds the logs of all sessions together: the least
+	// recently written go first (pruneWriteLogs).
+	writeLogStoreMax = 32 << 20
 )
 
 var errWriteTooLarge = errors.New("kept diff too large")
@@ -59,8 +66,13 @@ func (a *Agent) keepOverwrite(s *session, c *mcp.Call, ch *fsops.Change, shown [
 	}
 }
 
-// keepWrite appends w to the session's write log, dropping the oldest
-// entries when the log would pass writeLogMax.
+// keepWrite appends w to the session's write log. A log that would pass
+// writeLogMax keeps its newest entries up to half of it, so that the next
+// few hundred kilobytes of entries are appends again: the rewrite costs
+// about one byte per byte appended, not the whole log per entry. Starting
+// a log prunes the store's logs (pruneWriteLogs). Nothing is written for a
+// session whose record is gone: session/delete removed it (under logMu)
+// and a log written after would outlive it.
 func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
 	p, err := st.path(id)
 	if err != nil {
@@ -76,34 +88,28 @@ func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
 	}
 	st.logMu.Lock()
 	defer st.logMu.Unlock()
-	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return errNoSession
+		}
 		return fmt.Errorf("session store: %w", err)
 	}
 	lp := writeLogPath(p)
 	size := int64(0)
 	if info, err := os.Stat(lp); err == nil {
 		size = info.Size()
+	} else {
+		st.pruneWriteLogs()
 	}
 	if size+int64(len(line)) <= writeLogMax {
-		f, err := os.OpenFile(lp, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("session store: %w", err)
-		}
-		_, err = f.Write(line)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("session store: %w", err)
-		}
-		return nil
+		return appendLine(lp, line)
 	}
-	// The newest entries that fit with this one.
+	// The newest entries that fit with this one in half the bound.
 	data, err := os.ReadFile(lp)
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	for len(data)+len(line) > writeLogMax {
+	for len(data)+len(line) > writeLogMax/2 {
 		_, rest, found := bytes.Cut(data, []byte("\n"))
 		if !found {
 			rest = nil
@@ -111,6 +117,93 @@ func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
 		data = rest
 	}
 	return st.replace(lp, append(bytes.Clone(data), line...))
+}
+
+// appendLine appends line to the log at lp. A last line that a crash cut
+// short (no newline at its end) is cut off first: the line appended after
+// it would be glued to it and lost with it.
+func appendLine(lp string, line []byte) error {
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	err = cutPartialLine(f)
+	if err == nil {
+		_, err = f.Write(line) // at the end: cutPartialLine seeks there
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}
+
+// cutPartialLine truncates f after its last newline when its last byte is
+// not one, and leaves its offset at its end.
+func cutPartialLine(f *os.File) error {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil || end == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, end-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	data := make([]byte, end)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return err
+	}
+	keep := int64(bytes.LastIndexByte(data, '\n') + 1)
+	if err := f.Truncate(keep); err != nil {
+		return err
+	}
+	_, err = f.Seek(keep, io.SeekStart)
+	return err
+}
+
+// pruneWriteLogs removes the store's least recently written write logs
+// while all of them together pass writeLogStoreMax (each is bounded by
+// writeLogMax, but sessions are never pruned). Their sessions' overwrites
+// replay without their diffs. Called with logMu held when a log starts:
+// the store grows only by new logs once each is at its bound. A failure
+// is no error: the logs stay.
+func (st *sessionStore) pruneWriteLogs() {
+	entries, err := os.ReadDir(st.dir)
+	if err != nil {
+		return
+	}
+	type logFile struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var logs []logFile
+	total := int64(0)
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".writes.jsonl") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		logs = append(logs, logFile{filepath.Join(st.dir, e.Name()), info.Size(), info.ModTime()})
+		total += info.Size()
+	}
+	sort.Slice(logs, func(i, j int) bool { return logs[i].mod.Before(logs[j].mod) })
+	for _, l := range logs {
+		if total <= writeLogStoreMax {
+			break
+		}
+		if os.Remove(l.path) == nil {
+			total -= l.size
+		}
+	}
 }
 
 // writes reads the session's write log, oldest first; none without one.
