@@ -114,8 +114,11 @@ func History(r io.Reader, opts HistoryOptions) ([]acpsdk.SessionUpdate, error) {
 						// Plan mode's proposed plan, which codex completes
 						// before the message it was part of (the text
 						// around the <proposed_plan> block): shown after
-						// that message, as it streamed live.
-						plan = it.Text
+						// that whole message (live it streamed between the
+						// text before and after the block). A plan still
+						// waiting had no message (a plan-only turn): it
+						// goes first.
+						out, plan = withPlan(out, plan), it.Text
 					case it.Type == "AgentMessage":
 						out = append(out, separate(historyItem(&it, rec.Payload.Item, len(out), opts, known), out)...)
 						out, plan = withPlan(out, plan), ""

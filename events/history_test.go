@@ -203,6 +203,10 @@ func TestHistoryProposedPlan(t *testing.T) {
 		{"after its message", []string{plan, message, user}, []string{"m:Here is the plan.\n", "m:\n\n1. Do it.\n", "u:go"}},
 		{"before the next item", []string{plan, user}, []string{"m:1. Do it.\n", "u:go"}},
 		{"at the end", []string{message, plan}, []string{"m:Here is the plan.\n", "m:\n\n1. Do it.\n"}},
+		// A plan-only turn (no message), then the next turn's plan and its
+		// message: both plans kept, each where its turn's items end.
+		{"two in a row", []string{plan, strings.Replace(plan, "1. Do it.", "2. Then this.", 1), message},
+			[]string{"m:1. Do it.\n", "m:\n\nHere is the plan.\n", "m:\n\n2. Then this.\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			us, err := History(strings.NewReader(strings.Join(tc.lines, "\n")), HistoryOptions{})
