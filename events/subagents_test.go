@@ -2,9 +2,11 @@ package events
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -108,4 +110,83 @@ func TestTranslateSubagentMessages(t *testing.T) {
 	if !strings.Contains(want[4][1], "bytes omitted") {
 		t.Errorf("the long messages are not cut: %q", want[4][1])
 	}
+}
+
+// However many messages a subagent sends, its call keeps at most
+// MaxOutputBytes of them (head and tail), and shows what limitText shows of
+// all of them joined. (Measured as the heap the translator holds after 1 MB
+// of messages: all of it when they were kept whole.)
+func TestTranslateSubagentMessagesBounded(t *testing.T) {
+	const limit = 1000
+	tr := NewTranslator(Options{MaxOutputBytes: limit})
+	tr.BeginTurn()
+	tr.Translate(Event{Type: TypeItemStarted, Item: &Item{ID: "call_spawn", Type: ItemCollabToolCall, Tool: "spawn_agent", Status: "in_progress", Prompt: "Count"}})
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	var all strings.Builder
+	var last []acpsdk.SessionUpdate
+	for i := range 2000 {
+		// 2-byte runes: some cuts fall inside them.
+		msg := fmt.Sprintf("message %d: %s", i, strings.Repeat("é", 250-i%7))
+		if i > 0 {
+			all.WriteString("\n\n")
+		}
+		all.WriteString(msg)
+		ev, _ := ChildEvent(Event{Type: TypeItemCompleted, Item: &Item{ID: "m", Type: ItemAgentMessage, Text: msg}}, "call_spawn")
+		last = tr.Translate(ev)
+	}
+	want := []string{"Count", limitText(all.String(), limit)}
+	all.Reset()
+	if held := int64(heap()) - int64(before); held > 100*limit {
+		t.Errorf("the translator holds %d more bytes after %d messages, want at most %d", held, 2000, 100*limit)
+	}
+	runtime.KeepAlive(tr)
+	if len(last) != 1 {
+		t.Fatalf("last message: %d updates", len(last))
+	}
+	if got := contentTexts(last[0]); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("shown:\n got  %q\n want %q", got, want)
+	}
+}
+
+// keptText built piece by piece shows what the one-shot cut of the whole
+// text shows.
+func TestKeptTextMatchesWhole(t *testing.T) {
+	pieces := []string{"ab", "ç", "日本語", "", "x", strings.Repeat("y", 30), "€", "z"}
+	for limit := 1; limit <= 40; limit++ {
+		for start := range pieces {
+			var k keptText
+			whole := ""
+			for i := range 3 * len(pieces) {
+				p := pieces[(start+i)%len(pieces)]
+				k.add(p, limit)
+				whole += p
+				if got, want := k.String(), wholeLimit(whole, limit); got != want {
+					t.Fatalf("limit %d, after %q: %q, want %q", limit, whole, got, want)
+				}
+			}
+		}
+	}
+}
+
+// wholeLimit is limitText's cut of a whole text as it was written before
+// keptText: the reference for it.
+func wholeLimit(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	head := limit / 2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (limit - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n… %d bytes omitted …\n%s", s[:head], tail-head, s[tail:])
 }

@@ -131,7 +131,7 @@ type toolCall struct {
 	shown  int // bytes of out in the last update sent
 	// A subagent's messages shown in the call that started it
 	// (subagentMessage), after the content of the call's own state (base).
-	said string
+	said keptText
 	base []acpsdk.ToolCallContent
 }
 
@@ -463,7 +463,7 @@ func (t *Translator) tool(done bool, it *Item, st toolState) []acpsdk.SessionUpd
 		return []acpsdk.SessionUpdate{{ToolCall: st.announce(c.id)}}
 	}
 	c.base = st.content
-	if c.said != "" {
+	if !c.said.empty() {
 		st.content = append(slices.Clip(st.content), t.saidContent(c))
 	}
 	var opts []acpsdk.ToolCallUpdateOpt
@@ -507,10 +507,10 @@ func (t *Translator) subagentMessage(it *Item) []acpsdk.SessionUpdate {
 	if c == nil || strings.TrimSpace(it.Text) == "" {
 		return nil
 	}
-	if c.said != "" {
-		c.said += "\n\n"
+	if !c.said.empty() {
+		c.said.add("\n\n", t.opts.MaxOutputBytes)
 	}
-	c.said += it.Text
+	c.said.add(it.Text, t.opts.MaxOutputBytes)
 	content := append(slices.Clip(c.base), t.saidContent(c))
 	c.sent.content = content
 	return []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(c.id, acpsdk.WithUpdateContent(content))}
@@ -518,7 +518,7 @@ func (t *Translator) subagentMessage(it *Item) []acpsdk.SessionUpdate {
 
 // saidContent is the content block of a subagent's messages.
 func (t *Translator) saidContent(c *toolCall) acpsdk.ToolCallContent {
-	return acpsdk.ToolContent(acpsdk.TextBlock(limitText(c.said, t.opts.MaxOutputBytes)))
+	return acpsdk.ToolContent(acpsdk.TextBlock(c.said.String()))
 }
 
 // turnUsage records this turn's tokens and reports the context use.
@@ -863,18 +863,58 @@ func fencedAs(lang, s string) string {
 // limitText keeps the head and the tail of s, max bytes in all, cut at
 // rune boundaries, with a note of how much was left out.
 func limitText(s string, limit int) string {
-	if len(s) <= limit {
-		return s
+	var k keptText
+	k.add(s, limit)
+	return k.String()
+}
+
+// keptText is text that grows by pieces, kept as what limitText shows of
+// the whole: while it is at most limit bytes, all of it; past that, its
+// first limit/2 bytes and its last bytes up to limit, and the count of
+// bytes between, so that its memory stays within limit however much
+// arrives. Each piece costs at most limit bytes of copying.
+type keptText struct {
+	head    string
+	tail    string // "" until cut
+	omitted int    // bytes between head and tail; 0: head is the whole text
+}
+
+func (k *keptText) empty() bool { return k.head == "" && k.tail == "" && k.omitted == 0 }
+
+// add appends s, keeping the text within limit.
+func (k *keptText) add(s string, limit int) {
+	if k.omitted == 0 && k.tail == "" {
+		if len(k.head)+len(s) <= limit {
+			k.head += s
+			return
+		}
+		whole := s
+		if k.head != "" {
+			whole = k.head + s
+		}
+		head := limit / 2
+		for head > 0 && !utf8.RuneStart(whole[head]) {
+			head--
+		}
+		k.head, s = strings.Clone(whole[:head]), whole[head:]
 	}
-	head := limit / 2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
+	tail := k.tail + s
+	// The tail starts limit-len(head) bytes before the end, at a rune.
+	cut := max(0, len(tail)-(limit-len(k.head)))
+	for cut < len(tail) && !utf8.RuneStart(tail[cut]) {
+		cut++
 	}
-	tail := len(s) - (limit - head)
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
+	k.tail = strings.Clone(tail[cut:])
+	k.omitted += cut
+}
+
+// String is the text, with a line counting the omitted bytes in place of
+// them.
+func (k *keptText) String() string {
+	if k.omitted == 0 && k.tail == "" {
+		return k.head
 	}
-	return fmt.Sprintf("%s\n… %d bytes omitted …\n%s", s[:head], tail-head, s[tail:])
+	return fmt.Sprintf("%s\n… %d bytes omitted …\n%s", k.head, k.omitted, k.tail)
 }
 
 // sameJSON reports whether a and b encode to the same JSON.
