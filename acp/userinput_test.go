@@ -190,16 +190,20 @@ func TestAskUserByElicitation(t *testing.T) {
 		{"editor error", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 			return acpsdk.UnstableCreateElicitationResponse{}, errors.New("form broke")
 		}, `{"answers":{}}`, "elicitation/create"},
-		{"unreadable answer", func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
-			return acpsdk.UnstableCreateElicitationResponse{}, nil // no variant: the SDK cannot encode it
-		}, `{"answers":{}}`, "elicitation/create"},
+		{"unreadable answer", nil, `{"answers":{}}`, "elicitation/create"},
 		{"no elicitation", nil, `{"answers":{"lang":{"answers":["English"]}}}`, "session/request_permission"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			be := &askingBackend{params: params}
-			h := startAgent(t, be, fakeeditor.Options{Elicitation: tc.editor, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+			eopts := fakeeditor.Options{Elicitation: tc.editor, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 				return fakeeditor.Select("answer-0")
-			}})
+			}}
+			if tc.name == "unreadable answer" {
+				// Not a CreateElicitationResponse (an action ACP does not
+				// have): the editor sends it raw, as no SDK would.
+				eopts.ElicitationResult = func(json.RawMessage) json.RawMessage { return json.RawMessage(`{"action":"maybe"}`) }
+			}
+			h := startAgent(t, be, eopts)
 			sid := h.newSession(t, t.TempDir())
 			if r, err := h.prompt(sid, "greet"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
 				t.Fatalf("prompt: %+v, %v", r, err)

@@ -44,6 +44,11 @@ type Options struct {
 	// ends when the agent withdraws the request ($/cancel_request). Nil: no
 	// elicitation, and elicitation/create is "method not found".
 	Elicitation func(ctx context.Context, req acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
+	// ElicitationResult, when set, advertises form elicitation too and
+	// answers elicitation/create with the result it returns for the
+	// request's params, as it is: an answer the SDK could not encode (a
+	// malformed one). The SDK does not see those requests.
+	ElicitationResult func(params json.RawMessage) json.RawMessage
 	// Logger receives the client connection's logs. Nil: discarded.
 	Logger *slog.Logger
 }
@@ -56,8 +61,9 @@ type Call struct {
 
 // Editor is the client side of an ACP connection.
 type Editor struct {
-	Conn *acpsdk.ClientSideConnection
-	opts Options
+	Conn    *acpsdk.ClientSideConnection
+	opts    Options
+	agentIn *lockedWriter // shared with the SDK: ElicitationResult's answers
 
 	mu          sync.Mutex
 	buffers     map[string]string // path → buffer content (unsaved edits included)
@@ -77,9 +83,10 @@ func Connect(agentIn io.Writer, agentOut io.Reader, opts Options) *Editor {
 		fsErrors:    map[string]error{},
 		updateAdded: make(chan struct{}, 1),
 	}
+	e.agentIn = &lockedWriter{w: agentIn}
 	pr, pw := io.Pipe()
 	go e.tee(agentOut, pw)
-	e.Conn = acpsdk.NewClientSideConnection(e, agentIn, pr)
+	e.Conn = acpsdk.NewClientSideConnection(e, e.agentIn, pr)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -97,6 +104,9 @@ func (e *Editor) tee(from io.Reader, to *io.PipeWriter) {
 			e.mu.Lock()
 			e.raw = append(e.raw, bytes.TrimRight(append([]byte(nil), line...), "\n"))
 			e.mu.Unlock()
+			if e.answerRaw(line) {
+				continue
+			}
 			if _, werr := to.Write(line); werr != nil {
 				return
 			}
@@ -108,10 +118,48 @@ func (e *Editor) tee(from io.Reader, to *io.PipeWriter) {
 	}
 }
 
+// answerRaw answers an elicitation/create request in line by
+// Options.ElicitationResult; false: line is not one, or there is none.
+func (e *Editor) answerRaw(line []byte) bool {
+	if e.opts.ElicitationResult == nil {
+		return false
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil || req.Method != "elicitation/create" || len(req.ID) == 0 {
+		return false
+	}
+	e.record(req.Method, req.Params)
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{"2.0", req.ID, e.opts.ElicitationResult(req.Params)})
+	if err == nil {
+		_, _ = e.agentIn.Write(append(b, '\n')) // a closed agent: its test fails on its own
+	}
+	return true
+}
+
+// lockedWriter serialises whole messages (the SDK writes one per Write).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // Capabilities is what the editor advertises in initialize.
 func (e *Editor) Capabilities() acpsdk.ClientCapabilities {
 	caps := acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
-	if e.opts.Elicitation != nil {
+	if e.opts.Elicitation != nil || e.opts.ElicitationResult != nil {
 		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
 	}
 	return caps
