@@ -123,7 +123,11 @@ type Agent struct {
 
 	mu         sync.Mutex
 	clientCaps acpsdk.ClientCapabilities
-	sessions   map[string]*session
+	// formsRefused: the editor answered elicitation/create "method not
+	// found" although it declared form elicitation; questions go as
+	// permission questions from then on (askForm).
+	formsRefused bool
+	sessions     map[string]*session
 	// lastAnnounced is closed once the newest session's commands were
 	// sent (commands.go).
 	lastAnnounced chan struct{}

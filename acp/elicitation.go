@@ -219,35 +219,46 @@ func (q UserQuestion) offers(label string) bool {
 }
 
 // asksForms reports whether the editor declared form elicitation
-// (clientCapabilities.elicitation.form).
+// (clientCapabilities.elicitation.form) and has not refused it since.
 func (a *Agent) asksForms() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e := a.clientCaps.Elicitation
-	return e != nil && e.Form != nil
+	return e != nil && e.Form != nil && !a.formsRefused
 }
 
 // askForm puts codex's questions to the editor as one form. A failed
 // request (the editor's error, a cancelled turn: the SDK then sends
 // $/cancel_request, ACP's way to withdraw a request) or an unreadable
-// answer leaves them unanswered.
-func (o *turnOutput) askForm(ctx context.Context, qs []UserQuestion) map[string][]string {
+// answer leaves them unanswered. An editor that declared form elicitation
+// but answers "method not found" does not have it after all: ok is false
+// (the caller asks permission questions instead), and the agent asks it
+// no more forms.
+func (o *turnOutput) askForm(ctx context.Context, qs []UserQuestion) (answers map[string][]string, ok bool) {
 	f := newQuestionForm(qs)
 	raw, err := o.a.conn.CallExtension(ctx, extCreateElicitation, elicitationRequest{
 		SessionID: o.s.id, Mode: "form", Message: f.message, RequestedSchema: f.schema,
 	})
-	if err != nil {
-		if ctx.Err() == nil {
-			o.log.Warn("questions to the user failed", "err", err)
-		}
-		return map[string][]string{}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return map[string][]string{}, true
+	case isMethodNotFound(err):
+		o.log.Warn("the editor declared form elicitation but has no elicitation/create: questions go as permission questions", "err", err)
+		o.a.mu.Lock()
+		o.a.formsRefused = true
+		o.a.mu.Unlock()
+		return nil, false
+	default:
+		o.log.Warn("questions to the user failed", "err", err)
+		return map[string][]string{}, true
 	}
-	answers, err := f.answers(raw, o.log)
+	answers, err = f.answers(raw, o.log)
 	if err != nil {
 		o.log.Warn("questions to the user: unusable answer", "err", err)
-		return map[string][]string{}
+		return map[string][]string{}, true
 	}
-	return answers
+	return answers, true
 }
 
 // acpMethodName gives an outbound extCreateElicitation request its ACP

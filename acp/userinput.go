@@ -10,7 +10,8 @@ import (
 // AskUser implements userAsker. To an editor that declares form
 // elicitation (clientCapabilities.elicitation.form) codex's questions go as
 // one elicitation/create form (askForm, elicitation.go), which can also ask
-// free-text questions. Otherwise each question that has options becomes a
+// free-text questions. Otherwise (or when the editor turns out to have no
+// elicitation/create after all) each question that has options becomes a
 // permission question (its options are the answers; a free-text question
 // cannot be asked that way and stays unanswered), and a dismissed question,
 // a failed request or a cancelled turn leaves the rest unanswered.
@@ -18,7 +19,9 @@ func (o *turnOutput) AskUser(ctx context.Context, itemID string, qs []UserQuesti
 	ctx, stop := mergeContext(ctx, o.ctx)
 	defer stop()
 	if len(qs) > 0 && o.a.asksForms() {
-		return o.askForm(ctx, qs)
+		if answers, ok := o.askForm(ctx, qs); ok {
+			return answers
+		}
 	}
 	answers := map[string][]string{}
 	for _, q := range qs {

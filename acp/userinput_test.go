@@ -228,6 +228,41 @@ func TestAskUserByElicitation(t *testing.T) {
 	}
 }
 
+// An editor that declares form elicitation but answers elicitation/create
+// "method not found" gets the question as a permission question instead,
+// and later questions go straight there.
+func TestAskUserFormRefused(t *testing.T) {
+	be := &askingBackend{params: `{"itemId":"call_ask","questions":[{"id":"lang","header":"Language","question":"Which language?","options":[{"label":"English"},{"label":"French"}]}]}`}
+	h := startAgent(t, be, fakeeditor.Options{
+		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return acpsdk.UnstableCreateElicitationResponse{}, acpsdk.NewMethodNotFound(methodCreateElicitation)
+		},
+		Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+			return fakeeditor.Select("answer-1")
+		},
+	})
+	sid := h.newSession(t, t.TempDir())
+	for range 2 {
+		if r, err := h.prompt(sid, "greet"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+			t.Fatalf("prompt: %+v, %v", r, err)
+		}
+	}
+	be.mu.Lock()
+	answers := strings.Join(be.answers, " ")
+	be.mu.Unlock()
+	if want := `{"answers":{"lang":{"answers":["French"]}}} {"answers":{"lang":{"answers":["French"]}}}`; answers != want {
+		t.Errorf("codex's answers = %s, want %s", answers, want)
+	}
+	count := map[string]int{}
+	for _, c := range h.editor.Calls() {
+		count[c.Method]++
+	}
+	if count[methodCreateElicitation] != 1 || count["session/request_permission"] != 2 {
+		t.Errorf("the editor was asked %v, want one elicitation/create and two permission questions", count)
+	}
+	checkSent(t, h.editor)
+}
+
 // A session/cancel while the form is open withdraws it ($/cancel_request:
 // the editor's handler sees its request end), codex is answered with no
 // answers, and the prompt ends cancelled.
