@@ -26,7 +26,7 @@ type ConfigServer struct {
 	Idle    time.Duration // 0: DefaultConfigServerIdle
 
 	starting chan struct{} // holds a token while a question starts the server: one start at a time
-	once     sync.Once      // makes starting
+	once     sync.Once     // makes starting
 
 	mu     sync.Mutex
 	server *AppServer
