@@ -45,7 +45,7 @@ type AppServerBackend struct {
 	server   *codex.AppServer
 	loaded   map[string]bool            // threads started or resumed in server
 	prepared map[string]*preparedThread // by session id, until its first turn
-	active   map[string]activeTurn      // by session id: its running turn (steer.go)
+	active   map[string]*activeTurn     // by session id: its running turn (steer.go)
 	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
 	onSkills func()                     // watchSkills
 	closed   bool
@@ -65,7 +65,7 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 	}
 	life, stop := context.WithCancel(context.Background())
 	b := &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
-		prepared: map[string]*preparedThread{}, active: map[string]activeTurn{}, settings: map[string]threadSettings{}}
+		prepared: map[string]*preparedThread{}, active: map[string]*activeTurn{}, settings: map[string]threadSettings{}}
 	b.opts.Unrouted = b.unrouted
 	return b
 }
@@ -290,6 +290,8 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	}
 	log := b.log.With("session", t.SessionID)
 	h := newTurnHandler(out, log)
+	turnStarted, endActive := b.beginActive(t.SessionID)
+	defer endActive()
 
 	thread := t.ThreadID
 	newThread := false
@@ -357,7 +359,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	}
 	h.started(turnID)
 	log.Debug("app-server turn started", "thread", thread, "turn", turnID)
-	defer b.setActive(t.SessionID, activeTurn{server: server, thread: thread, turn: turnID})()
+	turnStarted(server, thread, turnID)
 
 	select {
 	case <-h.ended(turnID):
@@ -665,6 +667,27 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 	if method == "turn/completed" && turn != "" {
 		h.completed.close(turn)
 	}
+	h.closeIfOver()
+}
+
+// closeIfOver closes the handler once the turn's work is done: its
+// turn/completed was delivered and no subagent's turn runs. Run would close
+// it on its way to answering; closing it here, on the reader goroutine,
+// makes what codex sends right after (its subAgentActivity "completed" item
+// for a subagent whose turn just ended) dropped every time rather than
+// shown or not as the goroutines happen to run. h.mu is held.
+func (h *turnHandler) closeIfOver() {
+	if h.closed || h.turnID == "" {
+		return
+	}
+	select {
+	case <-h.completed.of(h.turnID):
+	default:
+		return
+	}
+	if len(h.subagents.running()) == 0 {
+		h.closed = true
+	}
 }
 
 // Request implements codex.AppServerHandler: approvals go to the user;
@@ -832,22 +855,41 @@ func appServerInput(t Turn) []any {
 	return append(input, map[string]any{"type": "text", "text": t.Prompt})
 }
 
-// activeTurn is a session's turn running in the app-server.
+// activeTurn is a session's turn running in the app-server, from the
+// start of its Run. ready is closed once turn/start has answered (turn is
+// set) or the Run ended without a turn running (turn is ""); the fields are
+// guarded by the backend's mu.
 type activeTurn struct {
+	ready        chan struct{}
 	server       *codex.AppServer
 	thread, turn string
 }
 
-// setActive makes a the session's running turn until the returned func.
-func (b *AppServerBackend) setActive(sessionID string, a activeTurn) (clear func()) {
+// beginActive makes the session's Run its running turn: started names the
+// turn once codex has started it, end (deferred by Run) removes it.
+func (b *AppServerBackend) beginActive(sessionID string) (started func(server *codex.AppServer, thread, turn string), end func()) {
+	a := &activeTurn{ready: make(chan struct{})}
 	b.mu.Lock()
 	b.active[sessionID] = a
 	b.mu.Unlock()
-	return func() {
+	var once sync.Once
+	markReady := func() { once.Do(func() { close(a.ready) }) }
+	started = func(server *codex.AppServer, thread, turn string) {
 		b.mu.Lock()
-		delete(b.active, sessionID)
+		a.server, a.thread, a.turn = server, thread, turn
 		b.mu.Unlock()
+		markReady()
 	}
+	end = func() {
+		b.mu.Lock()
+		a.turn = ""
+		if b.active[sessionID] == a {
+			delete(b.active, sessionID)
+		}
+		b.mu.Unlock()
+		markReady()
+	}
+	return started, end
 }
 
 // Steer implements steerer: turn/steer adds text to the session's running
@@ -855,17 +897,32 @@ func (b *AppServerBackend) setActive(sessionID string, a activeTurn) (clear func
 // the thread's active one (it is ending).
 func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, images []Image) error {
 	b.mu.Lock()
-	a, ok := b.active[sessionID]
+	a := b.active[sessionID]
 	b.mu.Unlock()
-	if !ok {
+	if a == nil {
+		return errNoRunningTurn
+	}
+	// A prompt that comes while the turn is starting (turn/start sent, its
+	// answer not yet handled) waits for it: whether the prompt joins the
+	// turn must not depend on which of the two messages the agent happened
+	// to handle first.
+	select {
+	case <-a.ready:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	b.mu.Lock()
+	server, thread, turn := a.server, a.thread, a.turn
+	b.mu.Unlock()
+	if turn == "" {
 		return errNoRunningTurn
 	}
 	params := map[string]any{
-		"threadId":       a.thread,
-		"expectedTurnId": a.turn,
+		"threadId":       thread,
+		"expectedTurnId": turn,
 		"input":          appServerInput(Turn{Prompt: text, Images: images}),
 	}
-	if err := a.server.Call(ctx, "turn/steer", params, nil); err != nil {
+	if err := server.Call(ctx, "turn/steer", params, nil); err != nil {
 		return fmt.Errorf("codex app-server: turn/steer: %w", err)
 	}
 	return nil

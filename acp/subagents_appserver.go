@@ -158,6 +158,7 @@ func (c *childThread) Notify(method string, params json.RawMessage) {
 			h.out.Event(ev)
 		}
 	}
+	h.closeIfOver()
 }
 
 // Request implements codex.AppServerHandler: the child's approvals and
