@@ -194,6 +194,31 @@ func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 	return c, nil
 }
 
+// ConfigRead is c as a config/read result holds it, unset keys null:
+// ParseConfigRead(c.ConfigRead()) is c. A transcript records the user's
+// settings this way, and a replay's fake codex answers config/read with
+// them.
+func (c UserConfig) ConfigRead() json.RawMessage {
+	orNil := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	approval := orNil(c.ApprovalPolicy)
+	if c.ApprovalPolicy == ApprovalGranular {
+		approval = c.GranularApproval
+	}
+	b, _ := json.Marshal(map[string]any{"config": map[string]any{
+		"approval_policy":         approval,
+		"sandbox_mode":            orNil(c.SandboxMode),
+		"sandbox_workspace_write": c.WorkspaceWrite,
+		"model":                   orNil(c.Model),
+		"model_reasoning_effort":  orNil(c.ReasoningEffort),
+	}})
+	return b
+}
+
 // userConfigKeys are the sandbox and approval settings UserConfig holds, as
 // config.toml and -c overrides name them (a table header, a dotted key or
 // an inline table all spell the name out).

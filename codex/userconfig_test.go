@@ -43,6 +43,9 @@ func TestParseConfigRead(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
+			if again, err := ParseConfigRead(got.ConfigRead()); err != nil || !reflect.DeepEqual(again, got) {
+				t.Errorf("ParseConfigRead(ConfigRead()) = %+v, %v; want %+v", again, err, got)
+			}
 			if got.Configured() != (tc.name != "nothing set" && tc.name != "model and effort") {
 				t.Errorf("Configured() = %v", got.Configured())
 			}

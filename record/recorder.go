@@ -135,6 +135,17 @@ func (r *Recorder) Start(agent string, contextWindow int) {
 	r.writeLocked(&Entry{Kind: KindStart, Format: FormatVersion, Agent: agent, ContextWindow: contextWindow, Backend: r.backend, Models: r.models, Model: r.model, Effort: r.effort, CodexVersion: r.codexVersion})
 }
 
+// UserConfig records the user's codex settings the agent read at start-up
+// (codex.ReadUserConfigOnce), when any is set: a replay makes its agent
+// read them too, from its fake codex. Only the settings codexacp uses are
+// recorded, never the rest of the user's configuration.
+func (r *Recorder) UserConfig(c codex.UserConfig) {
+	if !c.Configured() && c.Model == "" && c.ReasoningEffort == "" {
+		return
+	}
+	r.write(&Entry{Kind: KindUserConfig, Result: c.ConfigRead()})
+}
+
 // Err returns the first write error.
 func (r *Recorder) Err() error {
 	r.mu.Lock()

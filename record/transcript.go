@@ -43,6 +43,7 @@ const (
 	KindMCPResult  = "mcp_result"  // the tool's result (or error) went back to codex
 	KindStored     = "stored"      // a file the agent read to list or load sessions: a session record, a rollout
 	KindSkills     = "skills"      // the skills codex listed for a workspace on the exec backend: cwd, skills, or an error
+	KindUserConfig = "user_config" // the user's codex sandbox, approval and model settings the agent read at start-up (result)
 
 	KindAppServerStart = "appserver_start" // a codex app-server process began: args (redacted), env names
 	KindAppServer      = "appserver"       // one JSON-RPC line of the app-server conversation (dir out: agent → codex, in: codex → agent), or a stream's end
@@ -121,7 +122,8 @@ type Entry struct {
 	Cancelled bool   `json:"cancelled,omitempty"`
 	Error     string `json:"error,omitempty"`
 
-	// mcp_call, mcp_result
+	// mcp_call, mcp_result; Result also of user_config (codex's config/read
+	// result, only the keys codex.ParseConfigRead reads)
 	Session   string          `json:"session,omitempty"`
 	Call      string          `json:"call,omitempty"` // the call's id (also its ACP toolCallId)
 	Tool      string          `json:"tool,omitempty"`

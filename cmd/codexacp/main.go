@@ -241,7 +241,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// first sessions.
 		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Logger: log}, Idle: time.Minute}
 		defer cs.Close()
-		useConfigServer(ctx, log, &agentOpts, cs)
+		useConfigServer(ctx, log, rec, &agentOpts, cs)
 	default:
 		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
@@ -256,7 +256,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer be.Close()
 		cs.Warm() // every session/new, load and resume lists skills with it
 		agentOpts.Backend = be
-		useConfigServer(ctx, log, &agentOpts, cs)
+		useConfigServer(ctx, log, rec, &agentOpts, cs)
 	}
 	err = acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 	if ctx.Err() != nil {
@@ -340,18 +340,19 @@ func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, con
 }
 
 // useConfigServer makes cs the source of the user's codex settings: read
-// at start (prepareUserConfig), and in each session's cwd where a project
-// layer may change them.
-func useConfigServer(ctx context.Context, log *slog.Logger, opts *acp.Options, cs *codex.ConfigServer) {
-	opts.UserConfig = prepareUserConfig(ctx, log, cs.UserConfig)
+// at start (prepareUserConfig; a recording, rec, notes them), and in each
+// session's cwd where a project layer may change them.
+func useConfigServer(ctx context.Context, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *codex.ConfigServer) {
+	opts.UserConfig = prepareUserConfig(ctx, log, rec, cs.UserConfig)
 	opts.ProjectUserConfig = cs.ProjectUserConfig
 }
 
 // prepareUserConfig asks codex for the user's sandbox and approval settings
 // in the background (the agent answers initialize meanwhile) and returns a
 // function that waits for them. When codex cannot tell, the modes are the
-// presets alone, as with nothing configured.
-func prepareUserConfig(ctx context.Context, log *slog.Logger, read func(context.Context) (codex.UserConfig, error)) func() codex.UserConfig {
+// presets alone, as with nothing configured. A recording (rec, may be nil)
+// notes the settings read.
+func prepareUserConfig(ctx context.Context, log *slog.Logger, rec *record.Recorder, read func(context.Context) (codex.UserConfig, error)) func() codex.UserConfig {
 	return inBackground(func() codex.UserConfig {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
@@ -362,6 +363,9 @@ func prepareUserConfig(ctx context.Context, log *slog.Logger, read func(context.
 		}
 		log.Info("codex settings under the modes", "approval_policy", user.ApprovalPolicy, "sandbox_mode", user.SandboxMode,
 			"sandbox_workspace_write", user.WorkspaceWrite != nil)
+		if rec != nil {
+			rec.UserConfig(user)
+		}
 		return user
 	})
 }

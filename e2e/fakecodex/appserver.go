@@ -30,7 +30,7 @@ import (
 // ends the process (status 2): either way the reason goes to stderr and
 // reaches the replay's diff through the agent. File tool calls are made
 // at their recorded points against the MCP server that the thread's
-// thread/start (or thread/resume) config names, with the bearer token the
+// thread/start (or thread/resume, thread/fork) config names, with the bearer token the
 // agent gave there (the transcript has it redacted). The end of stdin ends
 // the process (0), as it ends codex app-server.
 
@@ -38,11 +38,20 @@ import (
 // where a difference means the agent went another way (another thread, a
 // mode mapped to another sandbox or approval policy, another prompt).
 var checkedParams = map[string][]string{
-	"thread/start":   {"cwd", "sandbox", "approvalPolicy"},
-	"thread/resume":  {"threadId", "cwd", "sandbox", "approvalPolicy"},
-	"turn/start":     {"threadId", "input", "cwd", "sandboxPolicy", "approvalPolicy"},
+	"thread/start":    {"cwd", "sandbox", "approvalPolicy"},
+	"thread/resume":   {"threadId", "cwd", "sandbox", "approvalPolicy"},
+	"thread/fork":     {"threadId", "cwd", "sandbox", "approvalPolicy", "excludeTurns"},
+	"thread/delete":   {"threadId"},
+	"thread/name/set": {"threadId", "name"},
+	"turn/start":      {"threadId", "input", "cwd", "sandboxPolicy", "approvalPolicy"},
+	// A prompt steered into a running turn: which turn, and what.
+	"turn/steer":     {"threadId", "expectedTurnId", "input"},
 	"turn/interrupt": {"threadId", "turnId"},
 }
+
+// threadConfigMethods are the agent's requests whose config names the
+// thread's tool server (see learnServer).
+var threadConfigMethods = map[string]bool{"thread/start": true, "thread/resume": true, "thread/fork": true}
 
 // sessionTagKey is the thread config entry that names the agent's session
 // (the tag its cancel finds the session's commands by): it tells which
@@ -228,7 +237,7 @@ type asPlayer struct {
 	mu        sync.Mutex
 	matched   map[string]int       // agent messages matched so far, by method
 	endpoints map[string]mcpServer // by recorded session id (sessionTagKey)
-	latest    *mcpServer           // of the last thread/start or thread/resume
+	latest    *mcpServer           // of the last thread/start, thread/resume or thread/fork
 
 	connMu   sync.Mutex
 	sessions map[mcpServer]*mcpsdk.ClientSession
@@ -440,7 +449,7 @@ func (a *asPlayer) agentMessage(m *rpcMessage) {
 	slot := recorded[n]
 	a.matched[m.Method] = n + 1
 	slot.liveID = m.ID
-	if m.Method == "thread/start" || m.Method == "thread/resume" {
+	if threadConfigMethods[m.Method] {
 		a.learnServer(slot.params, m.Params)
 	}
 	a.mu.Unlock()
@@ -526,8 +535,8 @@ func (a *asPlayer) learnServer(recorded, live json.RawMessage) {
 	}
 }
 
-// threadServer reads the agent's tool server from thread/start or
-// thread/resume params: config mcp_servers.acp (a dotted key, or nested)
+// threadServer reads the agent's tool server from thread/start,
+// thread/resume or thread/fork params: config mcp_servers.acp (a dotted key, or nested)
 // with its url and its "Authorization: Bearer <token>" header.
 func threadServer(params json.RawMessage) (mcpServer, bool) {
 	var p struct {
@@ -592,7 +601,7 @@ func (a *asPlayer) session(recorded string) (*mcpsdk.ClientSession, error) {
 	}
 	a.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("no thread/start or thread/resume named the tool server")
+		return nil, fmt.Errorf("no thread/start, thread/resume or thread/fork named the tool server")
 	}
 	a.connMu.Lock()
 	defer a.connMu.Unlock()

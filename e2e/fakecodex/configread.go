@@ -7,17 +7,24 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/record"
 )
 
 // answerConfigRead plays the app-server the agent starts only to read the
 // user's sandbox and approval settings and to list skills for the exec
-// backend (codex.ConfigServer): it answers initialize,
-// config/read with nothing configured (recorded agents read none), and
-// skills/list with the recording's next skills entry (none: no skills), and
-// exits when its stdin ends. It takes no run number: the recorded runs are
-// the ones that ran turns.
+// backend (codex.ConfigServer): it answers initialize, config/read with the
+// settings the recorded agent read (the user_config entry; nothing
+// configured without one), and skills/list with the recording's next
+// skills entry (none: no skills), and exits when its stdin ends. It takes
+// no run number: the recorded runs are the ones that ran turns.
 func answerConfigRead(entries []record.Entry, state string, stdin io.Reader, stdout io.Writer) int {
+	settings := codex.UserConfig{}.ConfigRead()
+	for _, e := range entries {
+		if e.Kind == record.KindUserConfig {
+			settings = e.Result
+		}
+	}
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	enc := json.NewEncoder(stdout)
@@ -34,7 +41,7 @@ func answerConfigRead(entries []record.Entry, state string, stdin io.Reader, std
 		case "initialize":
 			result = map[string]any{"userAgent": "fakecodex"}
 		case "config/read":
-			result = map[string]any{"config": map[string]any{"approval_policy": nil, "sandbox_mode": nil, "sandbox_workspace_write": nil}}
+			result = settings
 		case "skills/list":
 			listed, err := nextSkills(entries, state)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -356,10 +357,27 @@ func (p *plan) check(live execArgs, prompt string) error {
 		return fmt.Errorf("recorded sandbox %q, got %q", rec.sandbox, live.sandbox)
 	case rec.model != live.model:
 		return fmt.Errorf("recorded model %q, got %q", rec.model, live.model)
+	case !slices.Equal(policyConfig(rec.config), policyConfig(live.config)):
+		return fmt.Errorf("recorded sandbox and approval settings %q, got %q", policyConfig(rec.config), policyConfig(live.config))
 	case p.start.Prompt != "" && p.start.Prompt != prompt:
 		return fmt.Errorf("recorded prompt %q, got %q", p.start.Prompt, prompt)
 	}
 	return nil
+}
+
+// policyConfig are the -c settings among config that say what codex may do
+// without asking (approval_policy, sandbox_mode, sandbox_workspace_write:
+// the writable roots of a mode, of additional directories and of the
+// user's own settings), in order.
+func policyConfig(config []string) []string {
+	var out []string
+	for _, kv := range config {
+		key, _, _ := strings.Cut(kv, "=")
+		if key = strings.TrimSpace(key); key == "approval_policy" || strings.HasPrefix(key, "sandbox_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func stripExec(args []string) []string {

@@ -2,9 +2,12 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/codexacp/codexacp/fsops"
@@ -21,14 +24,56 @@ var randomIDs = regexp.MustCompile(`\b(sess_|acp_)[0-9a-f]{8,}\b`)
 // timeKeys are fields holding wall-clock times.
 var timeKeys = map[string]bool{"updatedAt": true, "createdAt": true, "timestamp": true}
 
-// normaliseAll normalises one stream of agent messages.
+// normaliseAll normalises one stream of agent messages. Answers that come
+// one after another are put in the order of the editor's requests first:
+// the agent (the SDK) answers each request on its own goroutine, so two
+// answers due at the same moment (a steered prompt's and the prompt's whose
+// turn it joined) come in either order, which JSON-RPC leaves open.
 func normaliseAll(msgs [][]byte, root string) []string {
+	msgs = slices.Clone(msgs)
+	for i := 0; i < len(msgs); i++ {
+		j := i
+		for j < len(msgs) && answerID(msgs[j]) != "" {
+			j++
+		}
+		slices.SortStableFunc(msgs[i:j], func(a, b []byte) int { return compareIDs(answerID(a), answerID(b)) })
+		i = j
+	}
 	n := &normaliser{root: jsonText(root), ids: map[string]string{}, next: map[string]int{}, requests: map[string]string{}}
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = n.message(m)
 	}
 	return out
+}
+
+// answerID is the id of a JSON-RPC answer (result or error, no method) as
+// JSON text; "" for any other message.
+func answerID(raw []byte) string {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Method != "" || len(m.ID) == 0 || string(m.ID) == "null" {
+		return ""
+	}
+	return string(m.ID)
+}
+
+// compareIDs orders request ids (JSON text): numbers by value, before
+// strings.
+func compareIDs(a, b string) int {
+	x, errX := strconv.ParseFloat(a, 64)
+	y, errY := strconv.ParseFloat(b, 64)
+	switch {
+	case errX == nil && errY == nil:
+		return cmp.Compare(x, y)
+	case errX == nil:
+		return -1
+	case errY == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 type normaliser struct {

@@ -72,3 +72,30 @@ func TestDiff(t *testing.T) {
 		t.Errorf("diff against nothing:\n%s", d)
 	}
 }
+
+// Answers due at the same moment may come in either order (the SDK answers
+// each request on its own goroutine); everything else keeps its order.
+func TestNormaliseAnswerOrder(t *testing.T) {
+	update := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
+	answer := func(id string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"stopReason":"end_turn"}}`)
+	}
+	tests := []struct {
+		name      string
+		a, b      [][]byte
+		wantEqual bool
+	}{
+		{"answers swapped", [][]byte{update, answer("3"), answer("4")}, [][]byte{update, answer("4"), answer("3")}, true},
+		{"ids by value, strings last", [][]byte{answer("9"), answer("10"), answer(`"x"`)}, [][]byte{answer(`"x"`), answer("10"), answer("9")}, true},
+		{"answer before an update", [][]byte{update, answer("3")}, [][]byte{answer("3"), update}, false},
+		{"answers apart", [][]byte{answer("3"), update, answer("4")}, [][]byte{answer("4"), update, answer("3")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			equal := Diff(normaliseAll(tt.a, "/r"), normaliseAll(tt.b, "/r")) == ""
+			if equal != tt.wantEqual {
+				t.Errorf("equal = %v, want %v", equal, tt.wantEqual)
+			}
+		})
+	}
+}

@@ -132,6 +132,9 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	if entries, err = record.Read(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
 	}
+	if err := writeUserConfig(entries, dirs.codexHome); err != nil {
+		return nil, err
+	}
 	transcript := filepath.Join(tmp, "transcript.ndjson")
 	if err := os.WriteFile(transcript, data, 0o644); err != nil {
 		return nil, err

@@ -168,6 +168,31 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			}
 			return true
 		}, []string{`-        "text": "Hello fr",`, `+        "text": "Howdy fr",`}},
+		{"app-server: the agent steered another prompt", corpusDir + "/TestAppServerSteerReachesRunningTurn.app-server.ndjson", func(e *record.Entry) bool {
+			// As if the agent had steered other text into the running turn
+			// when recorded: the fake refuses the live turn/steer (the
+			// agent then queues the prompt), and the turn never goes on
+			// with the steered input.
+			if e.Kind == record.KindAppServer && e.Dir == record.DirOut && bytes.Contains(e.Msg, []byte(`"turn/steer"`)) {
+				e.Msg = bytes.ReplaceAll(e.Msg, []byte(`"also mention the tests"`), []byte(`"also mention the docs"`))
+			}
+			return true
+		}, []string{`-        "text": "e steer.",`}},
+		{"the user's settings not recorded", corpusDir + "/TestUserSandboxSettingsKept.app-server.ndjson", func(e *record.Entry) bool {
+			// As if the recorded agent had read no settings of the user:
+			// the replayed one offers the presets alone.
+			return e.Kind != record.KindUserConfig
+		}, []string{`-      "currentModeId": "custom"`, `+      "currentModeId": "ask"`}},
+		{"exec: other writable roots", corpusDir + "/TestAdditionalDirectoryEdits.ndjson", func(e *record.Entry) bool {
+			// As if the agent had given codex other writable roots when
+			// recorded: the fake refuses the run.
+			if e.Kind == record.KindCodexStart {
+				for i, a := range e.Args {
+					e.Args[i] = strings.ReplaceAll(a, "/outside-1\"]", "/elsewhere\"]")
+				}
+			}
+			return true
+		}, []string{`recorded sandbox and approval settings`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
