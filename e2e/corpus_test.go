@@ -3,10 +3,12 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -63,6 +65,8 @@ var corpusTests = map[string]bool{
 	"TestSkillCommand":                        true,
 	"TestConfigOptionsReachTheModel":          true,
 	"TestWriteCreatesParentsInAskMode":        true,
+	"TestSessionDelete":                       true,
+	"TestAdditionalDirectoryEdits":            true,
 }
 
 // appServerCorpusTests are tests of the app-server backend alone (by their
@@ -90,6 +94,18 @@ var appServerCorpusTests = map[string]bool{
 	"TestPlanModeUserInput/elicitation_declined":        true,
 	"TestPlanModeUserInput/elicitation_own_answer":      true,
 	"TestAppServerSearchAndImages":                      true,
+	"TestAppServerSteerReachesRunningTurn":              true,
+	"TestAppServerSteerAndCancel/steer_then_cancel":     true,
+	"TestAppServerSteerAndCancel/cancel_then_prompt":    true,
+	"TestSessionFork":                                   true,
+	"TestAppServerSubagentVisible":                      true,
+	"TestAppServerSubagentCancelled":                    true,
+}
+
+// execCorpusTests are tests of the exec backend alone, saved as
+// <name with / as .>.ndjson.
+var execCorpusTests = map[string]bool{
+	"TestExecQueuesPromptWhileTurnRuns": true,
 }
 
 // restartCorpusTests are tests whose corpus transcript is the session of
@@ -98,6 +114,8 @@ var appServerCorpusTests = map[string]bool{
 // process is not recorded. They run once per backend, named as corpusTests.
 var restartCorpusTests = map[string]bool{
 	"TestSessionLoadAfterRestart": true,
+	"TestLoadReplaysToolCalls":    true,
+	"TestUserSandboxSettingsKept": true,
 }
 
 // appServerSuffix marks the transcripts of app-server sessions.
@@ -112,6 +130,8 @@ func corpusName(testName string, restarted bool) (string, bool) {
 		tests = restartCorpusTests
 	} else if appServerCorpusTests[testName] {
 		return strings.ReplaceAll(testName, "/", ".") + appServerSuffix, true
+	} else if execCorpusTests[testName] {
+		return strings.ReplaceAll(testName, "/", "."), true
 	}
 	if name, ok := strings.CutSuffix(testName, "/exec"); ok && tests[name] {
 		return name, true
@@ -144,7 +164,7 @@ func recordCorpus(t testing.TB, root string, restarted bool) []string {
 			return
 		}
 		dst := filepath.Join(corpusDir, name+".ndjson")
-		if err := saveCorpusTranscript(f.Name(), dst, root); err != nil {
+		if err := saveCorpusTranscript(f.Name(), dst, root, outsideDirsOf(t)); err != nil {
 			t.Errorf("saving the transcript: %v", err)
 			return
 		}
@@ -157,19 +177,46 @@ func recordCorpus(t testing.TB, root string, restarted bool) []string {
 // recording run sets them for every agent).
 var harnessEnv = map[string]bool{envRecordCorpus: true, "CODEXACP_E2E": true}
 
+// outsideDirs are the directories outside the test's temporary directory
+// that outsideDir made, by test name, in the order made.
+var outsideDirs = struct {
+	sync.Mutex
+	byTest map[string][]string
+}{byTest: map[string][]string{}}
+
+func noteOutsideDir(t testing.TB, dir string) {
+	outsideDirs.Lock()
+	defer outsideDirs.Unlock()
+	outsideDirs.byTest[t.Name()] = append(outsideDirs.byTest[t.Name()], dir)
+}
+
+func outsideDirsOf(t testing.TB) []string {
+	outsideDirs.Lock()
+	defer outsideDirs.Unlock()
+	return outsideDirs.byTest[t.Name()]
+}
+
 // saveCorpusTranscript copies a transcript into the corpus with root
-// replaced by corpusRoot (also set as the header's root), the home directory
-// by /home/user, and only the environment names that matter to codex (not
-// the harness's own).
-func saveCorpusTranscript(src, dst, root string) error {
+// replaced by corpusRoot (also set as the header's root), each directory
+// of outside by corpusRoot/outside-<n> (so that the transcript names no
+// path of the machine, and a replay, which works under its own root,
+// creates the additional directories among them), the home directory by
+// /home/user, and only the environment names that matter to codex (not the
+// harness's own).
+func saveCorpusTranscript(src, dst, root string, outside []string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
 	data = bytes.ReplaceAll(data, jsonText(root), jsonText(corpusRoot))
+	for i, dir := range outside {
+		data = record.RebasePaths(data, dir, fmt.Sprintf("%s/outside-%d", corpusRoot, i+1))
+	}
 	// Shell output can name the recording user's home (a login shell's
-	// warnings, say).
-	if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
+	// warnings, say). /root names no one, and is the path codex gives the
+	// root of its agent tree (multi_agent_v2 subagents are /root/<task>),
+	// which must stay as codex wrote it.
+	if home, err := os.UserHomeDir(); err == nil && len(home) > 1 && home != "/root" {
 		data = bytes.ReplaceAll(data, jsonText(home+"/"), []byte("/home/user/"))
 	}
 	entries, err := record.Read(bytes.NewReader(data))
@@ -263,6 +310,8 @@ func TestCorpusName(t *testing.T) {
 		{"TestAppServerCommandApproval/allowed", false, "TestAppServerCommandApproval.allowed.app-server"},
 		{"TestAppServerCommandApproval/allowed", true, ""},
 		{"TestAppServerModes/auto", false, ""},
+		{"TestExecQueuesPromptWhileTurnRuns", false, "TestExecQueuesPromptWhileTurnRuns"},
+		{"TestExecQueuesPromptWhileTurnRuns", true, ""},
 	}
 	for _, tt := range tests {
 		got, ok := corpusName(tt.test, tt.restarted)

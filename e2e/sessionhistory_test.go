@@ -72,6 +72,12 @@ func TestLoadReplaysToolCalls(t *testing.T) {
 		if _, err := e2.editor.Conn.LoadSession(e2.ctx, acpsdk.LoadSessionRequest{SessionId: e.session, Cwd: e.cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 			t.Fatal(err)
 		}
+		// The loaded session offers its commands (the app-server's come
+		// after its skills/list); waiting for them also makes the session
+		// end at the same point in every run (the corpus records it).
+		if cmds, err := e2.editor.WaitForCommands(e2.ctx, e.session); err != nil || len(cmds) == 0 {
+			t.Errorf("the loaded session's commands: %+v (%v)", cmds, err)
+		}
 		var shell, edit, write, over *acpsdk.SessionUpdateToolCall
 		for _, n := range e2.editor.Updates() {
 			tc := n.Update.ToolCall

@@ -14,7 +14,9 @@ import (
 )
 
 // outsideDir is a directory outside the workspace and outside /tmp (codex's
-// workspace-write sandbox lets commands write under /tmp).
+// workspace-write sandbox lets commands write under /tmp). The test's
+// corpus transcript names it as a directory under corpusRoot
+// (noteOutsideDir).
 func outsideDir(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("/var/tmp", "codexacp-outside-")
@@ -22,6 +24,7 @@ func outsideDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	noteOutsideDir(t, dir)
 	return dir
 }
 
