@@ -13,9 +13,9 @@ import (
 //   - steered: on a backend that can (the app-server, turn/steer), it joins
 //     the running turn, and answers when that turn ends, with its stop
 //     reason (or its error);
-//   - queued: otherwise (the exec backend, or codex refused the steer: the
-//     turn had not started yet, or was ending), it waits and runs as the
-//     next turn, prompts in the order they came.
+//   - queued: otherwise (the exec backend, or the turn did not start, or
+//     codex refused the steer: the turn was ending), it waits and runs as
+//     the next turn, prompts in the order they came.
 //
 // session/cancel ends the running turn and every prompt sent before it:
 // steered ones answer cancelled with the turn they joined, queued ones

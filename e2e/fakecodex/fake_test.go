@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -402,17 +403,24 @@ func TestClaimRunNumbersConcurrentRuns(t *testing.T) {
 	}
 }
 
-// A run whose sandbox or model differs from the recording is a mismatch: a
-// mode mapped to the wrong sandbox must not replay as a match.
+// A run whose sandbox, sandbox and approval settings or model differ from
+// the recording is a mismatch: a mode mapped to the wrong sandbox, or
+// writable roots the agent should not have given, must not replay as a
+// match.
 func TestCheckComparesSandboxAndModel(t *testing.T) {
-	p := &plan{start: &record.Entry{Kind: record.KindCodexStart, Args: []string{"exec", "--json", "-s", "read-only", "-m", "gpt-5.5", "-"}}}
+	const roots = `sandbox_workspace_write.writable_roots=["/w/extra"]`
+	p := &plan{start: &record.Entry{Kind: record.KindCodexStart, Args: []string{"exec", "--json", "-s", "read-only", "-m", "gpt-5.5", "-c", "model_provider=a", "-c", roots, "-"}}}
 	for _, tc := range []struct {
 		args []string
 		ok   bool
 	}{
-		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-"}, true},
-		{[]string{"--json", "-s", "workspace-write", "-m", "gpt-5.5", "-"}, false},
-		{[]string{"--json", "-s", "read-only", "-"}, false},
+		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-c", "model_provider=a", "-c", roots, "-"}, true},
+		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-c", "model_provider=b", "--config=" + roots, "-"}, true}, // not a policy setting
+		{[]string{"--json", "-s", "workspace-write", "-m", "gpt-5.5", "-c", roots, "-"}, false},
+		{[]string{"--json", "-s", "read-only", "-c", roots, "-"}, false},
+		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-"}, false},
+		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-c", `sandbox_workspace_write.writable_roots=["/w/other"]`, "-"}, false},
+		{[]string{"--json", "-s", "read-only", "-m", "gpt-5.5", "-c", roots, "-c", `approval_policy="never"`, "-"}, false},
 	} {
 		live, err := parseExec(tc.args)
 		if err != nil {
@@ -455,5 +463,41 @@ func TestCatalogFromRecordedModels(t *testing.T) {
 		if n, err := codex.ContextWindow(path, model); err != nil || n != want {
 			t.Errorf("ContextWindow(%q) = %d, %v; want %d", model, n, err, want)
 		}
+	}
+}
+
+// The app-server the agent starts only to read the user's settings is
+// answered with the settings the recorded agent read (the user_config
+// entry), else with nothing configured.
+func TestConfigReadAnswersRecordedSettings(t *testing.T) {
+	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalNever, SandboxMode: codex.SandboxWorkspaceWrite,
+		WorkspaceWrite: &codex.WorkspaceWrite{WritableRoots: []string{"/w/extra"}}}
+	for _, tc := range []struct {
+		name    string
+		entries []record.Entry
+		want    codex.UserConfig
+	}{
+		{"recorded", []record.Entry{{Kind: record.KindUserConfig, Result: user.ConfigRead()}}, user},
+		{"none recorded", nil, codex.UserConfig{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, tc.entries...)
+			f.env[codex.ConfigReadEnv] = "1"
+			o := f.run("app-server", `{"id":1,"method":"initialize","params":{}}`+"\n"+`{"id":2,"method":"config/read","params":{}}`+"\n")
+			if o.code != 0 {
+				t.Fatalf("exit %d: %s", o.code, o.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(o.stdout.String()), "\n")
+			var answer struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &answer) != nil {
+				t.Fatalf("answers %q", lines)
+			}
+			got, err := codex.ParseConfigRead(answer.Result)
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("config/read = %+v (%v), want %+v", got, err, tc.want)
+			}
+		})
 	}
 }

@@ -24,13 +24,27 @@ var randomIDs = regexp.MustCompile(`\b(sess_|acp_)[0-9a-f]{8,}\b`)
 // timeKeys are fields holding wall-clock times.
 var timeKeys = map[string]bool{"updatedAt": true, "createdAt": true, "timestamp": true}
 
-// normaliseAll normalises one stream of agent messages. Answers that come
-// one after another are put in the order of the editor's requests first:
-// the agent (the SDK) answers each request on its own goroutine, so two
-// answers due at the same moment (a steered prompt's and the prompt's whose
-// turn it joined) come in either order, which JSON-RPC leaves open.
+// normaliseAll normalises one stream of agent messages. Two orders the
+// agent does not decide are fixed first. The SDK answers each request on
+// its own goroutine, so answers due at the same moment (a steered prompt's
+// and the prompt's whose turn it joined) come in either order, which
+// JSON-RPC leaves open: answers that come one after another are put in the
+// order of the editor's requests. And the SDK sends a $/cancel_request (the
+// agent gave up a request of its own, a permission question on a cancel)
+// from a goroutine of its own, so it may come before or after what the
+// agent sends next: each goes to the end of its stretch of messages, just
+// before the next answer.
 func normaliseAll(msgs [][]byte, root string) []string {
 	msgs = slices.Clone(msgs)
+	for i := 0; i < len(msgs); {
+		j := i
+		for j < len(msgs) && answerID(msgs[j]) == "" {
+			j++
+		}
+		// msgs[i:j] has no answer: its cancel requests go last.
+		slices.SortStableFunc(msgs[i:j], func(a, b []byte) int { return cmp.Compare(isCancelRequest(a), isCancelRequest(b)) })
+		i = j + 1
+	}
 	for i := 0; i < len(msgs); i++ {
 		j := i
 		for j < len(msgs) && answerID(msgs[j]) != "" {
@@ -58,6 +72,17 @@ func answerID(raw []byte) string {
 		return ""
 	}
 	return string(m.ID)
+}
+
+// isCancelRequest is 1 for the SDK's $/cancel_request notification, else 0.
+func isCancelRequest(raw []byte) int {
+	var m struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(raw, &m) == nil && m.Method == "$/cancel_request" {
+		return 1
+	}
+	return 0
 }
 
 // compareIDs orders request ids (JSON text): numbers by value, before

@@ -37,11 +37,16 @@ func TestNormalise(t *testing.T) {
 	if strings.Contains(all, "v1.2.3") || strings.Contains(all, "0123456789abcdef") || strings.Contains(all, root) {
 		t.Errorf("run-specific values left:\n%s", all)
 	}
-	if !strings.Contains(got[5], `"toolCallId": "acp_1"`) {
-		t.Errorf("the same tool call id got another placeholder: %s", got[5])
+	// The $/cancel_request went to the end of its stretch (no answer
+	// follows it): the others moved up one.
+	if !strings.Contains(got[4], `"toolCallId": "acp_1"`) {
+		t.Errorf("the same tool call id got another placeholder: %s", got[4])
 	}
-	if got[6] != "not json" {
-		t.Errorf("non-JSON message = %q", got[6])
+	if got[5] != "not json" {
+		t.Errorf("non-JSON message = %q", got[5])
+	}
+	if !strings.Contains(got[6], `"$/cancel_request"`) {
+		t.Errorf("last message = %s, want the cancel request", got[6])
 	}
 	// Client request ids (in responses) are kept: the harness sends the
 	// recorded ones.
@@ -74,9 +79,12 @@ func TestDiff(t *testing.T) {
 }
 
 // Answers due at the same moment may come in either order (the SDK answers
-// each request on its own goroutine); everything else keeps its order.
+// each request on its own goroutine), and so may a $/cancel_request and
+// what follows it up to the next answer; everything else keeps its order.
 func TestNormaliseAnswerOrder(t *testing.T) {
 	update := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}`)
+	update2 := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"t"}}`)
+	cancel := []byte(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}`)
 	answer := func(id string) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"stopReason":"end_turn"}}`)
 	}
@@ -89,6 +97,9 @@ func TestNormaliseAnswerOrder(t *testing.T) {
 		{"ids by value, strings last", [][]byte{answer("9"), answer("10"), answer(`"x"`)}, [][]byte{answer(`"x"`), answer("10"), answer("9")}, true},
 		{"answer before an update", [][]byte{update, answer("3")}, [][]byte{answer("3"), update}, false},
 		{"answers apart", [][]byte{answer("3"), update, answer("4")}, [][]byte{answer("4"), update, answer("3")}, false},
+		{"cancel request before an update", [][]byte{cancel, update, answer("3")}, [][]byte{update, cancel, answer("3")}, true},
+		{"cancel request after the answer", [][]byte{cancel, update, answer("3")}, [][]byte{update, answer("3"), cancel}, false},
+		{"updates keep their order", [][]byte{update, update2, cancel}, [][]byte{update2, update, cancel}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
