@@ -100,6 +100,7 @@ var appServerCorpusTests = map[string]bool{
 	"TestSessionFork":                                   true,
 	"TestAppServerSubagentVisible":                      true,
 	"TestAppServerSubagentCancelled":                    true,
+	"TestAppServerRenameAndMCP":                         true,
 }
 
 // execCorpusTests are tests of the exec backend alone, saved as

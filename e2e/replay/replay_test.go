@@ -178,6 +178,14 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			}
 			return true
 		}, []string{`-        "text": "e steer.",`}},
+		{"app-server: the agent named the thread otherwise", corpusDir + "/TestAppServerRenameAndMCP.app-server.ndjson", func(e *record.Entry) bool {
+			// As if /rename had given codex's thread another name when
+			// recorded: the fake refuses the live thread/name/set.
+			if e.Kind == record.KindAppServer && e.Dir == record.DirOut && bytes.Contains(e.Msg, []byte(`"thread/name/set"`)) {
+				e.Msg = bytes.ReplaceAll(e.Msg, []byte(`"Parser work"`), []byte(`"Lexer work"`))
+			}
+			return true
+		}, []string{`thread/name/set #1: recorded name \"Lexer work\", got \"Parser work\"`}},
 		{"the user's settings not recorded", corpusDir + "/TestUserSandboxSettingsKept.app-server.ndjson", func(e *record.Entry) bool {
 			// As if the recorded agent had read no settings of the user:
 			// the replayed one offers the presets alone.
