@@ -258,6 +258,11 @@ func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdat
 		// Only the overwrites' diffs are missing from the replay.
 		a.log.Warn("write log unreadable; overwrites replay without their diffs", "session", sessionID, "err", err)
 	}
+	if p, err := a.store.path(sessionID); err == nil {
+		// A recording keeps it with the record and the rollout (as missing
+		// when there is none), so that a replayed load has the same diffs.
+		a.observeStored(writeLogPath(p), nil)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -205,7 +205,7 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 		{"load", func() error {
 			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidHere, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			return err
-		}, []string{record(sidHere), rollout}},
+		}, []string{record(sidHere), rollout, writeLogPath(record(sidHere))}},
 		{"load without a rollout", func() error {
 			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			if err == nil {
