@@ -20,6 +20,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/record"
 )
 
 // fakeBackend stands in for codex: each run plays a script.
@@ -89,6 +90,13 @@ func startAgent(t *testing.T, backend Backend, eopts fakeeditor.Options) *harnes
 // to a fake editor over pipes.
 func startAgentWith(tb testing.TB, opts Options, eopts fakeeditor.Options) *harness {
 	tb.Helper()
+	return startAgentTapped(tb, opts, eopts, nil)
+}
+
+// startAgentTapped is startAgentWith with the agent's stdin and stdout
+// passed through a recorder's taps (nil: none).
+func startAgentTapped(tb testing.TB, opts Options, eopts fakeeditor.Options, rec *record.Recorder) *harness {
+	tb.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	opts.Version = "test"
@@ -100,7 +108,12 @@ func startAgentWith(tb testing.TB, opts Options, eopts fakeeditor.Options) *harn
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = agent.Serve(context.Background(), inR, outW)
+		var in io.Reader = inR
+		var out io.Writer = outW
+		if rec != nil {
+			in, out = rec.Input(in), rec.Output(out)
+		}
+		_ = agent.Serve(context.Background(), in, out)
 		outW.Close()
 	}()
 	ed := fakeeditor.Connect(inW, outR, eopts)

@@ -105,6 +105,12 @@ type questionField struct {
 // formats (email, uri, date, date-time) have no masked one.
 const secretNote = "(secret: the form does not hide what you type)"
 
+// secretKeySuffix ends the key of a field where a secret is typed: a name
+// that says so (secrets.IsName), so that a --record transcript blanks the
+// editor's answer in it and replaces the value wherever else it appears
+// (record's redaction of ACP messages), codex's answer among them.
+const secretKeySuffix = "_secret"
+
 // newQuestionForm maps codex's questions to a form.
 func newQuestionForm(qs []UserQuestion) questionForm {
 	f := questionForm{schema: formSchema{Type: "object"}}
@@ -117,7 +123,11 @@ func newQuestionForm(qs []UserQuestion) questionForm {
 		return key
 	}
 	for _, q := range qs {
-		qf := questionField{q: q, key: unique(firstNonEmpty(q.ID, "answer"))}
+		key := firstNonEmpty(q.ID, "answer")
+		if q.Secret && len(q.Options) == 0 {
+			key += secretKeySuffix
+		}
+		qf := questionField{q: q, key: unique(key)}
 		field := formField{Type: "string", Title: clip(firstNonEmpty(q.Header, q.ID, "Answer"), 200)}
 		if len(qs) > 1 {
 			field.Description = clip(q.Question, 4096)
@@ -134,7 +144,11 @@ func newQuestionForm(qs []UserQuestion) questionForm {
 		}
 		f.schema.Properties = append(f.schema.Properties, formProperty{qf.key, field})
 		if q.Other && len(q.Options) > 0 {
-			qf.otherKey = unique(qf.key + "_other")
+			otherKey := qf.key + "_other"
+			if q.Secret {
+				otherKey += secretKeySuffix
+			}
+			qf.otherKey = unique(otherKey)
 			other := formField{Type: "string", Title: clip(field.Title, 190) + ": other", Description: "Your own answer, instead of or besides a choice"}
 			if q.Secret {
 				other.Description += " " + secretNote

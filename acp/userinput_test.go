@@ -11,8 +11,11 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/syncbuf"
+	"github.com/codexacp/codexacp/record"
 )
 
 var (
@@ -43,7 +46,10 @@ func TestQuestionForm(t *testing.T) {
 				`"tone_other":{"type":"string","title":"Tone: other","description":"Your own answer, instead of or besides a choice"}}}`,
 			"Which tone?"},
 		{"secret", []UserQuestion{secretQuestion},
-			`{"type":"object","properties":{"key":{"type":"string","title":"Key","description":"` + secretNote + `"}}}`, "Your key?"},
+			`{"type":"object","properties":{"key_secret":{"type":"string","title":"Key","description":"` + secretNote + `"}}}`, "Your key?"},
+		{"secret with options", []UserQuestion{{ID: "pin", Header: "PIN", Question: "Which PIN?", Secret: true, Other: true, Options: []UserOption{{Label: "none"}}}},
+			`{"type":"object","properties":{"pin":{"type":"string","title":"PIN","oneOf":[{"const":"none","title":"none"}]},` +
+				`"pin_other_secret":{"type":"string","title":"PIN: other","description":"Your own answer, instead of or besides a choice ` + secretNote + `"}}}`, "Which PIN?"},
 		{"several, in codex's order, each described", []UserQuestion{nameQuestion, langQuestion},
 			`{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"Whom to greet?"},` +
 				`"lang":{"type":"string","title":"Language","description":"Which language?","oneOf":[{"const":"English","title":"English — Hello"},{"const":"French","title":"French — Bonjour"}]}}}`,
@@ -130,15 +136,24 @@ func TestACPMethodName(t *testing.T) {
 // through the app-server turn handler; it keeps codex's answer.
 type askingBackend struct {
 	params string
+	// trace, when set, is told codex's request and the agent's answer as
+	// the app-server client tells a recorder (codex.AppServerOptions.Trace).
+	trace func(sent bool, line []byte)
 
 	mu      sync.Mutex
 	answers []string
 }
 
 func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
+	if b.trace != nil {
+		b.trace(false, []byte(`{"id":7,"method":"item/tool/requestUserInput","params":`+b.params+`}`))
+	}
 	res, err := newTurnHandler(out, discardLogger()).Request(ctx, "item/tool/requestUserInput", json.RawMessage(b.params))
 	if err != nil {
 		return err
+	}
+	if b.trace != nil {
+		b.trace(true, []byte(`{"id":7,"result":`+jsonString(res)+`}`))
 	}
 	b.mu.Lock()
 	b.answers = append(b.answers, jsonString(res))
@@ -261,6 +276,47 @@ func TestAskUserFormRefused(t *testing.T) {
 		t.Errorf("the editor was asked %v, want one elicitation/create and two permission questions", count)
 	}
 	checkSent(t, h.editor)
+}
+
+// A secret typed into the form is in no --record transcript: neither in
+// the editor's answer nor in the agent's answer to codex, however short;
+// the other answers are.
+func TestAskUserSecretNotRecorded(t *testing.T) {
+	const params = `{"itemId":"call_ask","questions":[` +
+		`{"id":"token","header":"Token","question":"Your token?","isSecret":true},` +
+		`{"id":"pin","header":"PIN","question":"Your PIN?","isSecret":true,"isOther":true,"options":[{"label":"none"}]},` +
+		`{"id":"name","header":"Name","question":"Whom to greet?"}]}`
+	var buf syncbuf.Buffer
+	rec := record.New(&buf)
+	rec.SetBackend(record.BackendAppServer)
+	rec.Start("codexacp test", 0)
+	be := &askingBackend{params: params, trace: rec.AppServerTrace(codex.AppServerOptions{Env: []string{}})}
+	be.trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`)) // the app-server run the turn belongs to
+	h := startAgentTapped(t, Options{Backend: be, ContextWindow: 272000}, fakeeditor.Options{
+		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return fakeeditor.Accept(map[string]any{"token_secret": "tok-0123456789abcdef", "pin_other_secret": "4321", "name": "Ada Lovelace"}), nil
+		},
+	}, rec)
+	sid := h.newSession(t, t.TempDir())
+	if r, err := h.prompt(sid, "greet"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", r, err)
+	}
+	if got, want := be.answer(), `{"answers":{"name":{"answers":["Ada Lovelace"]},"pin":{"answers":["4321"]},"token":{"answers":["tok-0123456789abcdef"]}}}`; got != want {
+		t.Fatalf("codex's answer = %s, want %s", got, want)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	transcript := buf.String()
+	for _, secret := range []string{"tok-0123456789abcdef", "4321"} {
+		if strings.Contains(transcript, secret) {
+			t.Errorf("the transcript holds the secret %q:\n%s", secret, transcript)
+		}
+	}
+	// Both sides recorded, the answer that is no secret among them.
+	if n := strings.Count(transcript, "Ada Lovelace"); n != 2 {
+		t.Errorf("the transcript holds the name %d times, want 2 (the editor's answer, codex's):\n%s", n, transcript)
+	}
 }
 
 // A session/cancel while the form is open withdraws it ($/cancel_request:

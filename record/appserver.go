@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"slices"
@@ -24,7 +25,10 @@ import (
 // them, in mcp_servers.acp.http_headers.Authorization) and every MCP server
 // header value become [REDACTED], and those values are replaced wherever
 // else they would appear. What codex sends goes through the replacement of
-// known secrets and secret patterns, as codex exec's output does.
+// known secrets and secret patterns, as codex exec's output does. The
+// agent's answers to codex's secret questions (item/tool/requestUserInput,
+// isSecret) are blanked whatever their length, and replaced wherever else
+// they appear.
 func (r *Recorder) AppServerTrace(opts codex.AppServerOptions) func(sent bool, line []byte) {
 	env := opts.Env
 	if env == nil {
@@ -47,6 +51,10 @@ type appServerTap struct {
 	args []string
 	env  []string
 	run  int // the process being recorded; 0: none (guarded by r.mu)
+	// secretQuestions are codex's requestUserInput requests that ask a
+	// secret, by request id: the ids of the secret questions, whose
+	// answers the agent's reply must not show (guarded by r.mu).
+	secretQuestions map[string][]string
 }
 
 func (t *appServerTap) trace(sent bool, line []byte) {
@@ -57,6 +65,7 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 	e := &Entry{Kind: KindAppServer, Dir: dir, EOF: line == nil}
 	var learned []string
 	initialize := false
+	var asked secretAsk
 	switch {
 	case line == nil:
 	case json.Valid(line):
@@ -68,6 +77,8 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 				Method string          `json:"method"`
 			}
 			initialize = json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0
+		} else {
+			asked = secretQuestionsOf(msg)
 		}
 		e.Msg = msg
 	default:
@@ -77,6 +88,17 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 	r := t.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if asked.id != "" {
+		if t.secretQuestions == nil {
+			t.secretQuestions = map[string][]string{}
+		}
+		t.secretQuestions[asked.id] = asked.questions
+	}
+	if sent && len(t.secretQuestions) > 0 && e.Msg != nil {
+		var blanked []string
+		e.Msg, blanked = t.redactSecretAnswers(e.Msg)
+		learned = append(learned, blanked...)
+	}
 	for _, s := range learned {
 		r.secrets.add(s)
 	}
@@ -107,4 +129,89 @@ func (t *appServerTap) end() {
 		t.r.active = slices.Delete(t.r.active, i, i+1)
 	}
 	t.run = 0
+}
+
+// secretAsk is a requestUserInput request's id and its secret questions.
+type secretAsk struct {
+	id        string
+	questions []string
+}
+
+// secretQuestionsOf reads a message from codex: a requestUserInput request
+// with secret questions, or none.
+func secretQuestionsOf(msg json.RawMessage) secretAsk {
+	if !bytes.Contains(msg, []byte(`"isSecret"`)) {
+		return secretAsk{}
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Questions []struct {
+				ID       string `json:"id"`
+				IsSecret bool   `json:"isSecret"`
+			} `json:"questions"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != methodRequestUserInput || len(m.ID) == 0 {
+		return secretAsk{}
+	}
+	a := secretAsk{id: string(m.ID)}
+	for _, q := range m.Params.Questions {
+		if q.IsSecret {
+			a.questions = append(a.questions, q.ID)
+		}
+	}
+	if len(a.questions) == 0 {
+		return secretAsk{}
+	}
+	return a
+}
+
+// methodRequestUserInput is codex's questions to the user.
+const methodRequestUserInput = "item/tool/requestUserInput"
+
+// redactSecretAnswers blanks, in the agent's reply to a requestUserInput
+// request with secret questions ({"answers":{"<question>":{"answers":[…]}}}),
+// the answers to those, and returns the values blanked; any other message
+// comes back unchanged. r.mu is held.
+func (t *appServerTap) redactSecretAnswers(msg json.RawMessage) (json.RawMessage, []string) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 || len(m.Result) == 0 {
+		return msg, nil
+	}
+	questions, ok := t.secretQuestions[string(m.ID)]
+	if !ok {
+		return msg, nil
+	}
+	delete(t.secretQuestions, string(m.ID))
+	v, err := decodeJSON(msg)
+	if err != nil {
+		return msg, nil
+	}
+	result, _ := v.(map[string]any)["result"].(map[string]any)
+	answers, _ := result["answers"].(map[string]any)
+	var blanked []string
+	for _, q := range questions {
+		answer, _ := answers[q].(map[string]any)
+		given, _ := answer["answers"].([]any)
+		for i, a := range given {
+			if s, ok := a.(string); ok && s != Redacted {
+				blanked = append(blanked, s)
+				given[i] = Redacted
+			}
+		}
+	}
+	if len(blanked) == 0 {
+		return msg, nil
+	}
+	out, err := encodeJSON(v)
+	if err != nil {
+		return msg, nil
+	}
+	return out, blanked
 }

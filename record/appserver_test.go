@@ -139,3 +139,43 @@ func TestRedactLearning(t *testing.T) {
 		})
 	}
 }
+
+// The agent's answers to codex's secret questions are blanked in its reply,
+// however short, and the long ones wherever else they appear; other answers
+// and other replies stay.
+func TestAppServerTraceSecretAnswers(t *testing.T) {
+	var buf bytes.Buffer
+	r := New(&buf)
+	r.Start("codexacp test", 0)
+	trace := r.AppServerTrace(codex.AppServerOptions{Env: []string{}})
+	send := func(s string) { trace(true, []byte(s)) }
+	recv := func(s string) { trace(false, []byte(s)) }
+	send(`{"id":1,"method":"initialize","params":{}}`)
+	recv(`{"id":4,"method":"item/tool/requestUserInput","params":{"itemId":"c","questions":[` +
+		`{"id":"pin","question":"PIN?","isSecret":true},{"id":"key","question":"Key?","isSecret":true},{"id":"lang","question":"Language?","isSecret":false}]}}`)
+	recv(`{"id":5,"method":"item/tool/requestUserInput","params":{"itemId":"d","questions":[{"id":"pin","question":"Again?","isSecret":false}]}}`)
+	send(`{"id":5,"result":{"answers":{"pin":{"answers":["4321"]}}}}`)
+	send(`{"id":4,"result":{"answers":{"pin":{"answers":["1234"]},"key":{"answers":["hunter2hunter2","<b>&"]},"lang":{"answers":["French"]}}}}`)
+	recv(`{"method":"item/completed","params":{"text":"your key is hunter2hunter2"}}`)
+	send(`{"id":4,"result":{"answers":{"pin":{"answers":["5678"]}}}}`) // the question was answered: not its reply
+
+	var got []string
+	for _, e := range readAll(t, buf.Bytes()) {
+		if e.Kind == KindAppServer {
+			got = append(got, string(e.Msg))
+		}
+	}
+	want := []string{
+		`{"id":1,"method":"initialize","params":{}}`,
+		`{"id":4,"method":"item/tool/requestUserInput","params":{"itemId":"c","questions":[` +
+			`{"id":"pin","question":"PIN?","isSecret":true},{"id":"key","question":"Key?","isSecret":true},{"id":"lang","question":"Language?","isSecret":false}]}}`,
+		`{"id":5,"method":"item/tool/requestUserInput","params":{"itemId":"d","questions":[{"id":"pin","question":"Again?","isSecret":false}]}}`,
+		`{"id":5,"result":{"answers":{"pin":{"answers":["4321"]}}}}`,
+		`{"id":4,"result":{"answers":{"key":{"answers":["[REDACTED]","[REDACTED]"]},"lang":{"answers":["French"]},"pin":{"answers":["[REDACTED]"]}}}}`,
+		`{"method":"item/completed","params":{"text":"your key is [REDACTED]"}}`,
+		`{"id":4,"result":{"answers":{"pin":{"answers":["5678"]}}}}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -38,10 +38,8 @@ func redactLearning(msg json.RawMessage) (json.RawMessage, []string) {
 	if !secrets.MentionsName(msg) && !bytes.Contains(msg, headersKey) {
 		return msg, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeJSON(msg)
+	if err != nil {
 		return msg, nil
 	}
 	var learned []string
@@ -54,13 +52,31 @@ func redactLearning(msg json.RawMessage) (json.RawMessage, []string) {
 	if !redactValue(v, learn) {
 		return msg, nil
 	}
+	out, err := encodeJSON(v)
+	if err != nil {
+		return msg, nil
+	}
+	return out, learned
+}
+
+// decodeJSON decodes a message for redaction: numbers stay as written.
+func decodeJSON(msg json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// encodeJSON encodes a redacted message: HTML characters stay as they are.
+func encodeJSON(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return msg, nil
+		return nil, err
 	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), learned
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
 // headerKeys hold the HTTP headers of an MCP server, every value of which is
