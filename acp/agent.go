@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -85,8 +86,10 @@ type Options struct {
 	UserConfig func() codex.UserConfig
 	// ProjectUserConfig returns the same settings as codex applies in a
 	// session's cwd, with its project layers (a trusted project's
-	// .codex/config.toml); ok false: no project layer sets them there, and
-	// UserConfig's apply. Called at each session/new, load, resume and
+	// .codex/config.toml); ok false: no project file names them there
+	// (codex not asked), and UserConfig's apply. ok true says codex was
+	// asked, not that a project layer applied: for an untrusted project
+	// codex answers the user's settings. Called at each session/new, load, resume and
 	// fork, before the answer (the modes offered depend on it). Nil: no
 	// project layers are read.
 	ProjectUserConfig func(ctx context.Context, cwd string) (user codex.UserConfig, ok bool, err error)
@@ -199,8 +202,16 @@ func (a *Agent) sessionUserConfig(ctx context.Context, cwd string) codex.UserCon
 			a.log.Warn("cannot read the project's codex settings; the user's apply", "cwd", cwd, "err", err)
 		}
 		if ok {
-			a.log.Info("project codex settings under the modes", "cwd", cwd, "approval_policy", user.ApprovalPolicy,
-				"sandbox_mode", user.SandboxMode, "sandbox_workspace_write", user.WorkspaceWrite != nil)
+			// codex was asked, which a project file naming a setting is
+			// enough for; whether codex applied it (a trusted project) shows
+			// only in the answer.
+			if !reflect.DeepEqual(user, a.userConfig()) {
+				a.log.Info("project codex settings under the modes", "cwd", cwd, "approval_policy", user.ApprovalPolicy,
+					"sandbox_mode", user.SandboxMode, "sandbox_workspace_write", user.WorkspaceWrite != nil,
+					"model", user.Model, "model_reasoning_effort", user.ReasoningEffort)
+			} else {
+				a.log.Debug("codex applies no project settings of its own here (an untrusted project's are ignored)", "cwd", cwd)
+			}
 			return user
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
 )
 
@@ -727,5 +729,38 @@ func TestSessionUsesProjectSettings(t *testing.T) {
 		if tc.cwd == project && !slices.Contains(p.WorkspaceWrite.WritableRoots, "/project-root") {
 			t.Errorf("auto dropped the project's writable root: %+v", p)
 		}
+	}
+}
+
+// "project codex settings" is logged only where codex's answer for the cwd
+// differs from the user's: codex is asked wherever a project file names a
+// setting, and ignores an untrusted project's file.
+func TestSessionUserConfigLogsAppliedProjectSettings(t *testing.T) {
+	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalOnRequest}
+	for _, tc := range []struct {
+		name    string
+		project codex.UserConfig
+		logged  bool
+	}{
+		{"untrusted: the user's", user, false},
+		{"trusted", codex.UserConfig{ApprovalPolicy: codex.ApprovalNever}, true},
+		{"trusted, a writable root", codex.UserConfig{ApprovalPolicy: codex.ApprovalOnRequest,
+			WorkspaceWrite: &codex.WorkspaceWrite{WritableRoots: []string{"/r"}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &syncbuf.Buffer{}
+			a := NewAgent(Options{Backend: &fakeBackend{}, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+				UserConfig: func() codex.UserConfig { return user },
+				ProjectUserConfig: func(context.Context, string) (codex.UserConfig, bool, error) {
+					return tc.project, true, nil
+				}})
+			got := a.sessionUserConfig(context.Background(), t.TempDir())
+			if !reflect.DeepEqual(got, tc.project) {
+				t.Errorf("settings %+v, want codex's answer %+v", got, tc.project)
+			}
+			if logged := strings.Contains(logs.String(), "project codex settings"); logged != tc.logged {
+				t.Errorf("logged %v, want %v:\n%s", logged, tc.logged, logs)
+			}
+		})
 	}
 }

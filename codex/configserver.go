@@ -21,12 +21,20 @@ const DefaultConfigServerIdle = 10 * time.Minute
 // without one, so that the questions every session/new asks cost a
 // request (5–15 ms) rather than a codex start (65–300 ms). Safe for
 // concurrent use.
+//
+// The goroutines it starts (Warm's, the idle timer's) are its own: Close
+// waits for them, and for a start in progress, which it cancels.
 type ConfigServer struct {
 	Options AppServerOptions
 	Idle    time.Duration // 0: DefaultConfigServerIdle
 
+	// start starts the server (tests stand in for it); nil: startConfigOnly.
+	start func(context.Context, AppServerOptions) (*AppServer, error)
+
+	once     sync.Once     // makes starting and stop
 	starting chan struct{} // holds a token while a question starts the server: one start at a time
-	once     sync.Once     // makes starting
+	stop     context.Context
+	cancel   context.CancelFunc // ends stop: Close cancels a start in progress
 
 	mu     sync.Mutex
 	server *AppServer
@@ -34,6 +42,9 @@ type ConfigServer struct {
 	idle   *time.Timer // ends server once busy has been 0 for Idle
 	gen    int         // counts idle timers: a stale one does nothing
 	closed bool
+	// goroutines counts Warm's goroutine and an armed or running idle
+	// timer; added to under mu while !closed, so never after Close waits.
+	goroutines sync.WaitGroup
 }
 
 var errConfigServerClosed = errors.New("codex configuration server closed")
@@ -61,10 +72,18 @@ func (c *ConfigServer) ListSkills(ctx context.Context, cwd string) ([]Skill, err
 }
 
 // Warm starts the server in the background, so that the first question
-// finds it running.
+// finds it running. Close waits for it.
 func (c *ConfigServer) Warm() {
+	c.init()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.goroutines.Add(1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer c.goroutines.Done()
+		ctx, cancel := context.WithTimeout(c.stop, time.Minute)
 		defer cancel()
 		if _, err := c.acquire(ctx); err == nil {
 			c.release()
@@ -72,19 +91,32 @@ func (c *ConfigServer) Warm() {
 	}()
 }
 
-// Close ends the server; questions after it fail.
+// Close ends the server, after a start in progress (cancelled) and the
+// goroutines the ConfigServer started; questions after it fail.
 func (c *ConfigServer) Close() {
+	c.init()
+	c.cancel()
 	c.mu.Lock()
 	c.closed = true
 	server := c.server
 	c.server = nil
-	if c.idle != nil {
-		c.idle.Stop()
-	}
+	c.stopIdle()
 	c.mu.Unlock()
 	if server != nil {
 		server.Close()
 	}
+	// A start in progress ends (and closes what it started) before the
+	// token is free again.
+	c.starting <- struct{}{}
+	<-c.starting
+	c.goroutines.Wait()
+}
+
+func (c *ConfigServer) init() {
+	c.once.Do(func() {
+		c.starting = make(chan struct{}, 1)
+		c.stop, c.cancel = context.WithCancel(context.Background())
+	})
 }
 
 // ask runs f with the running server, started if need be.
@@ -98,11 +130,13 @@ func (c *ConfigServer) ask(ctx context.Context, f func(*AppServer) error) error 
 }
 
 func (c *ConfigServer) acquire(ctx context.Context) (*AppServer, error) {
-	c.once.Do(func() { c.starting = make(chan struct{}, 1) })
+	c.init()
 	select {
 	case c.starting <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("codex configuration server: %w", context.Cause(ctx))
+	case <-c.stop.Done():
+		return nil, errConfigServerClosed
 	}
 	defer func() { <-c.starting }()
 	c.mu.Lock()
@@ -115,18 +149,31 @@ func (c *ConfigServer) acquire(ctx context.Context) (*AppServer, error) {
 		c.mu.Unlock()
 		return s, nil
 	}
+	crashed := c.server
 	c.server = nil
 	c.mu.Unlock()
-	s, err := startConfigOnly(ctx, c.Options)
+	if crashed != nil {
+		crashed.Close() // it has exited: Close only releases what the client holds
+	}
+	// Close cancels the start, and waits for it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer context.AfterFunc(c.stop, cancel)()
+	defer cancel()
+	start := c.start
+	if start == nil {
+		start = startConfigOnly
+	}
+	s, err := start(ctx, c.Options)
 	if err != nil {
 		return nil, fmt.Errorf("starting codex for its configuration: %w", err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
-		go s.Close()
+		c.mu.Unlock()
+		s.Close()
 		return nil, errConfigServerClosed
 	}
+	defer c.mu.Unlock()
 	c.server = s
 	c.busy++
 	return s, nil
@@ -138,9 +185,7 @@ func (c *ConfigServer) release() {
 	defer c.mu.Unlock()
 	c.busy--
 	c.gen++
-	if c.idle != nil {
-		c.idle.Stop()
-	}
+	c.stopIdle()
 	if c.busy > 0 || c.server == nil || c.closed {
 		return
 	}
@@ -149,7 +194,9 @@ func (c *ConfigServer) release() {
 		idle = DefaultConfigServerIdle
 	}
 	gen := c.gen
+	c.goroutines.Add(1) // Done when the timer has run, or by stopIdle
 	c.idle = time.AfterFunc(idle, func() {
+		defer c.goroutines.Done()
 		c.mu.Lock()
 		server := c.server
 		stale := gen != c.gen || c.busy > 0
@@ -161,6 +208,14 @@ func (c *ConfigServer) release() {
 			server.Close()
 		}
 	})
+}
+
+// stopIdle disarms the idle timer, if it has not fired; c.mu held.
+func (c *ConfigServer) stopIdle() {
+	if c.idle != nil && c.idle.Stop() {
+		c.goroutines.Done()
+	}
+	c.idle = nil
 }
 
 func ended(s *AppServer) bool {

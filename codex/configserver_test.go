@@ -2,11 +2,16 @@ package codex
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
 // One process answers every question until it has been idle for Idle; the
@@ -59,5 +64,119 @@ func TestConfigServer(t *testing.T) {
 	cs.Close()
 	if _, err := cs.ListSkills(ctx, "/w"); err == nil {
 		t.Error("a question after Close was answered")
+	}
+}
+
+// fakeConfigServer is a ConfigServer on the fake app-server; its starts
+// are counted and kept.
+func fakeConfigServer() (*ConfigServer, *fakeStarts) {
+	starts := &fakeStarts{}
+	cs := &ConfigServer{Idle: time.Hour, Options: AppServerOptions{
+		Path:   os.Args[0],
+		Env:    append(os.Environ(), fakeAppServerEnv+"=", "GORACE=atexit_sleep_ms=0"),
+		Grace:  500 * time.Millisecond,
+		Logger: slogDiscard,
+	}}
+	cs.start = func(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+		s, err := startConfigOnly(ctx, opts)
+		if err == nil {
+			starts.add(s)
+		}
+		return s, err
+	}
+	return cs, starts
+}
+
+type fakeStarts struct {
+	mu      sync.Mutex
+	servers []*AppServer
+}
+
+func (f *fakeStarts) add(s *AppServer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.servers = append(f.servers, s)
+}
+
+func (f *fakeStarts) all() []*AppServer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.servers)
+}
+
+// A server that crashed is closed (its client's goroutines and handler
+// context released) when the next question starts another.
+func TestConfigServerClosesCrashedServer(t *testing.T) {
+	before := goroutines.Take()
+	cs, starts := fakeConfigServer()
+	ctx := context.Background()
+	err := cs.ask(ctx, func(s *AppServer) error { return s.Call(ctx, "crash", nil, nil) })
+	if err == nil {
+		t.Fatal("the crash call was answered")
+	}
+	crashed := starts.all()[0]
+	<-crashed.Done()
+	if _, err := cs.ReadUserConfig(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(starts.all()); n != 2 {
+		t.Fatalf("%d starts, want a second after the crash", n)
+	}
+	if !crashed.closing.Load() {
+		t.Error("the crashed server was dropped without Close")
+	}
+	cs.Close()
+	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
+	}
+}
+
+// Close cancels a start in progress and waits for it, and for Warm's and
+// the idle timer's goroutines: when it returns, what the start made has
+// been closed and no goroutine of the ConfigServer is left.
+func TestConfigServerCloseWaitsForItsGoroutines(t *testing.T) {
+	before := goroutines.Take()
+	cs, starts := fakeConfigServer()
+	started := make(chan struct{})
+	start := cs.start
+	var cancelled bool
+	cs.start = func(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+		close(started)
+		<-ctx.Done()
+		cancelled = true
+		// A start whose process came up just as Close cancelled it.
+		return start(context.Background(), opts)
+	}
+	cs.Warm()
+	<-started
+	cs.Close()
+	if !cancelled {
+		t.Fatal("Close returned before the start it cancelled had ended")
+	}
+	servers := starts.all()
+	if len(servers) != 1 {
+		t.Fatalf("%d starts, want 1", len(servers))
+	}
+	select {
+	case <-servers[0].Done():
+	default:
+		t.Error("the server started as Close came is still running")
+	}
+	if _, err := cs.ListSkills(context.Background(), "/w"); !errors.Is(err, errConfigServerClosed) {
+		t.Errorf("a question after Close: %v", err)
+	}
+	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
+	}
+
+	// An armed idle timer is disarmed, one that fired is waited for.
+	before = goroutines.Take()
+	cs, _ = fakeConfigServer()
+	if _, err := cs.ReadUserConfig(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
 	}
 }

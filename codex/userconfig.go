@@ -108,14 +108,15 @@ func (c *ConfigServer) UserConfig(ctx context.Context) (UserConfig, error) {
 // directories above it, which codex reads for trusted projects (codex
 // decides which count). ok is false, and codex is not asked, when no such
 // file mentions a setting UserConfig holds: UserConfig's answer applies
-// there. The check reads a few small files, so that a session/new in a
+// there. ok true means codex answered, not that a layer applied: codex
+// ignores an untrusted project's file and answers the user's settings. The check reads a few small files, so that a session/new in a
 // project without its own settings waits for no codex.
 func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc UserConfig, ok bool, err error) {
 	env := c.Options.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	if !projectConfigMayApply(cwd, codexHome(env)) {
+	if !projectConfigMayApply(cwd, codexHome(env), "") {
 		return UserConfig{}, false, nil
 	}
 	uc, err = c.ReadUserConfig(ctx, cwd)
@@ -123,9 +124,13 @@ func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc Us
 }
 
 // projectConfigMayApply reports whether a .codex/config.toml in cwd or a
-// directory above it (the user's own, in home, aside) may set what
+// directory above it, up to top ("": the root; tests keep to their own
+// directory with it), the user's own in home aside, may set what
 // UserConfig holds; a file that cannot be read may.
-func projectConfigMayApply(cwd, home string) bool {
+func projectConfigMayApply(cwd, home, top string) bool {
+	if top != "" {
+		top = filepath.Clean(top)
+	}
 	for dir := filepath.Clean(cwd); ; {
 		layer := filepath.Join(dir, ".codex")
 		if layer != home {
@@ -138,7 +143,7 @@ func projectConfigMayApply(cwd, home string) bool {
 			}
 		}
 		parent := filepath.Dir(dir)
-		if parent == dir {
+		if dir == top || parent == dir {
 			return false
 		}
 		dir = parent

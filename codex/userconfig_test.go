@@ -166,6 +166,25 @@ func TestUserConfigSkipsCodexWhenUnset(t *testing.T) {
 // codex be asked when it mentions a setting; the user's own (CODEX_HOME)
 // does not count, it is read at start.
 func TestProjectConfigMayApply(t *testing.T) {
+	// Above the top, nothing is read.
+	root := t.TempDir()
+	top := filepath.Join(root, "top")
+	if err := os.MkdirAll(filepath.Join(root, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".codex", "config.toml"), []byte("sandbox_mode = \"read-only\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(top, "repo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if projectConfigMayApply(filepath.Join(top, "repo"), filepath.Join(root, "home", ".codex"), top) {
+		t.Error("a file above the top was read")
+	}
+	if !projectConfigMayApply(filepath.Join(top, "repo"), filepath.Join(root, "home", ".codex"), "") {
+		t.Error("without a top, the file above was not read")
+	}
+
 	for _, tc := range []struct {
 		name  string
 		files map[string]string // relative to the root
@@ -181,6 +200,7 @@ func TestProjectConfigMayApply(t *testing.T) {
 		{name: "the user's home", files: map[string]string{"home/.codex/config.toml": "approval_policy = \"never\"\n"}, cwd: "home/repo"},
 		{name: ".codex a file", files: map[string]string{"repo/.codex": "x"}, cwd: "repo/sub"},
 		{name: "unreadable", files: map[string]string{"repo/.codex/config.toml/": ""}, cwd: "repo/sub", want: true},
+		{name: "the top", files: map[string]string{".codex/config.toml": "approval_policy = \"never\"\n"}, cwd: "repo/sub", want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -200,7 +220,9 @@ func TestProjectConfigMayApply(t *testing.T) {
 			if err := os.MkdirAll(cwd, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if got := projectConfigMayApply(cwd, filepath.Join(root, "home", ".codex")); got != tc.want {
+			// Up to root, so that a .codex/config.toml above the test's
+			// directory (/tmp's, /'s) is not what it sees.
+			if got := projectConfigMayApply(cwd, filepath.Join(root, "home", ".codex"), root); got != tc.want {
 				t.Errorf("projectConfigMayApply = %v, want %v", got, tc.want)
 			}
 		})
