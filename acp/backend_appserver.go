@@ -735,16 +735,17 @@ func (h *turnHandler) trackMCPCall(ev events.Event) {
 	}
 }
 
-// mcpCallItem is the id of the call in progress an approval question is
-// about: the newest of that server's tool, preferring one with the same
-// arguments. Codex announces the call (item/started) before it asks.
+// mcpCallItem is the id of the call in progress a question is about: the
+// newest of that server's tool (any of its tools when tool is ""),
+// preferring one with the same arguments. Codex announces the call
+// (item/started) before it asks.
 func (h *turnHandler) mcpCallItem(server, tool string, args json.RawMessage) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	found := ""
 	for i := len(h.mcpCalls) - 1; i >= 0; i-- {
 		it := h.mcpCalls[i]
-		if it.Server != server || it.Tool != tool {
+		if it.Server != server || (tool != "" && it.Tool != tool) {
 			continue
 		}
 		if sameJSONArgs(it.Arguments, args) {
@@ -770,13 +771,19 @@ func sameJSONArgs(a, b json.RawMessage) bool {
 // mcpElicitation answers an mcpServer/elicitation/request. Codex 0.169 asks
 // this way before it runs an MCP tool that needs approval (a form with no
 // fields whose _meta.codex_approval_kind is "mcp_tool_call"); that question
-// goes to the editor. Other elicitations, an MCP server's own questions,
-// are declined: codexacp does not offer them.
+// goes to the editor as a permission question. Other elicitations are an
+// MCP server's own questions (mode form or url), which go to an editor
+// that declared elicitation (ElicitMCP); codex's own form modes
+// (openai/form) are declined.
 func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
-		ServerName string `json:"serverName"`
-		Message    string `json:"message"`
-		Meta       struct {
+		ServerName      string          `json:"serverName"`
+		Message         string          `json:"message"`
+		Mode            string          `json:"mode"`
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+		URL             string          `json:"url"`
+		ElicitationID   string          `json:"elicitationId"`
+		Meta            struct {
 			Kind       string          `json:"codex_approval_kind"`
 			Persist    json.RawMessage `json:"persist"`
 			ToolName   string          `json:"tool_name"`
@@ -786,10 +793,22 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
 	}
+	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" {
+		elicitor, ok := h.out.(mcpElicitor)
+		if !ok || ctx.Err() != nil || (p.Mode != "form" && p.Mode != "url") {
+			h.log.Debug("MCP elicitation declined", "server", p.ServerName, "mode", p.Mode, "kind", p.Meta.Kind)
+			return mcpDecline, nil
+		}
+		a := elicitor.ElicitMCP(ctx, MCPElicitation{
+			ItemID: h.mcpCallItem(p.ServerName, "", nil), Server: p.ServerName, Message: p.Message,
+			Mode: p.Mode, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID,
+		})
+		h.log.Info("MCP server's question", "server", p.ServerName, "mode", p.Mode, "action", a.Action)
+		return a, nil
+	}
 	approver, ok := h.out.(mcpToolApprover)
-	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" || !ok {
-		h.log.Debug("MCP elicitation declined", "server", p.ServerName, "kind", p.Meta.Kind)
-		return map[string]any{"action": "decline"}, nil
+	if !ok {
+		return mcpDecline, nil
 	}
 	req := MCPToolApproval{
 		ItemID:     h.mcpCallItem(p.ServerName, p.Meta.ToolName, p.Meta.ToolParams),

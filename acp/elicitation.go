@@ -20,22 +20,28 @@ const (
 	extCreateElicitation    = "_codexacp/elicitation/create"
 )
 
-// elicitationRequest is a session-scoped form elicitation
-// (CreateElicitationRequest, mode "form", in the SDK's schema.unstable.json).
-// It names no tool call (the optional toolCallId): codex shows none for its
-// questions.
+// elicitationRequest is a session-scoped elicitation
+// (CreateElicitationRequest in the SDK's schema.unstable.json): a form
+// (mode "form", RequestedSchema) or a page to open (mode "url", URL and
+// ElicitationID). Codex's questions name no tool call (the optional
+// toolCallId): codex shows none for them; an MCP server's name its call in
+// progress, when there is one.
 type elicitationRequest struct {
-	SessionID       string     `json:"sessionId"`
-	Mode            string     `json:"mode"`
-	Message         string     `json:"message"`
-	RequestedSchema formSchema `json:"requestedSchema"`
+	SessionID       string      `json:"sessionId"`
+	ToolCallID      string      `json:"toolCallId,omitempty"`
+	Mode            string      `json:"mode"`
+	Message         string      `json:"message"`
+	RequestedSchema *formSchema `json:"requestedSchema,omitempty"`
+	URL             string      `json:"url,omitempty"`
+	ElicitationID   string      `json:"elicitationId,omitempty"`
 }
 
-// formSchema is an ElicitationSchema: an object of string fields, in the
-// order of codex's questions.
+// formSchema is an ElicitationSchema: an object of fields, in the order of
+// codex's questions or of the MCP server's schema.
 type formSchema struct {
 	Type       string         `json:"type"`
 	Properties formProperties `json:"properties"`
+	Required   []string       `json:"required,omitempty"`
 }
 
 // formProperties marshal as a JSON object in their order (a map would sort
@@ -47,12 +53,33 @@ type formProperty struct {
 	formField
 }
 
-// formField is a StringPropertySchema: free text, or one of OneOf.
+// formField is an ElicitationPropertySchema. Codex's questions use a
+// StringPropertySchema (free text, or one of OneOf); an MCP server's form
+// may use the rest (mcpelicitation.go), whose constraints (checkValue) an
+// answer must meet.
 type formField struct {
-	Type        string       `json:"type"`
+	Type        string       `json:"type"` // string, number, integer, boolean or array
 	Title       string       `json:"title,omitempty"`
 	Description string       `json:"description,omitempty"`
 	OneOf       []formChoice `json:"oneOf,omitempty"`
+	Enum        []string     `json:"enum,omitempty"`
+	Format      string       `json:"format,omitempty"`
+	MinLength   *int64       `json:"minLength,omitempty"`
+	MaxLength   *int64       `json:"maxLength,omitempty"`
+	Minimum     *float64     `json:"minimum,omitempty"`
+	Maximum     *float64     `json:"maximum,omitempty"`
+	Items       *formItems   `json:"items,omitempty"`
+	MinItems    *int64       `json:"minItems,omitempty"`
+	MaxItems    *int64       `json:"maxItems,omitempty"`
+	Default     any          `json:"default,omitempty"`
+}
+
+// formItems is a MultiSelectItems: the values an array field may hold,
+// untitled (Type "string" and Enum) or titled (AnyOf).
+type formItems struct {
+	Type  string       `json:"type,omitempty"`
+	Enum  []string     `json:"enum,omitempty"`
+	AnyOf []formChoice `json:"anyOf,omitempty"`
 }
 
 // formChoice is an EnumOption: the value sent back is Const.
@@ -114,14 +141,7 @@ const secretKeySuffix = "_secret"
 // newQuestionForm maps codex's questions to a form.
 func newQuestionForm(qs []UserQuestion) questionForm {
 	f := questionForm{schema: formSchema{Type: "object"}}
-	taken := map[string]bool{}
-	unique := func(key string) string {
-		for taken[key] {
-			key += "_"
-		}
-		taken[key] = true
-		return key
-	}
+	unique := uniqueKeys()
 	for _, q := range qs {
 		key := firstNonEmpty(q.ID, "answer")
 		if q.Secret && len(q.Options) == 0 {
@@ -171,19 +191,12 @@ func newQuestionForm(qs []UserQuestion) questionForm {
 // logged (the question stays unanswered). An answer that is not a
 // CreateElicitationResponse is an error.
 func (f questionForm) answers(raw json.RawMessage, log *slog.Logger) (map[string][]string, error) {
-	var resp struct {
-		Action  string                     `json:"action"`
-		Content map[string]json.RawMessage `json:"content"`
+	resp, err := decodeElicitationAnswer(raw)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, fmt.Errorf("elicitation answer: %w", err)
-	}
-	switch resp.Action {
-	case "decline", "cancel":
+	if resp.Action != "accept" {
 		return map[string][]string{}, nil
-	case "accept":
-	default:
-		return nil, fmt.Errorf("elicitation answer: unknown action %q", resp.Action)
 	}
 	answers := map[string][]string{}
 	for _, qf := range f.fields {
@@ -203,6 +216,39 @@ func (f questionForm) answers(raw json.RawMessage, log *slog.Logger) (map[string
 		}
 	}
 	return answers, nil
+}
+
+// uniqueKeys returns a function that makes form keys unique: a key taken
+// already gets underscores appended.
+func uniqueKeys() func(key string) string {
+	taken := map[string]bool{}
+	return func(key string) string {
+		for taken[key] {
+			key += "_"
+		}
+		taken[key] = true
+		return key
+	}
+}
+
+// elicitationAnswer is a CreateElicitationResponse.
+type elicitationAnswer struct {
+	Action  string                     `json:"action"` // accept, decline or cancel
+	Content map[string]json.RawMessage `json:"content"`
+}
+
+// decodeElicitationAnswer reads the editor's answer to elicitation/create;
+// an answer that is not a CreateElicitationResponse is an error.
+func decodeElicitationAnswer(raw json.RawMessage) (elicitationAnswer, error) {
+	var resp elicitationAnswer
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return resp, fmt.Errorf("elicitation answer: %w", err)
+	}
+	switch resp.Action {
+	case "accept", "decline", "cancel":
+		return resp, nil
+	}
+	return resp, fmt.Errorf("elicitation answer: unknown action %q", resp.Action)
 }
 
 // formText is the non-blank string content holds for key ("": none).
@@ -235,10 +281,21 @@ func (q UserQuestion) offers(label string) bool {
 // asksForms reports whether the editor declared form elicitation
 // (clientCapabilities.elicitation.form) and has not refused it since.
 func (a *Agent) asksForms() bool {
+	form, _ := a.elicitationModes()
+	return form
+}
+
+// elicitationModes reports which elicitations the editor declared
+// (clientCapabilities.elicitation.form and .url), none once it answered
+// elicitation/create "method not found".
+func (a *Agent) elicitationModes() (form, url bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e := a.clientCaps.Elicitation
-	return e != nil && e.Form != nil && !a.formsRefused
+	if e == nil || a.formsRefused {
+		return false, false
+	}
+	return e.Form != nil, e.Url != nil
 }
 
 // askForm puts codex's questions to the editor as one form. A failed
@@ -250,18 +307,12 @@ func (a *Agent) asksForms() bool {
 // no more forms.
 func (o *turnOutput) askForm(ctx context.Context, qs []UserQuestion) (answers map[string][]string, ok bool) {
 	f := newQuestionForm(qs)
-	raw, err := o.a.conn.CallExtension(ctx, extCreateElicitation, elicitationRequest{
-		SessionID: o.s.id, Mode: "form", Message: f.message, RequestedSchema: f.schema,
-	})
+	raw, err := o.elicit(ctx, elicitationRequest{Mode: "form", Message: f.message, RequestedSchema: &f.schema})
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		return map[string][]string{}, true
 	case isMethodNotFound(err):
-		o.log.Warn("the editor declared form elicitation but has no elicitation/create: questions go as permission questions", "err", err)
-		o.a.mu.Lock()
-		o.a.formsRefused = true
-		o.a.mu.Unlock()
 		return nil, false
 	default:
 		o.log.Warn("questions to the user failed", "err", err)
@@ -273,6 +324,23 @@ func (o *turnOutput) askForm(ctx context.Context, qs []UserQuestion) (answers ma
 		return map[string][]string{}, true
 	}
 	return answers, true
+}
+
+// elicit sends the editor an elicitation/create of the session and returns
+// its answer. An editor that declared elicitation but answers "method not
+// found" does not have it after all: the agent asks it no more
+// (elicitationModes), codex's questions go as permission questions and an
+// MCP server's are declined.
+func (o *turnOutput) elicit(ctx context.Context, req elicitationRequest) (json.RawMessage, error) {
+	req.SessionID = o.s.id
+	raw, err := o.a.conn.CallExtension(ctx, extCreateElicitation, req)
+	if err != nil && ctx.Err() == nil && isMethodNotFound(err) {
+		o.log.Warn("the editor declared elicitation but has no elicitation/create: it is asked no more", "err", err)
+		o.a.mu.Lock()
+		o.a.formsRefused = true
+		o.a.mu.Unlock()
+	}
+	return raw, err
 }
 
 // acpMethodName gives an outbound extCreateElicitation request its ACP

@@ -46,13 +46,7 @@ func (o *turnOutput) ApproveMCPTool(ctx context.Context, req MCPToolApproval) Ap
 	if ctx.Err() != nil {
 		return ApprovalCancel
 	}
-	var id acpsdk.ToolCallId
-	ok := false
-	if req.ItemID != "" {
-		o.s.trMu.Lock()
-		id, ok = o.s.translator.ToolCallID(req.ItemID)
-		o.s.trMu.Unlock()
-	}
+	id, ok := o.toolCallOf(req.ItemID)
 	if !ok {
 		// Asked before codex announced the call: the question gets a tool
 		// call of its own, numbered (two calls of one tool may ask at

@@ -72,6 +72,17 @@ func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) Ap
 	return d
 }
 
+// toolCallOf is the tool call the editor was shown for codex's item itemID;
+// ok is false when there is none (yet).
+func (o *turnOutput) toolCallOf(itemID string) (id acpsdk.ToolCallId, ok bool) {
+	if itemID == "" {
+		return "", false
+	}
+	o.s.trMu.Lock()
+	defer o.s.trMu.Unlock()
+	return o.s.translator.ToolCallID(itemID)
+}
+
 // askCommand puts a command approval to the user.
 func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
 	ctx, stop := mergeContext(ctx, o.ctx)
@@ -79,9 +90,7 @@ func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) Approv
 	if ctx.Err() != nil {
 		return ApprovalCancel
 	}
-	o.s.trMu.Lock()
-	id, ok := o.s.translator.ToolCallID(req.ItemID)
-	o.s.trMu.Unlock()
+	id, ok := o.toolCallOf(req.ItemID)
 	if !ok {
 		// Asked before codex announced the command: the question gets a
 		// tool call of its own.

@@ -69,7 +69,7 @@ func TestQuestionForm(t *testing.T) {
 			if f.message != tc.msg {
 				t.Errorf("message = %q, want %q", f.message, tc.msg)
 			}
-			req := elicitationRequest{SessionID: "s1", Mode: "form", Message: f.message, RequestedSchema: f.schema}
+			req := elicitationRequest{SessionID: "s1", Mode: "form", Message: f.message, RequestedSchema: &f.schema}
 			if err := acpschema.ValidateDefinition("CreateElicitationRequest", []byte(jsonString(req))); err != nil {
 				t.Error(err)
 			}

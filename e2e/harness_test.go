@@ -51,9 +51,12 @@ type setup struct {
 	// elicitation, when set, makes the editor declare form elicitation and
 	// answer elicitation/create with it.
 	elicitation func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
-	codexPath   string // default: the pinned codex
-	mode        string // default: the agent's default (ask)
-	args        []string
+	// elicitationURL makes an editor with elicitation declare URL
+	// elicitation too.
+	elicitationURL bool
+	codexPath      string // default: the pinned codex
+	mode           string // default: the agent's default (ask)
+	args           []string
 }
 
 // env is one codexacp process driven by a fake editor, with real codex
@@ -143,7 +146,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 	stdin, stdout := startPiped(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	e.ctx, e.stderr, e.agentPID = ctx, stderr, cmd.Process.Pid
-	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission, Elicitation: s.elicitation})
+	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission, Elicitation: s.elicitation, ElicitationURL: s.elicitationURL})
 	e.stop = sync.OnceFunc(func() {
 		stdin.Close()
 		done := make(chan error, 1)

@@ -6,11 +6,16 @@
 //   - note (destructiveHint): appends its text to the file named by
 //     MCPFIXTURE_LOG, so a test sees on disk whether it really ran;
 //   - lookup (readOnlyHint): answers from a fixed table;
-//   - plain (no annotations): echoes its text.
+//   - plain (no annotations): echoes its text;
+//   - signup (readOnlyHint, so codex runs it without asking): asks the user
+//     a form of its own (MCP elicitation) and answers what the user gave,
+//     or the user's refusal;
+//   - visit (readOnlyHint): asks the user to open a URL (URL elicitation).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -65,6 +70,31 @@ func main() {
 		return text("echo: " + a.Text), nil, nil
 	})
 
+	mcpsdk.AddTool(s, &mcpsdk.Tool{
+		Name:        "signup",
+		Description: "Signs the user up, asking for their details.",
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true},
+	}, func(ctx context.Context, req *mcpsdk.CallToolRequest, _ struct{}) (*mcpsdk.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcpsdk.ElicitParams{Message: "Your details, please", RequestedSchema: signupSchema})
+		if err != nil {
+			return nil, nil, fmt.Errorf("elicitation: %w", err)
+		}
+		return elicited(res), nil, nil
+	})
+
+	mcpsdk.AddTool(s, &mcpsdk.Tool{
+		Name:        "visit",
+		Description: "Asks the user to open a page.",
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true},
+	}, func(ctx context.Context, req *mcpsdk.CallToolRequest, _ struct{}) (*mcpsdk.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcpsdk.ElicitParams{Mode: "url", Message: "Open this page to sign in",
+			URL: "http://127.0.0.1:9/signin", ElicitationID: "visit-1"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("elicitation: %w", err)
+		}
+		return elicited(res), nil, nil
+	})
+
 	if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
@@ -72,4 +102,30 @@ func main() {
 
 func text(s string) *mcpsdk.CallToolResult {
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
+}
+
+// signupSchema is the signup tool's form: each kind of field MCP has.
+var signupSchema = json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"name": {"type": "string", "title": "Name", "minLength": 1},
+		"password": {"type": "string", "title": "Password"},
+		"plan": {"type": "string", "title": "Plan", "oneOf": [{"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro"}]},
+		"seats": {"type": "integer", "title": "Seats", "minimum": 1, "maximum": 10},
+		"newsletter": {"type": "boolean", "title": "Newsletter"}
+	},
+	"required": ["name", "plan"]
+}`)
+
+// elicited is a tool's result for the user's answer: the action, and the
+// content given as JSON (keys sorted).
+func elicited(res *mcpsdk.ElicitResult) *mcpsdk.CallToolResult {
+	if res.Action != "accept" {
+		return text("user answered " + res.Action)
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return text("unreadable content: " + err.Error())
+	}
+	return text("user accepted: " + string(b))
 }

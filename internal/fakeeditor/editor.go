@@ -49,6 +49,10 @@ type Options struct {
 	// request's params, as it is: an answer the SDK could not encode (a
 	// malformed one). The SDK does not see those requests.
 	ElicitationResult func(params json.RawMessage) json.RawMessage
+	// ElicitationURL advertises URL elicitation
+	// (clientCapabilities.elicitation.url) besides form elicitation; the
+	// answers come from Elicitation.
+	ElicitationURL bool
 	// Logger receives the client connection's logs. Nil: discarded.
 	Logger *slog.Logger
 }
@@ -161,6 +165,9 @@ func (e *Editor) Capabilities() acpsdk.ClientCapabilities {
 	caps := acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: e.opts.FS, WriteTextFile: e.opts.FS}}
 	if e.opts.Elicitation != nil || e.opts.ElicitationResult != nil {
 		caps.Elicitation = &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}}
+		if e.opts.ElicitationURL {
+			caps.Elicitation.Url = &acpsdk.ElicitationUrlCapabilities{}
+		}
 	}
 	return caps
 }
