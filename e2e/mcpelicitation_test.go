@@ -26,7 +26,7 @@ func TestAppServerMCPElicitation(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		tool   string
-		mode   string // "": ask
+		mode   string                                    // "": ask
 		url    bool                                      // the editor declares URL elicitation
 		answer *acpsdk.UnstableCreateElicitationResponse // nil: the editor has no elicitation
 		asked  int                                       // elicitation/create requests
