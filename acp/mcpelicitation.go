@@ -216,12 +216,11 @@ func newMCPForm(raw json.RawMessage) (mcpForm, error) {
 	return f, nil
 }
 
-// isSecretField reports whether a free-text field asks for a secret: its
-// name or title names one (a password, a token, an API key). MCP has no
-// password format to say so.
+// isSecretField reports whether a free-text field asks for a secret
+// (secrets.IsFormField: a password, a token, an API key), as the recorder
+// judges an app-server trace's (record/appserver.go).
 func isSecretField(key string, f formField) bool {
-	return f.Type == "string" && len(f.OneOf) == 0 && len(f.Enum) == 0 &&
-		(secrets.IsName(key) || secrets.IsName(f.Title))
+	return f.Type == "string" && len(f.OneOf) == 0 && len(f.Enum) == 0 && secrets.IsFormField(key, f.Title)
 }
 
 // formFieldOf maps one MCP property to a form field.

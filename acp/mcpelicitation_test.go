@@ -4,15 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/syncbuf"
+	"github.com/codexacp/codexacp/record"
 )
 
 // An MCP server's requestedSchema as an ACP form: every kind of MCP field
@@ -144,39 +145,6 @@ func TestMCPFormContent(t *testing.T) {
 	}
 }
 
-// elicitingBackend's turns are an MCP server asking the user through codex
-// (mcpServer/elicitation/request) in the app-server turn handler; it keeps
-// codex's answers.
-type elicitingBackend struct {
-	params string
-
-	mu      sync.Mutex
-	answers []string
-}
-
-func (b *elicitingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
-	res, err := newTurnHandler(out, discardLogger()).Request(ctx, "mcpServer/elicitation/request", json.RawMessage(b.params))
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.answers = append(b.answers, jsonString(res))
-	b.mu.Unlock()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return playEvents(out,
-		`{"type":"thread.started","thread_id":"th"}`,
-		`{"type":"turn.started"}`,
-		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`)
-}
-
-func (b *elicitingBackend) answered() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.answers)
-}
-
 const (
 	mcpFormParams = `{"threadId":"th","turnId":"t1","serverName":"fixture","mode":"form","message":"Your details, please",` +
 		`"requestedSchema":{"type":"object","properties":{"name":{"type":"string","title":"Name"},"plan":{"type":"string","enum":["free","pro"]}},"required":["name"]}}`
@@ -228,7 +196,7 @@ func TestElicitMCP(t *testing.T) {
 			editor: answer(fakeeditor.Accept(map[string]any{"name": "Ada"}), nil), want: `{"action":"decline"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			be := &elicitingBackend{params: tc.params}
+			be := &askingBackend{method: "mcpServer/elicitation/request", params: tc.params}
 			eopts := fakeeditor.Options{Elicitation: tc.editor, ElicitationURL: tc.url}
 			if tc.raw != "" {
 				eopts.ElicitationResult = func(json.RawMessage) json.RawMessage { return json.RawMessage(tc.raw) }
@@ -265,7 +233,7 @@ func TestElicitMCP(t *testing.T) {
 // not have it: the server's question is declined, and the next one is
 // declined without asking.
 func TestElicitMCPRefused(t *testing.T) {
-	be := &elicitingBackend{params: mcpFormParams}
+	be := &askingBackend{method: "mcpServer/elicitation/request", params: mcpFormParams}
 	h := startAgent(t, be, fakeeditor.Options{
 		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 			return acpsdk.UnstableCreateElicitationResponse{}, acpsdk.NewMethodNotFound(methodCreateElicitation)
@@ -298,7 +266,7 @@ func TestElicitMCPRefused(t *testing.T) {
 func TestElicitMCPCancelledWhileAsked(t *testing.T) {
 	asked := make(chan struct{})
 	withdrawn := make(chan struct{})
-	be := &elicitingBackend{params: mcpFormParams}
+	be := &askingBackend{method: "mcpServer/elicitation/request", params: mcpFormParams}
 	h := startAgent(t, be, fakeeditor.Options{Elicitation: func(ctx context.Context, _ acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 		close(asked)
 		<-ctx.Done()
@@ -328,4 +296,44 @@ func TestElicitMCPCancelledWhileAsked(t *testing.T) {
 	}
 	sentRequest(t, h.editor, "$/cancel_request")
 	checkSent(t, h.editor)
+}
+
+// A secret typed into an MCP server's form is in no --record transcript,
+// however short: neither in the editor's answer (its field is keyed as a
+// secret) nor in the agent's answer to codex (the recorder finds the
+// server's secret fields by the agent's rule, secrets.IsFormField); the
+// other answers are.
+func TestElicitMCPSecretNotRecorded(t *testing.T) {
+	const params = `{"threadId":"th","serverName":"fixture","mode":"form","message":"Sign in","requestedSchema":{"type":"object","properties":{` +
+		`"password":{"type":"string"},"pin":{"type":"string","title":"Access token"},"name":{"type":"string"}}}}`
+	var buf syncbuf.Buffer
+	rec := record.New(&buf)
+	rec.SetBackend(record.BackendAppServer)
+	rec.Start("codexacp test", 0)
+	be := &askingBackend{method: "mcpServer/elicitation/request", params: params, trace: rec.AppServerTrace(codex.AppServerOptions{Env: []string{}})}
+	be.trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`)) // the app-server run the turn belongs to
+	h := startAgentTapped(t, Options{Backend: be, ContextWindow: 272000}, fakeeditor.Options{
+		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+			return fakeeditor.Accept(map[string]any{"password_secret": "pw12", "pin_secret": "4321", "name": "Ada Lovelace"}), nil
+		},
+	}, rec)
+	sid := h.newSession(t, t.TempDir())
+	if r, err := h.prompt(sid, "sign in"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", r, err)
+	}
+	if got, want := be.answer(), `{"action":"accept","content":{"name":"Ada Lovelace","password":"pw12","pin":"4321"}}`; got != want {
+		t.Fatalf("codex's answer = %s, want %s", got, want)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	transcript := buf.String()
+	for _, secret := range []string{"pw12", "4321"} {
+		if strings.Contains(transcript, secret) {
+			t.Errorf("the transcript holds the secret %q:\n%s", secret, transcript)
+		}
+	}
+	if n := strings.Count(transcript, "Ada Lovelace"); n != 2 {
+		t.Errorf("the transcript holds the name %d times, want 2 (the editor's answer, codex's):\n%s", n, transcript)
+	}
 }

@@ -1,10 +1,12 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -132,9 +134,10 @@ func TestACPMethodName(t *testing.T) {
 	}
 }
 
-// askingBackend's turn is codex asking the user (item/tool/requestUserInput)
-// through the app-server turn handler; it keeps codex's answer.
+// askingBackend's turn is codex asking the user (item/tool/requestUserInput,
+// or method) through the app-server turn handler; it keeps codex's answers.
 type askingBackend struct {
+	method string // "": item/tool/requestUserInput
 	params string
 	// trace, when set, is told codex's request and the agent's answer as
 	// the app-server client tells a recorder (codex.AppServerOptions.Trace).
@@ -145,10 +148,11 @@ type askingBackend struct {
 }
 
 func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
+	method := cmp.Or(b.method, "item/tool/requestUserInput")
 	if b.trace != nil {
-		b.trace(false, []byte(`{"id":7,"method":"item/tool/requestUserInput","params":`+b.params+`}`))
+		b.trace(false, []byte(`{"id":7,"method":"`+method+`","params":`+b.params+`}`))
 	}
-	res, err := newTurnHandler(out, discardLogger()).Request(ctx, "item/tool/requestUserInput", json.RawMessage(b.params))
+	res, err := newTurnHandler(out, discardLogger()).Request(ctx, method, json.RawMessage(b.params))
 	if err != nil {
 		return err
 	}
@@ -165,6 +169,13 @@ func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
 		`{"type":"thread.started","thread_id":"th"}`,
 		`{"type":"turn.started"}`,
 		`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`)
+}
+
+// answered is codex's answers, one per turn.
+func (b *askingBackend) answered() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.answers)
 }
 
 func (b *askingBackend) answer() string {

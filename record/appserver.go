@@ -51,10 +51,11 @@ type appServerTap struct {
 	args []string
 	env  []string
 	run  int // the process being recorded; 0: none (guarded by r.mu)
-	// secretQuestions are codex's requestUserInput requests that ask a
-	// secret, by request id: the ids of the secret questions, whose
-	// answers the agent's reply must not show (guarded by r.mu).
-	secretQuestions map[string][]string
+	// secretQuestions are codex's requests that ask a secret, by request
+	// id: requestUserInput's secret questions, an MCP server's form's
+	// secret fields, whose answers the agent's reply must not show
+	// (guarded by r.mu).
+	secretQuestions map[string]secretAsk
 }
 
 func (t *appServerTap) trace(sent bool, line []byte) {
@@ -90,9 +91,9 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 	defer r.mu.Unlock()
 	if asked.id != "" {
 		if t.secretQuestions == nil {
-			t.secretQuestions = map[string][]string{}
+			t.secretQuestions = map[string]secretAsk{}
 		}
-		t.secretQuestions[asked.id] = asked.questions
+		t.secretQuestions[asked.id] = asked
 	}
 	if sent && len(t.secretQuestions) > 0 && e.Msg != nil {
 		var blanked []string
@@ -131,16 +132,19 @@ func (t *appServerTap) end() {
 	t.run = 0
 }
 
-// secretAsk is a requestUserInput request's id and its secret questions.
+// secretAsk is a request of codex's that asks a secret: its id and the
+// secret questions of a requestUserInput, or the secret fields of an MCP
+// server's form (mcpServer/elicitation/request).
 type secretAsk struct {
 	id        string
 	questions []string
+	fields    []string
 }
 
-// secretQuestionsOf reads a message from codex: a requestUserInput request
-// with secret questions, or none.
+// secretQuestionsOf reads a message from codex: a request that asks a
+// secret, or none.
 func secretQuestionsOf(msg json.RawMessage) secretAsk {
-	if !bytes.Contains(msg, []byte(`"isSecret"`)) {
+	if !bytes.Contains(msg, []byte(`"isSecret"`)) && !bytes.Contains(msg, []byte(methodMCPElicitation)) {
 		return secretAsk{}
 	}
 	var m struct {
@@ -151,18 +155,36 @@ func secretQuestionsOf(msg json.RawMessage) secretAsk {
 				ID       string `json:"id"`
 				IsSecret bool   `json:"isSecret"`
 			} `json:"questions"`
+			RequestedSchema struct {
+				Properties map[string]struct {
+					Type  string          `json:"type"`
+					Title string          `json:"title"`
+					Enum  json.RawMessage `json:"enum"`
+					OneOf json.RawMessage `json:"oneOf"`
+				} `json:"properties"`
+			} `json:"requestedSchema"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != methodRequestUserInput || len(m.ID) == 0 {
+	if json.Unmarshal(msg, &m) != nil || len(m.ID) == 0 {
 		return secretAsk{}
 	}
 	a := secretAsk{id: string(m.ID)}
-	for _, q := range m.Params.Questions {
-		if q.IsSecret {
-			a.questions = append(a.questions, q.ID)
+	switch m.Method {
+	case methodRequestUserInput:
+		for _, q := range m.Params.Questions {
+			if q.IsSecret {
+				a.questions = append(a.questions, q.ID)
+			}
+		}
+	case methodMCPElicitation:
+		// The agent's rule for a secret field (acp/mcpelicitation.go).
+		for key, p := range m.Params.RequestedSchema.Properties {
+			if p.Type == "string" && len(p.Enum) == 0 && len(p.OneOf) == 0 && secrets.IsFormField(key, p.Title) {
+				a.fields = append(a.fields, key)
+			}
 		}
 	}
-	if len(a.questions) == 0 {
+	if len(a.questions) == 0 && len(a.fields) == 0 {
 		return secretAsk{}
 	}
 	return a
@@ -171,10 +193,14 @@ func secretQuestionsOf(msg json.RawMessage) secretAsk {
 // methodRequestUserInput is codex's questions to the user.
 const methodRequestUserInput = "item/tool/requestUserInput"
 
-// redactSecretAnswers blanks, in the agent's reply to a requestUserInput
-// request with secret questions ({"answers":{"<question>":{"answers":[…]}}}),
-// the answers to those, and returns the values blanked; any other message
-// comes back unchanged. r.mu is held.
+// methodMCPElicitation is an MCP server's question to the user.
+const methodMCPElicitation = "mcpServer/elicitation/request"
+
+// redactSecretAnswers blanks, in the agent's reply to a request that asked
+// a secret, the answers to the secret questions of a requestUserInput
+// ({"answers":{"<question>":{"answers":[…]}}}) or the secret fields of an
+// MCP server's form ({"content":{"<field>":…}}), and returns the values
+// blanked; any other message comes back unchanged. r.mu is held.
 func (t *appServerTap) redactSecretAnswers(msg json.RawMessage) (json.RawMessage, []string) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
@@ -184,7 +210,7 @@ func (t *appServerTap) redactSecretAnswers(msg json.RawMessage) (json.RawMessage
 	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 || len(m.Result) == 0 {
 		return msg, nil
 	}
-	questions, ok := t.secretQuestions[string(m.ID)]
+	asked, ok := t.secretQuestions[string(m.ID)]
 	if !ok {
 		return msg, nil
 	}
@@ -196,7 +222,14 @@ func (t *appServerTap) redactSecretAnswers(msg json.RawMessage) (json.RawMessage
 	result, _ := v.(map[string]any)["result"].(map[string]any)
 	answers, _ := result["answers"].(map[string]any)
 	var blanked []string
-	for _, q := range questions {
+	content, _ := result["content"].(map[string]any)
+	for _, f := range asked.fields {
+		if s, ok := content[f].(string); ok && s != "" && s != Redacted {
+			blanked = append(blanked, s)
+			content[f] = Redacted
+		}
+	}
+	for _, q := range asked.questions {
 		answer, _ := answers[q].(map[string]any)
 		given, _ := answer["answers"].([]any)
 		for i, a := range given {

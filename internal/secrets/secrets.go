@@ -32,6 +32,11 @@ func IsName(name string) bool {
 	return secretName.MatchString(name)
 }
 
+// IsFormField reports whether a free-text field of a form (an MCP server's
+// elicitation) asks for a secret: its name or its title names one. MCP has
+// no password format to say so.
+func IsFormField(key, title string) bool { return IsName(key) || IsName(title) }
+
 // tomlSecret matches key = "value" (or 'value', or a triple-quoted string)
 // pairs in codex -c arguments, e.g. http_headers={"Authorization"="Bearer x"}
 // or env={API_KEY="x"}.
