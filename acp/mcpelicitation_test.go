@@ -9,11 +9,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
-	"github.com/codexacp/codexacp/internal/syncbuf"
-	"github.com/codexacp/codexacp/record"
 )
 
 // An MCP server's requestedSchema as an ACP form: every kind of MCP field
@@ -264,38 +261,11 @@ func TestElicitMCPRefused(t *testing.T) {
 // ($/cancel_request), codex is answered cancel, and the prompt ends
 // cancelled.
 func TestElicitMCPCancelledWhileAsked(t *testing.T) {
-	asked := make(chan struct{})
-	withdrawn := make(chan struct{})
 	be := &askingBackend{method: "mcpServer/elicitation/request", params: mcpFormParams}
-	h := startAgent(t, be, fakeeditor.Options{Elicitation: func(ctx context.Context, _ acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
-		close(asked)
-		<-ctx.Done()
-		close(withdrawn)
-		return fakeeditor.Accept(map[string]any{"name": "Ada"}), nil
-	}})
-	sid := h.newSession(t, t.TempDir())
-	done := make(chan acpsdk.PromptResponse, 1)
-	go func() {
-		r, _ := h.prompt(sid, "sign me up")
-		done <- r
-	}()
-	select {
-	case <-asked:
-	case r := <-done:
-		t.Fatalf("the prompt ended (%q) without asking the editor", r.StopReason)
-	}
-	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-done; r.StopReason != acpsdk.StopReasonCancelled {
-		t.Errorf("stopReason = %q, want cancelled", r.StopReason)
-	}
-	<-withdrawn
+	cancelWhileAsked(t, be, fakeeditor.Accept(map[string]any{"name": "Ada"}))
 	if got := be.answered(); len(got) != 1 || got[0] != `{"action":"cancel"}` {
 		t.Errorf("codex's answers = %s", got)
 	}
-	sentRequest(t, h.editor, "$/cancel_request")
-	checkSent(t, h.editor)
 }
 
 // A secret typed into an MCP server's form is in no --record transcript,
@@ -306,34 +276,8 @@ func TestElicitMCPCancelledWhileAsked(t *testing.T) {
 func TestElicitMCPSecretNotRecorded(t *testing.T) {
 	const params = `{"threadId":"th","serverName":"fixture","mode":"form","message":"Sign in","requestedSchema":{"type":"object","properties":{` +
 		`"password":{"type":"string"},"pin":{"type":"string","title":"Access token"},"name":{"type":"string"}}}}`
-	var buf syncbuf.Buffer
-	rec := record.New(&buf)
-	rec.SetBackend(record.BackendAppServer)
-	rec.Start("codexacp test", 0)
-	be := &askingBackend{method: "mcpServer/elicitation/request", params: params, trace: rec.AppServerTrace(codex.AppServerOptions{Env: []string{}})}
-	be.trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`)) // the app-server run the turn belongs to
-	h := startAgentTapped(t, Options{Backend: be, ContextWindow: 272000}, fakeeditor.Options{
-		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
-			return fakeeditor.Accept(map[string]any{"password_secret": "pw12", "pin_secret": "4321", "name": "Ada Lovelace"}), nil
-		},
-	}, rec)
-	sid := h.newSession(t, t.TempDir())
-	if r, err := h.prompt(sid, "sign in"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
-		t.Fatalf("prompt: %+v, %v", r, err)
-	}
-	if got, want := be.answer(), `{"action":"accept","content":{"name":"Ada Lovelace","password":"pw12","pin":"4321"}}`; got != want {
-		t.Fatalf("codex's answer = %s, want %s", got, want)
-	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	transcript := buf.String()
-	for _, secret := range []string{"pw12", "4321"} {
-		if strings.Contains(transcript, secret) {
-			t.Errorf("the transcript holds the secret %q:\n%s", secret, transcript)
-		}
-	}
-	if n := strings.Count(transcript, "Ada Lovelace"); n != 2 {
-		t.Errorf("the transcript holds the name %d times, want 2 (the editor's answer, codex's):\n%s", n, transcript)
-	}
+	be := &askingBackend{method: "mcpServer/elicitation/request", params: params}
+	transcript := recordedAnswer(t, be, map[string]any{"password_secret": "pw12", "pin_secret": "4321", "name": "Ada Lovelace"},
+		`{"action":"accept","content":{"name":"Ada Lovelace","password":"pw12","pin":"4321"}}`)
+	checkSecretsLeftOut(t, transcript, "Ada Lovelace", "pw12", "4321")
 }

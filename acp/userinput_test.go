@@ -297,36 +297,54 @@ func TestAskUserSecretNotRecorded(t *testing.T) {
 		`{"id":"token","header":"Token","question":"Your token?","isSecret":true},` +
 		`{"id":"pin","header":"PIN","question":"Your PIN?","isSecret":true,"isOther":true,"options":[{"label":"none"}]},` +
 		`{"id":"name","header":"Name","question":"Whom to greet?"}]}`
+	be := &askingBackend{params: params}
+	transcript := recordedAnswer(t, be, map[string]any{"token_secret": "tok-0123456789abcdef", "pin_other_secret": "4321", "name": "Ada Lovelace"},
+		`{"answers":{"name":{"answers":["Ada Lovelace"]},"pin":{"answers":["4321"]},"token":{"answers":["tok-0123456789abcdef"]}}}`)
+	checkSecretsLeftOut(t, transcript, "Ada Lovelace", "tok-0123456789abcdef", "4321")
+}
+
+// recordedAnswer runs one turn of be, whose editor accepts its
+// elicitation with content, under a --record recorder that also taps be's
+// app-server conversation; codex's answer must be want. It returns the
+// transcript.
+func recordedAnswer(t *testing.T, be *askingBackend, content map[string]any, want string) string {
+	t.Helper()
 	var buf syncbuf.Buffer
 	rec := record.New(&buf)
 	rec.SetBackend(record.BackendAppServer)
 	rec.Start("codexacp test", 0)
-	be := &askingBackend{params: params, trace: rec.AppServerTrace(codex.AppServerOptions{Env: []string{}})}
+	be.trace = rec.AppServerTrace(codex.AppServerOptions{Env: []string{}})
 	be.trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`)) // the app-server run the turn belongs to
 	h := startAgentTapped(t, Options{Backend: be, ContextWindow: 272000}, fakeeditor.Options{
 		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
-			return fakeeditor.Accept(map[string]any{"token_secret": "tok-0123456789abcdef", "pin_other_secret": "4321", "name": "Ada Lovelace"}), nil
+			return fakeeditor.Accept(content), nil
 		},
 	}, rec)
 	sid := h.newSession(t, t.TempDir())
 	if r, err := h.prompt(sid, "greet"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", r, err)
 	}
-	if got, want := be.answer(), `{"answers":{"name":{"answers":["Ada Lovelace"]},"pin":{"answers":["4321"]},"token":{"answers":["tok-0123456789abcdef"]}}}`; got != want {
+	if got := be.answer(); got != want {
 		t.Fatalf("codex's answer = %s, want %s", got, want)
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	transcript := buf.String()
-	for _, secret := range []string{"tok-0123456789abcdef", "4321"} {
+	return buf.String()
+}
+
+// checkSecretsLeftOut checks that the transcript holds none of the secrets
+// and the answer that is no secret on both sides (the editor's answer,
+// codex's).
+func checkSecretsLeftOut(t *testing.T, transcript, plain string, secrets ...string) {
+	t.Helper()
+	for _, secret := range secrets {
 		if strings.Contains(transcript, secret) {
 			t.Errorf("the transcript holds the secret %q:\n%s", secret, transcript)
 		}
 	}
-	// Both sides recorded, the answer that is no secret among them.
-	if n := strings.Count(transcript, "Ada Lovelace"); n != 2 {
-		t.Errorf("the transcript holds the name %d times, want 2 (the editor's answer, codex's):\n%s", n, transcript)
+	if n := strings.Count(transcript, plain); n != 2 {
+		t.Errorf("the transcript holds %q %d times, want 2 (the editor's answer, codex's):\n%s", plain, n, transcript)
 	}
 }
 
@@ -334,14 +352,26 @@ func TestAskUserSecretNotRecorded(t *testing.T) {
 // the editor's handler sees its request end), codex is answered with no
 // answers, and the prompt ends cancelled.
 func TestAskUserCancelledWhileAsked(t *testing.T) {
+	be := &askingBackend{params: `{"itemId":"call_ask","questions":[{"id":"name","header":"Name","question":"Whom?"}]}`}
+	cancelWhileAsked(t, be, fakeeditor.Dismiss())
+	if got := be.answer(); got != `{"answers":{}}` {
+		t.Errorf("codex's answer = %s", got)
+	}
+}
+
+// cancelWhileAsked prompts an agent serving be, whose editor holds its
+// elicitation open until the agent withdraws it (then answers late with
+// late), cancels the prompt once the editor is asked, and checks that the
+// prompt ends cancelled and the question was withdrawn ($/cancel_request).
+func cancelWhileAsked(t *testing.T, be *askingBackend, late acpsdk.UnstableCreateElicitationResponse) {
+	t.Helper()
 	asked := make(chan struct{})
 	withdrawn := make(chan struct{})
-	be := &askingBackend{params: `{"itemId":"call_ask","questions":[{"id":"name","header":"Name","question":"Whom?"}]}`}
 	h := startAgent(t, be, fakeeditor.Options{Elicitation: func(ctx context.Context, _ acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 		close(asked)
 		<-ctx.Done()
 		close(withdrawn)
-		return fakeeditor.Dismiss(), nil
+		return late, nil
 	}})
 	sid := h.newSession(t, t.TempDir())
 	done := make(chan acpsdk.PromptResponse, 1)
@@ -361,9 +391,6 @@ func TestAskUserCancelledWhileAsked(t *testing.T) {
 		t.Errorf("stopReason = %q, want cancelled", r.StopReason)
 	}
 	<-withdrawn
-	if got := be.answer(); got != `{"answers":{}}` {
-		t.Errorf("codex's answer = %s", got)
-	}
 	sentRequest(t, h.editor, "$/cancel_request")
 	checkSent(t, h.editor)
 }
