@@ -207,6 +207,18 @@ func (b *AppServerBackend) Close() error {
 	return server.Close()
 }
 
+// ReadUserConfig is codex's settings in cwd (codex.ReadUserConfig), asked
+// of the backend's own app-server, started if none runs: the session's
+// Warm, right after session/new reads them, needs it anyway, so a project
+// with its own settings costs session/new a request, not a second codex.
+func (b *AppServerBackend) ReadUserConfig(ctx context.Context, cwd string) (codex.UserConfig, error) {
+	server, err := b.running(ctx)
+	if err != nil {
+		return codex.UserConfig{}, err
+	}
+	return codex.ReadUserConfig(ctx, server, cwd)
+}
+
 // running returns the live app-server, starting one when there is none or
 // the last one died. The start runs outside b.mu, so that a caller whose
 // ctx ends (a cancel) stops waiting for a slow start.

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -226,5 +228,50 @@ func TestCloseForgetsWarmedSession(t *testing.T) {
 	defer be.mu.Unlock()
 	if len(be.forgot) != 1 || be.forgot[0] != string(id) {
 		t.Errorf("forgot %v, want [%s]", be.forgot, id)
+	}
+}
+
+// shAppServer is a stand-in `codex app-server` in sh: it answers
+// initialize, config/read (workspace-write where a cwd is named) and
+// thread/start.
+const shAppServer = `#!/bin/sh
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
+  case "$line" in
+  *'"method":"initialize"'*) echo "{\"id\":$id,\"result\":{\"userAgent\":\"sh\"}}" ;;
+  *'"method":"config/read"'*'"cwd":'*) echo "{\"id\":$id,\"result\":{\"config\":{\"sandbox_mode\":\"workspace-write\",\"approval_policy\":\"never\"}}}" ;;
+  *'"method":"config/read"'*) echo "{\"id\":$id,\"result\":{\"config\":{}}}" ;;
+  *'"method":"thread/start"'*) echo "{\"id\":$id,\"result\":{\"thread\":{\"id\":\"th1\"}}}" ;;
+  esac
+done
+`
+
+// A session's project settings are read from the backend's own app-server,
+// which the session's thread then starts in: one codex, not a second one
+// for the settings.
+func TestAppServerReadUserConfigUsesItsServer(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(script, []byte(shAppServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := NewAppServerBackend(codex.AppServerOptions{Path: script, Logger: discardLogger()})
+	defer b.Close()
+	var starts atomic.Int32
+	b.start = func(ctx context.Context, opts codex.AppServerOptions) (*codex.AppServer, error) {
+		starts.Add(1)
+		return codex.StartAppServer(ctx, opts)
+	}
+	ctx := context.Background()
+	uc, err := b.ReadUserConfig(ctx, "/w")
+	if err != nil || uc.SandboxMode != codex.SandboxWorkspaceWrite || uc.ApprovalPolicy != codex.ApprovalNever {
+		t.Fatalf("ReadUserConfig = %+v, %v; want the project's", uc, err)
+	}
+	b.Warm(Turn{SessionID: "s", Cwd: "/w"})
+	p := b.awaitPrepared(ctx, "s")
+	if p == nil || p.err != nil || p.thread != "th1" {
+		t.Fatalf("prepared = %+v", p)
+	}
+	if n := starts.Load(); n != 1 {
+		t.Errorf("%d app-servers started, want 1", n)
 	}
 }

@@ -106,8 +106,11 @@ type AppServer struct {
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan response // nil once the process has ended
-	routes  map[string]*route
-	err     error // why it ended; set before done is closed
+	// unrecorded are pending calls made with CallUnrecorded, whose answers
+	// the trace does not see.
+	unrecorded map[int64]bool
+	routes     map[string]*route
+	err        error // why it ended; set before done is closed
 
 	closing   atomic.Bool // Close has closed stdin
 	killed    atomic.Bool // Close had to kill it
@@ -242,6 +245,18 @@ func (c *AppServer) Err() error {
 // a request already being written is written whole, though, as a partial
 // line would end the connection.
 func (c *AppServer) Call(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result, true)
+}
+
+// CallUnrecorded is Call with neither the request nor its answer passed to
+// AppServerOptions.Trace: for an answer a recording must not hold, such as
+// config/read's (the user's whole configuration, MCP servers' headers and
+// environment included).
+func (c *AppServer) CallUnrecorded(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result, false)
+}
+
+func (c *AppServer) call(ctx context.Context, method string, params, result any, traced bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("codex app-server %s: %w", method, err)
 	}
@@ -261,12 +276,18 @@ func (c *AppServer) Call(ctx context.Context, method string, params, result any)
 	c.nextID++
 	id := c.nextID
 	c.pending[id] = ch
+	if !traced && c.trace != nil {
+		if c.unrecorded == nil {
+			c.unrecorded = map[int64]bool{}
+		}
+		c.unrecorded[id] = true
+	}
 	c.mu.Unlock()
 
 	start := time.Now()
 	// Method and size only: params carry secrets (MCP bearer tokens in config).
 	c.log.Debug("codex app-server call", "method", method, "id", id, "bytes", len(raw))
-	if err := c.send(&message{ID: strconv.AppendInt(nil, id, 10), Method: method, Params: raw}); err != nil {
+	if err := c.sendTraced(&message{ID: strconv.AppendInt(nil, id, 10), Method: method, Params: raw}, traced); err != nil {
 		c.forget(id)
 		// The process is gone or going: its exit reason says more than EPIPE.
 		timer := time.NewTimer(drainTimeout + time.Second)
@@ -325,6 +346,7 @@ func (c *AppServer) forget(id int64) {
 	if c.pending != nil {
 		delete(c.pending, id)
 	}
+	delete(c.unrecorded, id)
 	c.mu.Unlock()
 }
 
@@ -394,7 +416,10 @@ func (c *AppServer) kill() {
 }
 
 // send writes one message; an error means the process is gone.
-func (c *AppServer) send(m *message) error {
+func (c *AppServer) send(m *message) error { return c.sendTraced(m, true) }
+
+// sendTraced is send, with the trace told when traced.
+func (c *AppServer) sendTraced(m *message, traced bool) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -402,7 +427,7 @@ func (c *AppServer) send(m *message) error {
 	b = append(b, '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.trace != nil {
+	if c.trace != nil && traced {
 		c.trace(true, b[:len(b)-1])
 	}
 	_, err = c.p.stdin.Write(b)
@@ -470,11 +495,12 @@ func (c *AppServer) finish() {
 
 // dispatch handles one line of the app-server's stdout.
 func (c *AppServer) dispatch(line []byte) {
-	if c.trace != nil {
+	var m message
+	err := json.Unmarshal(line, &m)
+	if c.trace != nil && (err != nil || !c.unrecordedAnswer(m)) {
 		c.trace(false, line)
 	}
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
+	if err != nil {
 		c.log.Warn("codex app-server: unreadable line skipped", "bytes", len(line), "err", err, "line", clip(line))
 		return
 	}
@@ -496,6 +522,24 @@ func (c *AppServer) dispatch(line []byte) {
 	default:
 		c.log.Warn("codex app-server: message without method or id skipped", "bytes", len(line), "line", clip(line))
 	}
+}
+
+// unrecordedAnswer reports whether m answers a CallUnrecorded call.
+func (c *AppServer) unrecordedAnswer(m message) bool {
+	if m.Method != "" {
+		return false
+	}
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.unrecorded[id] {
+		return false
+	}
+	delete(c.unrecorded, id)
+	return true
 }
 
 // answer delivers a response to the pending call.

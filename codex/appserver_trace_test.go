@@ -85,3 +85,26 @@ func direction(lines []string, dir string) []string {
 	}
 	return out
 }
+
+// ReadUserConfig's config/read (CallUnrecorded) reaches neither way of the
+// trace — codex answers with the user's whole configuration — while the
+// calls around it do.
+func TestAppServerTraceLeavesOutUnrecordedCalls(t *testing.T) {
+	tr := &tracer{}
+	c, _ := startFake(t, "", func(o *AppServerOptions) { o.Trace = tr.trace })
+	call(t, c, "echo", map[string]int{"a": 1}, nil)
+	uc, err := ReadUserConfig(context.Background(), c, "/w")
+	if err != nil || uc.SandboxMode != SandboxWorkspaceWrite {
+		t.Fatalf("ReadUserConfig = %+v, %v", uc, err)
+	}
+	call(t, c, "echo", map[string]int{"b": 2}, nil)
+	got := strings.Join(tr.got(), "\n")
+	if strings.Contains(got, "config/read") || strings.Contains(got, "workspace-write") {
+		t.Errorf("the trace holds config/read:\n%s", got)
+	}
+	for _, want := range []string{`"id":2,"method":"echo"`, `< {"id":2,"result":{"a":1}}`, `"id":4,"method":"echo"`, `< {"id":4,"result":{"b":2}}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the trace lacks %s:\n%s", want, got)
+		}
+	}
+}

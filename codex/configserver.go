@@ -55,7 +55,7 @@ var errConfigServerClosed = errors.New("codex configuration server closed")
 func (c *ConfigServer) ReadUserConfig(ctx context.Context, cwd string) (UserConfig, error) {
 	var uc UserConfig
 	err := c.ask(ctx, func(server *AppServer) (err error) {
-		uc, err = readUserConfig(ctx, server, cwd)
+		uc, err = ReadUserConfig(ctx, server, cwd)
 		return err
 	})
 	return uc, err

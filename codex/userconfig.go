@@ -56,22 +56,19 @@ func (c UserConfig) Configured() bool {
 }
 
 // ReadUserConfig asks a running app-server for the user's configuration
-// (`config/read`, codex 0.169): codex merges config.toml and the -c
-// overrides the process was started with, so codexacp needs no TOML parser
-// and sees exactly what codex would apply.
-func ReadUserConfig(ctx context.Context, server *AppServer) (UserConfig, error) {
-	return readUserConfig(ctx, server, "")
-}
-
-// readUserConfig is ReadUserConfig as seen from cwd ("": from no
-// directory, without project layers).
-func readUserConfig(ctx context.Context, server *AppServer, cwd string) (UserConfig, error) {
+// as codex applies it in cwd ("": in no directory, without project layers)
+// (`config/read`, codex 0.169): codex merges config.toml, a trusted
+// project's .codex/config.toml and the -c overrides the process was started
+// with, so codexacp needs no TOML parser and sees exactly what codex would
+// apply. The exchange stays out of the server's trace (CallUnrecorded):
+// codex answers with the user's whole configuration.
+func ReadUserConfig(ctx context.Context, server *AppServer, cwd string) (UserConfig, error) {
 	params := map[string]any{"includeLayers": false}
 	if cwd != "" {
 		params["cwd"] = cwd
 	}
 	var res json.RawMessage
-	if err := server.Call(ctx, "config/read", params, &res); err != nil {
+	if err := server.CallUnrecorded(ctx, "config/read", params, &res); err != nil {
 		return UserConfig{}, err
 	}
 	return ParseConfigRead(res)
@@ -109,17 +106,24 @@ func (c *ConfigServer) UserConfig(ctx context.Context) (UserConfig, error) {
 // decides which count). ok is false, and codex is not asked, when no such
 // file mentions a setting UserConfig holds: UserConfig's answer applies
 // there. ok true means codex answered, not that a layer applied: codex
-// ignores an untrusted project's file and answers the user's settings. The check reads a few small files, so that a session/new in a
-// project without its own settings waits for no codex.
+// ignores an untrusted project's file and answers the user's settings.
+// The check reads a few small files, so that a session/new in a project
+// without its own settings waits for no codex.
 func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc UserConfig, ok bool, err error) {
-	env := c.Options.Env
+	return ProjectUserConfig(ctx, c.Options.Env, cwd, c.ReadUserConfig)
+}
+
+// ProjectUserConfig is ConfigServer.ProjectUserConfig with read asking
+// codex (ReadUserConfig on some app-server); env is codex's environment
+// (nil: this process's), which says where the user's own config.toml is.
+func ProjectUserConfig(ctx context.Context, env []string, cwd string, read func(ctx context.Context, cwd string) (UserConfig, error)) (uc UserConfig, ok bool, err error) {
 	if env == nil {
 		env = os.Environ()
 	}
 	if !projectConfigMayApply(cwd, codexHome(env), "") {
 		return UserConfig{}, false, nil
 	}
-	uc, err = c.ReadUserConfig(ctx, cwd)
+	uc, err = read(ctx, cwd)
 	return uc, err == nil, err
 }
 

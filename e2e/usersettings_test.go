@@ -138,6 +138,14 @@ func testProjectSettings(t *testing.T, backend string, trusted bool) {
 	if resp.Modes.CurrentModeId != wantMode {
 		t.Fatalf("current mode %s, want %s", resp.Modes.CurrentModeId, wantMode)
 	}
+	// On app-server the project's settings come from the turns' own
+	// codex, which the session's thread then uses: one start, not two
+	// (the user's config.toml names no setting: nothing is read at launch).
+	if backend == "app-server" {
+		if n := strings.Count(e.stderr.String(), `msg="codex app-server started"`); n != 1 {
+			t.Errorf("%d codex app-servers started, want 1", n)
+		}
+	}
 	if !trusted {
 		return
 	}

@@ -236,12 +236,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if agentOpts.Auth.LoginStatus != nil {
 			agentOpts.Auth.SaveAPIKey = be.LoginAPIKey
 		}
-		// The turns' app-server serves turns alone; this one answers what
-		// session/new asks before its answer, while the editor opens its
-		// first sessions.
-		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Logger: log}, Idle: time.Minute}
+		// The user's settings at launch come from a settings-only process
+		// that ends once it has answered: the editor's initialize and first
+		// session/new need not wait for the turns' app-server. A session's
+		// project settings come from the turns' app-server, which the
+		// session's thread needs right after anyway (one codex start, not
+		// two, before the first prompt).
+		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Logger: log}}
 		defer cs.Close()
-		useConfigServer(ctx, log, rec, &agentOpts, cs)
+		agentOpts.UserConfig = prepareUserConfig(ctx, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
+			defer cs.Close()
+			return cs.UserConfig(ctx)
+		})
+		agentOpts.ProjectUserConfig = func(ctx context.Context, cwd string) (codex.UserConfig, bool, error) {
+			return codex.ProjectUserConfig(ctx, nil, cwd, be.ReadUserConfig)
+		}
 	default:
 		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner

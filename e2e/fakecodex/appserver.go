@@ -227,10 +227,14 @@ func planAppServer(entries []record.Entry, n int) (*asPlan, error) {
 // asPlayer plays one app-server process.
 type asPlayer struct {
 	*replayer
-	plan   *asPlan
-	stdin  io.Reader
-	ctx    context.Context
-	cancel context.CancelFunc
+	plan *asPlan
+	// configRead answers config/read, which the agent's trace leaves out
+	// (codex.AppServer.CallUnrecorded): the settings the recorded agent
+	// read at start, as the settings-only process answers them.
+	configRead any
+	stdin      io.Reader
+	ctx        context.Context
+	cancel     context.CancelFunc
 
 	writeMu sync.Mutex
 
@@ -258,7 +262,7 @@ func runAppServer(entries []record.Entry, n int, r *replayer, stdin io.Reader, s
 	ctx, cancel := context.WithTimeout(context.Background(), maxRunTime)
 	defer cancel()
 	a := &asPlayer{
-		replayer: r, plan: p, stdin: stdin, ctx: ctx, cancel: cancel,
+		replayer: r, plan: p, configRead: recordedConfigRead(entries), stdin: stdin, ctx: ctx, cancel: cancel,
 		matched: map[string]int{}, endpoints: map[string]mcpServer{}, sessions: map[mcpServer]*mcpsdk.ClientSession{},
 		eof: make(chan struct{}), fatal: make(chan string, 1),
 	}
@@ -416,6 +420,11 @@ func (a *asPlayer) received(line []byte) {
 		return
 	}
 	switch {
+	case m.Method == "config/read" && m.hasID():
+		b, _ := json.Marshal(map[string]any{"id": m.ID, "result": a.configRead})
+		a.writeMu.Lock()
+		a.stdout.Write(append(b, '\n'))
+		a.writeMu.Unlock()
 	case m.Method != "":
 		a.agentMessage(&m)
 	case m.hasID():

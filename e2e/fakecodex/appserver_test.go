@@ -399,3 +399,26 @@ func TestPlanAppServerRejects(t *testing.T) {
 		}
 	}
 }
+
+// config/read, which the agent's trace leaves out (a session's project
+// settings asked of the turns' app-server), is answered with the settings
+// the recorded agent read at start, wherever it comes in the conversation.
+func TestAppServerAnswersUnrecordedConfigRead(t *testing.T) {
+	entries := append(append([]record.Entry(nil), handshake...),
+		record.Entry{Kind: record.KindUserConfig, Result: json.RawMessage(`{"config":{"approval_policy":"never"}}`)},
+		asEOF("out"),
+		asEOF("in"),
+	)
+	c := newFake(t, entries...).startAppServer()
+	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
+	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
+	c.send(`{"method":"initialized"}`)
+	c.send(`{"id":12,"method":"config/read","params":{"includeLayers":false,"cwd":"/w"}}`)
+	c.expect(`{"id":12,"result":{"config":{"approval_policy":"never"}}}`)
+	if code := c.exit(true); code != 0 {
+		t.Errorf("exit %d, want 0; stderr %s", code, c.stderr)
+	}
+	if c.stderr.String() != "" {
+		t.Errorf("stderr = %q", c.stderr)
+	}
+}

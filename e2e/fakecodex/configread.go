@@ -19,12 +19,7 @@ import (
 // skills entry (none: no skills), and exits when its stdin ends. It takes
 // no run number: the recorded runs are the ones that ran turns.
 func answerConfigRead(entries []record.Entry, state string, stdin io.Reader, stdout io.Writer) int {
-	settings := codex.UserConfig{}.ConfigRead()
-	for _, e := range entries {
-		if e.Kind == record.KindUserConfig {
-			settings = e.Result
-		}
-	}
+	settings := recordedConfigRead(entries)
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	enc := json.NewEncoder(stdout)
@@ -56,6 +51,20 @@ func answerConfigRead(entries []record.Entry, state string, stdin io.Reader, std
 		_ = enc.Encode(map[string]any{"id": m.ID, "result": result})
 	}
 	return 0
+}
+
+// recordedConfigRead is config/read's answer in a replay, for any cwd: the
+// settings the recorded agent read at start (the user_config entry;
+// nothing configured without one). A project's own settings are not
+// recorded.
+func recordedConfigRead(entries []record.Entry) any {
+	settings := codex.UserConfig{}.ConfigRead()
+	for _, e := range entries {
+		if e.Kind == record.KindUserConfig {
+			settings = e.Result
+		}
+	}
+	return settings
 }
 
 // nextSkills is skills/list's answer from the recording's next skills
