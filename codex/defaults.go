@@ -1,8 +1,7 @@
 package codex
 
 import (
-	"os"
-	"path/filepath"
+	"bytes"
 	"strings"
 )
 
@@ -28,36 +27,14 @@ func DefaultOverrides(env, overrides []string) []string {
 	return []string{"features." + skillSearchKey + "=false"}
 }
 
-// mentionsSkillSearch is a textual check, like userConfigUnset's: a file
-// that exists but cannot be read counts as mentioning it (the user's
-// setting may be there), a missing one does not.
+// mentionsSkillSearch is a textual check, like userConfigUnset's: an
+// override's key, or a config file that mentions skill_search or cannot be
+// read (the user's setting may be there).
 func mentionsSkillSearch(home, sysDir string, overrides []string) bool {
 	for _, kv := range overrides {
 		if key, _, _ := strings.Cut(kv, "="); strings.Contains(key, skillSearchKey) {
 			return true
 		}
 	}
-	var files []string
-	if home != "" {
-		files = append(files, filepath.Join(home, "config.toml"))
-	}
-	if entries, err := os.ReadDir(sysDir); err == nil {
-		for _, e := range entries {
-			if !e.IsDir() {
-				files = append(files, filepath.Join(sysDir, e.Name()))
-			}
-		}
-	} else if !os.IsNotExist(err) {
-		return true
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil || strings.Contains(string(b), skillSearchKey) {
-			return true
-		}
-	}
-	return false
+	return configFilesMayMention(home, sysDir, func(b []byte) bool { return bytes.Contains(b, []byte(skillSearchKey)) })
 }

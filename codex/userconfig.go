@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -137,14 +138,8 @@ func projectConfigMayApply(cwd, home, top string) bool {
 	}
 	for dir := filepath.Clean(cwd); ; {
 		layer := filepath.Join(dir, ".codex")
-		if layer != home {
-			b, err := os.ReadFile(filepath.Join(layer, "config.toml"))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-				return true
-			}
-			if err == nil && mentionsSettings(b) {
-				return true
-			}
+		if layer != home && fileMayMention(filepath.Join(layer, "config.toml"), mentionsSettings) {
+			return true
 		}
 		parent := filepath.Dir(dir)
 		if dir == top || parent == dir {
@@ -261,24 +256,40 @@ func userConfigUnset(home, sysDir string, overrides []string) bool {
 			return false
 		}
 	}
-	files := []string{filepath.Join(home, "config.toml")}
+	return !configFilesMayMention(home, sysDir, mentionsSettings)
+}
+
+// configFilesMayMention reports whether a configuration file codex 0.169
+// reads on Linux — home's config.toml (when home is known) and every file
+// in sysDir — may say what mentions looks for (fileMayMention); a sysDir
+// that exists but cannot be listed may too.
+func configFilesMayMention(home, sysDir string, mentions func([]byte) bool) bool {
+	var files []string
+	if home != "" {
+		files = append(files, filepath.Join(home, "config.toml"))
+	}
 	entries, err := os.ReadDir(sysDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false
+		return true
 	}
 	for _, e := range entries {
 		files = append(files, filepath.Join(sysDir, e.Name()))
 	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil || mentionsSettings(b) {
-			return false
-		}
+	return slices.ContainsFunc(files, func(f string) bool { return fileMayMention(f, mentions) })
+}
+
+// fileMayMention reports whether the file at path may say what mentions
+// looks for: it does, or it exists but cannot be read (what it says is not
+// known). A missing file, or a path through a non-directory, says nothing.
+func fileMayMention(path string, mentions func([]byte) bool) bool {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return false
+	case err != nil:
+		return true
 	}
-	return true
+	return mentions(b)
 }
 
 // mentionsSettings reports whether a configuration file may set what
