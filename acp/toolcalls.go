@@ -196,10 +196,13 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 		if ch != nil {
 			u.Content = diffContent(ch)
 			u.Locations = changeLocations(ch)
-			r.agent.keepOverwrite(s, c, ch, u.Content)
 		}
 	}
 	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: u})
+	if toolErr == nil && ch != nil {
+		// After the update: the editor's diff does not wait for the disk.
+		r.agent.keepOverwrite(s, c, ch, u.Content)
+	}
 }
 
 // rawOutput is the result shown to the editor. A read's content is left
