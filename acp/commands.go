@@ -251,13 +251,7 @@ func (a *Agent) announcementsDone(ctx context.Context) {
 	a.mu.Lock()
 	ready := a.lastAnnounced
 	a.mu.Unlock()
-	if ready == nil {
-		return
-	}
-	select {
-	case <-ready:
-	case <-ctx.Done():
-	}
+	awaitClosed(ctx, ready)
 }
 
 // commandsAnnounced waits until the session's commands have been sent.
@@ -265,6 +259,12 @@ func (s *session) commandsAnnounced(ctx context.Context) {
 	s.mu.Lock()
 	ready := s.commandsReady
 	s.mu.Unlock()
+	awaitClosed(ctx, ready)
+}
+
+// awaitClosed waits until ready is closed (at once when it is nil: nothing
+// to wait for) or ctx ends.
+func awaitClosed(ctx context.Context, ready <-chan struct{}) {
 	if ready == nil {
 		return
 	}
