@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -182,9 +183,14 @@ func TestLegacyProfileRefusedByCodex(t *testing.T) {
 	if resp.Modes.CurrentModeId != "ask" {
 		t.Errorf("current mode %s, want the presets' default", resp.Modes.CurrentModeId)
 	}
-	log := e.stderr.String()
-	if !strings.Contains(log, "cannot read your codex sandbox and approval settings") || !strings.Contains(log, "legacy `profile = \\\"strict\\\"`") {
-		t.Errorf("codex's reason is not in the log:\n%s", log)
+	// session/new answers before codex's config/read does: the reason is
+	// logged when that answer comes.
+	logged := func() bool {
+		log := e.stderr.String()
+		return strings.Contains(log, "cannot read your codex sandbox and approval settings") && strings.Contains(log, "legacy `profile = \\\"strict\\\"`")
+	}
+	if !eventually(30*time.Second, logged) {
+		t.Errorf("codex's reason is not in the log:\n%s", e.stderr.String())
 	}
 }
 
