@@ -29,7 +29,7 @@ func testCodexKilledDuringHungEditorRead(t *testing.T, backend string) {
 	hung := make(chan struct{}) // the editor never answers: not even when asked to stop
 	t.Cleanup(func() { close(hung) })
 	var hungPath string
-	e := start(t, setup{backend: backend, fs: true, mode: "",
+	e := start(t, setup{backend: backend, fs: true, mode: "auto",
 		beforeFS: func(ctx context.Context, method, path string) {
 			if method == "fs/read_text_file" && path == hungPath {
 				close(reading)
@@ -54,21 +54,39 @@ func testCodexKilledDuringHungEditorRead(t *testing.T, backend string) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case err := <-first:
+		if err == nil {
+			t.Error("the prompt of the killed codex answered without an error")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the prompt of the killed codex did not answer")
+	}
+	// The read's tool call ended with its turn, failed.
+	var readID acpsdk.ToolCallId
+	var last string
+	for _, u := range toolUpdates(e) {
+		if u.ToolCall != nil && u.ToolCall.Kind == acpsdk.ToolKindRead && len(u.ToolCall.Locations) == 1 && u.ToolCall.Locations[0].Path == hungPath {
+			readID = u.ToolCall.ToolCallId
+		}
+		if u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == readID && u.ToolCallUpdate.Status != nil {
+			last = string(*u.ToolCallUpdate.Status)
+		}
+	}
+	if readID == "" || last != string(acpsdk.ToolCallStatusFailed) {
+		t.Errorf("the dead turn's read (tool call %q) ended %q, want failed: %v", readID, last, statusesOf(toolUpdates(e)))
+	}
+
 	e.mock.Enqueue(
 		mockapi.Reply(acpCall(t, "c_edit", "edit_text_file", map[string]any{"path": other, "old_string": "beta", "new_string": "BETA"})),
 		mockapi.Reply(mockapi.Message("edited")),
 	)
+	// Bounded, so that a regression fails instead of hanging the suite.
 	ctx, cancel := context.WithTimeout(e.ctx, 60*time.Second)
 	defer cancel()
 	resp, err := e.editor.Conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: e.session, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("edit b.txt")}})
 	if err != nil {
 		t.Fatalf("the next prompt: %v", err)
-	}
-	select {
-	case err := <-first:
-		t.Logf("first prompt: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("the prompt of the killed codex did not answer")
 	}
 	if resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("the next prompt stopped with %q", resp.StopReason)
