@@ -34,8 +34,12 @@ type fakeBackend struct {
 
 // Run implements Backend the way ExecBackend runs codex exec.
 func (b *fakeBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
-	return (&ExecBackend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger()}).Run(ctx, t, out)
+	return (&ExecBackend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger(), FindRollout: noRollout}).Run(ctx, t, out)
 }
+
+// noRollout finds no thread's rollout: the tests' threads have none, and
+// the machine's codex home is none of theirs.
+func noRollout(string) (string, error) { return "", os.ErrNotExist }
 
 type lineRunnerFunc func(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error
 

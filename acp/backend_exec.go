@@ -40,6 +40,10 @@ type ExecBackend struct {
 	// (codex.ConfigServer.ListSkills: codex exec cannot list them, an app-server
 	// started for the question can). Nil: no skill commands.
 	ListSkills func(ctx context.Context, cwd string) ([]Skill, error)
+	// FindRollout finds a thread's rollout, where a turn looks for the
+	// commands codex refused (execrefusals.go). Nil: under codex's home.
+	FindRollout func(threadID string) (string, error)
+	rollouts    rolloutFinder
 
 	mu      sync.Mutex
 	waiting map[string]codex.Invocation // by session id: what was prestarted
@@ -107,7 +111,13 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 		}()
 		inv.Images = files.Paths
 	}
-	return b.Runner.Run(ctx, inv, func(line []byte) {
+	find := b.FindRollout
+	if find == nil {
+		find = b.rollouts.find
+	}
+	refused := newRefusalTail(find, inv.ThreadID, log)
+	defer refused.close()
+	err := b.Runner.Run(ctx, inv, func(line []byte) {
 		ev, err := events.Parse(line)
 		if err != nil {
 			log.Warn("unreadable codex output line", "session", t.SessionID, "err", err, "bytes", len(line))
@@ -117,8 +127,18 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 			// The review's own thread: the session keeps its thread.
 			return
 		}
+		if t.Review == nil {
+			if ev.Type == events.TypeThreadStarted {
+				refused.started(ev.ThreadID)
+			}
+			refused.poll(out.Event, false)
+		}
 		out.Event(ev)
 	})
+	if t.Review == nil {
+		refused.poll(out.Event, true)
+	}
+	return err
 }
 
 // commandFeatures implements commander: `codex exec review` runs reviews,

@@ -54,9 +54,12 @@ type setup struct {
 	// elicitationURL makes an editor with elicitation declare URL
 	// elicitation too.
 	elicitationURL bool
-	codexPath      string // default: the pinned codex
-	mode           string // default: the agent's default (ask)
-	args           []string
+	// beforeFS runs before the editor answers each fs request
+	// (fakeeditor.Options.BeforeFS): a test can hold the answer back.
+	beforeFS  func(ctx context.Context, method, path string)
+	codexPath string // default: the pinned codex
+	mode      string // default: the agent's default (ask)
+	args      []string
 }
 
 // env is one codexacp process driven by a fake editor, with real codex
@@ -146,7 +149,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 	stdin, stdout := startPiped(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	e.ctx, e.stderr, e.agentPID = ctx, stderr, cmd.Process.Pid
-	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission, Elicitation: s.elicitation, ElicitationURL: s.elicitationURL})
+	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission, Elicitation: s.elicitation, ElicitationURL: s.elicitationURL, BeforeFS: s.beforeFS})
 	e.stop = sync.OnceFunc(func() {
 		stdin.Close()
 		done := make(chan error, 1)

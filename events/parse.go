@@ -130,6 +130,10 @@ type Item struct {
 	Cwd              string `json:"cwd,omitempty"`
 	AggregatedOutput string `json:"aggregated_output,omitempty"`
 	ExitCode         *int   `json:"exit_code,omitempty"` // nil while running
+	// Refusal is set on a command codex refused to run without asking
+	// (RefusalScanner; codex prints no item for it): shown failed, with
+	// codex's reason.
+	Refusal *CommandRefusal `json:"refusal,omitempty"`
 
 	// command_execution, file_change, mcp_tool_call: in_progress, completed,
 	// failed (declined is treated as failed).

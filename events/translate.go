@@ -592,6 +592,18 @@ func (t *Translator) commandState(done bool, it *Item) toolState {
 	if st.title == "" {
 		st.title = "Run a command"
 	}
+	if r := it.Refusal; r != nil {
+		// Shown failed, not declined: nobody was asked.
+		st.status = acpsdk.ToolCallStatusFailed
+		shown := CommandRefusal{Reason: limitText(r.Reason, t.opts.MaxOutputBytes), Justification: limitText(r.Justification, t.opts.MaxOutputBytes)}
+		if shown.Justification != "" {
+			input["justification"] = shown.Justification
+		}
+		reason := shown.Reason
+		st.content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(refusalContent(&shown)))}
+		st.rawOutput = map[string]any{"refused": reason}
+		return st
+	}
 	out := limitText(it.AggregatedOutput, t.opts.MaxOutputBytes)
 	if out != "" {
 		st.content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(out)))}

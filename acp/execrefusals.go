@@ -1,0 +1,186 @@
+package acp
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/regularfile"
+)
+
+// Commands codex exec refused (approval policy never) leave no JSONL item,
+// only records in the thread's rollout (events.RefusalScanner). An exec
+// turn follows the part of the rollout it appends: before each event codex
+// prints (codex wrote the refused call's output before the model's next
+// item) and once more after codex exited (everything flushed), so that the
+// editor sees each refused command as a failed tool call, in its place.
+
+// maxRolloutLine bounds one rollout record kept while it is read: a
+// refused call and its output are short; longer records (a file's
+// content in a tool call, a command's output) are skipped.
+const maxRolloutLine = 1 << 20
+
+// rolloutLookups bounds how often a turn looks for a new thread's rollout
+// before codex has exited (codex may create it after thread.started).
+const rolloutLookups = 3
+
+// refusalTail follows one exec turn's part of a thread's rollout. It is
+// used by the goroutine running the turn only.
+type refusalTail struct {
+	find    func(threadID string) (string, error)
+	log     *slog.Logger
+	thread  string
+	lookups int
+	f       *os.File
+	off     int64 // where this turn's records start, then how far they were read
+	line    []byte
+	skip    bool // dropping the rest of an overlong record
+	scanner events.RefusalScanner
+}
+
+// newRefusalTail starts following a turn of threadID ("" for a new
+// thread: set by started): the records after the rollout's current end.
+func newRefusalTail(find func(string) (string, error), threadID string, log *slog.Logger) *refusalTail {
+	t := &refusalTail{find: find, log: log}
+	if threadID != "" {
+		t.thread = threadID
+		if t.open() {
+			if fi, err := t.f.Stat(); err == nil {
+				t.off = fi.Size()
+			}
+		}
+	}
+	return t
+}
+
+// started names the new thread whose rollout this turn writes from its
+// first byte.
+func (t *refusalTail) started(threadID string) {
+	if t.thread == "" {
+		t.thread = threadID
+	}
+}
+
+// open opens the rollout once found; false while there is none.
+func (t *refusalTail) open() bool {
+	if t.f != nil {
+		return true
+	}
+	if t.thread == "" || t.find == nil {
+		return false
+	}
+	path, err := t.find(t.thread)
+	if err != nil {
+		return false
+	}
+	f, _, err := regularfile.Open(path, regularfile.FollowLink)
+	if err != nil {
+		t.log.Debug("rollout not readable for refused commands", "path", path, "err", err)
+		return false
+	}
+	t.f = f
+	return true
+}
+
+// poll reads what codex appended since the last poll and hands an event
+// to emit for each refused command; final is the poll after codex exited.
+func (t *refusalTail) poll(emit func(events.Event), final bool) {
+	if t.f == nil {
+		if !final && t.lookups >= rolloutLookups {
+			return
+		}
+		t.lookups++
+		if !t.open() {
+			return
+		}
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := t.f.ReadAt(buf, t.off)
+		t.off += int64(n)
+		t.feed(buf[:n], emit)
+		if err != nil || n == 0 {
+			if err != nil && err != io.EOF {
+				t.log.Debug("reading the rollout for refused commands", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// feed splits data into records, keeping an unfinished one for later.
+func (t *refusalTail) feed(data []byte, emit func(events.Event)) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if !t.skip {
+				t.line = append(t.line, data...)
+				if len(t.line) > maxRolloutLine {
+					t.line, t.skip = t.line[:0], true
+				}
+			}
+			return
+		}
+		if !t.skip && len(t.line)+i <= maxRolloutLine {
+			rec := data[:i]
+			if len(t.line) > 0 {
+				rec = append(t.line, rec...)
+			}
+			if ev, ok := t.scanner.Record(rec); ok {
+				emit(ev)
+			}
+		}
+		t.line, t.skip = t.line[:0], false
+		data = data[i+1:]
+	}
+}
+
+func (t *refusalTail) close() {
+	if t.f != nil {
+		t.f.Close()
+	}
+}
+
+// rolloutFinder finds threads' rollouts under codex's home, remembering
+// where (a thread's rollout does not move). Safe for concurrent use.
+type rolloutFinder struct {
+	found sync.Map // thread id → path
+}
+
+// find looks in today's and yesterday's directories first (codex files a
+// new thread under the day it started), then everywhere.
+func (r *rolloutFinder) find(threadID string) (string, error) {
+	if p, ok := r.found.Load(threadID); ok {
+		return p.(string), nil
+	}
+	home, err := codex.Home()
+	if err != nil {
+		return "", err
+	}
+	path := ""
+	now := time.Now()
+	for _, day := range []time.Time{now, now.AddDate(0, 0, -1)} {
+		if strings.ContainsAny(threadID, `/\*?[`) {
+			break
+		}
+		m, _ := filepath.Glob(filepath.Join(home, "sessions", day.Format("2006"), day.Format("01"), day.Format("02"), "rollout-*-"+threadID+".jsonl"))
+		if len(m) > 0 {
+			path = m[len(m)-1]
+			break
+		}
+	}
+	if path == "" {
+		if path, err = codex.RolloutPath(home, threadID); err != nil {
+			return "", err
+		}
+	}
+	r.found.Store(threadID, path)
+	return path, nil
+}
