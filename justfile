@@ -29,8 +29,14 @@ bench-edit:
 replay:
     go test -count=1 ./e2e/replay/
 
+# replay the users' transcripts kept as regression tests (e2e/testdata/user-transcripts), all or one:
+# `just replay-user ExampleEditInEditorBuffer`
+replay-user name='':
+    go test -count=1 ./e2e/replay/ -v -run '^TestUserTranscripts$/{{ if name == "" { "" } else { "^" + name + "$" } }}'
+
 # re-record the replay corpus from the real-codex e2e tests (needs `just e2e-install`),
-# then refresh the events goldens made from it and check that it replays
+# then refresh the events goldens made from it and check that it replays. Only the corpus is deleted: users'
+# transcripts live in e2e/testdata/user-transcripts (TestCorpusRecordingKeepsUserTranscripts)
 record-corpus:
     rm -f e2e/testdata/transcripts/*.ndjson
     CODEXACP_E2E=1 CODEXACP_RECORD_CORPUS=1 go test -count=1 ./e2e/

@@ -34,11 +34,13 @@ func (r *Recorder) AppServerTrace(opts codex.AppServerOptions) func(sent bool, l
 	if env == nil {
 		env = os.Environ()
 	}
-	args := []string{"app-server"}
-	for _, kv := range opts.Config {
-		args = append(args, "-c", secrets.RedactConfigArg(kv))
-	}
 	r.AddSecretsFromEnv(env)
+	args := []string{"app-server"}
+	r.mu.Lock()
+	for _, kv := range r.redactArgsLocked(opts.Config) {
+		args = append(args, "-c", kv)
+	}
+	r.mu.Unlock()
 	t := &appServerTap{r: r, args: args, env: envNames(env)}
 	return t.trace
 }
@@ -67,12 +69,14 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 	var learned []string
 	initialize := false
 	var asked secretAsk
+	var ids []string // codex's installation ids in a message from codex
 	switch {
 	case line == nil:
 	case json.Valid(line):
 		msg := append(json.RawMessage(nil), line...)
 		if sent {
 			msg, learned = redactLearning(msg)
+			msg = summariseInstructions(msg)
 			var m struct {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
@@ -80,6 +84,7 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 			initialize = json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0
 		} else {
 			asked = secretQuestionsOf(msg)
+			msg, ids = hideServerIdentity(msg)
 		}
 		e.Msg = msg
 	default:
@@ -102,6 +107,9 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 	}
 	for _, s := range learned {
 		r.secrets.add(s)
+	}
+	for _, id := range ids {
+		r.addInstallationID(id)
 	}
 	if sent && line != nil && (t.run == 0 || initialize) {
 		// A new process: the client's first message is initialize.

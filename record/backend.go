@@ -59,9 +59,7 @@ func (r *Recorder) beginRun(inv codex.Invocation, command CommandFunc) int {
 	run := r.runs
 	r.active = append(r.active, run)
 	e := &Entry{Kind: KindCodexStart, Run: run, Cwd: inv.Cwd, Prompt: inv.Prompt, Env: envNames(env)}
-	for _, a := range args {
-		e.Args = append(e.Args, secrets.RedactConfigArg(a))
-	}
+	e.Args = r.redactArgsLocked(args)
 	r.writeLocked(e)
 	return run
 }
@@ -107,13 +105,28 @@ func (r *Recorder) currentRun() int {
 	return r.active[len(r.active)-1]
 }
 
-// envNames returns the sorted, distinct names of a KEY=VALUE list.
+// envNames returns the sorted, distinct names of a KEY=VALUE list that
+// are codex's own (ownEnvName): the user's other variables are left out.
 func envNames(env []string) []string {
 	names := make([]string, 0, len(env))
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		names = append(names, name)
+		if name, _, _ := strings.Cut(kv, "="); ownEnvName(name) {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// redactArgsLocked redacts a codex command line: secret-looking -c keys
+// (secrets.RedactConfigArg), the MCP servers' secret arguments and env
+// values (redactMCPConfigArg), which become known secrets, and long
+// instructions, summarised (summariseConfigArg). r.mu is held.
+func (r *Recorder) redactArgsLocked(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		a = redactMCPConfigArg(a, r.secrets.add)
+		out = append(out, summariseConfigArg(secrets.RedactConfigArg(a)))
+	}
+	return out
 }

@@ -41,6 +41,18 @@ type Recorder struct {
 	model        string           // SetCatalog
 	effort       string           // SetCatalog
 	codexVersion string           // SetCodexVersion
+
+	// What SetDirs and SetMachine hide: dirs above holds the state
+	// directory, codex's home and the user's home, longest first.
+	storeDirs []dirPlaceholder // the state directory and codex's home (SetDirs)
+	home      string           // the user's home (SetMachine)
+	host      string           // the machine's name, when long enough to replace (SetMachine)
+	// installationIDs are codex's installation ids (SetDirs, and learned
+	// from app-server messages), replaced wherever they appear.
+	installationIDs [][]byte
+	// sessions tracks what the editor named, for keeping other
+	// workspaces' sessions out (worlds.go).
+	world world
 }
 
 // New returns a Recorder writing to w.
@@ -219,10 +231,11 @@ func (r *Recorder) Output(out io.Writer) io.Writer {
 	return &outputTap{r: r, out: out}
 }
 
-// acpLine records one ACP message line. Each value blanked in an editor's
-// message (an MCP server's env value or header, say) becomes a known secret,
-// replaced wherever else it appears: the agent hands those to codex, which
-// may quote them back.
+// acpLine records one ACP message line. Each secret blanked in an editor's
+// message (an MCP server's header, a secret-looking env value or argument)
+// becomes a known secret, replaced wherever else it appears: the agent
+// hands those to codex, which may quote them back. The answer to a
+// session/list keeps only the recording's workspaces (world).
 func (r *Recorder) acpLine(dir string, line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -242,6 +255,13 @@ func (r *Recorder) acpLine(dir string, line []byte) {
 	defer r.mu.Unlock()
 	for _, s := range learned {
 		r.secrets.add(s)
+	}
+	if e.Msg != nil {
+		if dir == DirIn {
+			r.world.request(e.Msg)
+		} else {
+			e.Msg = r.world.answer(e.Msg)
+		}
 	}
 	r.writeLocked(e)
 }

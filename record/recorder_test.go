@@ -174,7 +174,7 @@ func TestBackendRecordsRuns(t *testing.T) {
 			if start.Run != 1 || start.Cwd != "/w" || start.Prompt != "hi" || strings.Join(start.Args, " ") != "exec --json -C /w -" {
 				t.Errorf("codex_start = %+v", start)
 			}
-			if got := strings.Join(start.Env, ","); got != "CODEXACP_MCP_TOKEN,HOME,PATH" {
+			if got := strings.Join(start.Env, ","); got != "CODEXACP_MCP_TOKEN" { // HOME, PATH: not codex's own
 				t.Errorf("env names = %s", got)
 			}
 			if len(tt.runner.lines) > 0 {
@@ -289,6 +289,13 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 		// editor MCP server's header whose name does not look secret.
 		asTok  = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
 		custom = "custom-header-value-7"
+		// An editor MCP server's secret arguments (issue 28): after a
+		// flag, in --flag=value and NAME=value form, and an env value
+		// under a name that does not look secret.
+		argKey  = "trk_live_argvalue0001"
+		argTok  = "trk_live_tokvalue0002"
+		argPass = "trk_live_passvalue003"
+		dbURL   = "postgres://u:pw-db-0004@db/x"
 	)
 	var buf bytes.Buffer
 	r := New(&buf)
@@ -297,7 +304,8 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 
 	in := `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[` +
 		`{"type":"http","name":"gh","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"Bearer ` + header + `"},{"name":"X-Api-Key","value":"` + header + `"},{"name":"X-Workspace","value":"` + custom + `"}]},` +
-		`{"name":"local","command":"srv","args":[],"env":[{"name":"SERVICE_PASSWORD","value":"` + header + `"}]}]}}` + "\n" +
+		`{"name":"local","command":"srv","args":[],"env":[{"name":"SERVICE_PASSWORD","value":"` + header + `"}]},` +
+		`{"name":"tracker","command":"trk","args":["serve","--api-key","` + argKey + `","--token=` + argTok + `","DB_PASSWORD=` + argPass + `","--verbose"],"env":[{"name":"DATABASE_URL","value":"` + dbURL + `"}]}]}}` + "\n" +
 		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","_meta":{"apiKey":"` + header + `"},"prompt":[{"type":"text","text":"my key is ` + apiKey + `"}]}}` + "\n"
 	io.ReadAll(r.Input(strings.NewReader(in)))
 
@@ -311,6 +319,10 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 		return []string{"exec",
 				"-c", `mcp_servers.gh={url="http://127.0.0.1:1/mcp", http_headers={"Authorization"="Bearer ` + header + `", "X-Api-Key"="` + header + `"}}`,
 				"-c", `mcp_servers.local={command="srv", args=[], env={"SERVICE_PASSWORD"="` + header + `"}}`,
+				"-c", `mcp_servers.tracker={command="trk", args=["serve", "--api-key", "` + argKey + `", "--token=` + argTok + `", "DB_PASSWORD=` + argPass + `", "--verbose"], env={"DATABASE_URL"="` + dbURL + `"}}`,
+				// The user's own -c, in its dotted forms.
+				"-c", `mcp_servers.other.args=["--password", "` + argPass + `"]`,
+				"-c", `mcp_servers.other.env.DATABASE_URL="` + dbURL + `"`,
 				"-c", `model_providers.p={base_url="http://127.0.0.1:2/v1", env_key="MOCK_API_KEY"}`,
 				"-"},
 			[]string{"OPENAI_API_KEY=" + apiKey}
@@ -335,15 +347,18 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 		`"mcp_servers.acp":{"url":"http://127.0.0.1:3/mcp","http_headers":{"Authorization":"Bearer `+asTok+`"},"required":true},`+
 		`"mcp_servers.gh":{"url":"http://127.0.0.1:1/mcp","http_headers":{"X-Workspace":"`+custom+`","X-Api-Key":"`+header+`"}},`+
 		`"mcp_servers.local":{"command":"srv","args":[],"env":{"SERVICE_PASSWORD":"`+header+`"}},`+
+		`"mcp_servers.tracker":{"command":"trk","args":["serve","--api-key","`+argKey+`","--token=`+argTok+`","DB_PASSWORD=`+argPass+`"],"env":{"DATABASE_URL":"`+dbURL+`"}},`+
 		`"shell_environment_policy.set.CODEXACP_SESSION":"s"}}}`))
 	trace(false, []byte(`{"id":2,"error":{"code":-32600,"message":"Invalid request: token `+asTok+`, header `+custom+`"}}`))
 	trace(false, []byte(`{"method":"item/agentMessage/delta","params":{"delta":"your key: `+apiKey+`"}}`))
 	trace(false, []byte(`not json: `+asTok))
+	// Codex quoting a flag's value back (learned from session/new).
+	trace(false, []byte(`{"method":"mcpServer/startupStatus/updated","params":{"name":"tracker","error":"bad key `+argKey+`"}}`))
 	trace(true, nil)
 	trace(false, nil)
 
 	out := buf.String()
-	for _, secret := range []string{token, apiKey, header, ghTok, asTok, custom} {
+	for _, secret := range []string{token, apiKey, header, ghTok, asTok, custom, argKey, argTok, argPass, dbURL} {
 		if strings.Contains(out, secret) {
 			t.Errorf("secret %q is in the transcript:\n%s", secret, out)
 		}
@@ -355,7 +370,12 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 	// What is not secret survives: names of variables, the provider's
 	// env_key (a variable name), ordinary text.
 	for _, keep := range []string{`"OPENAI_API_KEY"`, `env_key=\"MOCK_API_KEY\"`, `"name":"Authorization"`, "my key is", "SERVICE_PASSWORD",
-		`"name":"X-Workspace"`, `"X-Workspace":"[REDACTED]"`, `"Authorization":"[REDACTED]"`, "CODEXACP_SESSION", "http://127.0.0.1:3/mcp", "Invalid request: token [REDACTED]"} {
+		`"name":"X-Workspace"`, `"X-Workspace":"[REDACTED]"`, `"Authorization":"[REDACTED]"`, "CODEXACP_SESSION", "http://127.0.0.1:3/mcp", "Invalid request: token [REDACTED]",
+		// The servers' arguments other than secrets, and their variables' names.
+		`"args":["serve","--api-key","[REDACTED]","--token=[REDACTED]","DB_PASSWORD=[REDACTED]","--verbose"]`,
+		`args=[\"serve\", \"--api-key\", \"[REDACTED]\", \"--token=[REDACTED]\", \"DB_PASSWORD=[REDACTED]\", \"--verbose\"]`,
+		`{"name":"DATABASE_URL","value":"[REDACTED]"}`, `"DATABASE_URL":"[REDACTED]"`, `env={\"DATABASE_URL\"=\"[REDACTED]\"}`,
+		`mcp_servers.other.args=[\"--password\", \"[REDACTED]\"]`, `mcp_servers.other.env.DATABASE_URL=\"[REDACTED]\"`} {
 		if !strings.Contains(out, keep) {
 			t.Errorf("transcript lost %s:\n%s", keep, out)
 		}

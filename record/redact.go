@@ -35,7 +35,8 @@ func redactMessage(msg json.RawMessage) json.RawMessage {
 func redactLearning(msg json.RawMessage) (json.RawMessage, []string) {
 	// A cheap pre-check: only messages that mention a secret-looking name
 	// or headers are decoded and walked.
-	if !secrets.MentionsName(msg) && !bytes.Contains(msg, headersKey) {
+	if !secrets.MentionsName(msg) && !bytes.Contains(msg, headersKey) &&
+		!bytes.Contains(msg, mcpServersKey) && !bytes.Contains(msg, mcpServersTable) {
 		return msg, nil
 	}
 	v, err := decodeJSON(msg)
@@ -49,7 +50,8 @@ func redactLearning(msg json.RawMessage) (json.RawMessage, []string) {
 			learned = append(learned, strings.TrimSpace(token))
 		}
 	}
-	if !redactValue(v, learn) {
+	servers := redactMCPServers(v, learn)
+	if !redactValue(v, learn) && !servers {
 		return msg, nil
 	}
 	out, err := encodeJSON(v)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -25,11 +24,13 @@ const maxStoredBytes = 64 << 20
 // on, every path under them is written as StateDirPlaceholder/… and
 // CodexHomePlaceholder/…, in every entry: a replay puts its own directories
 // there. Relative directories are taken from the working directory; empty
-// ones and the root are ignored. Call it before Start.
+// ones and the root are ignored. Codex's installation id, read from its
+// home, is replaced wherever it appears (InstallationPlaceholder). Call it
+// before Start.
 func (r *Recorder) SetDirs(stateDir, codexHome string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dirs = nil
+	r.storeDirs = nil
 	for _, d := range []struct{ dir, placeholder string }{
 		{stateDir, StateDirPlaceholder},
 		{codexHome, CodexHomePlaceholder},
@@ -41,22 +42,25 @@ func (r *Recorder) SetDirs(stateDir, codexHome string) {
 		if err != nil || dir == filepath.Dir(dir) { // the root: every path would match
 			continue
 		}
-		r.dirs = append(r.dirs, dirPlaceholder{from: dir, to: d.placeholder})
+		r.storeDirs = append(r.storeDirs, dirPlaceholder{from: dir, to: d.placeholder})
+		if d.placeholder == CodexHomePlaceholder {
+			r.readInstallationID(dir)
+		}
 	}
-	// A directory inside the other one is replaced first.
-	sort.SliceStable(r.dirs, func(i, j int) bool { return len(r.dirs[i].from) > len(r.dirs[j].from) })
+	r.sortDirsLocked()
 }
 
 type dirPlaceholder struct {
 	from, to string
 }
 
-// abbreviate writes the placeholders of SetDirs into an encoded entry.
+// abbreviate writes the placeholders of SetDirs and SetMachine into an
+// encoded entry.
 func (r *Recorder) abbreviate(line []byte) []byte {
 	for _, d := range r.dirs {
 		line = RebasePaths(line, d.from, d.to)
 	}
-	return line
+	return r.hideMachine(line)
 }
 
 // Stored records the file at path, which the agent read to list or load
@@ -67,7 +71,12 @@ func (r *Recorder) Stored(path string) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // the agent's state directory may be relative
 	}
-	r.write(fileState(KindStored, path, maxStoredBytes))
+	e := fileState(KindStored, path, maxStoredBytes)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.world.keepStored(e) {
+		r.writeLocked(e)
+	}
 }
 
 // RebasePaths rewrites, in JSON text, every path under the directory from

@@ -73,12 +73,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: codexacp [flags]
        codexacp doctor [flags]
+       codexacp record scrub [--replace OLD=NEW]... [--check] FILE
 
 codexacp is an ACP agent: an editor launches it and speaks the Agent Client
 Protocol on its stdin/stdout. Each prompt runs "codex exec --json".
 "codexacp doctor" checks codex, the model catalog, the state directory and
 the tool server, and prints what it found; what the agent would log while
-checking goes to stderr at --log-level.
+checking goes to stderr at --log-level. "codexacp record scrub" rewrites a
+--record transcript for a bug report (codexacp record -h).
 
 Flags (environment variables in brackets):
 `)
@@ -146,6 +148,9 @@ func envOr(key, def string) string {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "record" {
+		return recordCommand(args[1:], stdout, stderr)
+	}
 	isDoctor := len(args) > 0 && args[0] == "doctor"
 	if isDoctor {
 		args = args[1:]

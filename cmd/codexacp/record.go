@@ -28,6 +28,10 @@ func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir, 
 	// own. (No codex home is only an unloadable session, not a reason to stop.)
 	codexHome, _ := codex.Home()
 	rec.SetDirs(stateDir, codexHome)
+	// Nor the user's home and the machine's name (a user posts the file).
+	home, _ := os.UserHomeDir()
+	host, _ := os.Hostname()
+	rec.SetMachine(home, host)
 	rec.SetBackend(backend)
 	info := acp.ModelInfo{ContextWindow: opts.ContextWindow, Models: opts.Models}
 	if opts.ModelInfo != nil {

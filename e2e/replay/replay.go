@@ -129,6 +129,8 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	}
 	data = record.RebasePaths(data, record.StateDirPlaceholder, dirs.state)
 	data = record.RebasePaths(data, record.CodexHomePlaceholder, dirs.codexHome)
+	// The recording user's home (a catalog's path, say): the agent's own.
+	data = record.RebasePaths(data, record.HomePlaceholder, filepath.Join(tmp, "home"))
 	if entries, err = record.Read(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
 	}

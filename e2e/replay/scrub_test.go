@@ -1,0 +1,86 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codexacp/codexacp/e2e/replay"
+)
+
+// TestScrubbedTranscriptReplays scrubs transcripts as a user does before
+// posting one (`codexacp record scrub FILE --replace OLD=NEW`): a text in
+// a file the tools read and edited (a password, say) replaced by another of
+// another length. The scrubbed transcript holds no trace of it and still
+// replays: the content hashes the tools reported were recomputed. The same
+// replacement made by hand (every occurrence of the text in the file, as
+// sed would) fails the replay on the hashes.
+func TestScrubbedTranscriptReplays(t *testing.T) {
+	tests := []struct {
+		name, old, new string
+	}{
+		// notes.txt (alpha, beta, gamma) read, edited and written by every tool.
+		{"TestAllSevenToolsInAutoMode", "beta", "hunter2-was-here"},
+		{"TestAllSevenToolsInAutoMode.app-server", "beta", "hunter2-was-here"},
+		// config.toml's port, edited in the editor's buffer.
+		{"TestEditGoesThroughEditorBuffer", "8080", "PORT"},
+		{"TestEditGoesThroughEditorBuffer.app-server", "8080", "PORT"},
+		// A stored rollout (a JSON text inside a string) and the answer
+		// it holds, on a load after a restart.
+		{"TestSessionLoadAfterRestart", "the answer is", "my secret is"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := filepath.Join(corpusDir, tt.name+".ndjson")
+			orig, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(orig, []byte(tt.old)) {
+				t.Fatalf("%s does not hold %q", src, tt.old)
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.name+".ndjson")
+			if err := os.WriteFile(path, orig, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(opts.Agent, "record", "scrub", path, "--replace", tt.old+"="+tt.new).CombinedOutput()
+			if err != nil {
+				t.Fatalf("record scrub: %v\n%s", err, out)
+			}
+			t.Logf("%s", out)
+			scrubbed, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(scrubbed, []byte(tt.old)) {
+				t.Errorf("the scrubbed transcript still holds %q", tt.old)
+			}
+			if res := replayFile(t, path); !res.Match() {
+				t.Errorf("the scrubbed transcript does not replay")
+			}
+
+			// By hand: the replay fails wherever a hash covers the text.
+			byHand := filepath.Join(dir, "by-hand.ndjson")
+			if err := os.WriteFile(byHand, bytes.ReplaceAll(orig, []byte(tt.old), []byte(tt.new)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), " 0 content hashes") {
+				o := opts
+				o.StepTimeout = 2 * replay.DefaultStepTimeout / 10
+				res, err := replay.Run(context.Background(), byHand, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Match() {
+					t.Errorf("the transcript edited by hand replays too: the scrub's hashes prove nothing")
+				}
+			}
+		})
+	}
+}
