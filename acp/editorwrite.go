@@ -76,11 +76,12 @@ func (t *writeTarget) close() {
 
 // landed checks, after the editor answered that it wrote data to t.path,
 // that the write can only have landed there: the path still leads to
-// itself (no link in it) and names either the file that was there, left
-// as it was (an editor that keeps the change in its buffer) or holding
-// data, or a new file of one name holding data (an editor that saves by
-// rename). Anything else may be an editor that followed a link swapped in
-// for a moment: the error says so, naming the path and where it led.
+// itself (no link in it) and names either the very file that was there
+// (held open, so its identity cannot have passed to another: whatever the
+// editor did to it, in place or in its buffer only, happened inside), or a
+// new file of one name holding data (an editor that saves by rename).
+// Anything else may be an editor that followed a link swapped in for a
+// moment: the error says so, naming the path and where it led.
 func (t *writeTarget) landed(data []byte) error {
 	if real, err := fsops.ResolvePath(t.path); err != nil || real != t.path {
 		return writtenElsewhereError(t.path, leadsTo(t.path, real, err))
@@ -99,14 +100,13 @@ func (t *writeTarget) landed(data []byte) error {
 		return replacedError(t.path, "is no longer a regular file")
 	}
 	defer f.Close()
-	same := t.info != nil && os.SameFile(t.info, fi)
-	if same && fi.Size() == t.info.Size() && fi.ModTime().Equal(t.info.ModTime()) {
+	if t.info != nil && os.SameFile(t.info, fi) {
 		return nil
 	}
 	if !holds(f, data) {
 		return replacedError(t.path, "does not hold what was written")
 	}
-	if n := linkCount(f, fi); !same && n > 1 {
+	if n := linkCount(f, fi); n > 1 {
 		// Written in place, but in another file, of other names.
 		return replacedError(t.path, fmt.Sprintf("is now another file, of %d names (hard links)", n))
 	}

@@ -79,6 +79,11 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 		{name: "buffer only, new file", writeThrough: false, newFile: true},
 		{name: "in place", writeThrough: true},
 		{name: "in place, new file", writeThrough: true, newFile: true},
+		{name: "reformatted in place", writeThrough: true, after: func(e env) {
+			if err := os.WriteFile(e.path, []byte("two\n\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}},
 		{name: "saved by rename", writeThrough: false, after: func(e env) {
 			tmp := e.path + ".save"
 			mustWrite(t, tmp, "two\n")
