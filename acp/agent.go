@@ -530,6 +530,8 @@ func (a *Agent) attachTools(s *session) {
 	files := newEditorFiles(a.conn, s.id, caps, local)
 	reporter := newToolReporter(a, s)
 	files.checkWrite = func(path string) error { return reporter.sess.Load().checkWrite(path) }
+	files.hardLinks = func(ctx context.Context, t *writeTarget) error { return reporter.sess.Load().hardLinkAllowed(ctx, t) }
+	reporter.editorRoute = func() bool { return !files.writeLocal.Load() }
 	if a.opts.EditorTimeout > 0 {
 		files.timeout = a.opts.EditorTimeout
 	}

@@ -229,16 +229,30 @@ func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 					time.Sleep(time.Duration(i%4) * 50 * time.Microsecond) // pace, so writes meet both states
 				}
 			})
-			var ok, refused, hits int
+			const changed = "Path changed during the write: "
+			var ok, refused, hits, flagged int
 			for i := range iterations {
 				res := th.call(t, "write_text_file", map[string]any{"path": path, "content": fmt.Sprintf("write %d\n", i)})
+				_, msg := errorCode(res)
 				if res.IsError {
 					refused++
 				} else {
 					ok++
 				}
+				if strings.HasPrefix(msg, changed) {
+					flagged++
+				}
 				if got, _ := os.ReadFile(outside); string(got) != "precious\n" {
 					hits++
+					// The editor followed a link swapped in after our
+					// last check: that cannot be prevented, but it is
+					// never passed over in silence.
+					if !strings.HasPrefix(msg, changed+path) {
+						t.Errorf("write %d landed outside and was not reported: %+v", i, res.StructuredContent)
+					}
+					if where, named := strings.CutPrefix(msg, changed+path+" now leads to "); named && where != outside {
+						t.Errorf("write %d landed in %s, reported as %s", i, outside, where)
+					}
 					mustWrite(t, outside, "precious\n")
 				}
 			}
@@ -256,7 +270,23 @@ func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 					t.Fatalf("the editor was asked to write %s", w.Path)
 				}
 			}
-			t.Logf("%d writes: %d inside, %d refused, %d outside", iterations, ok, refused, hits)
+			// The user saw each one in the tool call.
+			if err := th.editor.Sync(th.ctx); err != nil {
+				t.Fatal(err)
+			}
+			shown := 0
+			for _, u := range th.editor.Updates() {
+				if tu := u.Update.ToolCallUpdate; tu != nil && tu.Status != nil && *tu.Status == acpsdk.ToolCallStatusFailed &&
+					len(tu.Content) > 0 && tu.Content[0].Content != nil && tu.Content[0].Content.Content.Text != nil &&
+					strings.HasPrefix(tu.Content[0].Content.Content.Text.Text, changed+path) {
+					shown++
+				}
+			}
+			if shown != flagged {
+				t.Errorf("%d writes reported to the model as changed during the write, %d shown to the user", flagged, shown)
+			}
+			t.Logf("%d writes: %d inside, %d refused, %d outside, %d reported as changed during the write",
+				iterations, ok, refused, hits, flagged)
 		})
 	}
 }

@@ -37,6 +37,10 @@ type editorFiles struct {
 	// with the resolved path (session.checkWrite): the last word on where a
 	// write may land. Nil: no check (tests of the adapter alone).
 	checkWrite func(path string) error
+	// hardLinks decides an editor write to the file about to be written
+	// (session.hardLinkAllowed): one of several names is written in place
+	// under all of them. Nil: no check.
+	hardLinks func(ctx context.Context, t *writeTarget) error
 	// timeout bounds one editor fs request: an editor that never answers
 	// must not hold a file (and its lock) forever.
 	timeout time.Duration
@@ -95,22 +99,36 @@ func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error)
 	return []byte(resp.Content), nil
 }
 
-// WriteFile implements fsops.Files.
+// WriteFile implements fsops.Files. Through the editor, the last checks
+// come last, right before the request (an editor that follows links is
+// only as safe as the time between them is short), and the path is checked
+// again once the editor answers (writeTarget.landed).
 func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte) error {
-	if f.checkWrite != nil {
-		if err := f.checkWrite(path); err != nil {
+	if f.writeLocal.Load() {
+		if err := f.lastCheck(path); err != nil {
 			return err
 		}
-	}
-	if f.writeLocal.Load() {
 		return f.local.WriteFile(ctx, path, data)
 	}
 	if err := checkEditorWriteSize(path, data); err != nil {
 		return err
 	}
+	target, err := openWriteTarget(path)
+	if err != nil {
+		return err
+	}
+	defer target.close()
+	if f.hardLinks != nil {
+		if err := f.hardLinks(ctx, target); err != nil {
+			return err
+		}
+	}
+	if err := f.lastCheck(path); err != nil {
+		return err
+	}
 	callCtx, cancel := f.call(ctx)
 	defer cancel()
-	_, err := f.client.WriteTextFile(callCtx, acpsdk.WriteTextFileRequest{SessionId: f.sessionID, Path: path, Content: string(data)})
+	_, err = f.client.WriteTextFile(callCtx, acpsdk.WriteTextFileRequest{SessionId: f.sessionID, Path: path, Content: string(data)})
 	if isMethodNotFound(err) {
 		// Method not found means nothing was written: the disk is the
 		// right place, not a fallback after a failure.
@@ -120,17 +138,23 @@ func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte) e
 	if err != nil {
 		return editorError("write", path, callErr(callCtx, err))
 	}
-	return nil
+	return target.landed(data)
+}
+
+// lastCheck is checkWrite, when there is one.
+func (f *editorFiles) lastCheck(path string) error {
+	if f.checkWrite == nil {
+		return nil
+	}
+	return f.checkWrite(path)
 }
 
 // MkdirAll implements fsops.DirMaker (write_text_file's create_parents):
 // editors have no ACP method for directories, so the local port makes them,
 // only inside the workspace roots, after the same last check as a write.
 func (f *editorFiles) MkdirAll(ctx context.Context, dir string) error {
-	if f.checkWrite != nil {
-		if err := f.checkWrite(dir); err != nil {
-			return err
-		}
+	if err := f.lastCheck(dir); err != nil {
+		return err
 	}
 	dm, ok := f.local.(fsops.DirMaker)
 	if !ok {

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -30,6 +31,9 @@ type toolReporter struct {
 	// process takes over its predecessor's tool server (and token, which
 	// an app-server thread keeps for as long as it is loaded).
 	sess atomic.Pointer[session]
+	// editorRoute reports whether writes go through the editor (which
+	// writes files in place); nil: they do not.
+	editorRoute func() bool
 }
 
 var _ mcp.Observer = (*toolReporter)(nil)
@@ -45,6 +49,7 @@ func newToolReporter(a *Agent, s *session) *toolReporter {
 // also ends the call's editor requests and lock waits.
 func (r *toolReporter) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
 	s := r.sess.Load()
+	ctx = withCallNote(ctx)
 	ctx, ok := s.callBegin(ctx, c.ID)
 	if !ok {
 		// No turn runs (a codex that outlived its turn): report nothing;
@@ -81,9 +86,19 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	if err := s.writeAllowed(ch.Path); err != nil {
 		return err
 	}
+	mode := s.toolMode()
+	// A file of several names written in place by the editor changes
+	// under all of them, wherever they are: auto mode refuses, ask mode
+	// asks whatever was allowed before.
+	links, linked := 0, fs.FileInfo(nil)
+	if mode != ModeFullAccess {
+		links, linked = r.editorLinks(ch)
+	}
+	if links > 1 && mode != ModeAsk {
+		return hardLinkError(ch.Path, links)
+	}
 	s.setChange(c.ID, ch)
 
-	mode := s.toolMode()
 	// In auto mode a write into .git, .codex, .agents or .aws (or another
 	// git directory, or codex's home) still asks: codex's own
 	// workspace-write sandbox keeps those read-only, and these tools
@@ -97,12 +112,14 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 		ToolCallId:    acpsdk.ToolCallId(c.ID),
 		Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
 	}
-	if protected == "" && (mode != ModeAsk || s.alwaysAllowed(acpsdk.ToolKindEdit)) {
+	if protected == "" && links <= 1 && (mode != ModeAsk || s.alwaysAllowed(acpsdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
 		update.Locations = changeLocations(ch)
-	} else if refusal := r.askPermission(ctx, turn, s, c, ch, protected); refusal != nil {
+	} else if refusal := r.askPermission(ctx, turn, s, c, ch, protected, links); refusal != nil {
 		return refusal
+	} else if n := noteOf(ctx); n != nil && links > 1 {
+		n.linked = linked // the write checks it is still this file
 	}
 	r.agent.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{ToolCallUpdate: update})
 	return nil
@@ -112,17 +129,21 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 // refusal for the model. The request carries the diff preview, which the
 // editor shows on the pending tool call while the user decides. The
 // question ends with the call or with the turn, whichever ends first.
-func (r *toolReporter) askPermission(ctx, turn context.Context, s *session, c *mcp.Call, ch *fsops.Change, protected string) error {
+func (r *toolReporter) askPermission(ctx, turn context.Context, s *session, c *mcp.Call, ch *fsops.Change, protected string, links int) error {
 	askCtx, stopAsk := mergeContext(ctx, turn)
 	defer stopAsk()
+	content := diffContent(ch)
+	if links > 1 {
+		content = append([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(hardLinkQuestion(s.displayPath(ch.Path), links)))}, content...)
+	}
 	resp, err := r.agent.conn.RequestPermission(askCtx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(s.id),
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(c.ID),
-			Title:      acpsdk.Ptr(r.permissionTitle(s, c, ch, protected)),
+			Title:      acpsdk.Ptr(r.permissionTitle(s, c, ch, protected, links)),
 			Kind:       acpsdk.Ptr(acpsdk.ToolKindEdit),
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
-			Content:    diffContent(ch),
+			Content:    content,
 			Locations:  changeLocations(ch),
 			RawInput:   trimRawInput(c.Arguments),
 		},
@@ -153,11 +174,15 @@ func (r *toolReporter) askPermission(ctx, turn context.Context, s *session, c *m
 }
 
 // permissionTitle is the question's title: the edit, and what makes it
-// notable (a protected directory, directories it creates).
-func (r *toolReporter) permissionTitle(s *session, c *mcp.Call, ch *fsops.Change, protected string) string {
+// notable (a protected directory, other names of the file, directories it
+// creates).
+func (r *toolReporter) permissionTitle(s *session, c *mcp.Call, ch *fsops.Change, protected string, links int) string {
 	title := r.title(c.Tool, ch.Path)
 	if protected != "" {
 		title += " (in " + s.displayPath(protected) + ")"
+	}
+	if links > 1 {
+		title += fmt.Sprintf(" (hard link: %d names, all changed)", links)
 	}
 	if len(ch.NewDirs) > 0 {
 		title += " (creating " + s.displayPath(ch.NewDirs[0])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -150,6 +151,22 @@ func checkPath(path string) (string, error) {
 			"Pass the absolute path of an existing file or of one to create; no file system accepts a path this long.")
 	case !filepath.IsAbs(path):
 		return "", relativePathError(path)
+	case namesDirectory(path):
+		return "", invalidRequest("Path names a directory: "+path,
+			`A path that ends in "/" (or "/.", "/..") names a directory (POSIX), and these tools read and write files. `+
+				"Pass the file's path without the trailing slash.")
 	}
 	return filepath.Clean(path), nil
+}
+
+// namesDirectory reports whether path's last component is empty (a
+// trailing separator), "." or "..": such a path can only name a directory,
+// whatever its text would clean to ("new.txt/" is not new.txt).
+func namesDirectory(path string) bool {
+	i := len(path)
+	for i > 0 && !os.IsPathSeparator(path[i-1]) {
+		i--
+	}
+	last := path[i:]
+	return last == "" || last == "." || last == ".."
 }

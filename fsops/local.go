@@ -457,6 +457,8 @@ func mapOSError(path string, op osOp, size int, err error) error {
 			return NotFoundError(path, err)
 		}
 		return ParentNotFoundError(filepath.Dir(path), err)
+	case isLinkLoop(err):
+		return linkLoopError(path, err)
 	case isNameTooLong(err):
 		return invalidRequest("File name too long: "+path,
 			"A component of the path is longer than the file system allows (usually 255 bytes); choose a shorter name.")

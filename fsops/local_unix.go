@@ -30,3 +30,4 @@ func isDiskFull(err error) bool {
 func isReadOnlyFS(err error) bool  { return errors.Is(err, syscall.EROFS) }
 func isNotDir(err error) bool      { return errors.Is(err, syscall.ENOTDIR) }
 func isNameTooLong(err error) bool { return errors.Is(err, syscall.ENAMETOOLONG) }
+func isOSLinkLoop(err error) bool  { return errors.Is(err, syscall.ELOOP) }

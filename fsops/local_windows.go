@@ -56,6 +56,7 @@ const (
 	errorFilenameExcedRange syscall.Errno = 206  // ERROR_FILENAME_EXCED_RANGE
 	errorDirectory          syscall.Errno = 267  // ERROR_DIRECTORY: a file where a directory should be
 	errorDiskQuotaExceeded  syscall.Errno = 1295 // ERROR_DISK_QUOTA_EXCEEDED
+	errorCantResolveFile    syscall.Errno = 1921 // ERROR_CANT_RESOLVE_FILENAME: a loop of reparse points
 )
 
 func isDiskFull(err error) bool {
@@ -73,4 +74,8 @@ func isNotDir(err error) bool {
 
 func isNameTooLong(err error) bool {
 	return errors.Is(err, errorFilenameExcedRange) || errors.Is(err, syscall.ENAMETOOLONG)
+}
+
+func isOSLinkLoop(err error) bool {
+	return errors.Is(err, errorCantResolveFile) || errors.Is(err, syscall.ELOOP)
 }

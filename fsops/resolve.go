@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -80,9 +81,24 @@ func ChangedPathError(path string, cause error) *Error {
 }
 
 func resolveError(path string, err error) error {
-	if errors.Is(err, syscall.ELOOP) {
-		return &Error{Code: CodePermission, Message: "Permission denied: " + path,
-			Hint: "The path runs into a loop of symbolic links; fix the links with the shell.", Err: err}
-	}
 	return mapOSError(path, opStat, 0, err)
+}
+
+// linkLoopError is the -32600 error of a path that runs into a loop of
+// symbolic links: the model's path leads to no file (ELOOP), which is its
+// mistake to fix, not an internal error.
+func linkLoopError(path string, cause error) *Error {
+	return invalidRequest("Too many levels of symbolic links: "+path,
+		"The path runs into a loop of symbolic links (or a chain of too many); it leads to no file. "+
+			"Fix or remove the links with the shell, or use another path.")
+}
+
+// evalSymlinksLoop is the text of filepath.EvalSymlinks's own error when it
+// follows more than 255 links: it counts them itself and returns a plain
+// error, never ELOOP.
+const evalSymlinksLoop = "EvalSymlinks: too many links"
+
+// isLinkLoop reports whether err says a path runs into a loop of links.
+func isLinkLoop(err error) bool {
+	return isOSLinkLoop(err) || strings.HasSuffix(err.Error(), evalSymlinksLoop)
 }

@@ -36,6 +36,9 @@ type Options struct {
 	// BeforeFS, when set, runs before each fs request is answered (a test
 	// can hold the answer back; ctx ends when the agent gives up).
 	BeforeFS func(ctx context.Context, method, path string)
+	// AfterFS, when set, runs after an fs request was carried out (the
+	// buffer changed, the disk written through) and before it is answered.
+	AfterFS func(method, path string)
 	// Permission picks the answer to a permission request. Nil: allow once.
 	Permission func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
 	// Elicitation, when set, advertises form elicitation
@@ -364,18 +367,28 @@ func (e *Editor) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequ
 	if err := e.fsRequest(ctx, "fs/write_text_file", req.Path, req); err != nil {
 		return acpsdk.WriteTextFileResponse{}, err
 	}
+	if err := e.writeBuffer(req); err != nil {
+		return acpsdk.WriteTextFileResponse{}, err
+	}
+	if e.opts.AfterFS != nil {
+		e.opts.AfterFS("fs/write_text_file", req.Path)
+	}
+	return acpsdk.WriteTextFileResponse{}, nil
+}
+
+func (e *Editor) writeBuffer(req acpsdk.WriteTextFileRequest) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if ferr := e.fsErrors[req.Path]; ferr != nil {
-		return acpsdk.WriteTextFileResponse{}, ferr
+		return ferr
 	}
 	if e.opts.WriteThrough {
 		if err := os.WriteFile(req.Path, []byte(req.Content), 0o644); err != nil {
-			return acpsdk.WriteTextFileResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
+			return acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 		}
 	}
 	e.buffers[req.Path] = req.Content
-	return acpsdk.WriteTextFileResponse{}, nil
+	return nil
 }
 
 // RequestPermission implements acpsdk.Client.
