@@ -23,3 +23,12 @@ func mksocket(w ws, rel string) {
 		w.t.Skip("no Unix sockets here:", err)
 	}
 }
+
+func mkfifoQuiet(p string) { syscall.Mkfifo(p, 0o644) }
+
+func mksocketQuiet(p string) {
+	if fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0); err == nil {
+		syscall.Bind(fd, &syscall.SockaddrUnix{Name: p})
+		syscall.Close(fd)
+	}
+}
