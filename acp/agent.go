@@ -23,6 +23,7 @@ import (
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -151,6 +152,7 @@ func onceInBackground[T any](f func() T) (get func() T, ready func(ctx context.C
 	start := sync.OnceFunc(func() {
 		go func() {
 			defer close(done)
+			defer recovery.Recover(nil, "a background load", nil) // v stays zero
 			v = f()
 		}()
 	})
@@ -262,13 +264,14 @@ func NewAgent(opts Options) *Agent {
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out, deleteCap: a.canDelete()}
 	pr, pw := io.Pipe()
-	a.conn = acpsdk.NewAgentSideConnection(a, w, pr)
+	a.conn = acpsdk.NewAgentSideConnection(rescued{a}, w, pr) // handlers guarded (recover.go)
 	// The SDK's reader reads its logger only once input arrives, so setting
 	// it before the guard starts feeding input is race-free.
 	a.conn.SetLogger(a.log)
 	// The guard handles session/cancel itself: queued in the SDK, a burst of
 	// notifications would close the connection (see inputGuard).
 	guard := newInputGuard(pw, w, a.log, func(sessionID string) {
+		defer recovery.Recover(a.log, "session/cancel", nil)
 		if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
 			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
 		}
@@ -281,11 +284,20 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// next input or at in's end, failing to write to the closed pipe.
 	src, feed := io.Pipe()
 	go func() {
+		defer recovery.Recover(a.log, "stdin copier", nil)
 		_, err := io.Copy(feed, in)
 		feed.CloseWithError(err) // nil: EOF
 	}()
 	guardErr := make(chan error, 1)
-	go func() { guardErr <- guard.run(src) }()
+	go func() {
+		defer func() {
+			if e := recovery.Handle(a.log, "input guard", recover()); e != nil {
+				pw.CloseWithError(e) // no more input comes: the SDK ends too
+				guardErr <- e
+			}
+		}()
+		guardErr <- guard.run(src)
+	}()
 
 	select {
 	case <-a.conn.Done():
@@ -310,6 +322,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	sessionsClosed := make(chan struct{})
 	go func() {
 		defer close(sessionsClosed)
+		defer recovery.Recover(a.log, "closing the sessions", nil)
 		// A session's commands listed while the input ended still go out
 		// (bounded by skillsTimeout): whether the editor gets them does
 		// not depend on how long codex took to list the skills.
@@ -364,6 +377,7 @@ func (a *Agent) closeAllSessions() {
 	var wg sync.WaitGroup
 	for _, s := range all {
 		wg.Go(func() {
+			defer recovery.Recover(a.log, "closing a session", nil)
 			s.close()
 			if p != nil {
 				p.Forget(s.id)
