@@ -24,6 +24,7 @@ import (
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/shelledits"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -103,6 +104,8 @@ type Options struct {
 	toolCallGrace time.Duration
 	// shutdownGrace overrides shutdownGrace (tests). 0: shutdownGrace.
 	shutdownGrace time.Duration
+	// newShellTracker replaces shelledits.New (tests). nil: shelledits.New.
+	newShellTracker func(roots []string, lim shelledits.Limits) *shelledits.Tracker
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
@@ -145,14 +148,15 @@ var (
 
 // onceInBackground computes f once, on a goroutine of its own started by
 // the first call of get or ready, so that a caller can stop waiting for it
-// when its request ends (ready reports false then). get waits for it.
-func onceInBackground[T any](f func() T) (get func() T, ready func(ctx context.Context) bool) {
+// when its request ends (ready reports false then). get waits for it. A
+// panic in f is logged as what failed, and leaves the zero T.
+func onceInBackground[T any](log *slog.Logger, what string, f func() T) (get func() T, ready func(ctx context.Context) bool) {
 	var v T
 	done := make(chan struct{})
 	start := sync.OnceFunc(func() {
 		go func() {
 			defer close(done)
-			defer recovery.Recover(nil, "a background load", nil) // v stays zero
+			defer recovery.Recover(log, what, nil) // v stays zero
 			v = f()
 		}()
 	})
@@ -236,12 +240,12 @@ func NewAgent(opts Options) *Agent {
 	}
 	a.modelInfoReady = func(context.Context) bool { return true }
 	if opts.ModelInfo != nil {
-		a.modelInfo, a.modelInfoReady = onceInBackground(opts.ModelInfo)
+		a.modelInfo, a.modelInfoReady = onceInBackground(log, "loading the model list", opts.ModelInfo)
 	}
 	a.userConfig = func() codex.UserConfig { return codex.UserConfig{} }
 	a.userConfigReady = func(context.Context) bool { return true }
 	if opts.UserConfig != nil {
-		a.userConfig, a.userConfigReady = onceInBackground(opts.UserConfig)
+		a.userConfig, a.userConfigReady = onceInBackground(log, "reading codex's settings", opts.UserConfig)
 	}
 	if c, ok := opts.Backend.(commander); ok {
 		c.watchSkills(a.skillsChanged)
