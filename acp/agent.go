@@ -23,6 +23,8 @@ import (
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/shelledits"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -102,6 +104,8 @@ type Options struct {
 	toolCallGrace time.Duration
 	// shutdownGrace overrides shutdownGrace (tests). 0: shutdownGrace.
 	shutdownGrace time.Duration
+	// newShellTracker replaces shelledits.New (tests). nil: shelledits.New.
+	newShellTracker func(roots []string, lim shelledits.Limits) *shelledits.Tracker
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
@@ -144,13 +148,15 @@ var (
 
 // onceInBackground computes f once, on a goroutine of its own started by
 // the first call of get or ready, so that a caller can stop waiting for it
-// when its request ends (ready reports false then). get waits for it.
-func onceInBackground[T any](f func() T) (get func() T, ready func(ctx context.Context) bool) {
+// when its request ends (ready reports false then). get waits for it. A
+// panic in f is logged as what failed, and leaves the zero T.
+func onceInBackground[T any](log *slog.Logger, what string, f func() T) (get func() T, ready func(ctx context.Context) bool) {
 	var v T
 	done := make(chan struct{})
 	start := sync.OnceFunc(func() {
 		go func() {
 			defer close(done)
+			defer recovery.Recover(log, what, nil) // v stays zero
 			v = f()
 		}()
 	})
@@ -234,12 +240,12 @@ func NewAgent(opts Options) *Agent {
 	}
 	a.modelInfoReady = func(context.Context) bool { return true }
 	if opts.ModelInfo != nil {
-		a.modelInfo, a.modelInfoReady = onceInBackground(opts.ModelInfo)
+		a.modelInfo, a.modelInfoReady = onceInBackground(log, "loading the model list", opts.ModelInfo)
 	}
 	a.userConfig = func() codex.UserConfig { return codex.UserConfig{} }
 	a.userConfigReady = func(context.Context) bool { return true }
 	if opts.UserConfig != nil {
-		a.userConfig, a.userConfigReady = onceInBackground(opts.UserConfig)
+		a.userConfig, a.userConfigReady = onceInBackground(log, "reading codex's settings", opts.UserConfig)
 	}
 	if c, ok := opts.Backend.(commander); ok {
 		c.watchSkills(a.skillsChanged)
@@ -262,13 +268,14 @@ func NewAgent(opts Options) *Agent {
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &syncWriter{w: out, deleteCap: a.canDelete()}
 	pr, pw := io.Pipe()
-	a.conn = acpsdk.NewAgentSideConnection(a, w, pr)
+	a.conn = acpsdk.NewAgentSideConnection(rescued{a}, w, pr) // handlers guarded (recover.go)
 	// The SDK's reader reads its logger only once input arrives, so setting
 	// it before the guard starts feeding input is race-free.
 	a.conn.SetLogger(a.log)
 	// The guard handles session/cancel itself: queued in the SDK, a burst of
 	// notifications would close the connection (see inputGuard).
 	guard := newInputGuard(pw, w, a.log, func(sessionID string) {
+		defer recovery.Recover(a.log, "session/cancel", nil)
 		if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
 			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
 		}
@@ -281,11 +288,20 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// next input or at in's end, failing to write to the closed pipe.
 	src, feed := io.Pipe()
 	go func() {
+		defer recovery.Recover(a.log, "stdin copier", nil)
 		_, err := io.Copy(feed, in)
 		feed.CloseWithError(err) // nil: EOF
 	}()
 	guardErr := make(chan error, 1)
-	go func() { guardErr <- guard.run(src) }()
+	go func() {
+		defer func() {
+			if e := recovery.Handle(a.log, "input guard", recover()); e != nil {
+				pw.CloseWithError(e) // no more input comes: the SDK ends too
+				guardErr <- e
+			}
+		}()
+		guardErr <- guard.run(src)
+	}()
 
 	select {
 	case <-a.conn.Done():
@@ -310,6 +326,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	sessionsClosed := make(chan struct{})
 	go func() {
 		defer close(sessionsClosed)
+		defer recovery.Recover(a.log, "closing the sessions", nil)
 		// A session's commands listed while the input ended still go out
 		// (bounded by skillsTimeout): whether the editor gets them does
 		// not depend on how long codex took to list the skills.
@@ -364,6 +381,7 @@ func (a *Agent) closeAllSessions() {
 	var wg sync.WaitGroup
 	for _, s := range all {
 		wg.Go(func() {
+			defer recovery.Recover(a.log, "closing a session", nil)
 			s.close()
 			if p != nil {
 				p.Forget(s.id)

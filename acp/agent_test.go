@@ -106,9 +106,11 @@ func startAgentTapped(tb testing.TB, opts Options, eopts fakeeditor.Options, rec
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	opts.Version = "test"
-	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.Logger == nil { // else the test reads the log
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if testing.Verbose() {
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
 	}
 	agent := NewAgent(opts)
 	served := make(chan struct{})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // sessionTagEnv is set in the environment of every command a session's
@@ -90,6 +91,7 @@ func (b *AppServerBackend) Warm(t Turn) {
 	go func() {
 		defer b.warming.Done()
 		defer close(p.done)
+		defer recovery.Recover(b.log, "preparing the session's codex thread", &p.err) // the prompt prepares again
 		p.server, p.thread, p.err = b.prepare(t)
 		if p.err != nil {
 			b.log.Warn("could not prepare the session's codex thread; the first prompt will", "session", t.SessionID, "err", p.err)
@@ -1127,7 +1129,10 @@ func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
 	f := b.onSkills
 	b.mu.Unlock()
 	if f != nil {
-		go f()
+		go func() {
+			defer recovery.Recover(b.log, "skills changed", nil)
+			f()
+		}()
 	}
 }
 

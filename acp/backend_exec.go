@@ -10,6 +10,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // LineRunner runs one `codex exec --json` process and hands each line it
@@ -201,6 +202,7 @@ func (b *ExecBackend) Prepare(t Turn) {
 	b.mu.Unlock()
 	go func() {
 		defer b.work.Done()
+		defer recovery.Recover(b.logger(), "starting codex ahead of the prompt", nil)
 		if had {
 			p.Discard(prev)
 		}

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"github.com/codexacp/codexacp/internal/recovery"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,6 +183,7 @@ func (a *Agent) announceCommands(ctx context.Context, s *session) {
 	a.mu.Unlock()
 	go func() {
 		defer close(ready)
+		defer recovery.Recover(a.log, "listing the session's commands", nil)
 		<-ctx.Done()
 		a.refreshCommands(context.WithoutCancel(ctx), s)
 	}()
@@ -230,6 +233,7 @@ func (a *Agent) skillsChanged() {
 			continue
 		}
 		wg.Go(func() {
+			defer recovery.Recover(a.log, "refreshing the session's commands", nil)
 			ctx, cancel := context.WithTimeout(context.Background(), skillsTimeout)
 			s.commandsAnnounced(ctx)
 			err := ctx.Err()

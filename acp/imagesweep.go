@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 const (
@@ -44,6 +46,7 @@ func SweepImageDirs(log *slog.Logger) (stop func()) {
 	s := &imageSweep{root: os.TempDir(), now: time.Now, owned: ownedByUs, max: maxSweptEntries, log: log}
 	go func() {
 		defer close(done)
+		defer recovery.Recover(log, "image directory sweep", nil)
 		s.run(ctx)
 	}()
 	return func() {

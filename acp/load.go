@@ -13,6 +13,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // persist stores the session's record, from session/new on, so that
@@ -60,6 +61,7 @@ func (a *Agent) persistSoon(s *session) {
 	a.saves.mu.Unlock()
 	go func() {
 		defer a.saves.done()
+		defer recovery.Recover(a.log, "saving a session record", nil)
 		if h := a.saves.beforeSave; h != nil {
 			h()
 		}

@@ -96,7 +96,8 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 
 // runTurn runs spec as the session's next turn, with the prompt's images;
 // text is what the user typed.
-func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image, spec turnSpec) (acpsdk.PromptResponse, error) {
+func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image, spec turnSpec) (_ acpsdk.PromptResponse, err error) {
+	defer a.answerPanic("prompt turn", &err) // the turn still ends (endTurn)
 	turn, window := a.turn(ctx, s, text)
 	spec.apply(&turn)
 	if spec.review == nil && !spec.compact {
@@ -144,6 +145,9 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 	}
 	a.prepareNext(context.WithoutCancel(ctx), s, true)
 
+	if err := turnPanicked(ctx); err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
 	if ctx.Err() != nil {
 		log.Info("turn cancelled", "cause", context.Cause(ctx))
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil

@@ -71,7 +71,11 @@ func (o *turnOutput) beginShellEdits(always bool) {
 	if !always && !shellMayWrite(o.s) {
 		return
 	}
-	tr := shelledits.New(o.s.roots(), shelledits.Limits{})
+	newTracker := shelledits.New
+	if o.a.opts.newShellTracker != nil {
+		newTracker = o.a.opts.newShellTracker
+	}
+	tr := newTracker(o.s.roots(), shelledits.Limits{})
 	if err := tr.Baseline(o.ctx); err != nil {
 		o.log.Warn("shell edits: no baseline of the workspace; this turn's shell edits are not shown", "err", err)
 		return

@@ -26,15 +26,18 @@ var _ TurnOutput = (*turnOutput)(nil)
 
 // Event implements TurnOutput.
 func (o *turnOutput) Event(ev events.Event) {
+	defer o.recoverTurn("codex event " + ev.Type)
 	if !ev.Known() {
 		o.log.Debug("codex event not translated", "type", ev.Type)
 	}
 	// Held while sending, so that updates leave in translation order.
-	o.s.trMu.Lock()
-	for _, u := range o.s.translator.Translate(ev) {
-		o.a.sendUpdate(o.ctx, o.s.id, u)
-	}
-	o.s.trMu.Unlock()
+	func() {
+		o.s.trMu.Lock()
+		defer o.s.trMu.Unlock() // even on a panic: the session goes on
+		for _, u := range o.s.translator.Translate(ev) {
+			o.a.sendUpdate(o.ctx, o.s.id, u)
+		}
+	}()
 	// After the event's own updates: a command's edits follow its
 	// completion. Events come one at a time, so nothing of a later event
 	// comes between.
@@ -61,6 +64,7 @@ const (
 // outside the sandbox: its edits are followed from a baseline taken before
 // the answer lets codex run it.
 func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
+	defer o.recoverTurn("command approval") // declined, and the turn ends
 	d := o.askCommand(ctx, req)
 	switch d {
 	case ApprovalAcceptForSession:

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // ErrAppServerClosed reports a call to an app-server process that has ended
@@ -191,10 +193,15 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	go func() {
 		defer c.wg.Done()
 		defer close(c.stderrDone)
+		defer recovery.Recover(log, "codex app-server stderr", nil)
 		io.Copy(c.stderr, &drainReader{f: p.stderr, exited: &p.hasExited})
 		c.stderr.flush()
 	}()
-	go func() { defer c.wg.Done(); c.readLoop() }()
+	go func() {
+		defer c.wg.Done()
+		defer recovery.Recover(log, "codex app-server reader", nil)
+		c.readLoop()
+	}()
 
 	name, version := opts.ClientName, opts.ClientVersion
 	if name == "" {
@@ -495,6 +502,7 @@ func (c *AppServer) finish() {
 
 // dispatch handles one line of the app-server's stdout.
 func (c *AppServer) dispatch(line []byte) {
+	defer recovery.Recover(c.log, "codex app-server message", nil) // that message only: the next is read
 	var m message
 	err := json.Unmarshal(line, &m)
 	if c.trace != nil && (err != nil || !c.unrecordedAnswer(m)) {
@@ -574,12 +582,14 @@ func (c *AppServer) serverRequest(m message) {
 		c.log.Debug("codex app-server request for no thread refused", "method", m.Method)
 		go func() {
 			defer c.wg.Done()
+			defer recovery.Recover(c.log, "codex app-server reply", nil)
 			c.reply(m.ID, m.Method, nil, &RPCError{Code: codeMethodNotFound, Message: "no handler for " + m.Method})
 		}()
 		return
 	}
 	go func() {
 		defer c.wg.Done()
+		defer recovery.Recover(c.log, "codex app-server reply", nil)
 		result, err := c.handle(r.h, m)
 		c.reply(m.ID, m.Method, result, err)
 	}()
@@ -588,12 +598,7 @@ func (c *AppServer) serverRequest(m message) {
 // handle runs the handler; a panic becomes an internal error, so that codex
 // still gets its answer.
 func (c *AppServer) handle(h AppServerHandler, m message) (result any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.log.Error("codex app-server: request handler panicked", "method", m.Method, "panic", v)
-			result, err = nil, fmt.Errorf("handler panicked: %v", v)
-		}
-	}()
+	defer recovery.Recover(c.log, "codex app-server request "+m.Method, &err)
 	return h.Request(c.handlerCtx, m.Method, m.Params)
 }
 

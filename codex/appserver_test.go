@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // fakeAppServerEnv makes the test binary a fake `codex app-server` (see
@@ -42,7 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Printf("app-server %d\n", c.Pid())
 		time.Sleep(time.Hour)
 	}
-	os.Exit(m.Run())
+	os.Exit(recovery.Main(m)) // a recovered panic fails the tests too (internal/recovery)
 }
 
 // fakeAppServer speaks enough of the app-server protocol for the client's
@@ -497,8 +499,8 @@ func TestAppServerServerRequests(t *testing.T) {
 		{
 			name:    "panic",
 			thread:  "t1",
-			handler: func(*recorder) (any, error) { panic("handler bug") },
-			want:    `{"id":"srv-1","error":{"code":-32603,"message":"handler panicked: handler bug"}}`,
+			handler: func(*recorder) (any, error) { panic(recovery.Injected("handler bug")) },
+			want:    `{"id":"srv-1","error":{"code":-32603,"message":"internal error: codex app-server request item/commandExecution/requestApproval panicked: handler bug (a bug in codexacp; the agent goes on)"}}`,
 		},
 		{
 			name:    "unmarshalable answer",

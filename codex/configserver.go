@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // DefaultConfigServerIdle is how long a ConfigServer waits for its next
@@ -83,6 +85,7 @@ func (c *ConfigServer) Warm() {
 	c.goroutines.Add(1)
 	go func() {
 		defer c.goroutines.Done()
+		defer recovery.Recover(nil, "starting the config server", nil)
 		ctx, cancel := context.WithTimeout(c.stop, time.Minute)
 		defer cancel()
 		if _, err := c.acquire(ctx); err == nil {
@@ -197,6 +200,7 @@ func (c *ConfigServer) release() {
 	c.goroutines.Add(1) // Done when the timer has run, or by stopIdle
 	c.idle = time.AfterFunc(idle, func() {
 		defer c.goroutines.Done()
+		defer recovery.Recover(nil, "stopping the idle config server", nil)
 		c.mu.Lock()
 		server := c.server
 		stale := gen != c.gen || c.busy > 0

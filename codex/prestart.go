@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // Prestart starts the codex process for inv now, to wait on stdin until a
@@ -51,6 +53,7 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 	}
 	r.logger().Debug("codex waiting for its prompt", "pid", st.p.cmd.Process.Pid)
 	go func() {
+		defer recovery.Recover(r.logger(), "waiting codex", nil)
 		var expired <-chan time.Time
 		if idle > 0 {
 			timer := time.NewTimer(idle)
@@ -102,7 +105,10 @@ func (r *Runner) Close() {
 	r.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, st := range all {
-		wg.Go(st.discard)
+		wg.Go(func() {
+			defer recovery.Recover(r.logger(), "ending a waiting codex", nil)
+			st.discard()
+		})
 	}
 	wg.Wait()
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/internal/backtrace"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
@@ -325,6 +326,7 @@ func (r *Runner) start(inv Invocation) (*started, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer recovery.Recover(log, "codex stderr", nil)
 		io.Copy(st.stderr, &drainReader{f: p.stderr, exited: &p.hasExited})
 		st.stderr.flush()
 	}()
@@ -341,9 +343,14 @@ func (r *Runner) finish(ctx context.Context, st *started, prompt string, onLine 
 	pid := p.cmd.Process.Pid
 
 	wg.Add(2)
-	go func() { defer wg.Done(); p.superviseCancel(ctx, r.grace(), log) }()
 	go func() {
 		defer wg.Done()
+		defer recovery.Recover(log, "codex cancel supervisor", nil)
+		p.superviseCancel(ctx, r.grace(), log)
+	}()
+	go func() {
+		defer wg.Done()
+		defer recovery.Recover(log, "codex prompt writer", nil)
 		// Codex reads the whole prompt before it starts; a write error means
 		// it is gone, which Wait reports better.
 		io.Copy(p.stdin, strings.NewReader(prompt))
@@ -422,7 +429,11 @@ func spawn(cmd *exec.Cmd, deathSig syscall.Signal, wg *sync.WaitGroup, log *slog
 	p := &process{cmd: cmd, deathSig: deathSig, stdin: pipes[0].w, stdout: pipes[1].r, stderr: pipes[2].r, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	wg.Add(1)
-	go func() { defer wg.Done(); p.startAndWait(started, log) }()
+	go func() {
+		defer wg.Done()
+		defer recovery.Recover(log, "codex process", nil)
+		p.startAndWait(started, log)
+	}()
 	err := <-started
 	// The child has its copies; EOF comes when codex (and its heirs) close theirs.
 	pipes[0].r.Close()

@@ -166,6 +166,9 @@ func (e *env) launch(s setup, extraArgs []string) {
 		cancel()
 		e.stop()
 		e.checkSchema()
+		if strings.Contains(stderr.String(), "recovered from a panic") {
+			t.Error("codexacp recovered from a panic: a bug (internal/recovery), see its stderr")
+		}
 		if t.Failed() {
 			t.Logf("codexacp stderr:\n%s", stderr.String())
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // DefaultMaxRequestBodyBytes bounds one HTTP request body. A write_text_file
@@ -144,6 +146,7 @@ func NewHost(opts *HostOptions) (*Host, error) {
 	}
 	go func() {
 		defer close(h.served)
+		defer recovery.Recover(h.opts.Logger, "mcp host", nil)
 		if err := h.srv.Serve(h.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.opts.Logger.Error("mcp host stopped", "err", err)
 		}

@@ -463,10 +463,10 @@ func TestToolPanicLogsToHostLogger(t *testing.T) {
 	if code, _, _ := toolErr(t, res, sc); code != fsops.CodeInternal {
 		t.Errorf("code %d, want internal error", code)
 	}
-	if got := hostLog.String(); !strings.Contains(got, "file tool panicked") || !strings.Contains(got, "boom") {
+	if got := hostLog.String(); !strings.Contains(got, "recovered from a panic") || !strings.Contains(got, "boom") {
 		t.Errorf("host log = %.200q, want the panic", got)
 	}
-	if got := globalLog.String(); strings.Contains(got, "panicked") {
+	if got := globalLog.String(); strings.Contains(got, "boom") {
 		t.Errorf("global log has the panic: %.200s", got)
 	}
 }

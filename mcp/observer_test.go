@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
+	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
 func TestObserverSeesEditInOrder(t *testing.T) {
@@ -256,7 +259,57 @@ func TestClientCancel(t *testing.T) {
 // panicFiles is a Files whose reads panic, standing in for a bug.
 type panicFiles struct{ fsops.Files }
 
-func (panicFiles) ReadFile(context.Context, string) ([]byte, error) { panic("boom") }
+func (panicFiles) ReadFile(context.Context, string) ([]byte, error) { panic(recovery.Injected("boom")) }
+
+// panicObserver panics where it is told to, standing in for a bug in the
+// ACP layer's reports.
+type panicObserver struct {
+	recorder
+	in string // "started" or "finished"
+}
+
+func (o *panicObserver) CallStarted(ctx context.Context, c *Call) context.Context {
+	if o.in == "started" {
+		panic(recovery.Injected("observer"))
+	}
+	return o.recorder.CallStarted(ctx, c)
+}
+
+func (o *panicObserver) CallFinished(ctx context.Context, c *Call, result any, err *fsops.Error) {
+	if o.in == "finished" {
+		panic(recovery.Injected("observer"))
+	}
+	o.recorder.CallFinished(ctx, c, result, err)
+}
+
+// A panic outside the tool itself (the observer's reports, which run on
+// the go-sdk's goroutine for the call) is that call's internal error; the
+// server keeps serving, and the panic is logged with its stack.
+func TestObserverPanicBecomesError(t *testing.T) {
+	for _, in := range []string{"started", "finished"} {
+		t.Run(in, func(t *testing.T) {
+			var log syncbuf.Buffer
+			prev := slog.Default()
+			slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+			t.Cleanup(func() { slog.SetDefault(prev) })
+			mem := fsopstest.NewMemFiles()
+			setFile(mem, "/w/a.txt", "a\n")
+			obs := &panicObserver{in: in}
+			cs := connectInMemory(t, NewServer(fsops.NewEngine(mem), obs))
+			res, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
+			if code, msg, _ := toolErr(t, res, sc); code != fsops.CodeInternal || !strings.Contains(msg, "Internal error in read_text_file") {
+				t.Errorf("code %d %q", code, msg)
+			}
+			if got := log.String(); !strings.Contains(got, "recovered from a panic") || !strings.Contains(got, "panicObserver") {
+				t.Errorf("log = %.300q, want the panic with its stack", got)
+			}
+			obs.in = ""
+			if _, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"}); sc["content"] != "a\n" {
+				t.Errorf("server stopped serving after a panic: %v", sc)
+			}
+		})
+	}
+}
 
 // A panic in a tool becomes an error result; the server keeps serving.
 func TestToolPanicBecomesError(t *testing.T) {

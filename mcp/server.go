@@ -24,6 +24,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // Call is one tools/call as the observer sees it.
@@ -82,7 +83,16 @@ const serverInstructions = "File tools that read and edit files through the user
 // observer's veto in the write path, report the outcome, shape the result.
 func handler(engine *fsops.Engine, obs Observer, spec toolSpec) mcpsdk.ToolHandler {
 	name := spec.tool.Name
-	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (res *mcpsdk.CallToolResult, _ error) {
+		// The go-sdk serves each call on a goroutine of its own and recovers
+		// nothing: a panic anywhere in the call (the observer's reports
+		// included) is this call's internal error. One in the tool itself is
+		// also reported to the observer (runGuarded).
+		defer func() {
+			if recovery.Handle(loggerFrom(ctx), "file tool "+name, recover()) != nil {
+				res = errorResult(internalToolError(name, "This is a bug in codexacp; the file may or may not have changed: read it again before editing it. Tell the user."))
+			}
+		}()
 		args := parseArguments(req.Params.Arguments)
 		c := &Call{ID: newCallID(), Tool: name, Arguments: req.Params.Arguments, Path: args.path()}
 		var before fsops.BeforeWrite
@@ -111,13 +121,16 @@ func handler(engine *fsops.Engine, obs Observer, spec toolSpec) mcpsdk.ToolHandl
 // the serving host's logger.
 func runGuarded(ctx context.Context, engine *fsops.Engine, args *arguments, before fsops.BeforeWrite, spec toolSpec) (result any, err error) {
 	defer func() {
-		if p := recover(); p != nil {
-			loggerFrom(ctx).Error("file tool panicked", "tool", spec.tool.Name, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Internal error in %s", spec.tool.Name),
-				Hint: "This is a bug in codexacp; nothing was written. Tell the user."}
+		if recovery.Handle(loggerFrom(ctx), "file tool "+spec.tool.Name, recover()) != nil {
+			result, err = nil, internalToolError(spec.tool.Name, "This is a bug in codexacp; nothing was written. Tell the user.")
 		}
 	}()
 	return spec.run(ctx, engine, args, before)
+}
+
+// internalToolError is a call's answer when codexacp panicked in it.
+func internalToolError(tool, hint string) *fsops.Error {
+	return &fsops.Error{Code: fsops.CodeInternal, Message: fmt.Sprintf("Internal error in %s", tool), Hint: hint}
 }
 
 // newCallID returns 96 random bits in hex. crypto/rand.Read never fails.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // prepareAuth sets up sign-in (acp.Auth): with a custom model provider
@@ -27,6 +28,7 @@ func prepareAuth(ctx context.Context, log *slog.Logger, codexPath string, config
 	var startErr error
 	go func() {
 		defer close(ready)
+		defer recovery.Recover(log, "codex login status", &startErr)
 		startErr = status(ctx)
 		log.Debug("codex login status", "err", startErr)
 	}()

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // logBufferSize bounds the log output waiting for stderr.
@@ -39,7 +41,11 @@ type logWriter struct {
 
 func newLogWriter(w io.Writer, max int) *logWriter {
 	l := &logWriter{w: w, max: max, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go l.drain()
+	go func() {
+		// Logged straight to w: the queue has no reader any more.
+		defer recovery.Recover(slog.New(slog.NewTextHandler(w, nil)), "log writer", nil)
+		l.drain()
+	}()
 	return l
 }
 

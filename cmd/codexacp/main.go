@@ -21,6 +21,7 @@ import (
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/mcp"
 	"github.com/codexacp/codexacp/record"
 )
@@ -391,6 +392,7 @@ func inBackground[T any](f func() T) func() T {
 	var v T
 	go func() {
 		defer close(ready)
+		defer recovery.Recover(nil, "a background start-up task", nil) // v stays zero
 		v = f()
 	}()
 	return func() T { <-ready; return v }

@@ -2,9 +2,13 @@ package shelledits
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"unicode/utf8"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // fileStat is what tells two states of a file apart without reading it.
@@ -36,24 +40,29 @@ func lstat(path string) (fileStat, fileKind) {
 	return statOf(fi), kindRegular
 }
 
+// openFile opens a file for its content: without blocking, without
+// following a final symlink, refusing anything but a regular file. A
+// variable so that tests can make a file vanish, turn into something else
+// or become unreadable between the listing and the read.
+var openFile = func(path string) (*os.File, fs.FileInfo, error) {
+	return regularfile.Open(path, regularfile.NoFollowLink)
+}
+
 // readFile reads a regular file of at most max bytes; a larger one gives
-// nil data with its stat. The stat is the open file's.
+// nil data with its stat. The stat is the open file's. A path that is not
+// a regular file when opened (a FIFO, a symlink swapped in since it was
+// listed) is kindOther with no error.
 func readFile(path string, max int64) (data []byte, st fileStat, kind fileKind, err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, st, kindAbsent, nil
-		}
+	f, fi, err := openFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, st, kindAbsent, nil
+	case errors.Is(err, regularfile.ErrNotRegular), errors.Is(err, regularfile.ErrSymlink):
+		return nil, st, kindOther, nil
+	case err != nil:
 		return nil, st, kindOther, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, st, kindOther, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, st, kindOther, nil
-	}
 	st = statOf(fi)
 	if st.size > max {
 		return nil, st, kindRegular, nil

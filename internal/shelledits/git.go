@@ -106,6 +106,7 @@ type gitEntry struct {
 	x, y  byte   // index and work tree status ('.' unchanged)
 	hI    string // the object in the index
 	modeI string // its mode
+	modeH string // the mode in HEAD ("" when not given)
 }
 
 // status lists the root's changed and untracked files: at most max entries.
@@ -140,30 +141,30 @@ func parseStatus(out []byte, prefix string, max int) (gitStatus, error) {
 		case '1':
 			// 1 XY sub mH mI mW hH hI path
 			p := strings.SplitN(f, " ", 9)
-			if len(p) != 9 || len(p[1]) != 2 {
+			if len(p) != 9 || len(p[1]) != 2 || p[2] == "" {
 				return s, fmt.Errorf("shelledits: unreadable git status entry %q", f)
 			}
 			if p[2][0] == 'S' {
 				continue // a submodule
 			}
-			e = gitEntry{kind: '1', x: p[1][0], y: p[1][1], modeI: p[4], hI: p[7]}
+			e = gitEntry{kind: '1', x: p[1][0], y: p[1][1], modeH: p[3], modeI: p[4], hI: p[7]}
 			path = p[8]
 		case '2':
 			// 2 XY sub mH mI mW hH hI Xscore path NUL origPath (only without --no-renames)
 			p := strings.SplitN(f, " ", 10)
 			i++ // the original path
-			if len(p) != 10 || len(p[1]) != 2 {
+			if len(p) != 10 || len(p[1]) != 2 || p[2] == "" {
 				return s, fmt.Errorf("shelledits: unreadable git status entry %q", f)
 			}
 			if p[2][0] == 'S' {
 				continue
 			}
-			e = gitEntry{kind: '1', x: p[1][0], y: p[1][1], modeI: p[4], hI: p[7]}
+			e = gitEntry{kind: '1', x: p[1][0], y: p[1][1], modeH: p[3], modeI: p[4], hI: p[7]}
 			path = p[9]
 		case 'u':
 			// u XY sub m1 m2 m3 mW h1 h2 h3 path
 			p := strings.SplitN(f, " ", 11)
-			if len(p) != 11 {
+			if len(p) != 11 || len(p[1]) != 2 {
 				return s, fmt.Errorf("shelledits: unreadable git status entry %q", f)
 			}
 			e = gitEntry{kind: 'u', x: p[1][0], y: p[1][1]}
@@ -188,14 +189,22 @@ func parseStatus(out []byte, prefix string, max int) (gitStatus, error) {
 }
 
 // baseline is the entry a baseline keeps for a listed file (abs is its
-// real path), or nil when it is not a regular file.
+// real path). A path that is not a regular file (an untracked symlink such
+// as Emacs's `.#name` lock link, a staged symlink, a gitlink) gets an entry
+// that says so: a listed path always has one.
 func (e gitEntry) baseline(abs string) *entry {
+	ent := e.lookup(abs)
+	ent.headOther = e.modeH != "" && e.modeH != "000000" && !regularMode(e.modeH)
+	return ent
+}
+
+func (e gitEntry) lookup(abs string) *entry {
 	switch {
 	case e.kind == '1' && e.y == '.' && e.x == 'D', e.y == 'D':
 		return &entry{hasStat: true} // gone from the work tree
 	case e.kind == '1' && e.y == '.':
-		if e.modeI != "100644" && e.modeI != "100755" {
-			return nil // a symlink or a gitlink
+		if !regularMode(e.modeI) {
+			return &entry{hasStat: true, other: true} // a symlink or a gitlink
 		}
 		return &entry{exists: true, blob: e.hI} // the work tree holds the index's object
 	}
@@ -206,8 +215,11 @@ func (e gitEntry) baseline(abs string) *entry {
 	case kindAbsent:
 		return &entry{hasStat: true}
 	}
-	return nil
+	return &entry{hasStat: true, other: true}
 }
+
+// regularMode reports whether a git mode is a regular file's.
+func regularMode(mode string) bool { return mode == "100644" || mode == "100755" }
 
 // diffNames lists the paths below the root that differ between two commits.
 func (r *repo) diffNames(ctx context.Context, from, to string) ([]string, error) {
@@ -304,7 +316,7 @@ func (r *repo) objects(ctx context.Context, names []string, max int64) (map[stri
 			continue // "<oid> missing"
 		}
 		size, err := strconv.ParseInt(p[2], 10, 64)
-		if err != nil {
+		if err != nil || size < 0 || size > max {
 			return nil, fmt.Errorf("shelledits: git cat-file header %q", header)
 		}
 		data := make([]byte, size+1) // the content and a newline

@@ -51,9 +51,7 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 				s.more, base.root.given, t.lim.MaxStatusEntries))
 		}
 		for rel, ge := range s.entries {
-			if e := ge.baseline(base.abs(rel)); e != nil {
-				cur[rel] = e
-			}
+			cur[rel] = ge.baseline(base.abs(rel))
 		}
 		if base.head != "" && s.head != "" && s.head != base.head {
 			// A commit, checkout or reset: files clean before and after may
@@ -105,18 +103,24 @@ func (t *Tracker) candidates(base, next *rootState, cur map[string]*entry, inHea
 	var cands []candidate
 	check := func(rel string) {
 		old, listed := base.files[rel]
+		now := cur[rel]
 		if !listed {
 			switch {
+			case base.repo != nil && base.head != "" && now != nil && now.headOther && !inHeadDiff[rel]:
+				// Clean at the baseline, and HEAD holds a symlink or a
+				// gitlink there: no file was there.
+				old = &entry{hasStat: true, other: true}
 			case base.repo != nil && base.head != "":
 				old = &entry{exists: true, blob: base.repo.blobName(base.head, rel)}
 			default:
 				old = &entry{hasStat: true} // not there
 			}
 		}
-		now := cur[rel]
 		var st fileStat
 		kind := kindAbsent
 		switch {
+		case now != nil && now.other:
+			kind = kindOther
 		case now != nil && now.hasStat:
 			st = now.st
 			if now.exists {
@@ -224,7 +228,10 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 			switch {
 			case kind == kindAbsent:
 				exists = false
-			case kind != kindRegular || err != nil:
+			case err != nil:
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s could not be read: %v", ch.Path, err))
+				continue
+			case kind != kindRegular:
 				continue // replaced by something else meanwhile
 			default:
 				ch.NewSize = st.size

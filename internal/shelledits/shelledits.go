@@ -358,6 +358,13 @@ type entry struct {
 	hasData bool
 	binary  bool // the content is not text (data not kept)
 	large   bool // larger than MaxFileBytes (data not kept)
+	// other: the path is there but not a regular file (a symlink, a
+	// directory, a FIFO, a gitlink): no file for the comparison (exists is
+	// false), and not reported while it stays one.
+	other bool
+	// headOther: HEAD holds something other than a regular file there (a
+	// symlink, a gitlink), so HEAD's object is no old text.
+	headOther bool
 }
 
 // keep reads the file's content into e (regular file of e.st).

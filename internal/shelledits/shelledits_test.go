@@ -452,8 +452,15 @@ func TestParseStatus(t *testing.T) {
 	if s.more != 1 {
 		t.Errorf("more = %d, want 1", s.more)
 	}
-	if _, err := parseStatus([]byte("1 .M broken\x00"), "", 10); err == nil {
-		t.Error("a broken entry parsed")
+	for _, broken := range []string{
+		"1 .M broken",
+		"1 .M  100644 100644 100644 aaaa aaaa a.txt", // no submodule field
+		"2 R.  100644 100644 100644 dddd dddd R100 b.txt\x00a.txt",
+		"u U N... 100644 100644 100644 100644 e1 e2 e3 c.txt", // one status letter
+	} {
+		if _, err := parseStatus([]byte(broken+"\x00"), "", 10); err == nil {
+			t.Errorf("a broken entry parsed: %q", broken)
+		}
 	}
 	s, _ = parseStatus([]byte("# branch.oid (initial)\x00"), "", 10)
 	if s.head != "" {

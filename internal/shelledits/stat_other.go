@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 )
 
-const openFlags = 0
-
 // sysStat is empty: no inode or change time here.
 type sysStat struct{}
 

@@ -17,9 +17,6 @@ type sysStat struct {
 	ino   uint64
 }
 
-// openFlags keep an open of a file that became a FIFO from blocking.
-const openFlags = unix.O_NONBLOCK
-
 // statOf is the stat of a file as lstat or fstat gave it.
 func statOf(fi fs.FileInfo) fileStat {
 	if s, ok := fi.Sys().(*syscall.Stat_t); ok {

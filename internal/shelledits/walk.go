@@ -2,6 +2,7 @@ package shelledits
 
 import (
 	"context"
+	"errors"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // skippedDirs are directories a walk does not enter: version control
@@ -47,8 +50,11 @@ func walk(ctx context.Context, root string, max int) (files map[string]fileStat,
 		lists := make([]listing, len(level))
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range min(workers, len(level)) {
+		panics := make([]error, min(workers, len(level)))
+		for w := range panics {
 			wg.Go(func() {
+				// A bug here is this walk's error, not the agent's end.
+				defer recovery.Recover(nil, "shell-edits walk", &panics[w])
 				for i := int(next.Add(1) - 1); i < len(level) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 					l := &lists[i]
 					l.names, l.stats, l.subdirs, _ = readDir(filepath.Join(root, filepath.FromSlash(level[i])), dev)
@@ -56,6 +62,9 @@ func walk(ctx context.Context, root string, max int) (files map[string]fileStat,
 			})
 		}
 		wg.Wait()
+		if err := errors.Join(panics...); err != nil {
+			return nil, false, err
+		}
 		var deeper []string
 		for i, dir := range level {
 			l := lists[i]
