@@ -19,8 +19,12 @@ const diffContext = 3
 // plain byte comparisons; only the lines in between are aligned, with
 // go-diff (see diffalign.go). So a small change in a large file costs
 // little more than comparing the two files.
+//
+// A change whose window (the lines between its first and last difference)
+// holds more than MaxDiffLines lines on either side is not aligned: then
+// UnifiedDiff returns "" too.
 func UnifiedDiff(path string, old, new []byte) string {
-	d, _ := diffAndLines(path, old, new, wholeRegion(old, new))
+	d, _, _ := diffAndLines(path, old, new, wholeRegion(old, new))
 	return d
 }
 
@@ -92,23 +96,30 @@ func commonLineAffixes(old, new []byte, same, sameEnd int) (prefix, oldSuffix, n
 // that of the whole files, but the scan for the lines common to their
 // start and end begins at the first and last region instead of at the
 // ends of the files, so the cost follows the edited window.
-func diffAndLines(path string, old, new []byte, regions []region) (string, []int) {
+//
+// The window is counted before anything is split or aligned: more than
+// MaxDiffLines lines on either side is refused (diffTooLargeError), which
+// bounds the diff's memory (about 100 bytes a line a side) and its text.
+func diffAndLines(path string, old, new []byte, regions []region) (string, []int, error) {
 	if len(regions) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	first, last := regions[0], regions[len(regions)-1]
-	prefix, oldSuffix, _ := commonLineAffixes(old, new, first.oldStart, len(old)-last.oldEnd)
+	prefix, oldSuffix, newSuffix := commonLineAffixes(old, new, first.oldStart, len(old)-last.oldEnd)
+	if n := max(countLines(old[prefix:oldSuffix]), countLines(new[prefix:newSuffix])); n > MaxDiffLines {
+		return "", nil, diffTooLargeError(path, n)
+	}
 	s := newDiffSpan(old, new, prefix, oldSuffix)
 	chs := s.changes()
 	if len(chs) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	total := countLines(new)
 	lines := make([]int, len(chs))
 	for i, c := range chs {
 		lines[i] = min(max(s.firstLine+c.new+1, 1), max(total, 1))
 	}
-	return s.format(path, chs), lines
+	return s.format(path, chs), lines, nil
 }
 
 // diffSpan holds the lines of old and new around the ones that differ,

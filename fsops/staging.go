@@ -20,6 +20,7 @@ type staging struct {
 	dirty   []dirty          // replaced stretches, sorted, disjoint, never touching
 	orig    map[string][]int // occurrences of each old_string in the original
 	starts  []int            // scratch
+	path    string           // for messages
 }
 
 // written is the text edit wrote, at [start, end) of the staged content.
@@ -108,8 +109,12 @@ func (st *staging) apply(i int, oldStr, newStr []byte) (LineRange, error) {
 					"Merge the two edits into one, or make edit %d's old_string cover all or none of edit %d's new_string.", i, w.edit, i, w.edit)}
 		}
 	}
-	lr := matchLines(st.content, a, len(oldStr))
 	delta := len(newStr) - len(oldStr)
+	if size := int64(len(st.content)) + int64(delta); size > MaxEditBytes {
+		// Sized before it is built: each edit may add up to 8 MiB.
+		return LineRange{}, resultTooLargeError(st.path, size)
+	}
+	lr := matchLines(st.content, a, len(oldStr))
 	st.track(i, a, b, len(newStr), delta)
 	st.content = slices.Replace(st.content, a, b, newStr...)
 	return lr, nil
