@@ -59,7 +59,7 @@ func TestUnifiedDiffRegionIsAHint(t *testing.T) {
 	new := "head\n" + strings.Repeat("x\n", 41) + "tail\n"
 	want := "--- /f\n+++ /f\n@@ -39,4 +39,5 @@\n x\n x\n x\n+x\n tail\n"
 	// Give the engine's region at the start of the run: it must still land at the end.
-	got, lines, _ := diffAndLines("/f", []byte(old), []byte(new), []region{{oldStart: 5, oldEnd: 5, newStart: 5, newEnd: 7}})
+	got, lines := diffAndLines("/f", []byte(old), []byte(new), []region{{oldStart: 5, oldEnd: 5, newStart: 5, newEnd: 7}})
 	if got != want || fmt.Sprint(lines) != "[42]" {
 		t.Errorf("got lines %v\n%s\nwant\n%s", lines, got, want)
 	}

@@ -231,9 +231,7 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 		data = keepFileConventions(old, data)
 	}
 	c := &Change{Tool: ToolWriteTextFile, Path: path, Old: old, New: data, Created: !info.Exists, NewDirs: newDirs}
-	if c.Diff, c.ChangedLines, err = diffAndLines(path, old, data, wholeRegion(old, data)); err != nil {
-		return nil, err
-	}
+	c.Diff, c.ChangedLines = diffAndLines(path, old, data, wholeRegion(old, data))
 	if err := e.commit(ctx, c, before); err != nil {
 		return nil, err
 	}
@@ -388,9 +386,7 @@ func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, be
 		return nil, resultTooLargeError(path, int64(len(data)))
 	}
 	c := &Change{Tool: tool, Path: path, Old: old, New: data}
-	if c.Diff, c.ChangedLines, err = diffAndLines(path, old, data, regions); err != nil {
-		return nil, err
-	}
+	c.Diff, c.ChangedLines = diffAndLines(path, old, data, regions)
 	if err := e.commit(ctx, c, before); err != nil {
 		return nil, err
 	}

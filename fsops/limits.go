@@ -8,9 +8,10 @@ import (
 // Size limits. Every size is checked before the memory is spent: a file an
 // edit reads, from its size on disk before it is read (LocalFiles) or from
 // what the port returned; the content an edit would write, from the match
-// count and the lengths of the strings before it is built; the lines a diff
-// aligns, by counting them before they are split. A call over a limit fails
-// with CodeTooLarge and a message naming the limit; nothing is written.
+// count and the lengths of the strings before it is built. A call over
+// MaxEditBytes fails with CodeTooLarge and a message naming the limit;
+// nothing is written. The lines a diff aligns are counted before they are
+// split: a window over MaxDiffLines is shown replaced whole instead.
 const (
 	// MaxEditBytes is the largest file the mutating tools read, and the
 	// largest content they write (8 MiB, the MCP server's request-body
@@ -20,7 +21,8 @@ const (
 	MaxEditBytes = 8 << 20
 	// MaxDiffLines is the largest number of lines on either side of the
 	// window a diff aligns (the lines between the first and the last
-	// change). Aligning costs about 100 bytes a line on each side.
+	// change); a larger window is shown replaced whole. Aligning costs
+	// about 100 bytes a line on each side.
 	MaxDiffLines = 1 << 18
 )
 
@@ -61,15 +63,6 @@ func resultTooLargeError(path string, size int64) *Error {
 		Message: fmt.Sprintf("Result too large: the change would make %s %s bytes (limit %s)", path, sizeCount(size), sizeText(MaxEditBytes)),
 		Hint: fmt.Sprintf("Nothing was written. The file tools write files of at most %s: replace fewer occurrences "+
 			"or shorter text per call, or use the shell if the user agrees.", sizeText(MaxEditBytes))}
-}
-
-// diffTooLargeError is the -32007 error of a change whose diff would align
-// more than MaxDiffLines lines on one side.
-func diffTooLargeError(path string, lines int) *Error {
-	return &Error{Code: CodeTooLarge,
-		Message: fmt.Sprintf("Change too large to diff: %d lines of %s lie between its first and last change (limit %d)",
-			lines, path, MaxDiffLines),
-		Hint: "Nothing was written. Split the change into edits of nearby lines (one call each), or use the shell if the user agrees."}
 }
 
 // sizeCount prints a computed size, which saturates at MaxInt64.

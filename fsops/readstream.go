@@ -140,8 +140,8 @@ func (lim readLimits) streamLines(ctx context.Context, path string, r io.Reader,
 // lineStream is the state of one streamed read.
 type lineStream struct {
 	start, limit int
-	cap          int   // MaxReadBytes
-	hashMax      int64 // MaxEditBytes
+	cap          int       // MaxReadBytes
+	hashMax      int64     // MaxEditBytes
 	hash         hash.Hash // nil: not hashed (over MaxEditBytes)
 	read         int64     // bytes read, BOM included
 	bodyLen      int64     // bytes read after the BOM
