@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -160,5 +161,27 @@ func TestDiffOfHugeWindowReplacedWhole(t *testing.T) {
 	new = bytes.Replace(bytes.Replace(old, []byte("head"), []byte("HEAD"), 1), []byte("tail"), []byte("TAIL"), 1)
 	if diff, _ := diffAndLines("/f", old, new, wholeRegion(old, new)); strings.Count(diff, "@@ -") != 2 {
 		t.Errorf("an aligned window: %d hunks, want 2", strings.Count(diff, "@@ -"))
+	}
+}
+
+// A multi-edit whose old_strings each occur millions of times (overlapping)
+// in a file under the limit: the index of occurrences keeps none of them
+// (it listed them all: 20 patterns × 4 Mi offsets, over 600 MB).
+func TestMultiEditOccurrencesBounded(t *testing.T) {
+	files := &oneFile{path: "/w/f", data: bytes.Repeat([]byte("a"), 4<<20)}
+	var edits []EditOp
+	for k := 1; k <= 20; k++ {
+		edits = append(edits, EditOp{OldString: strings.Repeat("a", k), NewString: "b"})
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := NewEngine(files).MultiEditTextFile(context.Background(), MultiEditParams{Path: "/w/f", Edits: edits}, nil)
+	runtime.ReadMemStats(&after)
+	if te := AsError(err); te.Code != CodeMatchCount {
+		t.Fatalf("error %v, want %d", err, CodeMatchCount)
+	}
+	// The file and its staged copy: ~8.5 MiB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("allocated %d MiB", alloc>>20)
 	}
 }
