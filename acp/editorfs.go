@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // clientFS is the part of the ACP connection the editor adapter uses.
@@ -163,9 +163,27 @@ func (f *editorFiles) MkdirAll(ctx context.Context, dir string) error {
 	return dm.MkdirAll(ctx, dir)
 }
 
-// ReadStored implements fsops.PartReader: the file on disk.
-func (f *editorFiles) ReadStored(ctx context.Context, path string) ([]byte, error) {
-	return f.local.ReadFile(ctx, path)
+// OpenStream implements fsops.StreamOpener: a file read through the editor
+// is read whole (its buffer may hold unsaved changes); one read from the
+// disk (the editor cannot read files) is streamed.
+func (f *editorFiles) OpenStream(ctx context.Context, path string) (io.ReadCloser, int64, error) {
+	if f.readLocal.Load() {
+		return f.OpenStored(ctx, path)
+	}
+	return nil, 0, fmt.Errorf("%s: %w", path, fsops.ErrNotStreamed)
+}
+
+// OpenStored implements fsops.PartReader: the file on disk, streamed, so a
+// file too large for the editor is never read whole.
+func (f *editorFiles) OpenStored(ctx context.Context, path string) (io.ReadCloser, int64, error) {
+	if so, ok := f.local.(fsops.StreamOpener); ok {
+		return so.OpenStream(ctx, path)
+	}
+	data, err := f.local.ReadFile(ctx, path) // a port that reads only whole files bounds them itself
+	if err != nil {
+		return nil, 0, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
 }
 
 // ReadLines implements fsops.PartReader: the lines from the editor
@@ -231,26 +249,29 @@ func (f *editorFiles) Stat(ctx context.Context, path string) (fsops.FileInfo, er
 }
 
 // checkReadableOnDisk catches what an editor cannot say precisely: a
-// directory, a device, FIFO or socket (never opened: a FIFO blocks, and
-// /dev/stdin is our own ACP input), or a binary file (which editors answer
-// with lossy text). A path missing on disk may still be an editor buffer.
+// directory, a device, FIFO or socket (refused from the fstat of a
+// non-blocking open: a FIFO never blocks it, even one swapped in for the
+// file, and /dev/stdin, our own ACP input, is never read), a file too large
+// for the editor's messages, or a binary file (which editors answer with
+// lossy text). A path missing on disk may still be an editor buffer. path
+// is resolved: a final symlink now is one swapped in since.
 func checkReadableOnDisk(path string) error {
-	fi, err := os.Stat(path)
+	fh, fi, err := regularfile.Open(path, regularfile.NoFollowLink)
+	var nre *regularfile.NotRegularError
 	switch {
-	case err != nil:
-		return nil
-	case fi.IsDir():
+	case errors.As(err, &nre) && nre.Mode.IsDir():
 		return fsops.IsDirectoryError(path, nil)
-	case !fi.Mode().IsRegular():
+	case errors.As(err, &nre):
 		return fsops.NotRegularError(path)
-	case fi.Size() > maxEditorFileBytes:
-		return tooLargeError(path, int(fi.Size()))
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil
+	case errors.Is(err, regularfile.ErrSymlink):
+		return fsops.ChangedPathError(path, err)
+	case err != nil:
+		return nil // missing on disk (an unsaved buffer?), or unreadable: the editor answers
 	}
 	defer fh.Close()
+	if fi.Size() > maxEditorFileBytes {
+		return tooLargeError(path, int(fi.Size()))
+	}
 	head := make([]byte, 8192)
 	n, _ := io.ReadFull(fh, head)
 	if bytes.IndexByte(head[:n], 0) >= 0 {

@@ -7,7 +7,9 @@ package fsops
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // Error codes returned to the model. They come from the seed contracts
@@ -20,7 +22,7 @@ const (
 	CodeBinary         = -32004 // NUL bytes or invalid UTF-8
 	CodeDiskFull       = -32005 // no space left
 	CodeNotRegular     = -32006 // a device, FIFO or socket: reading it could block or never end
-	CodeTooLarge       = -32007 // too large to go through the editor whole
+	CodeTooLarge       = -32007 // over a size limit: the editor's message size, MaxEditBytes, MaxDiffLines
 	CodeStringNotFound = -32010 // old string not found
 	CodeMatchCount     = -32011 // old string found a wrong number of times
 	CodeConflict       = -32012 // multi-edit: a match partly overlaps an earlier edit's text
@@ -77,13 +79,30 @@ type Files interface {
 	Resolve(ctx context.Context, path string) (string, error)
 }
 
+// StreamOpener is implemented by ports that can open a file as stored for
+// reading, so that read_text_file reads only as far as the lines it
+// returns (and, for a file up to MaxEditBytes, hashes the rest without
+// keeping it), whatever the file's size.
+type StreamOpener interface {
+	// OpenStream opens path for reading and returns its size when opened
+	// (fstat of the descriptor). It never blocks (a FIFO is refused). An
+	// error wrapping ErrNotStreamed means the path is to be read whole with
+	// ReadFile (an editor's buffer, which may differ from the disk).
+	OpenStream(ctx context.Context, path string) (io.ReadCloser, int64, error)
+}
+
+// ErrNotStreamed is returned (wrapped) by StreamOpener.OpenStream for a
+// path the port reads only whole.
+var ErrNotStreamed = errors.New("the file is read whole through the port")
+
 // PartReader is implemented by ports that cannot read some files whole
 // (ReadFile answers CodeTooLarge) but can read them by lines: an editor
 // whose messages are limited in size. read_text_file then plans on the
-// stored file and reads only the lines it returns.
+// stored file, streamed, and reads only the lines it returns.
 type PartReader interface {
-	// ReadStored returns the file as stored (on disk).
-	ReadStored(ctx context.Context, path string) ([]byte, error)
+	// OpenStored opens the file as stored (on disk), as
+	// StreamOpener.OpenStream does.
+	OpenStored(ctx context.Context, path string) (io.ReadCloser, int64, error)
 	// ReadLines returns count lines from line start (1-based).
 	ReadLines(ctx context.Context, path string, start, count int) ([]byte, error)
 }

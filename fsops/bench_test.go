@@ -103,3 +103,71 @@ func BenchmarkUnifiedDiff1MBOneLine(b *testing.B) {
 		}
 	}
 }
+
+// sparseFile makes a file of size bytes whose first line is "first line"
+// and the rest a hole (what `truncate -s` makes), or skips.
+func sparseFile(b *testing.B, size int64) string {
+	path := filepath.Join(b.TempDir(), "big.log")
+	if err := os.WriteFile(path, []byte("first line\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		b.Skipf("no sparse files: %v", err)
+	}
+	return path
+}
+
+// BenchmarkReadHugeSparseFile: read_text_file of line 1 (limit 1) of a
+// 64 GiB sparse file through the local adapter: one chunk read, whatever
+// the size.
+func BenchmarkReadHugeSparseFile(b *testing.B) {
+	path := sparseFile(b, 64<<30)
+	e := fsops.NewEngine(fsops.NewLocalFiles())
+	ctx := context.Background()
+	one := 1
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := e.ReadTextFile(ctx, fsops.ReadParams{Path: path, Limit: &one})
+		if err != nil || res.Content != "first line\n" {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkReadTextFile8MB: read_text_file of 100 lines of a file at the
+// hash limit (8 MiB, 160k lines): read to the end, hashed and counted.
+func BenchmarkReadTextFile8MB(b *testing.B) {
+	content := lineFile(fsops.MaxEditBytes/52, 52)
+	path := filepath.Join(b.TempDir(), "f.go")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	e := fsops.NewEngine(fsops.NewLocalFiles())
+	ctx := context.Background()
+	line, limit := 1000, 100
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := e.ReadTextFile(ctx, fsops.ReadParams{Path: path, Line: &line, Limit: &limit})
+		if err != nil || res.Hash == "" || res.EndLine != 1099 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkEditAmplificationRefused: edit_text_file asking 1 Mi
+// replacements of "a" by 64 KiB (64 GiB): counted, sized and refused.
+func BenchmarkEditAmplificationRefused(b *testing.B) {
+	files := fsopstest.NewMemFiles()
+	files.Set("/w/a.txt", strings.Repeat("a", 1<<20))
+	e := fsops.NewEngine(files)
+	ctx := context.Background()
+	n := 1 << 20
+	p := fsops.EditParams{Path: "/w/a.txt", OldString: "a", NewString: strings.Repeat("b", 64<<10), ExpectedReplacements: &n}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.EditTextFile(ctx, p, nil); fsops.AsError(err).Code != fsops.CodeTooLarge {
+			b.Fatal(err)
+		}
+	}
+}

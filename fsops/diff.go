@@ -92,12 +92,22 @@ func commonLineAffixes(old, new []byte, same, sameEnd int) (prefix, oldSuffix, n
 // that of the whole files, but the scan for the lines common to their
 // start and end begins at the first and last region instead of at the
 // ends of the files, so the cost follows the edited window.
+//
+// The window is counted before anything is split or aligned: one of more
+// than MaxDiffLines lines on either side is not aligned but shown replaced
+// whole (coarser, still correct, as when the alignment's deadline passes),
+// written straight from the bytes. So the diff's memory is bounded (about
+// 100 bytes a line a side when aligned) and its text is at most about twice
+// old and new together.
 func diffAndLines(path string, old, new []byte, regions []region) (string, []int) {
 	if len(regions) == 0 {
 		return "", nil
 	}
 	first, last := regions[0], regions[len(regions)-1]
-	prefix, oldSuffix, _ := commonLineAffixes(old, new, first.oldStart, len(old)-last.oldEnd)
+	prefix, oldSuffix, newSuffix := commonLineAffixes(old, new, first.oldStart, len(old)-last.oldEnd)
+	if max(countLines(old[prefix:oldSuffix]), countLines(new[prefix:newSuffix])) > MaxDiffLines {
+		return replacedWhole(path, old, new, prefix, oldSuffix, newSuffix)
+	}
 	s := newDiffSpan(old, new, prefix, oldSuffix)
 	chs := s.changes()
 	if len(chs) == 0 {
@@ -109,6 +119,47 @@ func diffAndLines(path string, old, new []byte, regions []region) (string, []int
 		lines[i] = min(max(s.firstLine+c.new+1, 1), max(total, 1))
 	}
 	return s.format(path, chs), lines
+}
+
+// replacedWhole is the diff of one hunk that deletes old's window
+// [prefix, oldSuffix) and inserts new's [prefix, newSuffix), with the usual
+// context, formatted from the bytes without splitting them into lines.
+func replacedWhole(path string, old, new []byte, prefix, oldSuffix, newSuffix int) (string, []int) {
+	start := linesBack(old, prefix, diffContext)
+	end := linesForward(old, oldSuffix, diffContext)
+	newEnd := end + len(new) - len(old)
+	firstLine := bytes.Count(old[:start], []byte{'\n'})
+	before := bytes.Count(old[start:prefix], []byte{'\n'})
+
+	var b strings.Builder
+	b.Grow(len(old[start:end]) + len(new[prefix:newSuffix]) + countLines(old[start:end]) + countLines(new[prefix:newSuffix]) + 2*len(path) + 64)
+	b.WriteString("--- ")
+	b.WriteString(path)
+	b.WriteString("\n+++ ")
+	b.WriteString(path)
+	b.WriteString("\n@@ -")
+	writeRange(&b, firstLine, countLines(old[start:end]))
+	b.WriteString(" +")
+	writeRange(&b, firstLine, countLines(new[start:newEnd]))
+	b.WriteString(" @@\n")
+	writeLines(&b, ' ', old[start:prefix])
+	writeLines(&b, '-', old[prefix:oldSuffix])
+	writeLines(&b, '+', new[prefix:newSuffix])
+	writeLines(&b, ' ', old[oldSuffix:end])
+	line := min(max(firstLine+before+1, 1), max(countLines(new), 1))
+	return b.String(), []int{line}
+}
+
+// writeLines writes each line of data with tag.
+func writeLines(b *strings.Builder, tag byte, data []byte) {
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		if n == 0 {
+			n = len(data)
+		}
+		writeLine(b, tag, data[:n])
+		data = data[n:]
+	}
 }
 
 // diffSpan holds the lines of old and new around the ones that differ,

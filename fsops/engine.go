@@ -61,6 +61,16 @@ func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, e
 		}
 		limit = *p.Limit
 	}
+	if so, ok := e.files.(StreamOpener); ok {
+		r, size, err := so.OpenStream(ctx, path)
+		if err == nil {
+			defer r.Close()
+			return readStream(ctx, path, r, size, p.Line, limit)
+		}
+		if !errors.Is(err, ErrNotStreamed) {
+			return nil, fileError(path, err)
+		}
+	}
 	data, err := e.readText(ctx, path)
 	var te *Error
 	if pr, ok := e.files.(PartReader); ok && errors.As(err, &te) && te.Code == CodeTooLarge {
@@ -73,16 +83,15 @@ func (e *Engine) ReadTextFile(ctx context.Context, p ReadParams) (*ReadResult, e
 }
 
 // readPart reads a file too large to read whole through the port: the
-// lines to return are planned on the stored file, then read by range.
+// lines to return are planned on the stored file, streamed, then read by
+// range.
 func (e *Engine) readPart(ctx context.Context, pr PartReader, path string, line *int, limit int) (*ReadResult, error) {
-	stored, err := pr.ReadStored(ctx, path)
+	r, size, err := pr.OpenStored(ctx, path)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
-	if isBinary(stored) {
-		return nil, BinaryError(path)
-	}
-	res, err := sliceLines(stored, line, limit)
+	defer r.Close()
+	res, err := readStream(ctx, path, r, size, line, limit)
 	if err != nil || res.EndLine < res.StartLine {
 		return res, err
 	}
@@ -98,25 +107,30 @@ func (e *Engine) readPart(ctx context.Context, pr PartReader, path string, line 
 		part = part[:cut]
 	}
 	res.Content = string(part)
-	note := fmt.Sprintf("The file is too large (%d bytes) to edit through the editor; hash and total_lines are those of the file on disk.", len(stored))
-	res.Hint = strings.TrimSpace(res.Hint + " " + note)
+	if res.Hash != "" {
+		res.Hint = joinHint(res.Hint, fmt.Sprintf("The file is too large (%d bytes) to edit through the editor; "+
+			"hash and total_lines are those of the file on disk.", size))
+	}
 	return res, nil
 }
 
 // sliceLines is read_text_file on a file's content.
 func sliceLines(data []byte, line *int, limit int) (*ReadResult, error) {
+	return sliceLinesCap(data, line, limit, MaxReadBytes)
+}
+
+// sliceLinesCap is sliceLines with capBytes for MaxReadBytes (tests make it small).
+func sliceLinesCap(data []byte, line *int, limit, capBytes int) (*ReadResult, error) {
 	total := CountLines(data)
 	start := 1
 	if line != nil {
 		switch l := *line; {
 		case l == 0:
-			return nil, invalidRequest("line must not be 0: lines are 1-based (negative counts from the end)",
-				"Use line=1 for the start of the file or line=-1 for the last line.")
+			return nil, lineZeroError()
 		case l < 0:
 			start = max(total+l+1, 1)
 		case l > total && !(l == 1 && total == 0):
-			return nil, invalidRequest(fmt.Sprintf("line %d is past the end of the file (%d lines)", l, total),
-				fmt.Sprintf("The file has %d lines; use a line between 1 and %d, or a negative line to count from the end.", total, total))
+			return nil, pastEndError(l, total)
 		default:
 			start = l
 		}
@@ -131,17 +145,17 @@ func sliceLines(data []byte, line *int, limit int) (*ReadResult, error) {
 	end := pos
 	for res.EndLine-start+1 < limit && end < len(body) {
 		next := linesForward(body, end, 1)
-		if next-pos > MaxReadBytes {
+		if next-pos > capBytes {
 			if end == pos {
-				// A single line longer than the cap: return its start.
-				cut := pos + MaxReadBytes
+				// A single line longer than the capBytes: return its start.
+				cut := pos + capBytes
 				for cut > pos && !utf8.RuneStart(body[cut]) {
 					cut--
 				}
 				res.Content = string(body[pos:cut])
 				res.EndLine = start
 				res.HasMore = true
-				res.Hint = fmt.Sprintf("Line %d is longer than %d KiB and was cut; use the shell to inspect it.", start, MaxReadBytes>>10)
+				res.Hint = longLineHint(start, capBytes)
 				if start < total {
 					res.Hint += fmt.Sprintf(" Call read_text_file again with line=%d to read on.", start+1)
 				}
@@ -172,6 +186,9 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 	if err := checkText("content", p.Content); err != nil {
 		return nil, err
 	}
+	if len(p.Content) > MaxEditBytes {
+		return nil, resultTooLargeError(path, int64(len(p.Content)))
+	}
 	if path, err = e.resolve(ctx, path); err != nil {
 		return nil, err
 	}
@@ -191,7 +208,7 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 	var old []byte
 	var newDirs []string
 	if info.Exists {
-		if old, err = e.readText(ctx, path); err != nil {
+		if old, err = e.readEditable(ctx, path); err != nil {
 			return nil, err
 		}
 		if p.ExpectedHash != "" && HashOf(old) != p.ExpectedHash {
@@ -208,6 +225,9 @@ func (e *Engine) WriteTextFile(ctx context.Context, p WriteParams, before Before
 
 	data := []byte(p.Content)
 	if info.Exists {
+		if size := conventionsSize(old, data); size > MaxEditBytes {
+			return nil, resultTooLargeError(path, size)
+		}
 		data = keepFileConventions(old, data)
 	}
 	c := &Change{Tool: ToolWriteTextFile, Path: path, Old: old, New: data, Created: !info.Exists, NewDirs: newDirs}
@@ -240,9 +260,11 @@ func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWr
 	oldStr, newStr := []byte(p.OldString), []byte(p.NewString)
 
 	var res EditResult
-	c, err := e.mutate(ctx, ToolEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
-		matches := findAll(old, oldStr)
-		switch n := len(matches); {
+	c, err := e.mutate(ctx, ToolEditTextFile, path, p.ExpectedHash, before, func(path string, old []byte) ([]byte, []region, error) {
+		// Counted, and the result sized, before anything is built: a
+		// replacement of many matches by a long string would need more
+		// memory than there is.
+		switch n := bytes.Count(old, oldStr); {
 		case n == 0:
 			return nil, nil, notFoundInFile(old, p.OldString)
 		case n != want && p.ExpectedReplacements == nil:
@@ -256,21 +278,30 @@ func (e *Engine) EditTextFile(ctx context.Context, p EditParams, before BeforeWr
 				Hint: fmt.Sprintf("old_string occurs %d times. Set expected_replacements to %d to replace them all, "+
 					"or change old_string so that it matches exactly the places you mean.", n, n)}
 		}
-		first := matches[0]
-		res.LineRange = matchLines(old, first, len(oldStr))
-		res.Replacements = len(matches)
-
-		out := make([]byte, 0, len(old)+len(matches)*(len(newStr)-len(oldStr)))
-		regions := make([]region, 0, len(matches))
+		size := grownSize(len(old), want, len(oldStr), len(newStr))
+		if size > MaxEditBytes {
+			return nil, nil, resultTooLargeError(path, size)
+		}
+		out := make([]byte, 0, size)
+		var first, last region // the diff needs only the first and the last
 		prev := 0
-		for _, m := range matches {
+		for k := 0; k < want; k++ {
+			m := prev + bytes.Index(old[prev:], oldStr)
 			out = append(out, old[prev:m]...)
-			regions = append(regions, region{oldStart: m, oldEnd: m + len(oldStr), newStart: len(out), newEnd: len(out) + len(newStr)})
+			last = region{oldStart: m, oldEnd: m + len(oldStr), newStart: len(out), newEnd: len(out) + len(newStr)}
+			if k == 0 {
+				first = last
+				res.LineRange = matchLines(old, m, len(oldStr))
+			}
 			out = append(out, newStr...)
 			prev = m + len(oldStr)
 		}
 		out = append(out, old[prev:]...)
-		return out, regions, nil
+		res.Replacements = want
+		if want == 1 {
+			return out, []region{first}, nil
+		}
+		return out, []region{first, last}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -298,12 +329,13 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 	}
 
 	var res MultiEditResult
-	c, err := e.mutate(ctx, ToolMultiEditTextFile, path, p.ExpectedHash, before, func(old []byte) ([]byte, []region, error) {
+	c, err := e.mutate(ctx, ToolMultiEditTextFile, path, p.ExpectedHash, before, func(path string, old []byte) ([]byte, []region, error) {
 		oldStrings := make([][]byte, len(p.Edits))
 		for i, ed := range p.Edits {
 			oldStrings[i] = []byte(ed.OldString)
 		}
 		st := newStaging(old, oldStrings)
+		st.path = path
 		res.LineRanges = make([]EditLineRange, 0, len(p.Edits))
 		for i, ed := range p.Edits {
 			lr, err := st.apply(i, []byte(ed.OldString), []byte(ed.NewString))
@@ -324,9 +356,11 @@ func (e *Engine) MultiEditTextFile(ctx context.Context, p MultiEditParams, befor
 
 // mutate runs the read → compute → diff → BeforeWrite → write sequence of
 // an edit under the path's lock and returns the written change. compute
-// returns the new content and the regions of the old it replaced.
+// gets the resolved path and the content, and returns the new content and
+// the regions of the old it replaced; it sizes its result before building
+// it (MaxEditBytes).
 func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, before BeforeWrite,
-	compute func(old []byte) ([]byte, []region, error)) (*Change, error) {
+	compute func(path string, old []byte) ([]byte, []region, error)) (*Change, error) {
 	path, err := e.resolve(ctx, path)
 	if err != nil {
 		return nil, err
@@ -337,16 +371,19 @@ func (e *Engine) mutate(ctx context.Context, tool, path, expectedHash string, be
 	}
 	defer unlock()
 
-	old, err := e.readText(ctx, path)
+	old, err := e.readEditable(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	if expectedHash != "" && HashOf(old) != expectedHash {
 		return nil, staleError(path, expectedHash, old, true)
 	}
-	data, regions, err := compute(old)
+	data, regions, err := compute(path, old)
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > MaxEditBytes { // compute sized it already; this is the last word
+		return nil, resultTooLargeError(path, int64(len(data)))
 	}
 	c := &Change{Tool: tool, Path: path, Old: old, New: data}
 	c.Diff, c.ChangedLines = diffAndLines(path, old, data, regions)
@@ -417,6 +454,20 @@ func (e *Engine) readText(ctx context.Context, path string) ([]byte, error) {
 	}
 	if isBinary(data) {
 		return nil, BinaryError(path)
+	}
+	return data, nil
+}
+
+// readEditable reads an existing text file an edit is to change: at most
+// MaxEditBytes (LocalFiles refuses a larger one from its size before
+// reading it; other ports are checked on what they return).
+func (e *Engine) readEditable(ctx context.Context, path string) ([]byte, error) {
+	data, err := e.readText(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxEditBytes {
+		return nil, FileTooLargeError(path, int64(len(data)))
 	}
 	return data, nil
 }
@@ -522,19 +573,6 @@ func notFoundHint(content []byte, oldStr string) string {
 	return hint
 }
 
-// findAll returns the offsets of the non-overlapping occurrences of sub.
-func findAll(data, sub []byte) []int {
-	var out []int
-	for pos := 0; ; {
-		i := bytes.Index(data[pos:], sub)
-		if i < 0 {
-			return out
-		}
-		out = append(out, pos+i)
-		pos += i + len(sub)
-	}
-}
-
 // matchLines returns the 1-based lines a match of n bytes at off covers in
 // data: the line of its first byte and the line of its last byte.
 func matchLines(data []byte, off, n int) LineRange {
@@ -544,6 +582,19 @@ func matchLines(data []byte, off, n int) LineRange {
 		end += bytes.Count(data[off:off+n-1], []byte{'\n'})
 	}
 	return LineRange{Start: start, End: end}
+}
+
+// conventionsSize is the length of keepFileConventions(old, data), known
+// before it is built.
+func conventionsSize(old, data []byte) int64 {
+	size := int64(len(data))
+	if lineEnding(old) == "\r\n" && !bytes.Contains(data, []byte("\r\n")) {
+		size += int64(bytes.Count(data, []byte{'\n'}))
+	}
+	if bytes.HasPrefix(old, utf8BOM) && !bytes.HasPrefix(data, utf8BOM) {
+		size += int64(len(utf8BOM))
+	}
+	return size
 }
 
 // keepFileConventions gives new content an existing file's UTF-8 BOM and

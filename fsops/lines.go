@@ -120,10 +120,13 @@ func (e *Engine) AppendTextFile(ctx context.Context, p AppendParams, before Befo
 // content to replace and its replacement.
 func (e *Engine) lineEdit(ctx context.Context, tool, path, hash string, before BeforeWrite,
 	compute func(t *textLines) (from, to int, repl []byte, err error)) (*LinesResult, error) {
-	c, err := e.mutate(ctx, tool, path, hash, before, func(old []byte) ([]byte, []region, error) {
+	c, err := e.mutate(ctx, tool, path, hash, before, func(path string, old []byte) ([]byte, []region, error) {
 		from, to, repl, err := compute(newTextLines(old))
 		if err != nil {
 			return nil, nil, err
+		}
+		if size := int64(len(old) - (to - from) + len(repl)); size > MaxEditBytes {
+			return nil, nil, resultTooLargeError(path, size)
 		}
 		out := make([]byte, 0, len(old)-(to-from)+len(repl))
 		out = append(append(append(out, old[:from]...), repl...), old[to:]...)

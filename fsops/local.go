@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // LocalFiles is the Files port on the local disk, for editors that do not
@@ -30,8 +33,9 @@ type LocalFiles struct {
 }
 
 var (
-	_ Files    = (*LocalFiles)(nil)
-	_ DirMaker = (*LocalFiles)(nil)
+	_ Files        = (*LocalFiles)(nil)
+	_ DirMaker     = (*LocalFiles)(nil)
+	_ StreamOpener = (*LocalFiles)(nil)
 )
 
 // NewLocalFiles returns the local disk adapter.
@@ -54,7 +58,9 @@ func (l *LocalFiles) Within(roots ...string) *LocalFiles {
 // osOps are the OS calls LocalFiles makes, replaceable so tests can
 // inject errors that root (which tests run as) would never see.
 type osOps struct {
-	readFile     func(name string) ([]byte, error)
+	// open opens a file for its content: without blocking, without
+	// following a final symlink, only a regular file (regularfile.Open).
+	open         func(name string) (readFile, fs.FileInfo, error)
 	stat         func(name string) (fs.FileInfo, error)
 	lstat        func(name string) (fs.FileInfo, error)
 	evalSymlinks func(name string) (string, error)
@@ -89,8 +95,20 @@ type tempFile interface {
 	Close() error
 }
 
+// readFile is the part of *os.File a read uses.
+type readFile interface {
+	io.Reader
+	io.Closer
+}
+
 var realOS = osOps{
-	readFile:     os.ReadFile,
+	open: func(name string) (readFile, fs.FileInfo, error) {
+		f, fi, err := regularfile.Open(name, regularfile.NoFollowLink)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, fi, nil
+	},
 	stat:         os.Stat,
 	lstat:        os.Lstat,
 	evalSymlinks: filepath.EvalSymlinks,
@@ -139,21 +157,50 @@ const newFileMode fs.FileMode = 0o644
 // less the umask: never more open than the files it writes in them.
 const newDirMode fs.FileMode = 0o755
 
-// ReadFile implements Files.
+// ReadFile implements Files: the whole file, which edits need, of at most
+// MaxEditBytes (a larger one is refused from its size before it is read,
+// and one that grows past it while read is refused too).
 func (l *LocalFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
+	f, size, err := l.OpenStream(ctx, path)
+	if err != nil {
 		return nil, err
 	}
-	// Only regular files are read: a FIFO would block, /dev/zero never ends,
-	// and /dev/stdin is the editor's ACP stream.
-	if fi, err := l.ops.stat(path); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-		return nil, NotRegularError(path)
+	defer f.Close()
+	if size > MaxEditBytes {
+		return nil, FileTooLargeError(path, size)
 	}
-	data, err := l.ops.readFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
 	if err != nil {
 		return nil, mapOSError(path, opRead, 0, err)
 	}
+	if len(data) > MaxEditBytes {
+		return nil, grewError(path)
+	}
 	return data, nil
+}
+
+// OpenStream implements StreamOpener. Only regular files are opened, and
+// the open never blocks: a FIFO would block, /dev/zero never ends, and
+// /dev/stdin is the editor's ACP stream. The type is checked on the opened
+// descriptor, so a FIFO swapped in after any earlier check is refused too.
+// path is resolved: a final symlink now is one swapped in since.
+func (l *LocalFiles) OpenStream(ctx context.Context, path string) (io.ReadCloser, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	f, fi, err := l.ops.open(path)
+	var nre *regularfile.NotRegularError
+	switch {
+	case errors.As(err, &nre) && nre.Mode.IsDir():
+		return nil, 0, IsDirectoryError(path, err)
+	case errors.As(err, &nre):
+		return nil, 0, NotRegularError(path)
+	case errors.Is(err, regularfile.ErrSymlink):
+		return nil, 0, ChangedPathError(path, err)
+	case err != nil:
+		return nil, 0, mapOSError(path, opRead, 0, err)
+	}
+	return f, fi.Size(), nil
 }
 
 // Stat implements Files. A path that does not exist (or has a file where a

@@ -10,17 +10,27 @@ import (
 // rolling hash of the first w bytes of each pattern is looked up in a
 // small bitmap, and only hits are compared. This keeps a multi-edit of
 // many edits to about one pass over the file instead of one per edit.
-// The result maps each pattern to its sorted start offsets.
-func occurrences(data []byte, patterns [][]byte) map[string][]int {
-	out := make(map[string][]int, len(patterns))
+// The result maps each pattern to its sorted start offsets. A pattern
+// occurring more than limit times is not listed but reported in untracked
+// (its offsets would cost 8 bytes each: "a" in an 8 MiB file, 64 MB, and
+// a multi-edit may have many such patterns); the caller searches the
+// content for it instead.
+func occurrences(data []byte, patterns [][]byte, limit int) (out map[string][]int, untracked map[string]bool) {
+	out = make(map[string][]int, len(patterns))
+	untracked = make(map[string]bool)
 	w := 32
 	for _, p := range patterns {
-		if _, done := out[string(p)]; done {
+		if _, done := out[string(p)]; done || untracked[string(p)] {
 			continue
 		}
 		out[string(p)] = nil
 		if len(p) < minHashedPattern {
-			out[string(p)] = indexAll(data, p)
+			if at, ok := indexAllMax(data, p, limit); ok {
+				out[string(p)] = at
+			} else {
+				delete(out, string(p))
+				untracked[string(p)] = true
+			}
 		} else {
 			w = min(w, len(p))
 		}
@@ -32,9 +42,10 @@ func occurrences(data []byte, patterns [][]byte) map[string][]int {
 		}
 	}
 	if len(long) == 0 || len(data) < w {
-		return out
+		return out, untracked
 	}
 
+	live := len(long) // long patterns still listed
 	var bitmap [1 << (hashBits - 6)]uint64
 	byHash := make(map[uint64][]int, len(long))
 	for i, p := range long {
@@ -49,10 +60,22 @@ func occurrences(data []byte, patterns [][]byte) map[string][]int {
 	h := rollHash(data[:w])
 	for pos := 0; ; pos++ {
 		if k := h >> (64 - hashBits); bitmap[k/64]&(1<<(k%64)) != 0 {
-			for _, i := range byHash[h] {
-				p := long[i]
-				if pos+len(p) <= len(data) && bytes.Equal(data[pos:pos+len(p)], p) {
+			for k := 0; k < len(byHash[h]); k++ {
+				p := long[byHash[h][k]]
+				if pos+len(p) > len(data) || !bytes.Equal(data[pos:pos+len(p)], p) {
+					continue
+				}
+				if len(out[string(p)]) < limit {
 					out[string(p)] = append(out[string(p)], pos)
+					continue
+				}
+				// Too many: drop it, and stop looking for it.
+				delete(out, string(p))
+				untracked[string(p)] = true
+				byHash[h] = slices.Delete(byHash[h], k, k+1)
+				k--
+				if live--; live == 0 {
+					return out, untracked
 				}
 			}
 		}
@@ -61,7 +84,7 @@ func occurrences(data []byte, patterns [][]byte) map[string][]int {
 		}
 		h = (h-uint64(data[pos])*top)*hashBase + uint64(data[pos+w])
 	}
-	return out
+	return out, untracked
 }
 
 const (
@@ -91,6 +114,22 @@ func indexAll(data, sub []byte) []int {
 		pos += i + 1
 	}
 	return out
+}
+
+// indexAllMax is indexAll, giving up (ok false) past limit occurrences.
+func indexAllMax(data, sub []byte, limit int) (at []int, ok bool) {
+	for pos := 0; pos+len(sub) <= len(data); {
+		i := bytes.Index(data[pos:], sub)
+		if i < 0 {
+			break
+		}
+		if len(at) == limit {
+			return nil, false
+		}
+		at = append(at, pos+i)
+		pos += i + 1
+	}
+	return at, true
 }
 
 // countNonOverlapping returns how many of the sorted occurrence starts a

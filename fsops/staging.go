@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 )
@@ -19,7 +20,11 @@ type staging struct {
 	written []written        // text written by earlier edits, in staged offsets
 	dirty   []dirty          // replaced stretches, sorted, disjoint, never touching
 	orig    map[string][]int // occurrences of each old_string in the original
-	starts  []int            // scratch
+	// untracked are the old_strings with too many occurrences to list
+	// (maxTrackedOccurrences): find searches the staged content for them.
+	untracked map[string]bool
+	starts    []int  // scratch
+	path      string // for messages
 }
 
 // written is the text edit wrote, at [start, end) of the staged content.
@@ -35,15 +40,27 @@ type dirty struct {
 	oStart, oEnd int // original
 }
 
+// maxTrackedOccurrences is how many occurrences of one old_string the
+// index lists (8 KiB of offsets); a tests changes it.
+var maxTrackedOccurrences = 1024
+
 func newStaging(orig []byte, oldStrings [][]byte) *staging {
 	content := make([]byte, len(orig), len(orig)+len(orig)/8+64)
 	copy(content, orig)
-	return &staging{content: content, orig: occurrences(orig, oldStrings)}
+	occ, untracked := occurrences(orig, oldStrings, maxTrackedOccurrences)
+	return &staging{content: content, orig: occ, untracked: untracked}
 }
 
 // find returns the first occurrence of oldStr in the staged content and the
 // number of non-overlapping occurrences (-1 and 0 when there is none).
 func (st *staging) find(oldStr []byte) (first, n int) {
+	if st.untracked[string(oldStr)] {
+		// A plain scan: no list of its many occurrences is kept.
+		if first = bytes.Index(st.content, oldStr); first < 0 {
+			return -1, 0
+		}
+		return first, bytes.Count(st.content, oldStr)
+	}
 	size := len(oldStr)
 	starts := st.starts[:0]
 	// Occurrences in the original that no replacement touched, moved by
@@ -108,8 +125,12 @@ func (st *staging) apply(i int, oldStr, newStr []byte) (LineRange, error) {
 					"Merge the two edits into one, or make edit %d's old_string cover all or none of edit %d's new_string.", i, w.edit, i, w.edit)}
 		}
 	}
-	lr := matchLines(st.content, a, len(oldStr))
 	delta := len(newStr) - len(oldStr)
+	if size := int64(len(st.content)) + int64(delta); size > MaxEditBytes {
+		// Sized before it is built: each edit may add up to 8 MiB.
+		return LineRange{}, resultTooLargeError(st.path, size)
+	}
+	lr := matchLines(st.content, a, len(oldStr))
 	st.track(i, a, b, len(newStr), delta)
 	st.content = slices.Replace(st.content, a, b, newStr...)
 	return lr, nil

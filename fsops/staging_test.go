@@ -12,6 +12,16 @@ import (
 // any sequence of replacements, including self-overlapping patterns,
 // deletions and insertions that create or cut matches.
 func TestStagingFindMatchesPlainSearch(t *testing.T) {
+	for _, limit := range []int{maxTrackedOccurrences, 2} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			defer func(old int) { maxTrackedOccurrences = old }(maxTrackedOccurrences)
+			maxTrackedOccurrences = limit
+			testStagingFindMatchesPlainSearch(t)
+		})
+	}
+}
+
+func testStagingFindMatchesPlainSearch(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	alphabet := []byte("ab\n")
 	randText := func(n int) []byte {
@@ -66,9 +76,17 @@ func TestStagingFindMatchesPlainSearch(t *testing.T) {
 
 func TestOccurrences(t *testing.T) {
 	data := []byte("aaaa abcabc xyzxyz abcabc")
-	got := occurrences(data, [][]byte{[]byte("aa"), []byte("abcabc"), []byte("abcabc"), []byte("zxyz a"), []byte("none!")})
+	got, untracked := occurrences(data, [][]byte{[]byte("aa"), []byte("abcabc"), []byte("abcabc"), []byte("zxyz a"), []byte("none!")}, 10)
 	want := map[string][]int{"aa": {0, 1, 2}, "abcabc": {5, 19}, "zxyz a": {14}, "none!": nil}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("got %v, want %v", got, want)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(untracked) != 0 {
+		t.Errorf("got %v %v, want %v", got, untracked, want)
+	}
+	// Over the limit a pattern is not listed, short or long.
+	got, untracked = occurrences(data, [][]byte{[]byte("a"), []byte("abcabc"), []byte("xyz")}, 2)
+	if fmt.Sprint(got) != fmt.Sprint(map[string][]int{"abcabc": {5, 19}, "xyz": {12, 15}}) || fmt.Sprint(untracked) != "map[a:true]" {
+		t.Errorf("limit 2: got %v, untracked %v", got, untracked)
+	}
+	if got, untracked = occurrences(data, [][]byte{[]byte("abcabc")}, 1); len(got) != 0 || !untracked["abcabc"] {
+		t.Errorf("limit 1: got %v, untracked %v", got, untracked)
 	}
 }
