@@ -43,9 +43,10 @@ type AppServerBackend struct {
 	log   *slog.Logger
 	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
 
-	warming sync.WaitGroup  // Warm's start-up
-	life    context.Context // ends with Close: cuts a start short
-	stop    context.CancelFunc
+	warming  sync.WaitGroup  // Warm's start-up
+	listings skillListings   // skills/list requests in flight, by cwd
+	life     context.Context // ends with Close: cuts a start short
+	stop     context.CancelFunc
 
 	mu       sync.Mutex
 	starting chan struct{} // closed when a start in progress ends
@@ -1085,14 +1086,15 @@ func (b *AppServerBackend) commandFeatures() commandFeature {
 
 // skills implements commander with skills/list for the turn's cwd, once
 // the session's thread is ready (so that codex sees the requests in the
-// same order every time).
+// same order every time); one request for sessions in one cwd that ask at
+// once.
 func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
 	b.awaitPrepared(ctx, t.SessionID)
 	server, err := b.running(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return codex.ListSkills(ctx, server, t.Cwd)
+	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
 }
 
 // threadRequest implements commander. A session before its first turn has

@@ -47,6 +47,8 @@ type ExecBackend struct {
 	// started for the question can). Nil: no skill commands.
 	ListSkills func(ctx context.Context, cwd string) ([]Skill, error)
 
+	listings skillListings // ListSkills calls in flight, by cwd
+
 	mu      sync.Mutex
 	waiting map[string]*warmCodex // by session id: at most maxWarm
 	ending  []codex.Invocation    // waiting processes to end before another starts
@@ -167,14 +169,15 @@ func (b *ExecBackend) commandFeatures() commandFeature {
 	return featReview
 }
 
-// skills implements commander with ListSkills. A skill's turn needs
-// nothing more: its prompt mentions the skill ($name), and codex exec
-// gives the model the skill's instructions for it.
+// skills implements commander with ListSkills, one call for sessions in
+// one cwd that ask at once. A skill's turn needs nothing more: its prompt
+// mentions the skill ($name), and codex exec gives the model the skill's
+// instructions for it.
 func (b *ExecBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
 	if b.ListSkills == nil {
 		return nil, errors.ErrUnsupported
 	}
-	return b.ListSkills(ctx, t.Cwd)
+	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return b.ListSkills(ctx, t.Cwd) })
 }
 
 func (b *ExecBackend) threadRequest(context.Context, Turn, string, map[string]any, any) error {
