@@ -329,8 +329,10 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer recovery.Recover(a.log, "closing the sessions", nil)
 		// A session's commands listed while the input ended still go out
 		// (bounded by skillsTimeout): whether the editor gets them does
-		// not depend on how long codex took to list the skills.
-		a.announcementsDone(wait)
+		// not depend on how long codex took to list the skills. Every
+		// session's, not only the newest's: sessions opened at once
+		// announce at once, and none writes after Serve returned.
+		a.everyAnnouncementDone(wait)
 		a.closeAllSessions()
 	}()
 	var err error
@@ -364,6 +366,21 @@ const shutdownGrace = 5 * time.Second
 
 // errServeStopped stops the input guard when Serve returns.
 var errServeStopped = errors.New("serve stopped")
+
+// everyAnnouncementDone waits until the commands of every live session
+// have been sent (the goroutines announceCommands starts have ended), or
+// ctx ends.
+func (a *Agent) everyAnnouncementDone(ctx context.Context) {
+	a.mu.Lock()
+	all := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.mu.Unlock()
+	for _, s := range all {
+		s.commandsAnnounced(ctx)
+	}
+}
 
 func (a *Agent) closeAllSessions() {
 	a.mu.Lock()

@@ -33,13 +33,21 @@ const interruptGrace = 2 * time.Second
 // codex produces them, and commands that need more than the sandbox are
 // put to the user (see appServerPolicy).
 type AppServerBackend struct {
+	// MaxWarm bounds the sessions whose thread Warm starts ahead of their
+	// first prompt and that have not taken it yet: a session beyond it
+	// starts its thread at its first prompt. Codex keeps a thread it
+	// loaded until it exits, so none is ever given back. 0 means
+	// DefaultMaxWarm, negative none. Set before the first Warm.
+	MaxWarm int
+
 	opts  codex.AppServerOptions
 	log   *slog.Logger
 	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
 
-	warming sync.WaitGroup  // Warm's start-up
-	life    context.Context // ends with Close: cuts a start short
-	stop    context.CancelFunc
+	warming  sync.WaitGroup  // Warm's start-up
+	listings skillListings   // skills/list requests in flight, by cwd
+	life     context.Context // ends with Close: cuts a start short
+	stop     context.CancelFunc
 
 	mu       sync.Mutex
 	starting chan struct{} // closed when a start in progress ends
@@ -78,12 +86,27 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 // one. A started thread is kept here, not in the session, until the first
 // turn uses it: the session is stored without a thread before its first
 // turn (another agent process may load it, and codex writes the thread's
-// rollout only at its first turn).
-func (b *AppServerBackend) Warm(t Turn) {
+// rollout only at its first turn). Beyond MaxWarm sessions waiting for
+// their first prompt, Warm does nothing: a burst of sessions does not
+// start a thread for each at once.
+func (b *AppServerBackend) Warm(t Turn) { b.warm(t, false) }
+
+// warm starts preparing the session's thread in the background: when
+// needed, also beyond MaxWarm, unless it is being prepared already.
+func (b *AppServerBackend) warm(t Turn, needed bool) {
 	p := &preparedThread{done: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
+		return
+	}
+	_, had := b.prepared[t.SessionID]
+	switch {
+	case needed && had:
+		return
+	case !needed && !had && len(b.prepared) >= b.maxWarm():
+		b.log.Debug("not preparing the session's codex thread ahead: enough sessions wait for their first prompt; it starts with the first prompt",
+			"session", t.SessionID, "max", b.maxWarm())
 		return
 	}
 	b.prepared[t.SessionID] = p
@@ -97,6 +120,13 @@ func (b *AppServerBackend) Warm(t Turn) {
 			b.log.Warn("could not prepare the session's codex thread; the first prompt will", "session", t.SessionID, "err", p.err)
 		}
 	}()
+}
+
+func (b *AppServerBackend) maxWarm() int {
+	if b.MaxWarm == 0 {
+		return DefaultMaxWarm
+	}
+	return b.MaxWarm
 }
 
 // Forget drops the thread Warm prepared for a session that closed before
@@ -1058,21 +1088,28 @@ func (b *AppServerBackend) commandFeatures() commandFeature {
 
 // skills implements commander with skills/list for the turn's cwd, once
 // the session's thread is ready (so that codex sees the requests in the
-// same order every time).
+// same order every time); one request for sessions in one cwd that ask at
+// once.
 func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
 	b.awaitPrepared(ctx, t.SessionID)
 	server, err := b.running(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return codex.ListSkills(ctx, server, t.Cwd)
+	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
 }
 
 // threadRequest implements commander. A session before its first turn has
-// its thread prepared here (Warm): the request goes to that thread, which
-// the first turn then takes.
+// its thread prepared here (Warm, or now when Warm did not): the request
+// goes to that thread, which the first turn then takes.
 func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method string, params map[string]any, result any) error {
 	prepared := b.awaitPrepared(ctx, t.SessionID)
+	if prepared == nil && t.ThreadID == "" {
+		// Not prepared ahead (beyond MaxWarm): the request needs its
+		// thread now.
+		b.warm(t, true)
+		prepared = b.awaitPrepared(ctx, t.SessionID)
+	}
 	server, err := b.running(ctx)
 	if err != nil {
 		return err

@@ -23,16 +23,22 @@ type LineRunner interface {
 // after the first). Codex asks no questions there: the sandbox decides what
 // a command may do.
 //
-// When Runner can prestart (codex.Runner), each session's next turn has its
+// When Runner can prestart (codex.Runner), a session's next turn has its
 // codex started ahead, waiting on stdin: after session/new or load, after
 // each turn, and again whenever the session's settings change the command
-// line. A prompt then only writes to it.
+// line. A prompt then only writes to it. At most MaxWarm sessions have one
+// at a time, the most recently used (see prestarter).
 type ExecBackend struct {
 	Runner LineRunner
 	Logger *slog.Logger // nil: slog.Default()
 	// Idle ends a session's waiting codex after this long without a prompt;
 	// 0 means DefaultPrestartIdle, negative never.
 	Idle time.Duration
+	// MaxWarm bounds the codex processes waiting for a prompt, all
+	// sessions together: a session that needs one beyond it takes the
+	// least recently used session's, which starts its next turn cold.
+	// 0 means DefaultMaxWarm, negative none.
+	MaxWarm int
 	// ImageDir is where a turn's inline images are written for codex's
 	// --image, each turn in a private directory removed when it ends;
 	// empty: the system's temporary directory.
@@ -46,11 +52,32 @@ type ExecBackend struct {
 	FindRollout func(threadID string) (string, error)
 	rollouts    rolloutFinder
 
+	listings skillListings // ListSkills calls in flight, by cwd
+
 	mu      sync.Mutex
-	waiting map[string]codex.Invocation // by session id: what was prestarted
+	waiting map[string]*warmCodex // by session id: at most maxWarm
+	ending  []codex.Invocation    // waiting processes to end before another starts
+	uses    uint64                // counts Prepare calls: warmCodex.used
 	closed  bool
-	work    sync.WaitGroup // prestarts in flight
+	wake    chan struct{} // capacity 1: the prestarter has work
+	stopped chan struct{} // closed when the prestarter has returned; nil until it starts
 }
+
+// warmCodex is a session's codex started (or to be started) ahead of its
+// next turn.
+type warmCodex struct {
+	inv   codex.Invocation
+	used  uint64 // ExecBackend.uses when the session last asked for it
+	state warmState
+}
+
+type warmState int
+
+const (
+	warmWanted   warmState = iota // not started yet
+	warmStarting                  // the prestarter is starting it
+	warmStarted                   // started: waiting in the runner, unless it died or idled out
+)
 
 // DefaultPrestartIdle bounds how long a session's codex waits for its next
 // prompt. A waiting codex costs ~10 MB of private memory (59 MB resident,
@@ -58,6 +85,14 @@ type ExecBackend struct {
 // ms per turn: worth it while the user reads and types, not for a session
 // left alone.
 const DefaultPrestartIdle = 10 * time.Minute
+
+// DefaultMaxWarm is how many sessions at most are kept ready for their
+// next prompt ahead of it, on either backend: waiting `codex exec`
+// processes (~64 MB resident each), or app-server threads started before
+// the session's first prompt. An editor works in a few sessions at a
+// time; a burst of hundreds (an editor restoring them, a script) must not
+// start hundreds of codex processes or threads.
+const DefaultMaxWarm = 4
 
 // Prestarter is a LineRunner that can start a turn's codex before its
 // prompt: codex.Runner.
@@ -87,15 +122,18 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 		// which the runner matches): the waiting one, started for the same
 		// command without them, stays for the next turn.
 		b.mu.Lock()
-		prev, had := b.waiting[t.SessionID]
-		same := had && sameCommand(prev, inv)
+		w := b.waiting[t.SessionID]
+		same := w != nil && sameCommand(w.inv, inv)
 		keep := same && len(t.Images) > 0
 		if !keep {
 			delete(b.waiting, t.SessionID)
 		}
+		// One still starting is ended by the prestarter, which finds it
+		// gone from waiting.
+		stale := w != nil && !same && w.state == warmStarted
 		b.mu.Unlock()
-		if had && !same {
-			p.Discard(prev)
+		if stale {
+			p.Discard(w.inv)
 		}
 	}
 	if len(t.Images) > 0 {
@@ -152,14 +190,15 @@ func (b *ExecBackend) commandFeatures() commandFeature {
 	return featReview
 }
 
-// skills implements commander with ListSkills. A skill's turn needs
-// nothing more: its prompt mentions the skill ($name), and codex exec
-// gives the model the skill's instructions for it.
+// skills implements commander with ListSkills, one call for sessions in
+// one cwd that ask at once. A skill's turn needs nothing more: its prompt
+// mentions the skill ($name), and codex exec gives the model the skill's
+// instructions for it.
 func (b *ExecBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
 	if b.ListSkills == nil {
 		return nil, errors.ErrUnsupported
 	}
-	return b.ListSkills(ctx, t.Cwd)
+	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return b.ListSkills(ctx, t.Cwd) })
 }
 
 func (b *ExecBackend) threadRequest(context.Context, Turn, string, map[string]any, any) error {
@@ -174,80 +213,178 @@ func (b *ExecBackend) watchSkills(func()) {}
 // Warm implements warmer: the session's first turn gets its codex now.
 func (b *ExecBackend) Warm(t Turn) { b.Prepare(t) }
 
-// Prepare starts, in the background, the codex that will run t (its prompt
-// aside), replacing the session's waiting one when that was started for
-// another command line. It does nothing when Runner cannot prestart.
+// Prepare has the codex that will run t (its prompt aside) started in the
+// background, replacing the session's waiting one when that was started
+// for another command line, and makes the session the most recently used:
+// beyond MaxWarm sessions, the least recently used one's waiting codex is
+// ended. It does nothing when Runner cannot prestart.
 func (b *ExecBackend) Prepare(t Turn) {
-	p, ok := b.Runner.(Prestarter)
-	if !ok {
+	if _, ok := b.Runner.(Prestarter); !ok || b.maxWarm() <= 0 {
 		return
 	}
 	t.Prompt, t.Images = "", nil
 	inv := execInvocation(t)
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
-		b.mu.Unlock()
 		return
 	}
-	prev, had := b.waiting[t.SessionID]
-	if had && sameCommand(prev, inv) {
-		b.mu.Unlock()
+	b.uses++
+	w := b.waiting[t.SessionID]
+	if w != nil && sameCommand(w.inv, inv) {
+		w.used = b.uses
 		return
+	}
+	if w != nil {
+		b.retire(w)
 	}
 	if b.waiting == nil {
-		b.waiting = make(map[string]codex.Invocation)
+		b.waiting = make(map[string]*warmCodex)
 	}
-	b.waiting[t.SessionID] = inv
-	b.work.Add(1) // under b.mu: Close sets closed under it before it waits
-	b.mu.Unlock()
-	go func() {
-		defer b.work.Done()
-		defer recovery.Recover(b.logger(), "starting codex ahead of the prompt", nil)
-		if had {
-			p.Discard(prev)
-		}
-		if err := p.Prestart(inv, b.idle()); err != nil {
-			b.logger().Debug("could not start codex ahead of the prompt; the prompt will", "session", t.SessionID, "err", err)
-			return
-		}
-		// Replaced or forgotten while it started: whoever did so may have
-		// looked before it was there.
-		b.mu.Lock()
-		cur, ok := b.waiting[t.SessionID]
-		stale := !ok || !sameCommand(cur, inv)
-		b.mu.Unlock()
-		if stale {
-			p.Discard(inv)
-		}
-	}()
+	b.waiting[t.SessionID] = &warmCodex{inv: inv, used: b.uses}
+	for len(b.waiting) > b.maxWarm() {
+		id, lru := b.leastRecentlyUsed()
+		b.logger().Debug("too many sessions with a waiting codex; the least recently used one's is ended", "session", id, "max", b.maxWarm())
+		delete(b.waiting, id)
+		b.retire(lru)
+	}
+	b.kick()
 }
 
 // Forget ends the session's waiting codex: the session closed.
 func (b *ExecBackend) Forget(sessionID string) {
-	p, ok := b.Runner.(Prestarter)
-	if !ok {
-		return
-	}
 	b.mu.Lock()
-	prev, had := b.waiting[sessionID]
-	delete(b.waiting, sessionID)
-	b.mu.Unlock()
-	if had {
-		p.Discard(prev)
+	defer b.mu.Unlock()
+	if w := b.waiting[sessionID]; w != nil {
+		delete(b.waiting, sessionID)
+		b.retire(w)
+		b.kick()
 	}
 }
 
-// Close ends every waiting codex and waits for prestarts in flight. Turns
+// Close ends every waiting codex, once the prestarter has returned. Turns
 // still running are not affected.
 func (b *ExecBackend) Close() {
 	b.mu.Lock()
 	b.closed = true
-	b.waiting = nil
+	b.waiting, b.ending = nil, nil
+	stopped := b.stopped
+	if stopped != nil {
+		b.kick()
+	}
 	b.mu.Unlock()
-	b.work.Wait()
+	if stopped != nil {
+		<-stopped
+	}
 	if p, ok := b.Runner.(Prestarter); ok {
 		p.Close()
 	}
+}
+
+// retire has w's process ended by the prestarter, when it was started or
+// is starting; w has left waiting. Called with b.mu held.
+func (b *ExecBackend) retire(w *warmCodex) {
+	if w.state != warmWanted {
+		b.ending = append(b.ending, w.inv)
+	}
+}
+
+// leastRecentlyUsed is the session in waiting that asked for its codex
+// longest ago. Called with b.mu held.
+func (b *ExecBackend) leastRecentlyUsed() (string, *warmCodex) {
+	var id string
+	var lru *warmCodex
+	for sid, w := range b.waiting {
+		if lru == nil || w.used < lru.used {
+			id, lru = sid, w
+		}
+	}
+	return id, lru
+}
+
+// kick tells the prestarter there is work, starting it the first time.
+// Called with b.mu held.
+func (b *ExecBackend) kick() {
+	if b.stopped == nil {
+		b.wake = make(chan struct{}, 1)
+		b.stopped = make(chan struct{})
+		go b.prestarter(b.Runner.(Prestarter))
+	}
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// prestarter is the one goroutine that starts and ends waiting codex
+// processes (Run takes them, the runner ends idle ones): it ends those
+// retired first, then starts the most recently used session's wanted one,
+// one at a time, so that no more than MaxWarm wait at any moment and a
+// burst of sessions starts only the codex processes of the newest. Prepare
+// starts it; it returns once Close has set closed, and Close waits for it.
+func (b *ExecBackend) prestarter(p Prestarter) {
+	defer close(b.stopped)
+	// After a panic, sessions start their codex at their prompt.
+	defer recovery.Recover(b.logger(), "starting codex ahead of prompts", nil)
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return
+		}
+		if ending := b.ending; len(ending) > 0 {
+			b.ending = nil
+			b.mu.Unlock()
+			for _, inv := range ending {
+				p.Discard(inv)
+			}
+			continue
+		}
+		id, w := b.mostRecentlyWanted()
+		if w == nil {
+			b.mu.Unlock()
+			<-b.wake
+			continue
+		}
+		w.state = warmStarting
+		b.mu.Unlock()
+
+		err := p.Prestart(w.inv, b.idle())
+		if err != nil {
+			b.logger().Debug("could not start codex ahead of the prompt; the prompt will", "session", id, "err", err)
+		}
+		b.mu.Lock()
+		current := b.waiting[id] == w
+		if current {
+			w.state = warmStarted
+		}
+		b.mu.Unlock()
+		if !current && err == nil {
+			// Replaced, forgotten or taken by a turn while it started:
+			// whoever did so looked before it was there.
+			p.Discard(w.inv)
+		}
+	}
+}
+
+// mostRecentlyWanted is the session in waiting whose codex is still to
+// start and that asked for it last. Called with b.mu held.
+func (b *ExecBackend) mostRecentlyWanted() (string, *warmCodex) {
+	var id string
+	var mru *warmCodex
+	for sid, w := range b.waiting {
+		if w.state == warmWanted && (mru == nil || w.used > mru.used) {
+			id, mru = sid, w
+		}
+	}
+	return id, mru
+}
+
+func (b *ExecBackend) maxWarm() int {
+	if b.MaxWarm == 0 {
+		return DefaultMaxWarm
+	}
+	return b.MaxWarm
 }
 
 func (b *ExecBackend) idle() time.Duration {

@@ -349,7 +349,7 @@ func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 	b := &ExecBackend{Runner: r, Logger: discardLogger(), ImageDir: t.TempDir()}
 	turn := Turn{SessionID: "s1", Cwd: t.TempDir(), ThreadID: "t1", Mode: ModeAsk}
 	b.Prepare(turn)
-	b.work.Wait()
+	waitPrestarts(t, b)
 	if len(r.prestarts) != 1 {
 		t.Fatalf("prestarts = %d, want 1", len(r.prestarts))
 	}
@@ -369,7 +369,7 @@ func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 		t.Errorf("waiting codex discarded by an image turn: %d", len(r.discards))
 	}
 	b.Prepare(turn) // after the turn: the waiting one is still right
-	b.work.Wait()
+	waitPrestarts(t, b)
 	if len(r.prestarts) != 1 {
 		t.Errorf("prestarts = %d after the image turn, want the first still waiting", len(r.prestarts))
 	}
@@ -385,7 +385,7 @@ func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 
 	// Settings changed: the waiting codex is of no use to an image turn either.
 	b.Prepare(turn)
-	b.work.Wait()
+	waitPrestarts(t, b)
 	changed := withImage
 	changed.Mode = ModeAuto
 	if err := b.Run(context.Background(), changed, discardOutput{}); err != nil {

@@ -17,8 +17,8 @@ import (
 //
 // A process that waits longer than idle (when idle > 0) is ended, and so is
 // one whose invocation Discard names or that Close finds. The caller keeps
-// the number of waiting processes bounded (the agent: one per session);
-// Prestart of an invocation that already has a live waiting process does
+// the number of waiting processes bounded (the agent: acp.ExecBackend's
+// MaxWarm, all sessions together); Prestart of an invocation that already has a live waiting process does
 // nothing. Errors are the ones Run would return at start.
 func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 	if err := inv.validate(); err != nil {

@@ -1,0 +1,78 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/codexacp/codexacp/codex"
+)
+
+// shAnyAppServer is a stand-in `codex app-server` in sh that answers
+// thread/start with a thread and any other request with an empty result.
+const shAnyAppServer = `#!/bin/sh
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
+  [ -n "$id" ] || continue
+  case "$line" in
+  *'"method":"initialize"'*) echo "{\"id\":$id,\"result\":{\"userAgent\":\"sh\"}}" ;;
+  *'"method":"thread/start"'*) echo "{\"id\":$id,\"result\":{\"thread\":{\"id\":\"th$id\"}}}" ;;
+  *) echo "{\"id\":$id,\"result\":{}}" ;;
+  esac
+done
+`
+
+// A burst of sessions has threads started ahead for MaxWarm of them at
+// most: codex keeps every thread it loads until it exits. A session beyond
+// gets its thread when a request needs it, and once a prepared thread has
+// been taken or forgotten, the next session is prepared again.
+func TestAppServerWarmBounded(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(script, []byte(shAnyAppServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := NewAppServerBackend(codex.AppServerOptions{Path: script, Logger: discardLogger()})
+	b.MaxWarm = 3
+	defer b.Close()
+	cwd := t.TempDir()
+	turn := func(i int) Turn { return Turn{SessionID: fmt.Sprintf("s%02d", i), Cwd: cwd, Mode: ModeAsk} }
+	prepared := func() []string {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		var ids []string
+		for id := range b.prepared {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for i := 1; i <= 20; i++ {
+		b.Warm(turn(i))
+	}
+	if got, want := prepared(), []string{"s01", "s02", "s03"}; !slices.Equal(got, want) {
+		t.Fatalf("prepared after 20 sessions: %v, want %v", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range []string{"s01", "s02", "s03"} {
+		if p := b.awaitPrepared(ctx, id); p == nil || p.err != nil || p.thread == "" {
+			t.Fatalf("%s prepared = %+v", id, p)
+		}
+	}
+	if err := b.threadRequest(ctx, turn(7), "thread/name/set", map[string]any{"name": "x"}, nil); err != nil {
+		t.Errorf("thread request of a session not prepared ahead: %v", err)
+	}
+	if p := b.awaitPrepared(ctx, "s07"); p == nil || p.thread == "" {
+		t.Errorf("s07 has no thread after its request: %+v", p)
+	}
+	b.Forget("s01")
+	b.Forget("s07")
+	b.Warm(turn(21))
+	if got, want := prepared(), []string{"s02", "s03", "s21"}; !slices.Equal(got, want) {
+		t.Errorf("prepared: %v, want %v", got, want)
+	}
+}

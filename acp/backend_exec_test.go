@@ -1,0 +1,212 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codexacp/codexacp/codex"
+)
+
+// waitPrestarts waits until the exec backend's prestarter has nothing left
+// to do: every wanted codex started, every retired one ended.
+func waitPrestarts(t testing.TB, b *ExecBackend) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		busy := len(b.ending) > 0
+		for _, w := range b.waiting {
+			busy = busy || w.state != warmStarted
+		}
+		b.mu.Unlock()
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the prestarter is still busy after 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// liveRunner is a Prestarter that keeps the processes it would have
+// waiting (by session, read from the invocation's thread id) and the most
+// it ever had at once. Its first Prestart closes reached and blocks until
+// release is closed, when release is set.
+type liveRunner struct {
+	release, reached chan struct{}
+
+	mu        sync.Mutex
+	live      map[string]bool
+	most      int
+	prestarts []string
+	closed    bool
+}
+
+func (r *liveRunner) Run(context.Context, codex.Invocation, func([]byte)) error { return nil }
+
+func (r *liveRunner) Prestart(inv codex.Invocation, _ time.Duration) error {
+	r.mu.Lock()
+	first := len(r.prestarts) == 0
+	r.prestarts = append(r.prestarts, inv.ThreadID)
+	if r.live == nil {
+		r.live = map[string]bool{}
+	}
+	r.live[inv.ThreadID] = true
+	r.most = max(r.most, len(r.live))
+	r.mu.Unlock()
+	if first && r.release != nil {
+		close(r.reached)
+		<-r.release
+	}
+	return nil
+}
+
+func (r *liveRunner) Discard(inv codex.Invocation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.live, inv.ThreadID)
+}
+
+func (r *liveRunner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live, r.closed = nil, true
+}
+
+func (r *liveRunner) started() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.prestarts)
+}
+
+func (r *liveRunner) mostAtOnce() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.most
+}
+
+func (r *liveRunner) waiting() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// sessionTurn is a turn of session id whose thread is named like it, so
+// that a liveRunner tells the sessions' invocations apart.
+func sessionTurn(cwd string, id int) Turn {
+	name := fmt.Sprintf("s%02d", id)
+	return Turn{SessionID: name, Cwd: cwd, ThreadID: name, Mode: ModeAsk}
+}
+
+// A burst of sessions has at most MaxWarm codex processes waiting, the
+// most recently used sessions', and starts only theirs: the ones asked
+// for while a start was under way and pushed out since are never started.
+func TestExecWaitingCodexBounded(t *testing.T) {
+	r := &liveRunner{release: make(chan struct{}), reached: make(chan struct{})}
+	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: 3}
+	cwd := t.TempDir()
+	b.Prepare(sessionTurn(cwd, 1))
+	<-r.reached
+	for i := 2; i <= 50; i++ {
+		b.Prepare(sessionTurn(cwd, i))
+	}
+	close(r.release)
+	waitPrestarts(t, b)
+	if got, want := r.waiting(), []string{"s48", "s49", "s50"}; !slices.Equal(got, want) {
+		t.Errorf("waiting after 50 sessions: %v, want the newest %v", got, want)
+	}
+	if r.mostAtOnce() > 3 {
+		t.Errorf("%d codex processes waited at once, want at most MaxWarm = 3", r.mostAtOnce())
+	}
+	if n := r.started(); n != 4 {
+		t.Errorf("%d codex processes started for a burst of 50 sessions (%v), want the first and the 3 newest", n, r.prestarts)
+	}
+
+	// Used again, s48 is kept; the next new session pushes out s49.
+	b.Prepare(sessionTurn(cwd, 48))
+	b.Prepare(sessionTurn(cwd, 51))
+	waitPrestarts(t, b)
+	if got, want := r.waiting(), []string{"s48", "s50", "s51"}; !slices.Equal(got, want) {
+		t.Errorf("waiting: %v, want %v", got, want)
+	}
+	// A session pushed out starts its next turn cold, then has its codex
+	// started again when it is prepared after the turn.
+	if err := b.Run(context.Background(), sessionTurn(cwd, 49), discardOutput{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Prepare(sessionTurn(cwd, 49))
+	waitPrestarts(t, b)
+	if got, want := r.waiting(), []string{"s48", "s49", "s51"}; !slices.Equal(got, want) {
+		t.Errorf("waiting: %v, want %v", got, want)
+	}
+	if r.mostAtOnce() > 3 {
+		t.Errorf("%d codex processes waited at once, want at most 3", r.mostAtOnce())
+	}
+
+	b.Forget("s48")
+	waitPrestarts(t, b)
+	if got, want := r.waiting(), []string{"s49", "s51"}; !slices.Equal(got, want) {
+		t.Errorf("waiting after the session closed: %v, want %v", got, want)
+	}
+	started := r.started()
+	b.Close()
+	if !r.closed || len(r.waiting()) != 0 {
+		t.Errorf("after Close: runner closed %v, waiting %v", r.closed, r.waiting())
+	}
+	b.Prepare(sessionTurn(cwd, 52))
+	if n := r.started(); n != started {
+		t.Errorf("%d prestarts after Close, want %d: a Prepare after Close started one", n, started)
+	}
+}
+
+// Sessions prepared from many goroutines at once never have more than
+// MaxWarm codex processes waiting, and Close waits for the prestarter.
+func TestExecWaitingCodexBoundedConcurrently(t *testing.T) {
+	r := &liveRunner{}
+	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: 2}
+	cwd := t.TempDir()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				b.Prepare(sessionTurn(cwd, g*25+i))
+				if i%5 == 0 {
+					b.Forget(fmt.Sprintf("s%02d", g*25+i))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitPrestarts(t, b)
+	if r.mostAtOnce() > 2 {
+		t.Errorf("%d codex processes waited at once, want at most MaxWarm = 2", r.mostAtOnce())
+	}
+	if n := len(r.waiting()); n == 0 || n > 2 {
+		t.Errorf("%d waiting at the end, want 1 or 2", n)
+	}
+	b.Close()
+	if len(r.waiting()) != 0 {
+		t.Errorf("waiting after Close: %v", r.waiting())
+	}
+}
+
+// A negative MaxWarm starts nothing ahead.
+func TestExecMaxWarmNegative(t *testing.T) {
+	r := &liveRunner{}
+	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: -1}
+	b.Prepare(sessionTurn(t.TempDir(), 1))
+	b.Close()
+	if n := r.started(); n != 0 {
+		t.Errorf("%d prestarts, want none", n)
+	}
+}
