@@ -237,14 +237,21 @@ func (st *sessionStore) writes(id string) ([]events.KnownWrite, error) {
 }
 
 // decodeWriteLog decodes a write log's lines, oldest first. A line that
-// does not decode (cut short by a crash) is skipped.
+// does not decode (cut short by a crash) is skipped, and so is one that is
+// not an entry keepWrite writes: without a path or hash, or with content
+// that does not encode again (`[{}]` decodes as a content block of no
+// type), which a load would fail to send the editor.
 func decodeWriteLog(data []byte) []events.KnownWrite {
 	var out []events.KnownWrite
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		var w events.KnownWrite
-		if len(line) > 0 && json.Unmarshal(line, &w) == nil {
-			out = append(out, w)
+		if len(line) == 0 || json.Unmarshal(line, &w) != nil || w.Path == "" || w.Hash == "" {
+			continue
 		}
+		if _, err := json.Marshal(w.Content); err != nil {
+			continue
+		}
+		out = append(out, w)
 	}
 	return out
 }
