@@ -29,16 +29,20 @@ func foreignOwner(fi fs.FileInfo, uid int) string {
 	return ""
 }
 
-// readDir lists a directory without blocking on what is not one (a FIFO
-// put in the state directory's place).
+// openDir opens a directory without blocking on what is not one (a FIFO
+// put in its place): that fails at once (ENOTDIR).
+func openDir(dir string) (*os.File, error) {
+	return os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+}
+
+// readDir lists a directory (openDir), in name order as os.ReadDir does.
 func readDir(dir string) ([]os.DirEntry, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	f, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
-	// In name order, as os.ReadDir gives them.
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, err
 }
