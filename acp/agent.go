@@ -233,7 +233,7 @@ func NewAgent(opts Options) *Agent {
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
-		a.store = &sessionStore{dir: opts.StateDir}
+		a.store = &sessionStore{dir: opts.StateDir, log: log}
 	}
 	a.modelInfo = func() ModelInfo {
 		return ModelInfo{Catalog: opts.Catalog, ContextWindow: opts.ContextWindow, Models: opts.Models}

@@ -137,7 +137,7 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 		}
 	}
 	if len(t.Images) > 0 {
-		files, err := writeImageFiles(b.ImageDir, t.Images)
+		files, err := writeImageFiles(ctx, b.ImageDir, t.Images)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // maxImageBytes bounds one image of a prompt, decoded: the per-image limit
@@ -106,30 +109,28 @@ func sniffImage(data []byte) (string, error) {
 }
 
 // imageFile checks the image file a file:// URI names: an absolute path on
-// this machine to a regular file (not a device or pipe, which could block
-// or never end) within maxImageBytes, whose bytes are an accepted image.
-// Anywhere on disk is fine: it is the user's own file, picked in their
-// editor, and codex's sandbox reads the whole disk anyway.
+// this machine to a regular file within maxImageBytes, whose bytes are an
+// accepted image. The open does not wait and what it opened is checked on
+// the descriptor: a FIFO (which would hold the prompt until a writer came)
+// or a device is refused at once, also behind a link. Anywhere on disk is
+// fine, links included: it is the user's own file, picked in their editor,
+// and codex's sandbox reads the whole disk anyway.
 func imageFile(uri string) (Image, error) {
 	path, err := filePath(uri)
 	if err != nil {
 		return Image{}, err
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, info, err := regularfile.Open(path, regularfile.FollowLink)
+	var notRegular *regularfile.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return Image{}, fmt.Errorf("image file %s does not exist", path)
-	}
-	if err != nil {
+	case errors.As(err, &notRegular):
+		return Image{}, fmt.Errorf("image %s is not a regular file (%s)", path, regularfile.Kind(notRegular.Mode))
+	case err != nil:
 		return Image{}, fmt.Errorf("image file %s cannot be read: %w", path, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return Image{}, fmt.Errorf("image file %s cannot be read: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return Image{}, fmt.Errorf("image %s is not a regular file", path)
-	}
 	if info.Size() > maxImageBytes {
 		return Image{}, fmt.Errorf("image file %s is larger than %d MiB", path, maxImageBytes>>20)
 	}
@@ -178,11 +179,15 @@ type imageFiles struct {
 
 // writeImageFiles makes imgs files in a new directory under root (empty:
 // the system's temporary directory). A path codex cannot take (one with a
-// comma: codex splits --image on commas) is copied there too. On error
-// nothing is left behind.
-func writeImageFiles(root string, imgs []Image) (*imageFiles, error) {
+// comma: codex splits --image on commas) is copied there too. On error,
+// or when ctx ends (session/cancel), nothing is left behind.
+func writeImageFiles(ctx context.Context, root string, imgs []Image) (*imageFiles, error) {
 	files := &imageFiles{}
 	for i, img := range imgs {
+		if err := ctx.Err(); err != nil {
+			files.Remove()
+			return nil, fmt.Errorf("writing the prompt's images: %w", context.Cause(ctx))
+		}
 		if img.Path != "" && !strings.Contains(img.Path, ",") {
 			files.Paths = append(files.Paths, img.Path)
 			continue
@@ -195,7 +200,7 @@ func writeImageFiles(root string, imgs []Image) (*imageFiles, error) {
 			files.dir = dir
 		}
 		path := filepath.Join(files.dir, fmt.Sprintf("image-%d%s", i+1, imageTypes[img.MimeType]))
-		if err := writeImageFile(path, img); err != nil {
+		if err := writeImageFile(ctx, path, img); err != nil {
 			files.Remove()
 			return nil, fmt.Errorf("writing the prompt's images: %w", err)
 		}
@@ -204,15 +209,15 @@ func writeImageFiles(root string, imgs []Image) (*imageFiles, error) {
 	return files, nil
 }
 
-func writeImageFile(path string, img Image) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func writeImageFile(ctx context.Context, path string, img Image) error {
+	f, err := regularfile.Create(path, 0o600, true)
 	if err != nil {
 		return err
 	}
 	if img.Data != nil {
 		_, err = f.Write(img.Data)
 	} else {
-		err = copyFile(f, img.Path)
+		err = copyFile(ctx, f, img.Path)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -220,14 +225,30 @@ func writeImageFile(path string, img Image) error {
 	return err
 }
 
-func copyFile(dst io.Writer, src string) error {
-	f, err := os.Open(src)
+// copyFile copies the user's image at src (checked by imageFile, but it
+// may have been swapped since: opened as imageFile opens it) to dst, at
+// most maxImageBytes, stopping when ctx ends.
+func copyFile(ctx context.Context, dst io.Writer, src string) error {
+	f, _, err := regularfile.Open(src, regularfile.FollowLink)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = io.Copy(dst, io.LimitReader(f, maxImageBytes))
+	_, err = io.Copy(dst, ctxReader{ctx, io.LimitReader(f, maxImageBytes)})
 	return err
+}
+
+// ctxReader reads from r until ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
 }
 
 // Remove deletes what writeImageFiles wrote; the user's files stay.

@@ -185,7 +185,7 @@ func TestWriteImageFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			files, err := writeImageFiles(root, tc.imgs)
+			files, err := writeImageFiles(context.Background(), root, tc.imgs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,14 +239,14 @@ func TestWriteImageFiles(t *testing.T) {
 func TestWriteImageFilesFailureLeavesNothing(t *testing.T) {
 	root := t.TempDir()
 	missing := filepath.Join(root, "gone.png") // vanished since it was checked
-	_, err := writeImageFiles(root, []Image{{MimeType: "image/png", Data: pngBytes(t)}, {MimeType: "image/png", Path: missing + ",x"}})
+	_, err := writeImageFiles(context.Background(), root, []Image{{MimeType: "image/png", Data: pngBytes(t)}, {MimeType: "image/png", Path: missing + ",x"}})
 	if err == nil || !strings.Contains(err.Error(), "writing the prompt's images") {
 		t.Fatalf("err = %v", err)
 	}
 	if left, _ := os.ReadDir(root); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	if _, err := writeImageFiles(filepath.Join(root, "no", "such"), []Image{{MimeType: "image/png", Data: pngBytes(t)}}); err == nil {
+	if _, err := writeImageFiles(context.Background(), filepath.Join(root, "no", "such"), []Image{{MimeType: "image/png", Data: pngBytes(t)}}); err == nil {
 		t.Error("no error writing under a missing directory")
 	}
 }
@@ -324,7 +324,13 @@ func TestExecImageFilesLifetime(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tc.cancel {
-				cancel()
+				// While codex runs: a turn cancelled before writes no
+				// image at all (TestWriteImageFilesStopsAtCancel).
+				end := tc.end
+				r.end = func(ctx context.Context) error {
+					cancel()
+					return end(ctx)
+				}
 			}
 			turn := Turn{SessionID: "s1", Cwd: t.TempDir(), Prompt: "what is this?",
 				Images: []Image{{MimeType: "image/png", Data: pngBytes(t)}, {MimeType: "image/jpeg", Data: jpegBytes}}}

@@ -57,7 +57,7 @@ func SweepImageDirs(log *slog.Logger) (stop func()) {
 
 // run removes what it finds stale and returns the directories it removed.
 func (s *imageSweep) run(ctx context.Context) []string {
-	d, err := os.Open(s.root)
+	d, err := openDir(s.root) // a FIFO there would hold the agent's exit (stop waits)
 	if err != nil {
 		s.log.Debug("image directory sweep: cannot read the temporary directory", "dir", s.root, "err", err)
 		return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // persist stores the session's record, from session/new on, so that
@@ -236,16 +236,31 @@ func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId,
 		// the user allowed always without asking.
 		s.runAlways.Store(old.runAlways.Load())
 	}
-	s.mode, s.title, s.threadUsage = rec.Mode, rec.Title, rec.ThreadUsage
+	s.mode, s.title, s.threadUsage = a.storedMode(rec, s.user), rec.Title, rec.ThreadUsage
 	s.model, s.effort, s.serviceTier = rec.Model, rec.Effort, rec.ServiceTier
 	s.plan = rec.Plan && a.offersPlanMode()
-	if _, ok := parseMode(string(s.mode), s.user); !ok {
-		// Not offered any more (the user's own settings, since removed).
-		s.mode = defaultMode(s.user)
-	}
 	a.addSession(s)
 	a.log.Info(method, "session", s.id, "thread", rec.ThreadID, "history_updates", len(updates))
 	return s, updates, nil
+}
+
+// storedMode is the mode a stored record gives the session it restores
+// or forks: the record's own, unless the user's settings no longer offer
+// it, or the record's file may hold what someone else wrote (not the
+// agent's user's, or writable by others: sessionRecord.foreign). Then the
+// session gets the mode session/new would give it: a record grants no
+// more than a new session has (docs/sessions.md).
+func (a *Agent) storedMode(rec sessionRecord, user codex.UserConfig) Mode {
+	if _, ok := parseMode(string(rec.Mode), user); !ok {
+		// Not offered any more (the user's own settings, since removed).
+		return defaultMode(user)
+	}
+	if rec.foreign != "" && rec.Mode != defaultMode(user) {
+		a.log.Warn("stored mode not granted: the record may not be the user's own", "session", rec.SessionID,
+			"stored_mode", rec.Mode, "mode", defaultMode(user), "why", rec.foreign)
+		return defaultMode(user)
+	}
+	return rec.Mode
 }
 
 // threadHistory reads the conversation of a session's codex thread from
@@ -265,7 +280,9 @@ func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdat
 		// when there is none), so that a replayed load has the same diffs.
 		a.observeStored(writeLogPath(p), nil)
 	}
-	f, err := os.Open(path)
+	// Codex's own file under its home; a link codex or the user made is
+	// followed, but a FIFO or device is refused, not waited on or read.
+	f, _, err := regularfile.Open(path, regularfile.FollowLink)
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,10 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	rec, err := a.store.load(string(id))
 	switch {
 	case errors.Is(err, errNoSession):
+	case errors.Is(err, errBadRecord):
+		// Not a record codexacp can read (a FIFO, a link, corrupt): it
+		// names no thread, and is removed all the same.
+		a.log.Warn("deleting an unusable session record", "session", id, "err", err)
 	case err != nil:
 		return &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	default:
@@ -149,11 +153,8 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 	}
 	s := newSession(newSessionID(), cwd, dirs, mcp, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	s.user = a.sessionUserConfig(ctx, cwd)
-	s.mode, s.model, s.effort, s.title = src.Mode, src.Model, src.Effort, src.Title
+	s.mode, s.model, s.effort, s.title = a.storedMode(src, s.user), src.Model, src.Effort, src.Title
 	s.serviceTier, s.plan = src.ServiceTier, src.Plan && a.offersPlanMode()
-	if _, ok := parseMode(string(s.mode), s.user); !ok {
-		s.mode = defaultMode(s.user)
-	}
 	if src.ThreadID != "" {
 		// The fork's thread carries the new session's tool token.
 		a.attachTools(s)

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // sessionRecord is what survives a restart of the agent: enough to list a
@@ -30,15 +34,39 @@ type sessionRecord struct {
 	Title                 string       `json:"title,omitempty"`
 	UpdatedAt             time.Time    `json:"updatedAt"`
 	ThreadUsage           events.Usage `json:"threadUsage"`
+
+	// foreign says why the record's file may not be the user's own work
+	// (recordForeign): its mode is then not granted (Agent.storedMode).
+	// Not stored: it is a property of the file, looked at on each load.
+	foreign string
 }
+
+// recordMax bounds a session record's file. Those codexacp writes hold
+// ids, a cwd, a title of at most 80 characters and token totals: under
+// 1 KiB, a few KiB with many additional directories. The bound leaves room
+// for hundreds of those and keeps a listing of planted files cheap.
+const recordMax = 256 << 10
 
 // sessionStore keeps one JSON file per session in dir, written atomically.
 // Files are small and few; listing reads them all. Next to a record, its
 // write log (writelog.go), which listing does not read.
+//
+// The directory is data, not trust (docs/reliability.md): every file in it
+// is opened without following a final symlink (codexacp makes none there),
+// without blocking, only when it is a regular file within its bound; what
+// is not is skipped with one log line, or refused by name on load.
 type sessionStore struct {
 	dir string
+	log *slog.Logger // nil: slog.Default()
 
 	logMu sync.Mutex // serializes changes to write logs (writelog.go)
+}
+
+func (st *sessionStore) logger() *slog.Logger {
+	if st.log != nil {
+		return st.log
+	}
+	return slog.Default()
 }
 
 // errBadSessionID: an id newSessionID cannot have made. It names no file,
@@ -79,6 +107,10 @@ func (st *sessionStore) save(rec sessionRecord) error {
 	if err != nil {
 		return err
 	}
+	if len(b)+1 > recordMax {
+		// It could not be loaded again.
+		return fmt.Errorf("session store: the record of %s is %d bytes, over the limit of %d", rec.SessionID, len(b)+1, recordMax)
+	}
 	return st.replace(p, append(b, '\n'))
 }
 
@@ -105,33 +137,92 @@ func (st *sessionStore) replace(p string, data []byte) error {
 
 var errNoSession = errors.New("no such session")
 
+// errBadRecord is wrapped by the error of a file named like a session's
+// record that cannot be one: a link, a FIFO or device, too large, not JSON
+// of a record, or a record of another id.
+var errBadRecord = errors.New("unusable session record")
+
 func (st *sessionStore) load(id string) (sessionRecord, error) {
 	p, err := st.path(id)
 	if err != nil {
 		return sessionRecord{}, err
 	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
+	b, fi, err := readStateFile(p, recordMax)
+	if errors.Is(err, fs.ErrNotExist) {
 		return sessionRecord{}, errNoSession
 	}
 	if err != nil {
-		return sessionRecord{}, fmt.Errorf("session store: %w", err)
+		return sessionRecord{}, fmt.Errorf("session store: %w: %w", errBadRecord, err)
 	}
+	rec, err := decodeRecord(b, id)
+	if err != nil {
+		return sessionRecord{}, fmt.Errorf("session store: %w: %s: %w", errBadRecord, p, err)
+	}
+	rec.foreign = recordForeign(fi)
+	return rec, nil
+}
+
+// readStateFile reads a file of the state directory: a regular file, not
+// a link (codexacp writes none there), opened without blocking, of at most
+// max bytes (checked on the opened file before reading, and while reading).
+// It returns the file's fstat with its content.
+func readStateFile(p string, max int64) ([]byte, fs.FileInfo, error) {
+	f, fi, err := regularfile.Open(p, regularfile.NoFollowLink)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, nil, fmt.Errorf("%s: %w (%d bytes, limit %d)", p, regularfile.ErrTooLarge, fi.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if int64(len(b)) > max {
+		return nil, nil, fmt.Errorf("%s: %w (grew past the limit of %d bytes while read)", p, regularfile.ErrTooLarge, max)
+	}
+	return b, fi, nil
+}
+
+// decodeRecord decodes the record of session id from a record file's
+// content. The id inside must be the one that names the file (the id the
+// editor is given), and the thread id, which codex exec is given as an
+// argument, must have a thread id's form.
+func decodeRecord(b []byte, id string) (sessionRecord, error) {
 	var rec sessionRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return sessionRecord{}, fmt.Errorf("session store: %s: %w", p, err)
+		return sessionRecord{}, err
 	}
-	// The id the editor is given must be the one that names the file.
 	if rec.SessionID != id {
-		return sessionRecord{}, fmt.Errorf("session store: %s holds session %q", p, rec.SessionID)
+		return sessionRecord{}, fmt.Errorf("holds session %q", rec.SessionID)
+	}
+	if rec.ThreadID != "" && !validThreadID(rec.ThreadID) {
+		return sessionRecord{}, fmt.Errorf("malformed thread id %q", rec.ThreadID)
 	}
 	return rec, nil
 }
 
+// validThreadID reports whether id can be a codex thread id: codex's are
+// UUIDs; letters, digits, '-' and '_' are taken, not starting with '-' (it
+// goes on codex exec's command line) and at most 128 bytes.
+func validThreadID(id string) bool {
+	if id == "" || len(id) > 128 || id[0] == '-' {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
 // list returns the stored sessions, newest first; with cwd set, only those
-// of that working directory. Unreadable files are skipped.
+// of that working directory. A file named like a record that is not a
+// usable one is skipped with one log line; other files are not records.
 func (st *sessionStore) list(cwd string) ([]sessionRecord, error) {
-	entries, err := os.ReadDir(st.dir)
+	entries, err := readDir(st.dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -141,11 +232,18 @@ func (st *sessionStore) list(cwd string) ([]sessionRecord, error) {
 	var out []sessionRecord
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+		id, ok := strings.CutSuffix(name, ".json")
+		if e.IsDir() || !ok || !validSessionID(id) {
 			continue
 		}
-		rec, err := st.load(strings.TrimSuffix(name, ".json"))
-		if err != nil || (cwd != "" && rec.Cwd != cwd) {
+		rec, err := st.load(id)
+		if err != nil {
+			if !errors.Is(err, errNoSession) { // gone since the listing
+				st.logger().Warn("session record skipped", "err", err)
+			}
+			continue
+		}
+		if cwd != "" && rec.Cwd != cwd {
 			continue
 		}
 		out = append(out, rec)

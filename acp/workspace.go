@@ -10,6 +10,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // Where a session may write, judged on resolved locations (fsops resolves
@@ -116,11 +117,13 @@ func isGitDir(dir string) bool {
 }
 
 // gitdirOf returns the resolved git directory a root's .git file points to
-// ("gitdir: PATH", relative to the root), or "".
+// ("gitdir: PATH", relative to the root), or "". The file is read as a
+// regular file of at most 4 KiB, without blocking: a FIFO or device there
+// (which the model's shell can make) is no pointer.
 func gitdirOf(root string) string {
-	b, err := os.ReadFile(filepath.Join(root, ".git"))
-	if err != nil || len(b) > 4096 {
-		return "" // a directory, missing, or not a pointer
+	b, err := regularfile.ReadFile(filepath.Join(root, ".git"), 4096, regularfile.FollowLink)
+	if err != nil {
+		return "" // a directory, missing, too large, not a regular file
 	}
 	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 	if !ok {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/regularfile"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -88,24 +89,31 @@ func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
 	}
 	st.logMu.Lock()
 	defer st.logMu.Unlock()
-	if _, err := os.Stat(p); err != nil {
+	if _, err := os.Lstat(p); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return errNoSession
 		}
 		return fmt.Errorf("session store: %w", err)
 	}
 	lp := writeLogPath(p)
-	size := int64(0)
-	if info, err := os.Stat(lp); err == nil {
-		size = info.Size()
-	} else {
+	info, err := os.Lstat(lp)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		st.pruneWriteLogs()
-	}
-	if size+int64(len(line)) <= writeLogMax {
+		return appendLine(lp, line)
+	case err != nil:
+		return fmt.Errorf("session store: %w", err)
+	case !info.Mode().IsRegular() || info.Size() > writeLogMax:
+		// Not a log codexacp wrote (a link, a FIFO, oversized): replaced
+		// by one of this entry; the rename never opens what was there.
+		st.logger().Warn("write log replaced: not a regular file within its bound", "log", lp,
+			"kind", regularfile.Kind(info.Mode().Type()), "bytes", info.Size())
+		return st.replace(lp, line)
+	case info.Size()+int64(len(line)) <= writeLogMax:
 		return appendLine(lp, line)
 	}
 	// The newest entries that fit with this one in half the bound.
-	data, err := os.ReadFile(lp)
+	data, _, err := readStateFile(lp, writeLogMax)
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
@@ -119,11 +127,13 @@ func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
 	return st.replace(lp, append(bytes.Clone(data), line...))
 }
 
-// appendLine appends line to the log at lp. A last line that a crash cut
-// short (no newline at its end) is cut off first: the line appended after
-// it would be glued to it and lost with it.
+// appendLine appends line to the log at lp, a regular file (created when
+// missing; a link or FIFO put there since is refused, not followed or
+// waited on). A last line that a crash cut short (no newline at its end)
+// is cut off first: the line appended after it would be glued to it and
+// lost with it.
 func appendLine(lp string, line []byte) error {
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	f, _, err := regularfile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600, regularfile.NoFollowLink)
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
@@ -173,7 +183,7 @@ func cutPartialLine(f *os.File) error {
 // the store grows only by new logs once each is at its bound. A failure
 // is no error: the logs stay.
 func (st *sessionStore) pruneWriteLogs() {
-	entries, err := os.ReadDir(st.dir)
+	entries, err := readDir(st.dir)
 	if err != nil {
 		return
 	}
@@ -207,14 +217,15 @@ func (st *sessionStore) pruneWriteLogs() {
 }
 
 // writes reads the session's write log, oldest first; none without one.
-// A line that does not decode (cut short by a crash) is skipped.
+// A log that is not a regular file within writeLogMax is an error (the
+// caller replays without it).
 func (st *sessionStore) writes(id string) ([]events.KnownWrite, error) {
 	p, err := st.path(id)
 	if err != nil {
 		return nil, err
 	}
 	st.logMu.Lock()
-	data, err := os.ReadFile(writeLogPath(p))
+	data, _, err := readStateFile(writeLogPath(p), writeLogMax)
 	st.logMu.Unlock()
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -222,14 +233,27 @@ func (st *sessionStore) writes(id string) ([]events.KnownWrite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
+	return decodeWriteLog(data), nil
+}
+
+// decodeWriteLog decodes a write log's lines, oldest first. A line that
+// does not decode (cut short by a crash) is skipped, and so is one that is
+// not an entry keepWrite writes: without a path or hash, or with content
+// that does not encode again (`[{}]` decodes as a content block of no
+// type), which a load would fail to send the editor.
+func decodeWriteLog(data []byte) []events.KnownWrite {
 	var out []events.KnownWrite
-	for _, line := range bytes.Split(data, []byte("\n")) {
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		var w events.KnownWrite
-		if len(line) > 0 && json.Unmarshal(line, &w) == nil {
-			out = append(out, w)
+		if len(line) == 0 || json.Unmarshal(line, &w) != nil || w.Path == "" || w.Hash == "" {
+			continue
 		}
+		if _, err := json.Marshal(w.Content); err != nil {
+			continue
+		}
+		out = append(out, w)
 	}
-	return out, nil
+	return out
 }
 
 // copyWrites gives the session to the write log of the session from: a
@@ -245,7 +269,7 @@ func (st *sessionStore) copyWrites(from, to string) error {
 	}
 	st.logMu.Lock()
 	defer st.logMu.Unlock()
-	data, err := os.ReadFile(writeLogPath(src))
+	data, _, err := readStateFile(writeLogPath(src), writeLogMax)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

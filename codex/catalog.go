@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // catalogTimeout bounds the two codex runs that make a catalog.
@@ -54,7 +56,7 @@ func ModelCatalog(ctx context.Context, codexPath, cacheDir string) (string, erro
 	// found without running codex, so that the agent answers initialize
 	// without waiting for a codex start-up.
 	index := binaryIndexPath(cacheDir, key)
-	if b, err := os.ReadFile(index); err == nil {
+	if b, err := regularfile.ReadFile(index, 4096, regularfile.FollowLink); err == nil {
 		if p := string(b); filepath.Dir(p) == cacheDir {
 			if _, err := os.Stat(p); err == nil {
 				catalogPaths.Store(key, p)

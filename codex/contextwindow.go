@@ -3,7 +3,8 @@ package codex
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // ContextWindow returns the context window, in tokens, of model in the model
@@ -11,9 +12,9 @@ import (
 // model with the lowest priority number (codex's own choice; measured with
 // 0.169, whose default gpt-6.1-sol has priority 1).
 func ContextWindow(catalogPath, model string) (int, error) {
-	b, err := os.ReadFile(catalogPath)
+	b, err := readCatalog(catalogPath)
 	if err != nil {
-		return 0, fmt.Errorf("reading model catalog: %w", err)
+		return 0, err
 	}
 	var catalog struct {
 		Models []struct {
@@ -51,4 +52,19 @@ func ContextWindow(catalogPath, model string) (int, error) {
 // ("" when none does). Values are TOML; a quoted string is unquoted.
 func ConfiguredModel(config []string) string {
 	return ConfiguredValue(config, "model")
+}
+
+// catalogMax bounds a model catalog read: codex 0.169's lists a dozen
+// models in about 100 KiB.
+const catalogMax = 16 << 20
+
+// readCatalog reads the model catalog at path (made by ModelCatalog in
+// the user's cache directory): a regular file within catalogMax, opened
+// without blocking.
+func readCatalog(path string) ([]byte, error) {
+	b, err := regularfile.ReadFile(path, catalogMax, regularfile.FollowLink)
+	if err != nil {
+		return nil, fmt.Errorf("reading model catalog: %w", err)
+	}
+	return b, nil
 }

@@ -6,11 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // LoginTimeout bounds one `codex login status` or `codex logout` run when
@@ -107,7 +108,7 @@ func CustomProvider(config []string) string {
 // tomlTopLevel reads a top-level string key of a TOML file (before its
 // first table header), "" when there is none or the file cannot be read.
 func tomlTopLevel(path, key string) string {
-	b, err := os.ReadFile(path)
+	b, err := regularfile.ReadFile(path, configFileMax, regularfile.FollowLink)
 	if err != nil {
 		return ""
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 )
@@ -30,9 +29,9 @@ type ServiceTier struct {
 // (visibility "list"), in codex's order (priority): the first is codex's
 // default model.
 func Models(catalogPath string) ([]Model, error) {
-	b, err := os.ReadFile(catalogPath)
+	b, err := readCatalog(catalogPath)
 	if err != nil {
-		return nil, fmt.Errorf("reading model catalog: %w", err)
+		return nil, err
 	}
 	var catalog struct {
 		Models []struct {

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // Approval policies codex 0.169 accepts (app-server AskForApproval; the
@@ -278,11 +280,17 @@ func configFilesMayMention(home, sysDir string, mentions func([]byte) bool) bool
 	return slices.ContainsFunc(files, func(f string) bool { return fileMayMention(f, mentions) })
 }
 
+// configFileMax bounds a codex configuration file codexacp reads itself
+// (config.toml, the system's): they hold a few KiB of settings. One larger
+// is not read; codex is asked instead.
+const configFileMax = 4 << 20
+
 // fileMayMention reports whether the file at path may say what mentions
 // looks for: it does, or it exists but cannot be read (what it says is not
 // known). A missing file, or a path through a non-directory, says nothing.
 func fileMayMention(path string, mentions func([]byte) bool) bool {
-	b, err := os.ReadFile(path)
+	// A FIFO or device is not waited on or read: what it says is unknown.
+	b, err := regularfile.ReadFile(path, configFileMax, regularfile.FollowLink)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return false

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // Recorder writes one transcript. It is safe for concurrent use: entries
@@ -60,35 +61,64 @@ func New(w io.Writer) *Recorder {
 	return &Recorder{start: time.Now(), w: w, touched: map[string]bool{}}
 }
 
-// Create starts a transcript file at path, truncating an existing file. When
-// path is an existing directory (or ends in a separator), a new file named
-// codexacp-<time>-<pid>.ndjson is made inside it, so that every agent process
-// an editor starts gets its own transcript.
+// errHardLinked is wrapped by Create's error for an existing file with
+// more than one name: overwriting it would change the file of the others.
+var errHardLinked = errors.New("has other names (hard links)")
+
+// Create starts a transcript file at path. When path is an existing
+// directory (or ends in a separator), a new file named
+// codexacp-<time>-<pid>.ndjson is made inside it, so that every agent
+// process an editor starts gets its own transcript. Otherwise the file at
+// path is created, or, when it is a regular file of that one name (an
+// earlier run's transcript), overwritten. It is never written through a
+// link: a symbolic link (dangling or not) or a file with other names (hard
+// links) is refused, and so is a FIFO or device, without waiting on it.
 func Create(path string) (*Recorder, error) {
 	if path == "" {
 		return nil, errors.New("record: no transcript path")
 	}
+	var f *os.File
 	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || os.IsPathSeparator(path[len(path)-1]) {
 		if err := os.MkdirAll(path, 0o700); err != nil {
 			return nil, fmt.Errorf("record: %w", err)
 		}
 		name := fmt.Sprintf("codexacp-%s-%d.ndjson", time.Now().Format("20060102-150405"), os.Getpid())
 		path = filepath.Join(path, name)
-	}
-	// Transcripts hold file contents and prompts: readable by the user only.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	// An existing file keeps its mode through O_TRUNC: tighten it.
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
+		// Transcripts hold file contents and prompts: readable by the user only.
+		if f, err = regularfile.Create(path, 0o600, true); err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+	} else if f, err = createTranscript(path); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	r := New(f)
 	r.closer = f
 	r.path = path
 	return r, nil
+}
+
+// createTranscript opens the transcript file at path for writing: new, or
+// an existing regular file of one name, truncated and made 0600 (it held an
+// earlier transcript, or is the user's to give up: they named it).
+func createTranscript(path string) (*os.File, error) {
+	f, fi, err := regularfile.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600, regularfile.NoFollowLink)
+	if err != nil {
+		return nil, err
+	}
+	if n := links(fi); n > 1 {
+		f.Close()
+		return nil, fmt.Errorf("%s %w: it has %d names, and overwriting it would change the file under the others", path, errHardLinked, n)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	// An existing file keeps its mode through the open: tighten it.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Path is the transcript file's path ("" for a Recorder made with New).

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/regularfile"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -147,7 +148,8 @@ func fileState(kind, path string, limit int64) *Entry {
 		e.Omitted, e.Size = true, fi.Size()
 		return e
 	}
-	f, err := os.Open(path)
+	// Swapped for a FIFO or device since the stat: refused, not waited on.
+	f, _, err := regularfile.Open(path, regularfile.FollowLink)
 	if err != nil {
 		e.Error = err.Error()
 		return e

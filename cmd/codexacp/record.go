@@ -14,12 +14,14 @@ import (
 // --state-dir, backend the --backend); the caller wraps stdin, stdout and
 // the codex backend (Recorder.Backend for exec, Recorder.AppServerTrace
 // for the app-server). A transcript that
-// cannot be created is logged and the agent runs without one: a dead agent
-// would help nobody file a bug.
+// cannot be created — record.Create refuses a symbolic link, a file with
+// other names, a FIFO or device — is refused with one error line at
+// start-up, before the editor's initialize is read, and the agent runs
+// without one: a dead agent would help nobody file a bug.
 func startRecording(path string, log *slog.Logger, opts *acp.Options, stateDir, backend string) *record.Recorder {
 	rec, err := record.Create(path)
 	if err != nil {
-		log.Error("not recording", "err", err)
+		log.Error("not recording: --record's transcript cannot be created there", "err", err)
 		return nil
 	}
 	log.Info("recording the session", "transcript", rec.Path())

@@ -118,6 +118,30 @@ func ReadFile(path string, max int64, follow Follow) ([]byte, error) {
 	return data, nil
 }
 
+// OpenFile opens path with flag (os.O_RDWR|os.O_CREATE, …) and perm as
+// os.OpenFile does, but without blocking and with Open's check of what was
+// opened: anything but a regular file is closed again and refused, and a
+// final symlink with follow == NoFollowLink is refused (also when flag
+// holds os.O_CREATE: the link is never followed to create its target). It
+// returns the file and its fstat; unlike Create it never truncates, so a
+// caller can look at what it opened first.
+func OpenFile(path string, flag int, perm fs.FileMode, follow Follow) (*os.File, fs.FileInfo, error) {
+	f, err := openNonBlocking(path, flag, perm, follow)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
+	}
+	return f, fi, nil
+}
+
 // Create creates path for writing with mode perm. It never follows a
 // final symlink and never opens a FIFO or device: with exclusive it
 // refuses an existing path (fs.ErrExist); without, an existing regular

@@ -162,3 +162,46 @@ func ExampleOpen() {
 	fmt.Println(errors.Is(err, regularfile.ErrNotRegular))
 	// Output: true
 }
+
+func TestOpenFile(t *testing.T) {
+	dir := tree(t)
+	for _, tc := range []struct {
+		name   string
+		flag   int
+		follow regularfile.Follow
+		want   error // nil: opened
+	}{
+		{"file", os.O_RDWR, regularfile.NoFollowLink, nil},
+		{"new", os.O_RDWR | os.O_CREATE, regularfile.NoFollowLink, nil},
+		{"link", os.O_RDWR, regularfile.FollowLink, nil},
+		{"link", os.O_RDWR | os.O_CREATE, regularfile.NoFollowLink, regularfile.ErrSymlink},
+		{"dangling", os.O_RDWR | os.O_CREATE, regularfile.NoFollowLink, regularfile.ErrSymlink},
+		{"fifo", os.O_RDWR | os.O_CREATE, regularfile.NoFollowLink, regularfile.ErrNotRegular},
+		{"fifo", os.O_WRONLY, regularfile.FollowLink, regularfile.ErrNotRegular},
+		{"zero", os.O_RDWR, regularfile.FollowLink, regularfile.ErrNotRegular},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, fi, err := regularfile.OpenFile(filepath.Join(dir, tc.name), tc.flag, 0o600, tc.follow)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("OpenFile: %v", err)
+				}
+				defer f.Close()
+				if !fi.Mode().IsRegular() {
+					t.Fatalf("stat = %v, want a regular file", fi.Mode())
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("OpenFile: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// Not truncated: the caller decides.
+	if b, _ := os.ReadFile(filepath.Join(dir, "file")); string(b) != "hello\n" {
+		t.Fatalf("file = %q after OpenFile", b)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the dangling link's target was created: %v", err)
+	}
+}
