@@ -99,9 +99,7 @@ func (lim readLimits) streamLines(ctx context.Context, path string, r io.Reader,
 		body := chunk
 		if first {
 			first = false
-			if bytes.HasPrefix(body, utf8BOM) {
-				body = body[len(utf8BOM):]
-			}
+			body = bytes.TrimPrefix(body, utf8BOM)
 		}
 		if len(body) > 0 {
 			s.bodyLen += int64(len(body))
