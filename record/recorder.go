@@ -50,6 +50,8 @@ type Recorder struct {
 	// installationIDs are codex's installation ids (SetDirs, and learned
 	// from app-server messages), replaced wherever they appear.
 	installationIDs [][]byte
+	// compact stores large values once (blob.go).
+	compact *compactor
 	// sessions tracks what the editor named, for keeping other
 	// workspaces' sessions out (worlds.go).
 	world world
@@ -57,7 +59,7 @@ type Recorder struct {
 
 // New returns a Recorder writing to w.
 func New(w io.Writer) *Recorder {
-	return &Recorder{start: time.Now(), w: w, touched: map[string]bool{}}
+	return &Recorder{start: time.Now(), w: w, touched: map[string]bool{}, compact: newCompactor()}
 }
 
 // Create starts a transcript file at path, truncating an existing file. When
@@ -212,6 +214,7 @@ func (r *Recorder) writeLocked(e *Entry) {
 		return
 	}
 	b = r.abbreviate(r.secrets.scrub(b))
+	b = r.compact.line(bytes.TrimSuffix(b, []byte("\n")))
 	if _, err := r.w.Write(b); err != nil {
 		r.err = fmt.Errorf("record: %w", err)
 	}

@@ -1,0 +1,559 @@
+package record
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Large payloads are stored once. A Recorder keeps every line it writes
+// within MaxLine bytes by cutting large values out of it (the model
+// catalog, the slash commands with the skills' descriptions, a skills
+// listing, a file's content, a stored rollout) into blob entries, written
+// just before the line that first uses them (the start entry's just after
+// it: a transcript's first line is its start), and leaving in their place a
+// reference, {"$blob":"<id>"}. A value already stored is referred to
+// wherever it appears again, whatever the size of the line. Read puts every
+// value back byte for byte before it decodes a line, so nothing that reads
+// a transcript through Read (the replay, the fake codex) sees blobs.
+//
+// A blob that does not fit in MaxLine is split over consecutive blob lines
+// of the same id: an array's elements ("items"), an object's members
+// ("members"), a string's text ("text", cut after a newline of the text or,
+// for a longer line, after a newline of a JSON text inside it, never inside
+// a word or a path); an element too large for a line is a blob of its own.
+// A single line of text longer than MaxLine stays whole: it is the only
+// kind of line over the bound.
+
+// MaxLine is the longest line a Recorder writes, blob lines too (but for a
+// line of text longer than that inside a blob).
+const MaxLine = 2048
+
+// minBlob is the smallest value stored as a blob: shorter ones are not
+// worth a reference.
+const minBlob = 256
+
+// blobIDLen is the length of a blob id: that many hex digits of the
+// SHA-256 of the value as first stored.
+const blobIDLen = 12
+
+// The forms of a blob entry's value.
+const (
+	blobValue   = "value"   // the whole value
+	blobItems   = "items"   // a run of an array's elements
+	blobMembers = "members" // a run of an object's members
+	blobText    = "text"    // a run of a string's text
+)
+
+var (
+	refPrefix    = []byte(`{"$blob":"`)
+	blobKindText = []byte(`"kind":"blob"`)
+)
+
+func blobID(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])[:blobIDLen]
+}
+
+func blobRef(id string) []byte { return []byte(`{"$blob":"` + id + `"}`) }
+
+var refLen = len(blobRef(blobID(nil)))
+
+// isRef reports whether n, a value of text, is a blob reference.
+func isRef(text []byte, n *jsonNode) bool {
+	return n.kind == '{' && len(n.children) == 1 && n.children[0].key == "$blob" && bytes.HasPrefix(text[n.start:], refPrefix)
+}
+
+// compactor cuts the large values of transcript lines into blobs.
+type compactor struct {
+	bound int
+	known map[string]bool // ids of the blobs written
+}
+
+func newCompactor() *compactor {
+	return &compactor{bound: MaxLine, known: map[string]bool{}}
+}
+
+// line returns what to write for one encoded entry (line, without its
+// newline): the entry with its large values referred to, and the blob
+// lines they need, each line ending in a newline. A line that is not a
+// JSON object is written as it is.
+func (c *compactor) line(line []byte) []byte {
+	whole := append(line[:len(line):len(line)], '\n')
+	if len(line) < minBlob {
+		return whole
+	}
+	root, err := scanJSON(line)
+	if err != nil || root.kind != '{' {
+		return whole
+	}
+	t := []byte("0")
+	if n := root.member("t"); n != nil {
+		t = line[n.start:n.end]
+	}
+	kind := root.member("kind")
+	start := kind != nil && string(line[kind.start:kind.end]) == `"`+KindStart+`"`
+
+	text := c.reuse(line, root)
+	var blobs []byte
+	for len(text) > c.bound {
+		if root, err = scanJSON(text); err != nil {
+			break
+		}
+		n := c.pick(text, root, len(text)-c.bound)
+		if n == nil {
+			break
+		}
+		raw := text[n.start:n.end]
+		id := blobID(raw)
+		blobs = append(blobs, c.blob(id, raw, t)...)
+		text = splice(text, n.start, n.end, blobRef(id))
+	}
+	if len(blobs) == 0 {
+		return append(text[:len(text):len(text)], '\n')
+	}
+	if start {
+		return append(append(text[:len(text):len(text)], '\n'), blobs...)
+	}
+	return append(append(blobs, text...), '\n')
+}
+
+func splice(text []byte, start, end int, with []byte) []byte {
+	out := make([]byte, 0, len(text)-(end-start)+len(with))
+	return append(append(append(out, text[:start]...), with...), text[end:]...)
+}
+
+// candidates calls f, in the order of the text, with each value of an
+// entry that may become a blob: an object, array or string of minBlob
+// bytes or more, not the entry itself nor its message (an ACP or
+// app-server message, a codex line: what the line is about), nor a
+// reference. f returns whether to look inside the value.
+func candidates(text []byte, root *jsonNode, f func(n *jsonNode) bool) {
+	var walk func(n *jsonNode, envelope bool)
+	walk = func(n *jsonNode, envelope bool) {
+		for _, ch := range n.children {
+			if ch.size() < minBlob || ch.kind == 0 || isRef(text, ch) {
+				continue
+			}
+			if envelope && (ch.key == "msg" || ch.key == "line") {
+				walk(ch, false)
+				continue
+			}
+			if f(ch) {
+				walk(ch, false)
+			}
+		}
+	}
+	walk(root, true)
+}
+
+// reuse refers to each value of the line that is already a blob.
+func (c *compactor) reuse(text []byte, root *jsonNode) []byte {
+	if len(c.known) == 0 {
+		return text
+	}
+	var found []*jsonNode
+	candidates(text, root, func(n *jsonNode) bool {
+		if c.known[blobID(text[n.start:n.end])] {
+			found = append(found, n)
+			return false
+		}
+		return true
+	})
+	for i := len(found) - 1; i >= 0; i-- {
+		n := found[i]
+		text = splice(text, n.start, n.end, blobRef(blobID(text[n.start:n.end])))
+	}
+	return text
+}
+
+// pick chooses the value to cut out of a line need bytes too long: the
+// smallest one whose cut is enough (the line keeps the most of its
+// shape), else the largest.
+func (c *compactor) pick(text []byte, root *jsonNode, need int) *jsonNode {
+	var smallest, largest *jsonNode
+	candidates(text, root, func(n *jsonNode) bool {
+		if n.size()-refLen >= need && (smallest == nil || n.size() < smallest.size()) {
+			smallest = n
+		}
+		if largest == nil || n.size() > largest.size() {
+			largest = n
+		}
+		return true
+	})
+	if smallest != nil {
+		return smallest
+	}
+	return largest
+}
+
+// blob returns the lines that store raw as the blob id (none when it is
+// stored already), stamped with the time t of the line that uses it.
+func (c *compactor) blob(id string, raw, t []byte) []byte {
+	if c.known[id] {
+		return nil
+	}
+	c.known[id] = true
+	head := []byte(`{"t":` + string(t) + `,"kind":"blob","id":"` + id + `",`)
+	single := append(append(append(head[:len(head):len(head)], `"`+blobValue+`":`...), raw...), "}\n"...)
+	if len(single) <= c.bound+1 {
+		return single
+	}
+	n, err := scanJSON(raw)
+	if err != nil {
+		return single
+	}
+	switch n.kind {
+	case '[':
+		return c.splitContainer(raw, n, head, `"`+blobItems+`":[`, "]}", t)
+	case '{':
+		return c.splitContainer(raw, n, head, `"`+blobMembers+`":{`, "}}", t)
+	case '"':
+		return splitString(raw, head, c.bound)
+	}
+	return single
+}
+
+// splitContainer stores an array or object over several lines, each
+// holding a run of its elements or members; an element too large for a
+// line (or stored already) is referred to.
+func (c *compactor) splitContainer(raw []byte, n *jsonNode, head []byte, open, closing string, t []byte) []byte {
+	var out []byte
+	overhead := len(head) + len(open) + len(closing)
+	parts := make([][]byte, 0, len(n.children))
+	for _, ch := range n.children {
+		prefix := []byte(nil)
+		if ch.keyStart >= 0 {
+			prefix = raw[ch.keyStart:ch.start]
+		}
+		value := raw[ch.start:ch.end]
+		if ch.kind != 0 && ch.size() >= minBlob && !isRef(raw, ch) {
+			id := blobID(value)
+			if c.known[id] || overhead+len(prefix)+len(value) > c.bound {
+				out = append(out, c.blob(id, value, t)...)
+				value = blobRef(id)
+			}
+		}
+		parts = append(parts, append(prefix[:len(prefix):len(prefix)], value...))
+	}
+	for i := 0; i < len(parts); {
+		line := append(head[:len(head):len(head)], open...)
+		line = append(line, parts[i]...)
+		for i++; i < len(parts) && len(line)+1+len(parts[i])+len(closing) <= c.bound; i++ {
+			line = append(append(line, ','), parts[i]...)
+		}
+		out = append(append(out, line...), closing+"\n"...)
+	}
+	return out
+}
+
+// splitString stores a string over several lines, each holding a run of
+// its text, cut after a newline.
+func splitString(raw, head []byte, bound int) []byte {
+	body := raw[1 : len(raw)-1]
+	open, closing := `"`+blobText+`":"`, "\"}"
+	budget := bound - len(head) - len(open) - len(closing)
+	var out []byte
+	for _, piece := range packText(body, budget) {
+		out = append(append(append(append(out, head...), open...), piece...), closing+"\n"...)
+	}
+	return out
+}
+
+// packText cuts the text of a JSON string (body, escapes as written) into
+// runs of at most budget bytes, cut after its newlines (the \n escape); a
+// line longer than budget is cut after the newlines of a JSON text inside
+// it (\\n, a \n escape of that text), and stays whole when it has none.
+func packText(body []byte, budget int) [][]byte {
+	lines, inner := textBreaks(body)
+	var segments [][]byte
+	last := 0
+	cut := func(end int) {
+		from := last
+		last = end
+		if end-from > budget {
+			for _, p := range inner {
+				if from < p && p < end {
+					segments = append(segments, body[from:p])
+					from = p
+				}
+			}
+		}
+		segments = append(segments, body[from:end])
+	}
+	for _, p := range lines {
+		cut(p)
+	}
+	if last < len(body) {
+		cut(len(body))
+	}
+	var runs [][]byte
+	var run []byte
+	for _, seg := range segments {
+		if len(run) > 0 && len(run)+len(seg) > budget {
+			runs = append(runs, run)
+			run = nil
+		}
+		run = append(run, seg...)
+	}
+	if len(run) > 0 {
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// textBreaks finds, in the text of a JSON string (escapes as written), the
+// offsets just after each newline of the text (lines), and just after each
+// \n escape of a JSON text written inside the text (inner: the decoded
+// text has a backslash, not itself escaped, before an n).
+func textBreaks(body []byte) (lines, inner []int) {
+	run := 0 // backslashes in a row in the decoded text
+	for i := 0; i < len(body); {
+		if body[i] != '\\' {
+			if body[i] == 'n' && run%2 == 1 {
+				inner = append(inner, i+1)
+			}
+			run = 0
+			i++
+			continue
+		}
+		if i+1 >= len(body) {
+			break
+		}
+		switch body[i+1] {
+		case 'n':
+			lines = append(lines, i+2)
+			run = 0
+			i += 2
+		case '\\':
+			run++
+			i += 2
+		case 'u':
+			if i+6 <= len(body) && bytes.EqualFold(body[i+2:i+6], []byte("005c")) {
+				run++
+			} else {
+				run = 0
+			}
+			i += 6
+		default:
+			run = 0
+			i += 2
+		}
+	}
+	return lines, inner
+}
+
+// compactText stores the large values of a transcript's lines (written
+// without blobs) as blobs, as a Recorder does.
+func compactText(data []byte) []byte {
+	c := newCompactor()
+	var out []byte
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		body := bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(body)) == 0 {
+			out = append(out, line...)
+			continue
+		}
+		out = append(out, c.line(body)...)
+	}
+	return out
+}
+
+// blobDef is a blob as a transcript stores it.
+type blobDef struct {
+	form  string   // blobValue, blobItems, blobMembers, blobText
+	parts [][]byte // the value; the runs of elements, members (between the brackets) or text (between the quotes)
+	line  int      // the line of its last part (1-based)
+	raw   []byte   // the value put together, references inside it expanded (nil until needed)
+	busy  bool     // being put together: a blob referring to itself
+}
+
+// blobTable holds a transcript's blobs by id.
+type blobTable map[string]*blobDef
+
+// parseBlob reads a blob line: its id, time and part. ok is false for a
+// line of another kind.
+func parseBlob(line []byte) (id string, t float64, form string, part []byte, ok bool, err error) {
+	if !bytes.Contains(line, blobKindText) {
+		return "", 0, "", nil, false, nil
+	}
+	root, err := scanJSON(line)
+	if err != nil || root.kind != '{' {
+		return "", 0, "", nil, false, nil // Read's decoding reports it
+	}
+	kind := root.member("kind")
+	if kind == nil || string(line[kind.start:kind.end]) != `"`+KindBlob+`"` {
+		return "", 0, "", nil, false, nil
+	}
+	idNode := root.member("id")
+	if idNode == nil || idNode.kind != '"' || idNode.size() <= 2 {
+		return "", 0, "", nil, true, errors.New("a blob without an id")
+	}
+	id = string(line[idNode.start+1 : idNode.end-1])
+	if tn := root.member("t"); tn != nil {
+		t, _ = strconv.ParseFloat(string(line[tn.start:tn.end]), 64)
+	}
+	for _, f := range []struct {
+		name string
+		kind byte
+	}{{blobItems, '['}, {blobMembers, '{'}, {blobText, '"'}, {blobValue, 0}} {
+		n := root.member(f.name)
+		if n == nil {
+			continue
+		}
+		if form != "" {
+			return "", 0, "", nil, true, fmt.Errorf("blob %s has both %s and %s", id, form, f.name)
+		}
+		form = f.name
+		switch {
+		case f.kind == 0:
+			part = line[n.start:n.end]
+		case n.kind != f.kind:
+			return "", 0, "", nil, true, fmt.Errorf("blob %s: %s of the wrong type", id, f.name)
+		default:
+			part = line[n.start+1 : n.end-1]
+		}
+	}
+	if form == "" {
+		return "", 0, "", nil, true, fmt.Errorf("blob %s holds no %s, %s, %s or %s", id, blobValue, blobItems, blobMembers, blobText)
+	}
+	return id, t, form, part, true, nil
+}
+
+// add notes a part of blob id found on line n. The parts of a blob are
+// on consecutive lines.
+func (b blobTable) add(id, form string, part []byte, n int) error {
+	d := b[id]
+	if d == nil {
+		b[id] = &blobDef{form: form, parts: [][]byte{part}, line: n}
+		return nil
+	}
+	if form == blobValue || d.form == blobValue || d.line != n-1 {
+		return fmt.Errorf("blob %s is stored again (first up to line %d)", id, d.line)
+	}
+	if form != d.form {
+		return fmt.Errorf("blob %s: %s after %s", id, form, d.form)
+	}
+	d.parts = append(d.parts, part)
+	d.line = n
+	return nil
+}
+
+// resolve returns blob id's value, references inside it expanded.
+func (b blobTable) resolve(id string) ([]byte, error) {
+	d := b[id]
+	if d == nil {
+		return nil, fmt.Errorf("no blob %s in the transcript", id)
+	}
+	if d.raw != nil {
+		return d.raw, nil
+	}
+	if d.busy {
+		return nil, fmt.Errorf("blob %s contains itself", id)
+	}
+	d.busy = true
+	defer func() { d.busy = false }()
+	var raw []byte
+	switch d.form {
+	case blobValue:
+		raw = d.parts[0]
+	case blobItems:
+		raw = append(append([]byte("["), bytes.Join(d.parts, []byte(","))...), ']')
+	case blobMembers:
+		raw = append(append([]byte("{"), bytes.Join(d.parts, []byte(","))...), '}')
+	case blobText:
+		raw = append(append([]byte(`"`), bytes.Join(d.parts, nil)...), '"')
+	}
+	raw, err := b.expand(raw)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", id, err)
+	}
+	d.raw = raw
+	return raw, nil
+}
+
+// expand puts each blob a text refers to in place of its reference.
+func (b blobTable) expand(text []byte) ([]byte, error) {
+	if !bytes.Contains(text, refPrefix) {
+		return text, nil
+	}
+	var out []byte
+	copied := 0
+	for pos := 0; ; {
+		i := bytes.Index(text[pos:], refPrefix)
+		if i < 0 {
+			break
+		}
+		start := pos + i
+		idStart := start + len(refPrefix)
+		pos = idStart
+		j := bytes.IndexByte(text[idStart:], '"')
+		if j < 0 {
+			break
+		}
+		end := idStart + j + 2 // past "}
+		if end > len(text) || text[end-1] != '}' {
+			continue // an object with more members: no reference
+		}
+		raw, err := b.resolve(string(text[idStart : idStart+j]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, text[copied:start]...), raw...)
+		copied, pos = end, end
+	}
+	if copied == 0 {
+		return text, nil
+	}
+	return append(out, text[copied:]...), nil
+}
+
+// Expand returns a transcript with its blobs put back where they are used
+// and its blob lines left out: each line as the agent wrote it, however
+// long (the form of transcripts recorded before blobs). A transcript
+// without blobs comes back as it is.
+func Expand(data []byte) ([]byte, error) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	table, isBlob, err := collectBlobs(lines)
+	if err != nil {
+		return nil, err
+	}
+	if len(table) == 0 && !bytes.Contains(data, refPrefix) {
+		return data, nil
+	}
+	var out []byte
+	for n, line := range lines {
+		if isBlob[n] {
+			continue
+		}
+		x, err := table.expand(line)
+		if err != nil {
+			return nil, fmt.Errorf("transcript line %d: %w", n+1, err)
+		}
+		out = append(out, x...)
+	}
+	return out, nil
+}
+
+// collectBlobs reads the blob lines of a transcript.
+func collectBlobs(lines [][]byte) (blobTable, map[int]bool, error) {
+	table := blobTable{}
+	isBlob := map[int]bool{}
+	for n, line := range lines {
+		id, _, form, part, ok, err := parseBlob(line)
+		if !ok {
+			continue
+		}
+		if err == nil {
+			err = table.add(id, form, part, n+1)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("transcript line %d: %w", n+1, err)
+		}
+		isBlob[n] = true
+	}
+	return table, isBlob, nil
+}
