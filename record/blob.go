@@ -36,6 +36,10 @@ const MaxLine = 2048
 // worth a reference.
 const minBlob = 256
 
+// minShared is the size from which a part of a blob (an element of an
+// array, a member of an object) is a blob of its own.
+const minShared = 512
+
 // blobIDLen is the length of a blob id: that many hex digits of the
 // SHA-256 of the value as first stored.
 const blobIDLen = 12
@@ -103,7 +107,7 @@ func (c *compactor) line(line []byte) []byte {
 		if root, err = scanJSON(text); err != nil {
 			break
 		}
-		n := c.pick(text, root, len(text)-c.bound)
+		n := c.pick(text, root)
 		if n == nil {
 			break
 		}
@@ -126,29 +130,17 @@ func splice(text []byte, start, end int, with []byte) []byte {
 	return append(append(append(out, text[:start]...), with...), text[end:]...)
 }
 
-// candidates calls f, in the order of the text, with each value of an
-// entry that may become a blob: an object, array or string of minBlob
-// bytes or more, not the entry itself nor its message (an ACP or
-// app-server message, a codex line: what the line is about), nor a
-// reference. f returns whether to look inside the value.
-func candidates(text []byte, root *jsonNode, f func(n *jsonNode) bool) {
-	var walk func(n *jsonNode, envelope bool)
-	walk = func(n *jsonNode, envelope bool) {
-		for _, ch := range n.children {
-			if ch.size() < minBlob || ch.kind == 0 || isRef(text, ch) {
-				continue
-			}
-			if envelope && (ch.key == "msg" || ch.key == "line") {
-				walk(ch, false)
-				continue
-			}
-			if f(ch) {
-				walk(ch, false)
-			}
-		}
-	}
-	walk(root, true)
+// candidate reports whether a value of a line (not the entry itself) may
+// become a blob: an object, array or string of minBlob bytes or more that
+// is not a reference.
+func candidate(text []byte, n *jsonNode) bool {
+	return n.size() >= minBlob && n.kind != 0 && !isRef(text, n)
 }
+
+// envelope reports whether n, a member of the entry, is its message (an
+// ACP or app-server message, a codex line): what the line is about, never
+// a blob itself.
+func envelope(n *jsonNode) bool { return n.key == "msg" || n.key == "line" }
 
 // reuse refers to each value of the line that is already a blob.
 func (c *compactor) reuse(text []byte, root *jsonNode) []byte {
@@ -156,13 +148,20 @@ func (c *compactor) reuse(text []byte, root *jsonNode) []byte {
 		return text
 	}
 	var found []*jsonNode
-	candidates(text, root, func(n *jsonNode) bool {
-		if c.known[blobID(text[n.start:n.end])] {
-			found = append(found, n)
-			return false
+	var walk func(n *jsonNode, top bool)
+	walk = func(n *jsonNode, top bool) {
+		for _, ch := range n.children {
+			if !candidate(text, ch) {
+				continue
+			}
+			if !(top && envelope(ch)) && c.known[blobID(text[ch.start:ch.end])] {
+				found = append(found, ch)
+				continue
+			}
+			walk(ch, false)
 		}
-		return true
-	})
+	}
+	walk(root, true)
 	for i := len(found) - 1; i >= 0; i-- {
 		n := found[i]
 		text = splice(text, n.start, n.end, blobRef(blobID(text[n.start:n.end])))
@@ -170,84 +169,115 @@ func (c *compactor) reuse(text []byte, root *jsonNode) []byte {
 	return text
 }
 
-// pick chooses the value to cut out of a line need bytes too long: the
-// smallest one whose cut is enough (the line keeps the most of its
-// shape), else the largest.
-func (c *compactor) pick(text []byte, root *jsonNode, need int) *jsonNode {
-	var smallest, largest *jsonNode
-	candidates(text, root, func(n *jsonNode) bool {
-		if n.size()-refLen >= need && (smallest == nil || n.size() < smallest.size()) {
-			smallest = n
+// pick chooses the value to cut out of a line that is too long: the
+// largest value under the entry and its message, then, as long as one
+// value makes up most of it (a result holding a list, a list holding one
+// long text), that value. So a payload goes whole (the catalog, the list
+// of commands, a file's content), and a line that repeats it later refers
+// to it whole, while the line keeps the fields around it.
+func (c *compactor) pick(text []byte, root *jsonNode) *jsonNode {
+	largest := func(n *jsonNode) *jsonNode {
+		var big *jsonNode
+		for _, ch := range n.children {
+			if candidate(text, ch) && (big == nil || ch.size() > big.size()) {
+				big = ch
+			}
 		}
-		if largest == nil || n.size() > largest.size() {
-			largest = n
-		}
-		return true
-	})
-	if smallest != nil {
-		return smallest
+		return big
 	}
-	return largest
+	cur := largest(root)
+	if cur != nil && envelope(cur) {
+		cur = largest(cur)
+	}
+	for cur != nil {
+		next := largest(cur)
+		if next == nil || next.size()*3 < cur.size()*2 {
+			break
+		}
+		cur = next
+	}
+	return cur
 }
 
 // blob returns the lines that store raw as the blob id (none when it is
 // stored already), stamped with the time t of the line that uses it.
 func (c *compactor) blob(id string, raw, t []byte) []byte {
+	return c.blobShared(id, raw, t, true)
+}
+
+// blobShared is blob; share says whether the object or array parts of the
+// value of minShared bytes or more are blobs of their own (only one level
+// down: a part of a part is cut out only when it does not fit).
+func (c *compactor) blobShared(id string, raw, t []byte, share bool) []byte {
 	if c.known[id] {
 		return nil
 	}
 	c.known[id] = true
 	head := []byte(`{"t":` + string(t) + `,"kind":"blob","id":"` + id + `",`)
-	single := append(append(append(head[:len(head):len(head)], `"`+blobValue+`":`...), raw...), "}\n"...)
-	if len(single) <= c.bound+1 {
-		return single
+	single := func(value []byte) []byte {
+		return append(append(append(head[:len(head):len(head)], `"`+blobValue+`":`...), value...), "}\n"...)
+	}
+	if len(raw) < minShared && len(single(raw)) <= c.bound+1 {
+		return single(raw)
 	}
 	n, err := scanJSON(raw)
 	if err != nil {
-		return single
+		return single(raw)
 	}
 	switch n.kind {
-	case '[':
-		return c.splitContainer(raw, n, head, `"`+blobItems+`":[`, "]}", t)
-	case '{':
-		return c.splitContainer(raw, n, head, `"`+blobMembers+`":{`, "}}", t)
+	case '[', '{':
+		open, closing := `"`+blobItems+`":[`, "]}"
+		if n.kind == '{' {
+			open, closing = `"`+blobMembers+`":{`, "}}"
+		}
+		out, parts := c.parts(raw, n, len(head)+len(open)+len(closing), t, share)
+		value := append([]byte{n.kind}, bytes.Join(parts, []byte(","))...)
+		value = append(value, raw[len(raw)-1])
+		if line := single(value); len(line) <= c.bound+1 {
+			return append(out, line...)
+		}
+		for i := 0; i < len(parts); {
+			line := append(head[:len(head):len(head)], open...)
+			line = append(line, parts[i]...)
+			for i++; i < len(parts) && len(line)+1+len(parts[i])+len(closing) <= c.bound; i++ {
+				line = append(append(line, ','), parts[i]...)
+			}
+			out = append(append(out, line...), closing+"\n"...)
+		}
+		return out
 	case '"':
+		if line := single(raw); len(line) <= c.bound+1 {
+			return line
+		}
 		return splitString(raw, head, c.bound)
 	}
-	return single
+	return single(raw)
 }
 
-// splitContainer stores an array or object over several lines, each
-// holding a run of its elements or members; an element too large for a
-// line (or stored already) is referred to.
-func (c *compactor) splitContainer(raw []byte, n *jsonNode, head []byte, open, closing string, t []byte) []byte {
-	var out []byte
-	overhead := len(head) + len(open) + len(closing)
-	parts := make([][]byte, 0, len(n.children))
+// parts returns the elements or members of an array or object (n, the
+// value raw), with the blobs they need: an element too large for a line
+// of overhead bytes besides, one stored already, or (share) an object or
+// array of minShared bytes or more, is referred to. A large part of a payload is thus stored once
+// for all its variants (the model picker of each fast-mode choice).
+func (c *compactor) parts(raw []byte, n *jsonNode, overhead int, t []byte, share bool) (out []byte, parts [][]byte) {
+	parts = make([][]byte, 0, len(n.children))
 	for _, ch := range n.children {
 		prefix := []byte(nil)
 		if ch.keyStart >= 0 {
 			prefix = raw[ch.keyStart:ch.start]
 		}
 		value := raw[ch.start:ch.end]
-		if ch.kind != 0 && ch.size() >= minBlob && !isRef(raw, ch) {
+		if candidate(raw, ch) {
 			id := blobID(value)
-			if c.known[id] || overhead+len(prefix)+len(value) > c.bound {
-				out = append(out, c.blob(id, value, t)...)
+			shared := share && ch.kind != '"' && ch.size() >= minShared
+			if c.known[id] || shared || overhead+len(prefix)+len(value) > c.bound {
+				out = append(out, c.blobShared(id, value, t, false)...)
 				value = blobRef(id)
 			}
 		}
 		parts = append(parts, append(prefix[:len(prefix):len(prefix)], value...))
 	}
-	for i := 0; i < len(parts); {
-		line := append(head[:len(head):len(head)], open...)
-		line = append(line, parts[i]...)
-		for i++; i < len(parts) && len(line)+1+len(parts[i])+len(closing) <= c.bound; i++ {
-			line = append(append(line, ','), parts[i]...)
-		}
-		out = append(append(out, line...), closing+"\n"...)
-	}
-	return out
+	return out, parts
 }
 
 // splitString stores a string over several lines, each holding a run of
