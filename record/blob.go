@@ -295,8 +295,9 @@ func splitString(raw, head []byte, bound int) []byte {
 
 // packText cuts the text of a JSON string (body, escapes as written) into
 // runs of at most budget bytes, cut after its newlines (the \n escape); a
-// line longer than budget is cut after the newlines of a JSON text inside
-// it (\\n, a \n escape of that text), and stays whole when it has none.
+// line longer than budget that is a JSON text (a rollout's line) is cut
+// after the newlines of the strings inside it (\\n, a \n escape of that
+// text); another stays whole.
 func packText(body []byte, budget int) [][]byte {
 	lines, inner := textBreaks(body)
 	var segments [][]byte
@@ -304,7 +305,7 @@ func packText(body []byte, budget int) [][]byte {
 	cut := func(end int) {
 		from := last
 		last = end
-		if end-from > budget {
+		if end-from > budget && (body[from] == '{' || body[from] == '[') {
 			for _, p := range inner {
 				if from < p && p < end {
 					segments = append(segments, body[from:p])
