@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/codexacp/codexacp/record"
 )
 
 // The replay corpus (e2e/testdata/transcripts, recorded from real codex
@@ -45,8 +47,41 @@ func TestCorpusGolden(t *testing.T) {
 	checkGoldenDir(t, corpusGoldenDir, transcripts, translateTranscript)
 }
 
+// TestCorpusGoldenReadsBlobs translates a corpus transcript stored in the
+// current form (its large values as blobs, record.Write) as it translates
+// the form it was recorded in.
+func TestCorpusGoldenReadsBlobs(t *testing.T) {
+	for _, name := range []string{"TestSkillCommand.ndjson", "TestSkillCommand.app-server.ndjson"} {
+		path := filepath.Join(corpusTranscripts, name)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := record.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := record.Write(&buf, entries); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(buf.Bytes(), []byte(`"kind":"blob"`)) {
+			t.Fatalf("%s has no blob in the current form", name)
+		}
+		blobbed := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(blobbed, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if want, got := translateTranscript(t, path), translateTranscript(t, blobbed); !bytes.Equal(got, want) {
+			t.Errorf("%s translates differently with blobs:\n%s", name, got)
+		}
+	}
+}
+
 // transcriptEntry is the part of a transcript line this test reads (the
-// format is package record's; reading it here keeps events free of it).
+// format is package record's, whose Expand puts a transcript's blobs back
+// first; decoding the lines here keeps events free of record's types).
 type transcriptEntry struct {
 	Kind          string          `json:"kind"`
 	ContextWindow int             `json:"context_window"`
@@ -65,17 +100,20 @@ type transcriptEntry struct {
 // Translator, a turn per run, and returns the indented golden JSON.
 func translateTranscript(t *testing.T, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	// A transcript stores its large values once (blobs): put them back.
+	if data, err = record.Expand(data); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	var tr *Translator
 	var g corpusGolden
 	var cur *corpusRun
 	appServer, window := false, 0
 	var notes []notification
-	r := bufio.NewReader(f)
+	r := bufio.NewReader(bytes.NewReader(data))
 	for {
 		raw, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(raw)) > 0 {
