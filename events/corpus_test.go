@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/codexacp/codexacp/record"
@@ -49,33 +50,51 @@ func TestCorpusGolden(t *testing.T) {
 
 // TestCorpusGoldenReadsBlobs translates a corpus transcript stored in the
 // current form (its large values as blobs, record.Write) as it translates
-// the form it was recorded in.
+// the form it was recorded in: TestHelloTurn with the model's answer made
+// long enough (3 KB) to be a blob.
 func TestCorpusGoldenReadsBlobs(t *testing.T) {
-	for _, name := range []string{"TestSkillCommand.ndjson", "TestSkillCommand.app-server.ndjson"} {
-		path := filepath.Join(corpusTranscripts, name)
-		f, err := os.Open(path)
+	f, err := os.Open(filepath.Join(corpusTranscripts, "TestHelloTurn.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := record.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a long answer of the model, line after line\\n", 70)
+	var plain bytes.Buffer
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind == record.KindCodexLine {
+			e.Line = bytes.Replace(e.Line, []byte(`"agent_message","text":"`), []byte(`"agent_message","text":"`+long), 1)
+		}
+		b, err := record.Encode(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries, err := record.Read(f)
-		f.Close()
-		if err != nil {
+		plain.Write(b)
+	}
+	var blobbed bytes.Buffer
+	if err := record.Write(&blobbed, entries); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(blobbed.Bytes(), []byte(`"kind":"blob"`)) {
+		t.Fatalf("no blob in the current form")
+	}
+	dir := t.TempDir()
+	paths := [2]string{filepath.Join(dir, "plain.ndjson"), filepath.Join(dir, "blobbed.ndjson")}
+	for i, data := range [][]byte{plain.Bytes(), blobbed.Bytes()} {
+		if err := os.WriteFile(paths[i], data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := record.Write(&buf, entries); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(buf.Bytes(), []byte(`"kind":"blob"`)) {
-			t.Fatalf("%s has no blob in the current form", name)
-		}
-		blobbed := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(blobbed, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if want, got := translateTranscript(t, path), translateTranscript(t, blobbed); !bytes.Equal(got, want) {
-			t.Errorf("%s translates differently with blobs:\n%s", name, got)
-		}
+	}
+	want, got := translateTranscript(t, paths[0]), translateTranscript(t, paths[1])
+	if !bytes.Contains(want, []byte("line after line")) {
+		t.Fatalf("the long answer is not in the translation:\n%s", want)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the transcript translates differently with blobs:\n%s", got)
 	}
 }
 
