@@ -104,3 +104,53 @@ func longestLine(data []byte) int {
 	}
 	return n
 }
+
+// TestCorpusInCurrentForm writes every corpus transcript (recorded in
+// format 1, lines up to 68 KB) in the current form: no line over the
+// bound, and every entry reads back as it was.
+func TestCorpusInCurrentForm(t *testing.T) {
+	var before, after, longest int
+	for _, path := range corpus(t) {
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := record.Read(bytes.NewReader(orig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := record.Write(&buf, entries); err != nil {
+			t.Fatal(err)
+		}
+		checkLineBound(t, buf.Bytes())
+		again, err := record.Read(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatalf("%s in the current form: %v", path, err)
+		}
+		var want, got []string
+		for _, list := range []struct {
+			entries []record.Entry
+			out     *[]string
+		}{{entries, &want}, {again, &got}} {
+			for _, e := range list.entries {
+				if e.Kind == record.KindBlob {
+					continue
+				}
+				e.Format = 0
+				b, err := record.Encode(&e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				*list.out = append(*list.out, string(b))
+			}
+		}
+		if strings.Join(got, "") != strings.Join(want, "") {
+			t.Errorf("%s does not read back from the current form", path)
+		}
+		before += len(orig)
+		after += buf.Len()
+		longest = max(longest, longestLine(orig))
+	}
+	t.Logf("corpus: %d → %d bytes in the current form; longest line %d", before, after, longest)
+}
