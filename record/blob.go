@@ -86,13 +86,12 @@ func newCompactor() *compactor {
 // lines they need, each line ending in a newline. A line that is not a
 // JSON object is written as it is.
 func (c *compactor) line(line []byte) []byte {
-	whole := append(line[:len(line):len(line)], '\n')
 	if len(line) < minBlob {
-		return whole
+		return append(line[:len(line):len(line)], '\n')
 	}
 	root, err := scanJSON(line)
 	if err != nil || root.kind != '{' {
-		return whole
+		return append(line[:len(line):len(line)], '\n')
 	}
 	t := []byte("0")
 	if n := root.member("t"); n != nil {

@@ -296,3 +296,30 @@ func TestPackText(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCompactLine measures what storing blobs adds to each line a
+// Recorder writes: a streamed delta (no blob), and a 4 KB list of
+// commands sent again (a reference to the blob stored the first time).
+func BenchmarkCompactLine(b *testing.B) {
+	delta := []byte(`{"t":323.086,"kind":"appserver","dir":"in","msg":{"method":"item/agentMessage/delta","params":{"threadId":"01a20ff0-d338-7d11-b6b0-b55580cfde52","turnId":"01a210e9-9373-7d11-b6b0-b55580cfde52","itemId":"msg_6","delta":"Hello fr"},"emittedAtMs":1795580072926},"run":1}`)
+	var commands []any
+	for i := range 30 {
+		commands = append(commands, map[string]string{"name": fmt.Sprint("command-", i), "description": "a command of the agent, as the editor shows it in its list of slash commands"})
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{
+		"sessionId": "sess_1", "update": map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": commands}}})
+	update := []byte(`{"t":1,"kind":"acp","dir":"out","msg":` + string(msg) + `}`)
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"delta", delta}, {"commands-again", update}} {
+		b.Run(c.name, func(b *testing.B) {
+			comp := newCompactor()
+			comp.line(c.line)
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				comp.line(c.line)
+			}
+		})
+	}
+}
