@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/codexacp/codexacp/record"
 )
 
 // The replay corpus (e2e/testdata/transcripts, recorded from real codex
@@ -45,8 +48,59 @@ func TestCorpusGolden(t *testing.T) {
 	checkGoldenDir(t, corpusGoldenDir, transcripts, translateTranscript)
 }
 
+// TestCorpusGoldenReadsBlobs translates a corpus transcript stored in the
+// current form (its large values as blobs, record.Write) as it translates
+// the form it was recorded in: TestHelloTurn with the model's answer made
+// long enough (3 KB) to be a blob.
+func TestCorpusGoldenReadsBlobs(t *testing.T) {
+	f, err := os.Open(filepath.Join(corpusTranscripts, "TestHelloTurn.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := record.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a long answer of the model, line after line\\n", 70)
+	var plain bytes.Buffer
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind == record.KindCodexLine {
+			e.Line = bytes.Replace(e.Line, []byte(`"agent_message","text":"`), []byte(`"agent_message","text":"`+long), 1)
+		}
+		b, err := record.Encode(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain.Write(b)
+	}
+	var blobbed bytes.Buffer
+	if err := record.Write(&blobbed, entries); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(blobbed.Bytes(), []byte(`"kind":"blob"`)) {
+		t.Fatalf("no blob in the current form")
+	}
+	dir := t.TempDir()
+	paths := [2]string{filepath.Join(dir, "plain.ndjson"), filepath.Join(dir, "blobbed.ndjson")}
+	for i, data := range [][]byte{plain.Bytes(), blobbed.Bytes()} {
+		if err := os.WriteFile(paths[i], data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := translateTranscript(t, paths[0]), translateTranscript(t, paths[1])
+	if !bytes.Contains(want, []byte("line after line")) {
+		t.Fatalf("the long answer is not in the translation:\n%s", want)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the transcript translates differently with blobs:\n%s", got)
+	}
+}
+
 // transcriptEntry is the part of a transcript line this test reads (the
-// format is package record's; reading it here keeps events free of it).
+// format is package record's, whose Expand puts a transcript's blobs back
+// first; decoding the lines here keeps events free of record's types).
 type transcriptEntry struct {
 	Kind          string          `json:"kind"`
 	ContextWindow int             `json:"context_window"`
@@ -65,17 +119,20 @@ type transcriptEntry struct {
 // Translator, a turn per run, and returns the indented golden JSON.
 func translateTranscript(t *testing.T, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	// A transcript stores its large values once (blobs): put them back.
+	if data, err = record.Expand(data); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	var tr *Translator
 	var g corpusGolden
 	var cur *corpusRun
 	appServer, window := false, 0
 	var notes []notification
-	r := bufio.NewReader(f)
+	r := bufio.NewReader(bytes.NewReader(data))
 	for {
 		raw, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(raw)) > 0 {

@@ -51,6 +51,8 @@ type Recorder struct {
 	// installationIDs are codex's installation ids (SetDirs, and learned
 	// from app-server messages), replaced wherever they appear.
 	installationIDs [][]byte
+	// compact stores large values once (blob.go).
+	compact *compactor
 	// sessions tracks what the editor named, for keeping other
 	// workspaces' sessions out (worlds.go).
 	world world
@@ -58,7 +60,7 @@ type Recorder struct {
 
 // New returns a Recorder writing to w.
 func New(w io.Writer) *Recorder {
-	return &Recorder{start: time.Now(), w: w, touched: map[string]bool{}}
+	return &Recorder{start: time.Now(), w: w, touched: map[string]bool{}, compact: newCompactor()}
 }
 
 // errHardLinked is wrapped by Create's error for an existing file with
@@ -242,6 +244,7 @@ func (r *Recorder) writeLocked(e *Entry) {
 		return
 	}
 	b = r.abbreviate(r.secrets.scrub(b))
+	b = r.compact.line(bytes.TrimSuffix(b, []byte("\n")))
 	if _, err := r.w.Write(b); err != nil {
 		r.err = fmt.Errorf("record: %w", err)
 	}

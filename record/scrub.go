@@ -48,7 +48,8 @@ var hashToken = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // the agent's messages show) are recomputed for the scrubbed content, and
 // diffs stay valid because Old and New must have as many lines, so the
 // scrubbed transcript replays as the original did. Lines nothing changed
-// in are kept byte for byte.
+// in are kept byte for byte; a blob whose text changed gets a new id, in
+// every line that uses it.
 func Scrub(data []byte, replacements []Replacement) (*ScrubResult, error) {
 	if len(replacements) == 0 {
 		return nil, errors.New("nothing to replace")
@@ -73,6 +74,16 @@ func Scrub(data []byte, replacements []Replacement) (*ScrubResult, error) {
 	if _, err := Read(bytes.NewReader(data)); err != nil {
 		return nil, err
 	}
+	// A transcript with blobs is scrubbed whole, each line as the agent
+	// wrote it, then stored again as the Recorder does: a replacement in
+	// a blob applies to every use, a content cut over blob lines is found
+	// whole, and its hash recomputed.
+	expanded, err := Expand(data)
+	if err != nil {
+		return nil, err
+	}
+	blobbed := !bytes.Equal(expanded, data)
+	data = expanded
 
 	// The hashes in the transcript whose content is in it too, with the
 	// hash of that content once scrubbed.
@@ -126,6 +137,9 @@ func Scrub(data []byte, replacements []Replacement) (*ScrubResult, error) {
 		}
 	}
 	res.Data = out.Bytes()
+	if blobbed {
+		res.Data = compactText(res.Data)
+	}
 	if _, err := Read(bytes.NewReader(res.Data)); err != nil {
 		return nil, fmt.Errorf("the scrubbed transcript does not read back: %w", err)
 	}

@@ -17,7 +17,6 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -28,8 +27,10 @@ import (
 	"github.com/codexacp/codexacp/codex"
 )
 
-// FormatVersion is the transcript format a Recorder writes and Read accepts.
-const FormatVersion = 1
+// FormatVersion is the transcript format a Recorder writes. Read accepts
+// it and every earlier one: format 2 added blobs (large values stored
+// once, blob.go); format 1 transcripts have none.
+const FormatVersion = 2
 
 // Entry kinds.
 const (
@@ -44,6 +45,7 @@ const (
 	KindStored     = "stored"      // a file the agent read to list or load sessions: a session record, a rollout
 	KindSkills     = "skills"      // the skills codex listed for a workspace on the exec backend: cwd, skills, or an error
 	KindUserConfig = "user_config" // the user's codex sandbox, approval and model settings the agent read at start-up (result)
+	KindBlob       = "blob"        // a large value stored once (id), which other lines refer to; Read gives only its id
 
 	KindAppServerStart = "appserver_start" // a codex app-server process began: args (redacted), env names
 	KindAppServer      = "appserver"       // one JSON-RPC line of the app-server conversation (dir out: agent → codex, in: codex → agent), or a stream's end
@@ -67,6 +69,10 @@ const (
 type Entry struct {
 	T    float64 `json:"t"` // milliseconds since the recording started (monotonic clock)
 	Kind string  `json:"kind"`
+	// ID is a blob's id. Read puts blobs back where they are used before
+	// it decodes a line, so a blob entry it returns has no other field: it
+	// stays in the list so that entries keep the numbers of their lines.
+	ID string `json:"id,omitempty"`
 
 	// start
 	Format        int    `json:"format,omitempty"`
@@ -191,33 +197,48 @@ type ToolError struct {
 }
 
 // Read parses a transcript. The first entry must be a start entry of a
-// known format version. Lines have no length limit.
+// known format version. Lines have no length limit. Blobs are put back
+// where they are used (references to blobs the transcript does not hold
+// are an error); each blob line is returned as an entry of KindBlob with
+// its id only.
 func Read(r io.Reader) ([]Entry, error) {
-	br := bufio.NewReader(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading transcript: %w", err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	blobs, isBlob, err := collectBlobs(lines)
+	if err != nil {
+		return nil, err
+	}
 	var entries []Entry
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var e Entry
-			if jerr := json.Unmarshal(line, &e); jerr != nil {
-				return nil, fmt.Errorf("transcript line %d: %w", n, jerr)
+	for i, line := range lines {
+		n := i + 1
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e Entry
+		if isBlob[i] {
+			id, t, _, _, _, _ := parseBlob(line)
+			e = Entry{T: t, Kind: KindBlob, ID: id}
+		} else {
+			line, err := blobs.expand(line)
+			if err != nil {
+				return nil, fmt.Errorf("transcript line %d: %w", n, err)
 			}
-			if len(entries) == 0 {
-				if e.Kind != KindStart {
-					return nil, fmt.Errorf("transcript line %d: first entry is %q, want %q", n, e.Kind, KindStart)
-				}
-				if e.Format != FormatVersion {
-					return nil, fmt.Errorf("transcript format %d, want %d", e.Format, FormatVersion)
-				}
+			if err := json.Unmarshal(line, &e); err != nil {
+				return nil, fmt.Errorf("transcript line %d: %w", n, err)
 			}
-			entries = append(entries, e)
 		}
-		if errors.Is(err, io.EOF) {
-			break
+		if len(entries) == 0 {
+			if e.Kind != KindStart {
+				return nil, fmt.Errorf("transcript line %d: first entry is %q, want %q", n, e.Kind, KindStart)
+			}
+			if e.Format < 1 || e.Format > FormatVersion {
+				return nil, fmt.Errorf("transcript format %d: this codexacp reads formats 1 to %d", e.Format, FormatVersion)
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading transcript: %w", err)
-		}
+		entries = append(entries, e)
 	}
 	if len(entries) == 0 {
 		return nil, errors.New("empty transcript")
@@ -237,14 +258,24 @@ func Encode(e *Entry) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Write writes entries as a transcript.
+// Write writes entries as a transcript, in the form a Recorder writes:
+// large values stored once as blobs (KindBlob entries given are left
+// out: Write makes its own), the start entry of the current format.
 func Write(w io.Writer, entries []Entry) error {
+	c := newCompactor()
 	for i := range entries {
-		b, err := Encode(&entries[i])
+		e := entries[i]
+		switch e.Kind {
+		case KindBlob:
+			continue
+		case KindStart:
+			e.Format = FormatVersion
+		}
+		b, err := Encode(&e)
 		if err != nil {
 			return fmt.Errorf("transcript entry %d: %w", i, err)
 		}
-		if _, err := w.Write(b); err != nil {
+		if _, err := w.Write(c.line(bytes.TrimSuffix(b, []byte("\n")))); err != nil {
 			return err
 		}
 	}

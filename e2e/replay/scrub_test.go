@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/codexacp/codexacp/e2e/replay"
+	"github.com/codexacp/codexacp/record"
 )
 
 // TestScrubbedTranscriptReplays scrubs transcripts as a user does before
@@ -18,23 +19,34 @@ import (
 // another length. The scrubbed transcript holds no trace of it and still
 // replays: the content hashes the tools reported were recomputed. The same
 // replacement made by hand (every occurrence of the text in the file, as
-// sed would) fails the replay on the hashes.
+// sed would) fails the replay on the hashes. A transcript in the current
+// form (".blobs": written with record.Write, its large values stored once)
+// is scrubbed in every use of a blob and keeps its form.
 func TestScrubbedTranscriptReplays(t *testing.T) {
 	tests := []struct {
 		name, old, new string
+		blobs          bool
 	}{
 		// notes.txt (alpha, beta, gamma) read, edited and written by every tool.
-		{"TestAllSevenToolsInAutoMode", "beta", "hunter2-was-here"},
-		{"TestAllSevenToolsInAutoMode.app-server", "beta", "hunter2-was-here"},
+		{"TestAllSevenToolsInAutoMode", "beta", "hunter2-was-here", false},
+		{"TestAllSevenToolsInAutoMode.app-server", "beta", "hunter2-was-here", false},
 		// config.toml's port, edited in the editor's buffer.
-		{"TestEditGoesThroughEditorBuffer", "8080", "PORT"},
-		{"TestEditGoesThroughEditorBuffer.app-server", "8080", "PORT"},
+		{"TestEditGoesThroughEditorBuffer", "8080", "PORT", false},
+		{"TestEditGoesThroughEditorBuffer.app-server", "8080", "PORT", false},
 		// A stored rollout (a JSON text inside a string) and the answer
 		// it holds, on a load after a restart.
-		{"TestSessionLoadAfterRestart", "the answer is", "my secret is"},
+		{"TestSessionLoadAfterRestart", "the answer is", "my secret is", false},
+		// The same, the rollout stored as a blob over several lines, and
+		// the files of the seven tools.
+		{"TestSessionLoadAfterRestart", "the answer is", "my secret is", true},
+		{"TestAllSevenToolsInAutoMode.app-server", "beta", "hunter2-was-here", true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		name := tt.name
+		if tt.blobs {
+			name += ".blobs"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			src := filepath.Join(corpusDir, tt.name+".ndjson")
 			orig, err := os.ReadFile(src)
@@ -43,6 +55,19 @@ func TestScrubbedTranscriptReplays(t *testing.T) {
 			}
 			if !bytes.Contains(orig, []byte(tt.old)) {
 				t.Fatalf("%s does not hold %q", src, tt.old)
+			}
+			if tt.blobs {
+				entries, err := record.Read(bytes.NewReader(orig))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := record.Write(&buf, entries); err != nil {
+					t.Fatal(err)
+				}
+				if orig = buf.Bytes(); !bytes.Contains(orig, []byte(`"kind":"blob"`)) {
+					t.Fatalf("no blob in %s written in the current form", src)
+				}
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, tt.name+".ndjson")
@@ -60,6 +85,12 @@ func TestScrubbedTranscriptReplays(t *testing.T) {
 			}
 			if bytes.Contains(scrubbed, []byte(tt.old)) {
 				t.Errorf("the scrubbed transcript still holds %q", tt.old)
+			}
+			if tt.blobs {
+				checkLineBound(t, scrubbed)
+				if !bytes.Contains(scrubbed, []byte(`"kind":"blob"`)) {
+					t.Errorf("the scrubbed transcript lost its blobs")
+				}
 			}
 			if res := replayFile(t, path); !res.Match() {
 				t.Errorf("the scrubbed transcript does not replay")
