@@ -21,6 +21,7 @@ import (
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
@@ -166,7 +167,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 		cancel()
 		e.stop()
 		e.checkSchema()
-		if strings.Contains(stderr.String(), "recovered from a panic") {
+		if strings.Contains(stderr.String(), recovery.LogPrefix) {
 			t.Error("codexacp recovered from a panic: a bug (internal/recovery), see its stderr")
 		}
 		if t.Failed() {

@@ -19,6 +19,7 @@ import (
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
@@ -103,6 +104,9 @@ func startBurst(tb testing.TB, backend string) *burst {
 			tb.Error("codexacp did not exit after its stdin closed")
 		}
 		b.procs.stop()
+		if strings.Contains(b.stderr.String(), recovery.LogPrefix) {
+			tb.Error("codexacp recovered from a panic: a bug (internal/recovery), see its stderr")
+		}
 		if left := b.procs.survivors(); len(left) > 0 {
 			tb.Errorf("codex processes left after the agent exited: %v", left)
 		}

@@ -3,6 +3,8 @@ package replay
 import (
 	"strings"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 func TestNormalise(t *testing.T) {
@@ -108,5 +110,18 @@ func TestNormaliseAnswerOrder(t *testing.T) {
 				t.Errorf("equal = %v, want %v", equal, tt.wantEqual)
 			}
 		})
+	}
+}
+
+// A replay whose agent survived a panic is not a match: the recovery keeps
+// users' sessions alive, it must not hide the bug from the corpus.
+func TestRecoveredPanicIsNoMatch(t *testing.T) {
+	r := &Result{Want: []string{"a"}, Got: []string{"a"}}
+	if !r.Match() {
+		t.Fatal("equal messages do not match")
+	}
+	r.Stderr = `level=ERROR msg="` + recovery.LogPrefix + `: a turn failed, the agent goes on"`
+	if r.Match() {
+		t.Fatal("a replay with a recovered panic matches")
 	}
 }

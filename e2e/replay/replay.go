@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
 )
@@ -71,8 +72,15 @@ type Result struct {
 
 // Match reports whether the replayed agent messages equal the recorded ones
 // and every tool result the fake codex received equals the recorded one.
+// A replay in which the agent recovered from a panic does not match either:
+// the agent survived a bug, which is still a bug.
 func (r *Result) Match() bool {
-	return r.Incomplete == "" && len(r.ToolResults) == 0 && Diff(r.Want, r.Got) == ""
+	return r.Incomplete == "" && len(r.ToolResults) == 0 && Diff(r.Want, r.Got) == "" && !r.Panicked()
+}
+
+// Panicked reports whether the agent logged a recovered panic.
+func (r *Result) Panicked() bool {
+	return strings.Contains(r.Stderr, recovery.LogPrefix)
 }
 
 // Report says how the replay differs from the recording: why it stopped

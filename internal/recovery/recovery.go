@@ -55,6 +55,11 @@ func Recover(log *slog.Logger, what string, errp *error) {
 	}
 }
 
+// LogPrefix starts the log line of every recovered panic: harnesses that
+// run the agent as a process look for it in its stderr (a recovered panic
+// is still a bug).
+const LogPrefix = "recovered from a panic"
+
 // Handle records the value recover() returned in a deferred function of
 // the caller's: nil (no panic) gives nil; anything else is logged with the
 // stack (still the panicking goroutine's, in a deferred call), kept for
@@ -67,7 +72,7 @@ func Handle(log *slog.Logger, what string, v any) *PanicError {
 	if log == nil {
 		log = slog.Default()
 	}
-	log.Error("recovered from a panic: "+what+" failed, the agent goes on", "panic", fmt.Sprint(v), "stack", string(e.Stack))
+	log.Error(LogPrefix+": "+what+" failed, the agent goes on", "panic", fmt.Sprint(v), "stack", string(e.Stack))
 	mu.Lock()
 	count++
 	if len(kept) < maxKept {
