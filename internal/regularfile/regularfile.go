@@ -79,20 +79,7 @@ func Kind(m fs.FileMode) string {
 // with an error wrapping ErrSymlink. Other errors are those of os.OpenFile
 // (fs.ErrNotExist, fs.ErrPermission, …) as *fs.PathError.
 func Open(path string, follow Follow) (*os.File, fs.FileInfo, error) {
-	f, err := openNonBlocking(path, os.O_RDONLY, 0, follow)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
-	}
-	return f, fi, nil
+	return OpenFile(path, os.O_RDONLY, 0, follow)
 }
 
 // ReadFile reads a whole regular file of at most max bytes (Open's rules).
