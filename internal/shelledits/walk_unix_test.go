@@ -15,10 +15,6 @@ import (
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
-// walkWait bounds the wait for a walk that must end by itself: a
-// regression that blocks fails the test instead of hanging the package.
-const walkWait = 30 * time.Second
-
 // unblockFIFO opens the FIFO at p for writing, which lets an open(2) that
 // waits on it for reading return: a failed test leaves no goroutine stuck.
 func unblockFIFO(p string) {
