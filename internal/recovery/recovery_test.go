@@ -37,7 +37,7 @@ func TestRecover(t *testing.T) {
 		t.Errorf("Recovered = %d, %v", n, all)
 	}
 	// Main fails a package on it; a test's own Injected panics are fine.
-	kept = kept[:len(kept)-1]
+	dropLastKept()
 	if code := Main(runs(0)); code != 0 {
 		t.Errorf("Main without panics = %d", code)
 	}
@@ -49,7 +49,15 @@ func TestRecover(t *testing.T) {
 	if code := Main(runs(0)); code != 1 {
 		t.Errorf("Main after a panic = %d", code)
 	}
-	kept = kept[:len(kept)-1] // this package's own TestMain would fail on it
+	dropLastKept() // this package's own TestMain would fail on it
+}
+
+// dropLastKept forgets the last panic kept, under mu as Handle keeps them:
+// another test's goroutine may recover one at the same time.
+func dropLastKept() {
+	mu.Lock()
+	defer mu.Unlock()
+	kept = kept[:len(kept)-1]
 }
 
 // Without a panic nothing happens and the error is left alone.

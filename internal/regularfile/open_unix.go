@@ -33,6 +33,28 @@ func openNonBlocking(path string, flag int, perm fs.FileMode, follow Follow) (*o
 	return nil, err
 }
 
+// openDir opens with O_DIRECTORY, so that the kernel refuses what is not
+// a directory (ENOTDIR) before any open of it, and O_NONBLOCK besides. With
+// O_NOFOLLOW a final symlink fails ELOOP, or ENOTDIR on Linux.
+func openDir(path string, follow Follow) (*os.File, error) {
+	flag := os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
+	if follow == NoFollowLink {
+		flag |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err == nil {
+		return f, nil
+	}
+	notDir := errors.Is(err, syscall.ENOTDIR)
+	switch {
+	case follow == NoFollowLink && (notDir || errors.Is(err, syscall.ELOOP)) && isSymlink(path):
+		return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
+	case notDir:
+		return nil, &NotDirError{Path: path, Mode: modeOf(path)}
+	}
+	return nil, err
+}
+
 func isSymlink(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0

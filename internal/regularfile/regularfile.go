@@ -16,6 +16,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // ErrNotRegular is wrapped by the errors of a path that names a FIFO,
@@ -25,6 +26,10 @@ var ErrNotRegular = errors.New("not a regular file")
 // ErrSymlink is wrapped by the errors of a path whose final component is a
 // symbolic link when the open was asked not to follow it.
 var ErrSymlink = errors.New("is a symbolic link")
+
+// ErrNotDir is wrapped by OpenDir's error for a path that names anything
+// but a directory (a FIFO, a file, …).
+var ErrNotDir = errors.New("not a directory")
 
 // ErrTooLarge is wrapped by ReadFile's error when the file is larger than
 // the bound it was given.
@@ -51,6 +56,23 @@ func (e *NotRegularError) Error() string {
 }
 
 func (e *NotRegularError) Unwrap() error { return ErrNotRegular }
+
+// NotDirError is OpenDir's error for a path that is not a directory. It
+// wraps ErrNotDir and syscall.ENOTDIR (what callers check for "a path
+// through a non-directory").
+type NotDirError struct {
+	Path string
+	Mode fs.FileMode // type bits of what was found; fs.ModeIrregular when unknown
+}
+
+func (e *NotDirError) Error() string {
+	if e.Mode == fs.ModeIrregular {
+		return e.Path + " is not a directory"
+	}
+	return fmt.Sprintf("%s is not a directory (%s)", e.Path, Kind(e.Mode))
+}
+
+func (e *NotDirError) Unwrap() []error { return []error{ErrNotDir, syscall.ENOTDIR} }
 
 // Kind names a file type for a message: "a FIFO", "a device", …
 func Kind(m fs.FileMode) string {
@@ -79,20 +101,7 @@ func Kind(m fs.FileMode) string {
 // with an error wrapping ErrSymlink. Other errors are those of os.OpenFile
 // (fs.ErrNotExist, fs.ErrPermission, …) as *fs.PathError.
 func Open(path string, follow Follow) (*os.File, fs.FileInfo, error) {
-	f, err := openNonBlocking(path, os.O_RDONLY, 0, follow)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
-	}
-	return f, fi, nil
+	return OpenFile(path, os.O_RDONLY, 0, follow)
 }
 
 // ReadFile reads a whole regular file of at most max bytes (Open's rules).
@@ -140,6 +149,16 @@ func OpenFile(path string, flag int, perm fs.FileMode, follow Follow) (*os.File,
 		return nil, nil, &NotRegularError{Path: path, Mode: fi.Mode().Type()}
 	}
 	return f, fi, nil
+}
+
+// OpenDir opens the directory at path for listing (f.ReadDir) or for
+// *at calls on its descriptor, without blocking: a FIFO, device or file
+// put in its place (by a process racing a walk) is refused at once with a
+// *NotDirError instead of holding the open until a writer comes. A final
+// symlink with follow == NoFollowLink is refused with an error wrapping
+// ErrSymlink. Other errors are those of os.OpenFile (fs.ErrNotExist, …).
+func OpenDir(path string, follow Follow) (*os.File, error) {
+	return openDir(path, follow)
 }
 
 // Create creates path for writing with mode perm. It never follows a

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
@@ -26,6 +28,7 @@ func tree(t *testing.T) string {
 	}
 	must(os.WriteFile(filepath.Join(dir, "file"), []byte("hello\n"), 0o644))
 	must(os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+	must(os.Symlink("dir", filepath.Join(dir, "dirlink")))
 	must(os.Symlink("file", filepath.Join(dir, "link")))
 	must(os.Symlink("missing", filepath.Join(dir, "dangling")))
 	must(os.Symlink("loop", filepath.Join(dir, "loop")))
@@ -203,5 +206,68 @@ func TestOpenFile(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the dangling link's target was created: %v", err)
+	}
+}
+
+func TestOpenDir(t *testing.T) {
+	dir := tree(t)
+	if err := os.WriteFile(filepath.Join(dir, "dir", "in"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		follow regularfile.Follow
+		want   error  // nil: opened
+		msg    string // in the error's text
+	}{
+		{"dir", regularfile.NoFollowLink, nil, ""},
+		{"dir", regularfile.FollowLink, nil, ""},
+		{"dirlink", regularfile.FollowLink, nil, ""},
+		{"dirlink", regularfile.NoFollowLink, regularfile.ErrSymlink, "is a symbolic link"},
+		{"fifo", regularfile.NoFollowLink, regularfile.ErrNotDir, "is not a directory (a FIFO)"},
+		{"fifo", regularfile.FollowLink, syscall.ENOTDIR, "is not a directory (a FIFO)"},
+		{"fifolink", regularfile.FollowLink, regularfile.ErrNotDir, "is not a directory (a FIFO)"},
+		{"fifolink", regularfile.NoFollowLink, regularfile.ErrSymlink, "is a symbolic link"},
+		{"file", regularfile.NoFollowLink, regularfile.ErrNotDir, "is not a directory (a regular file)"},
+		{"zero", regularfile.FollowLink, regularfile.ErrNotDir, "is not a directory (a character device)"},
+		{"dangling", regularfile.FollowLink, fs.ErrNotExist, ""},
+		{"missing", regularfile.NoFollowLink, fs.ErrNotExist, ""},
+	} {
+		t.Run(fmt.Sprintf("%s/follow=%v", tc.name, tc.follow), func(t *testing.T) {
+			type result struct {
+				f   *os.File
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				f, err := regularfile.OpenDir(filepath.Join(dir, tc.name), tc.follow)
+				done <- result{f, err}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("OpenDir blocked") // (a FIFO's open waits for a writer)
+			}
+			if tc.want == nil {
+				if r.err != nil {
+					t.Fatalf("OpenDir: %v", r.err)
+				}
+				defer r.f.Close()
+				if names, err := r.f.Readdirnames(-1); err != nil || len(names) != 1 || names[0] != "in" {
+					t.Fatalf("listed %v, %v; want [in]", names, err)
+				}
+				return
+			}
+			if r.f != nil {
+				t.Fatal("a file was returned with the error")
+			}
+			if !errors.Is(r.err, tc.want) {
+				t.Fatalf("OpenDir: %v, want %v", r.err, tc.want)
+			}
+			if !strings.Contains(r.err.Error(), tc.msg) {
+				t.Fatalf("OpenDir: %q, want it to say %q", r.err, tc.msg)
+			}
+		})
 	}
 }

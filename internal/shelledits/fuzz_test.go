@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // fuzzNames are the paths a fuzzed tree is made of: a lock link's name, a
@@ -34,12 +37,15 @@ const (
 	opGitCommit
 	opGitNested // a repository inside (an untracked nested one)
 	opGitlink   // a gitlink in the index (a submodule without its repository)
+	opAtWalk    // in the ops run during a scan: the ops after it wait for the walk's next subdirectory
 	opCount
 )
 
 // fuzzTree applies the ops in prog to the workspace w; errors (a file in
-// place of a directory…) leave the tree as it is.
-func fuzzTree(w ws, outside string, git bool, prog []byte) {
+// place of a directory…) leave the tree as it is. With atWalk it stops at
+// an opAtWalk and returns the ops from it on; without, opAtWalk does
+// nothing.
+func fuzzTree(w ws, outside string, git bool, prog []byte, atWalk bool) (rest []byte) {
 	for ; len(prog) >= 3; prog = prog[3:] {
 		op, name, arg := prog[0]%opCount, fuzzNames[int(prog[1])%len(fuzzNames)], prog[2]
 		p := w.path(name)
@@ -70,6 +76,10 @@ func fuzzTree(w ws, outside string, git bool, prog []byte) {
 			os.MkdirAll(p, 0o755)
 		case opRename:
 			os.Rename(p, w.path(fuzzNames[int(arg)%len(fuzzNames)]))
+		case opAtWalk:
+			if atWalk {
+				return prog
+			}
 		case opGitAdd, opGitCommit, opGitNested, opGitlink:
 			if !git {
 				continue
@@ -85,6 +95,7 @@ func fuzzTree(w ws, outside string, git bool, prog []byte) {
 			cmd.Run()
 		}
 	}
+	return nil
 }
 
 // regularFiles reads the regular files of the tree (not in .git, not
@@ -109,10 +120,16 @@ func regularFiles(root string) map[string][]byte {
 	return files
 }
 
+// walkWait bounds the wait for a scan or walk that must end by itself: a
+// regression that blocks fails the test instead of hanging the package.
+const walkWait = 30 * time.Second
+
 // FuzzTreeScan builds a workspace (in git or not) of files, symlinks
 // (dangling, loops, to directories, out of the workspace), FIFOs, sockets,
 // nested repositories and gitlinks, takes a baseline, changes the tree,
-// and scans it while files change under the reads. No panic, no error,
+// and scans it while files change under the reads, or under the walk
+// between two levels (opAtWalk: a directory listed in its parent then
+// swapped for a FIFO or a link before it is opened). No panic, no error,
 // and what is reported is true: old texts were the files' at the
 // baseline, new texts are on disk, and a quiet scan reports nothing.
 func FuzzTreeScan(f *testing.F) {
@@ -122,6 +139,11 @@ func FuzzTreeScan(f *testing.F) {
 	f.Add(true, []byte{opWrite, 5, 1, opGitNested, 4, 0, opGitlink, 6, 0}, []byte{opSocket, 0, 0, opWrite, 5, 3}, []byte{opFIFO, 5, 0})
 	f.Add(false, []byte{opWrite, 0, 1, opLink, 1, 9, opFIFO, 6, 0, opSocket, 4, 0}, []byte{opRename, 0, 6, opWrite, 3, 2}, []byte{opLinkOutside, 6, 0})
 	f.Add(false, []byte{opWrite, 3, 1, opMkdir, 4, 0}, []byte{opRemove, 2, 0, opWrite, 2, 1}, []byte{opRemove, 2, 0})
+	// d is listed as a directory, then is a FIFO (or a link out) when the
+	// walk opens it: the scan must end, and not follow the link.
+	f.Add(false, []byte{opWrite, 3, 1, opWrite, 5, 2}, []byte{}, []byte{opAtWalk, 0, 0, opRemove, 2, 0, opFIFO, 2, 0})
+	f.Add(false, []byte{opWrite, 5, 1}, []byte{opWrite, 0, 3}, []byte{opAtWalk, 0, 0, opRemove, 4, 0, opFIFO, 4, 0, opAtWalk, 0, 0, opRename, 2, 6})
+	f.Add(false, []byte{opWrite, 3, 1}, []byte{}, []byte{opAtWalk, 0, 0, opRemove, 2, 0, opLinkDir, 2, 1})
 	f.Fuzz(func(t *testing.T, git bool, before, between, during []byte) {
 		if len(before)+len(between)+len(during) > 90 {
 			return // thirty ops is plenty; more only slows the fuzzer
@@ -136,32 +158,62 @@ func FuzzTreeScan(f *testing.F) {
 		if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fuzzTree(w, outside, git, before)
+		fuzzTree(w, outside, git, before, false)
 		tr := New([]string{w.dir}, Limits{Timeout: time.Minute})
 		if err := tr.Baseline(context.Background()); err != nil {
 			t.Fatalf("baseline: %v", err)
 		}
 		old := regularFiles(w.dir)
-		fuzzTree(w, outside, git, between)
+		fuzzTree(w, outside, git, between, false)
 		now := regularFiles(w.dir)
 
-		// The during ops run at the scan's first read.
-		restore := openFile
-		t.Cleanup(func() { openFile = restore })
-		pending := during
-		openFile = func(p string) (*os.File, fs.FileInfo, error) {
-			if len(pending) > 0 {
-				fuzzTree(w, outside, git, pending)
-				pending = nil
+		// The during ops run at the scan's first read; those after an
+		// opAtWalk at the start run when the walk lists a subdirectory
+		// (its parent listed it), and so on for each opAtWalk.
+		restoreOpen, restoreList := openFile, listDir
+		t.Cleanup(func() { openFile, listDir = restoreOpen, restoreList })
+		var mu sync.Mutex
+		pending, ran := during, false
+		listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+			if follow == regularfile.NoFollowLink { // below the root
+				mu.Lock()
+				if len(pending) >= 3 && pending[0]%opCount == opAtWalk {
+					pending, ran = fuzzTree(w, outside, git, pending[3:], true), true
+				}
+				mu.Unlock()
 			}
-			return restore(p)
+			return restoreList(dir, dev, follow)
 		}
-		rep, err := tr.Scan(context.Background())
-		if err != nil {
-			t.Fatalf("scan: %v", err)
+		openFile = func(p string) (*os.File, fs.FileInfo, error) {
+			mu.Lock()
+			if len(pending) > 0 {
+				fuzzTree(w, outside, git, pending, false)
+				pending, ran = nil, true
+			}
+			mu.Unlock()
+			return restoreOpen(p)
 		}
-		openFile = restore
-		quiet := pending != nil || len(during) < 3 // the tree did not change under the scan
+		type result struct {
+			rep Report
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			rep, err := tr.Scan(context.Background())
+			done <- result{rep, err}
+		}()
+		var rep Report
+		select {
+		case r := <-done:
+			if r.err != nil {
+				t.Fatalf("scan: %v", r.err)
+			}
+			rep = r.rep
+		case <-time.After(walkWait):
+			t.Fatal("the scan blocked") // on a FIFO in place of a directory?
+		}
+		openFile, listDir = restoreOpen, restoreList
+		quiet := !ran || len(during) < 3 // the tree did not change under the scan
 		checkReport(t, w.dir, rep, old, now, quiet)
 
 		// Another scan takes whatever changed under the first; a third,

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // sysStat is empty: no inode or change time here.
@@ -18,9 +20,15 @@ func statOf(fi fs.FileInfo) fileStat {
 }
 
 // readDir lists a directory's regular files with their stats, and its
-// subdirectories (walks cross mount points here).
-func readDir(dir string, _ uint64) (files []string, stats []fileStat, subdirs []string, err error) {
-	ents, err := os.ReadDir(dir)
+// subdirectories (walks cross mount points here). The open never blocks
+// and follows a final symlink only when follow says so (stat_unix.go).
+func readDir(dir string, _ uint64, follow regularfile.Follow) (files []string, stats []fileStat, subdirs []string, err error) {
+	f, err := regularfile.OpenDir(dir, follow)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
 	if err != nil && len(ents) == 0 {
 		return nil, nil, nil, err
 	}

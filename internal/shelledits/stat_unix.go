@@ -4,10 +4,11 @@ package shelledits
 
 import (
 	"io/fs"
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // sysStat is what stat adds here to tell a file's states apart: its change
@@ -27,9 +28,12 @@ func statOf(fi fs.FileInfo) fileStat {
 
 // readDir lists a directory's regular files with their stats, and its
 // subdirectories on device dev (on any device when dev is 0). Entries are
-// stat'ed relative to the open directory: no path lookup per file.
-func readDir(dir string, dev uint64) (files []string, stats []fileStat, subdirs []string, err error) {
-	f, err := os.Open(dir)
+// stat'ed relative to the open directory: no path lookup per file. The
+// open never blocks: a directory a process replaced by a FIFO since its
+// parent was listed is refused, not waited on (no context reaches into
+// open(2)), and a final symlink is followed only when follow says so.
+func readDir(dir string, dev uint64, follow regularfile.Follow) (files []string, stats []fileStat, subdirs []string, err error) {
+	f, err := regularfile.OpenDir(dir, follow)
 	if err != nil {
 		return nil, nil, nil, err
 	}

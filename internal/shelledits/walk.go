@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // skippedDirs are directories a walk does not enter: version control
@@ -26,6 +27,10 @@ func skippedPath(rel string) bool {
 	return slices.ContainsFunc(parts[:len(parts)-1], func(p string) bool { return slices.Contains(skippedDirs, p) }) ||
 		parts[len(parts)-1] == ".git"
 }
+
+// listDir is readDir; tests change the tree between a directory's listing
+// in its parent and its own.
+var listDir = readDir
 
 // walk lists the regular files below root, breadth first (so a limit
 // leaves out the deepest), at most max of them: partial says some were
@@ -57,7 +62,11 @@ func walk(ctx context.Context, root string, max int) (files map[string]fileStat,
 				defer recovery.Recover(nil, "shell-edits walk", &panics[w])
 				for i := int(next.Add(1) - 1); i < len(level) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 					l := &lists[i]
-					l.names, l.stats, l.subdirs, _ = readDir(filepath.Join(root, filepath.FromSlash(level[i])), dev)
+					follow := regularfile.NoFollowLink
+					if level[i] == "" {
+						follow = regularfile.FollowLink // the root, as given (its links resolved)
+					}
+					l.names, l.stats, l.subdirs, _ = listDir(filepath.Join(root, filepath.FromSlash(level[i])), dev, follow)
 				}
 			})
 		}
