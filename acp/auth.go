@@ -46,7 +46,8 @@ type Auth struct {
 	CustomProvider string
 	// EnvKeys: turns pass OPENAI_API_KEY or CODEX_API_KEY from the agent's
 	// environment on to codex (the exec backend), so a key set there is a
-	// way to sign in. Codex app-server 0.169 reads neither.
+	// way to sign in. Codex app-server reads neither
+	// (docs/codex.md#pinned-codex-facts).
 	EnvKeys bool
 	// SaveAPIKey, when set, makes key codex's login and checks that codex
 	// now reports an API-key login (the app-server backend: its

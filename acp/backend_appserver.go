@@ -130,7 +130,7 @@ func (b *AppServerBackend) maxWarm() int {
 }
 
 // Forget drops the thread Warm prepared for a session that closed before
-// its first turn took it. Codex 0.169 has no way to unload a thread (an
+// its first turn took it. Codex has no way to unload a thread (an
 // app-server keeps every thread it loaded until it exits; see
 // docs/codex-app-server.md), so the thread itself stays in codex; only the
 // agent's hold on it goes.
@@ -812,7 +812,7 @@ func sameJSONArgs(a, b json.RawMessage) bool {
 	return string(ja) == string(jb)
 }
 
-// mcpElicitation answers an mcpServer/elicitation/request. Codex 0.169 asks
+// mcpElicitation answers an mcpServer/elicitation/request. Codex asks
 // this way before it runs an MCP tool that needs approval (a form with no
 // fields whose _meta.codex_approval_kind is "mcp_tool_call"); that question
 // goes to the editor as a permission question. Other elicitations are an
@@ -1177,7 +1177,7 @@ func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
 // (account/login/start with type apiKey: codex saves it in its home, as
 // `codex login --with-api-key` does) and checks with account/read that codex
 // now reports an API-key account. The key travels on the process's stdin
-// only; codex 0.169 takes any string without asking OpenAI, so this
+// only; codex takes any string without asking OpenAI, so this
 // confirms that codex will use the key, not that OpenAI accepts it. Errors
 // never quote the key.
 func (b *AppServerBackend) LoginAPIKey(ctx context.Context, key string) error {

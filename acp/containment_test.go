@@ -16,6 +16,7 @@ import (
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 func mustWrite(t *testing.T, path, content string) {
@@ -433,9 +434,12 @@ func TestEditorWriteSizeChecked(t *testing.T) {
 }
 
 // Load: 20 sessions editing one file at once, half of them through a
-// symlink alias, 200 edits each: every acknowledged edit is in the file.
+// symlink alias, 200 edits each in CI (20 in the quick loop and under the
+// race detector): every acknowledged edit is in the file. Each edit
+// rewrites the whole growing file, so the full run is by far the longest
+// test of the package.
 func TestManySessionsEditOneFileThroughAliases(t *testing.T) {
-	sessions, edits := 20, 200
+	sessions, edits := 20, stress.Size(t, 20, 200)
 	if raceEnabled {
 		edits = 20 // the same interleavings, fewer of them
 	}

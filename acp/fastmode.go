@@ -10,12 +10,12 @@ import (
 
 // The fast-mode picker: codex's service tier (serviceTier on an app-server
 // turn, kept by the thread until a turn changes or clears it). Offered
-// when the session's model lists service tiers in codex's catalog (0.169:
+// when the session's model lists service tiers in codex's catalog (e.g.
 // id "priority", named "Fast") and the backend can change it between turns:
 // the app-server. Not on exec: codex exec takes -c service_tier= on a
 // thread's first turn only, a resumed thread keeps the tier it started
-// with (checked with codex 0.169), so a picker there would not do what it
-// says. "off" is no tier, the standard speed.
+// with (docs/codex.md#pinned-codex-facts), so a picker there would not do
+// what it says. "off" is no tier, the standard speed.
 const (
 	configServiceTier = "service_tier"
 	serviceTierOff    = "off"

@@ -17,9 +17,9 @@ import (
 // every tool path before it gets here): the workspace roots, and inside
 // them the directories codex's own sandbox keeps read-only.
 
-// protectedNames are the directories codex 0.169's workspace-write sandbox
-// keeps read-only directly under each writable root (measured with `codex
-// sandbox`: .git, .codex, .agents and .aws; codex-rs
+// protectedNames are the directories codex's workspace-write sandbox
+// keeps read-only directly under each writable root
+// (docs/codex.md#pinned-codex-facts: .git, .codex, .agents and .aws; codex-rs
 // PROTECTED_METADATA_PATH_NAMES). A git hook or config, a codex config or an
 // agent skill written there would run or steer commands outside any
 // sandbox. Our tools bypass that sandbox, so in auto mode a write there asks.

@@ -132,8 +132,8 @@ type response struct {
 	err    error
 }
 
-// message is any JSON-RPC message. codex 0.169 omits "jsonrpc" and does not
-// require it (measured), so we send none either.
+// message is any JSON-RPC message. The app-server omits "jsonrpc" and does
+// not require it (docs/codex.md#pinned-codex-facts), so we send none either.
 type message struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
@@ -216,7 +216,8 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	params := map[string]any{
 		"clientInfo": map[string]string{"name": name, "version": version},
 		// Plan mode (turn/start collaborationMode) and codex's questions to
-		// the user (item/tool/requestUserInput) are experimental in 0.169.
+		// the user (item/tool/requestUserInput) are experimental API
+		// (docs/codex.md#pinned-codex-facts).
 		"capabilities": map[string]any{"experimentalApi": true},
 	}
 	if err := c.Call(ctx, "initialize", params, &init); err != nil {

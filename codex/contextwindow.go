@@ -9,8 +9,8 @@ import (
 
 // ContextWindow returns the context window, in tokens, of model in the model
 // catalog at catalogPath. An empty model means codex's default: the listed
-// model with the lowest priority number (codex's own choice; measured with
-// 0.169, whose default gpt-6.1-sol has priority 1).
+// model with the lowest priority number (codex's own choice;
+// docs/codex.md#pinned-codex-facts).
 func ContextWindow(catalogPath, model string) (int, error) {
 	b, err := readCatalog(catalogPath)
 	if err != nil {
@@ -54,8 +54,8 @@ func ConfiguredModel(config []string) string {
 	return ConfiguredValue(config, "model")
 }
 
-// catalogMax bounds a model catalog read: codex 0.169's lists a dozen
-// models in about 100 KiB.
+// catalogMax bounds a model catalog read, far above a real catalog's size
+// (docs/codex.md#pinned-codex-facts).
 const catalogMax = 16 << 20
 
 // readCatalog reads the model catalog at path (made by ModelCatalog in

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// skillSearchKey is the codex 0.169 feature that, each turn, ranks the
+// skillSearchKey is the codex feature that, each turn, ranks the
 // whole skill catalog against the prompt with twelve methods whose results
 // are only logged (codex_skills_extension's "shadow selection
 // experiment"): the model request is byte for byte the same without it

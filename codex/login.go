@@ -15,7 +15,8 @@ import (
 )
 
 // LoginTimeout bounds one `codex login status` or `codex logout` run when
-// the caller's context has no deadline (measured: ~10 ms with codex 0.169).
+// the caller's context has no deadline: far above what the command takes
+// (docs/codex.md#pinned-codex-facts).
 const LoginTimeout = 10 * time.Second
 
 // ErrNotLoggedIn reports that codex has no stored login: `codex login
@@ -25,7 +26,7 @@ var ErrNotLoggedIn = errors.New("codex is not logged in")
 // LoginStatus runs `codex login status` (path: the codex executable; config:
 // the user's -c overrides; env: its environment, nil for os.Environ()). nil
 // means codex has a stored login (ChatGPT, or an API key saved with `codex
-// login --with-api-key`): exit status 0. Codex 0.169 answers 1 when it has
+// login --with-api-key`): exit status 0. Codex answers 1 when it has
 // none, whatever API keys are in the environment; that is ErrNotLoggedIn,
 // wrapped with what codex printed. Any other failure (codex did not run,
 // another status, the timeout) is returned as it is.

@@ -20,7 +20,7 @@ type Model struct {
 }
 
 // ServiceTier is a faster (or cheaper) way a model can be served, named by
-// the catalog's service_tiers (codex 0.169: id "priority", name "Fast").
+// the catalog's service_tiers (e.g. id "priority", name "Fast").
 type ServiceTier struct {
 	ID, Name, Description string
 }

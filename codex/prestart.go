@@ -10,10 +10,10 @@ import (
 
 // Prestart starts the codex process for inv now, to wait on stdin until a
 // Run of the same invocation (same command line, environment and working
-// directory; the prompt aside) writes its prompt. codex 0.169 does only its
+// directory; the prompt aside) writes its prompt. codex does only its
 // process start-up before reading stdin (its configuration and thread come
-// after; see docs/codex.md), so that much of a turn happens while the user
-// types.
+// after; see docs/codex.md#pinned-codex-facts), so that much of a turn
+// happens while the user types.
 //
 // A process that waits longer than idle (when idle > 0) is ended, and so is
 // one whose invocation Discard names or that Close finds. The caller keeps

@@ -11,7 +11,7 @@ import "syscall"
 // (each runs in a session of its own) and everything in them. A SIGKILLed
 // codex leaves those to the SIGTERM it set as their own parent-death
 // signal, which reaches only the shell, not what the shell started
-// (measured with codex 0.169, see docs/codex.md). `codex app-server` dies
+// (docs/codex.md#pinned-codex-facts). `codex app-server` dies
 // at once on SIGINT, leaving its commands the same way, but ends them on
 // SIGTERM (and on the end of its stdin): it gets SIGTERM. The watchdog
 // (startWatchdog) kills codex if it ignores the signal.

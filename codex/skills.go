@@ -14,7 +14,7 @@ type Skill struct {
 }
 
 // ListSkills asks a running app-server for the enabled skills codex has
-// for cwd (`skills/list {cwds: [cwd]}`, codex 0.169): repository skills
+// for cwd (`skills/list {cwds: [cwd]}`): repository skills
 // (.agents/skills/…), the user's, the system's and the admin's. codexacp
 // does not look for skills itself: codex decides what a skill is.
 func ListSkills(ctx context.Context, server *AppServer, cwd string) ([]Skill, error) {

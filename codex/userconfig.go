@@ -17,7 +17,7 @@ import (
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
-// Approval policies codex 0.169 accepts (app-server AskForApproval; the
+// Approval policies codex accepts (app-server AskForApproval; the
 // config's approval_policy). ApprovalGranular stands for the table form
 // (`approval_policy = { granular = … }`), which codexacp never writes.
 const (
@@ -60,7 +60,7 @@ func (c UserConfig) Configured() bool {
 
 // ReadUserConfig asks a running app-server for the user's configuration
 // as codex applies it in cwd ("": in no directory, without project layers)
-// (`config/read`, codex 0.169): codex merges config.toml, a trusted
+// (`config/read`): codex merges config.toml, a trusted
 // project's .codex/config.toml and the -c overrides the process was started
 // with, so codexacp needs no TOML parser and sees exactly what codex would
 // apply. The exchange stays out of the server's trace (CallUnrecorded):
@@ -246,8 +246,8 @@ const systemConfigDir = "/etc/codex"
 // sets a model, an effort or a profile. Only a definite "nothing mentions them" is
 // true: a file that cannot be read (other than a missing one) makes it
 // false, and codex is asked. It is a textual check of the layers codex
-// 0.169 reads on Linux; macOS's managed preferences have no file to check,
-// hence Linux only.
+// reads on Linux (docs/codex.md#pinned-codex-facts); macOS's managed
+// preferences have no file to check, hence Linux only.
 func userConfigUnset(home, sysDir string, overrides []string) bool {
 	if home == "" {
 		return false
@@ -261,7 +261,7 @@ func userConfigUnset(home, sysDir string, overrides []string) bool {
 	return !configFilesMayMention(home, sysDir, mentionsSettings)
 }
 
-// configFilesMayMention reports whether a configuration file codex 0.169
+// configFilesMayMention reports whether a configuration file codex
 // reads on Linux — home's config.toml (when home is known) and every file
 // in sysDir — may say what mentions looks for (fileMayMention); a sysDir
 // that exists but cannot be listed may too.
@@ -301,7 +301,7 @@ func fileMayMention(path string, mentions func([]byte) bool) bool {
 }
 
 // mentionsSettings reports whether a configuration file may set what
-// UserConfig holds, or select a profile (codex 0.169 refuses a legacy
+// UserConfig holds, or select a profile (codex refuses a legacy
 // `profile = …`: asking it makes the reason known at start).
 func mentionsSettings(b []byte) bool {
 	return mentionsUserConfig(string(b)) || modelKey.Match(b) || profileKey.Match(b)

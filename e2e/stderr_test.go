@@ -14,6 +14,7 @@ import (
 
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 // An editor that never reads the agent's stderr does not freeze it: with
@@ -38,8 +39,8 @@ func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 		cmd.Wait()
 	}()
 
-	// A few thousand log lines of ~200 bytes are several times what the pipe
-	// (64 KiB) and the agent's log queue hold. The deadline only ends a
+	// A few thousand log lines of ~200 bytes are more than the pipe (64 KiB)
+	// and the agent's log queue (256 KiB) hold. The deadline only ends a
 	// test whose agent froze.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -47,7 +48,8 @@ func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 	if _, err := editor.Initialize(ctx); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	const requests = 4000
+	// One log line per request: the quick loop's 2500 (500 KB) overflow both.
+	requests := stress.Size(t, 2500, 4000)
 	for i := range requests {
 		if _, err := editor.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 			t.Fatalf("session/new %d of %d: %v (the agent froze on its stderr?)", i+1, requests, err)

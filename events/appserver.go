@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// App-server notification methods AppServer converts (codex 0.169; the
-// protocol's JSON schema: `codex app-server generate-json-schema`).
+// App-server notification methods AppServer converts (the protocol's JSON
+// schema: `codex app-server generate-json-schema`).
 const (
 	methodThreadStarted      = "thread/started"
 	methodTurnStarted        = "turn/started"

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The app-server's subagent and image items (codex 0.169's ThreadItem
+// The app-server's subagent and image items (codex's ThreadItem
 // variants collabAgentToolCall, subAgentActivity, imageView,
 // imageGeneration), converted to the exec item shape.
 

@@ -61,8 +61,9 @@ func rolloutToolItem(typ string, raw json.RawMessage) (*Item, bool) {
 		}
 		it.Type, it.Status, it.RevisedPrompt, it.ImageData, it.Path = ItemImageGeneration, r.Status, r.RevisedPrompt, r.Result, uriPath(r.SavedPath)
 	case "CollabAgentToolCall", "SubAgentActivity":
-		// codex 0.169 writes these with snake_case keys; its later source
-		// with camelCase ones: both are read.
+		// Released codex writes these with snake_case keys, its later
+		// source with camelCase ones (docs/codex.md#pinned-codex-facts):
+		// both are read.
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
 			return nil, false
@@ -140,7 +141,7 @@ func rolloutAgentStatus(v json.RawMessage) AgentState {
 	return AgentState{Status: "unknown"}
 }
 
-// uriPath is the path of a file:// URI (how 0.169's rollout stores an
+// uriPath is the path of a file:// URI (how codex's rollout stores an
 // image view's path), or s itself.
 func uriPath(s string) string {
 	if u, err := url.Parse(s); err == nil && u.Scheme == "file" && u.Path != "" {

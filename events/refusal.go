@@ -10,8 +10,8 @@ import (
 // approval policy "never": a shell command the model wants to run with
 // more than the sandbox allows (sandbox_permissions "require_escalated" or
 // "with_additional_permissions") is refused, and the model is told so in
-// the call's output, but codex exec prints no JSONL item for it (codex
-// 0.169, measured): the editor would see nothing. The call and its output
+// the call's output, but codex exec prints no JSONL item for it
+// (docs/codex.md#pinned-codex-facts): the editor would see nothing. The call and its output
 // are in the thread's rollout, though; RefusalScanner finds them there and
 // makes them command_execution items the Translator shows as failed
 // tool calls with codex's reason (Item.Refusal).

@@ -127,7 +127,7 @@ func collabStatus(done bool, status string) acpsdk.ToolCallStatus {
 
 // activityState shows a subagent's lifecycle step (multi-agent v2 tools):
 // "Started agent /root/reviewer". A step is something that happened, not
-// work that runs: completed from its item/started on (codex 0.169 never
+// work that runs: completed from its item/started on (codex never
 // completes a "completed" step, which would otherwise end as failed with
 // the turn).
 func activityState(it *Item) toolState {

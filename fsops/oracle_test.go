@@ -15,6 +15,7 @@ import (
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 // The oracle tests check diffs against GNU diff and patch: `patch` must
@@ -328,7 +329,9 @@ func TestUnifiedDiffMatchesGNU(t *testing.T) {
 	var stats oracleStats
 	defer func() { t.Log(stats) }()
 	r := rand.New(rand.NewSource(1))
-	for i := range 600 {
+	// Each case runs GNU diff and patch: 150 cases in the quick loop.
+	cases := stress.Size(t, 150, 600)
+	for i := range cases {
 		src := codeLine
 		if i%2 == 1 {
 			src = fewLines(1 + r.Intn(5))
@@ -344,7 +347,7 @@ func TestUnifiedDiffMatchesGNU(t *testing.T) {
 		}
 		g.check(t, dir, fmt.Sprintf("case %d", i), old, new, fsops.UnifiedDiff("/f", old, new), &stats)
 	}
-	for i := range 60 {
+	for i := range cases / 10 {
 		old, new := frequentLinesCase(r)
 		g.check(t, dir, fmt.Sprintf("frequent-lines case %d", i), old, new, fsops.UnifiedDiff("/f", old, new), &stats)
 	}
@@ -423,7 +426,8 @@ func TestEngineDiffsMatchGNU(t *testing.T) {
 	ctx := context.Background()
 	const path = "/w/f.txt"
 	tools := map[string]int{}
-	for i, n := 0, 0; n < 400; i++ {
+	cases := stress.Size(t, 100, 400) // each runs GNU diff and patch
+	for i, n := 0, 0; n < cases; i++ {
 		src := codeLine
 		if r.Intn(2) == 0 {
 			src = fewLines(2 + r.Intn(4))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 // openFDs counts the process's open file descriptors.
@@ -33,10 +34,12 @@ func openFDs() (int, error) {
 func TestHostSurvivesConnectionFlood(t *testing.T) {
 	const (
 		maxUnauth = 64
-		want      = 20000 // connections, as in the issue
 		waves     = 4
 		slack     = 64 // the legitimate clients' connections, both ends
 	)
+	// Connections: 20,000 as in the issue in CI; the quick loop's 2,000
+	// are still 30 times the cap.
+	want := stress.Size(t, 2000, 20000)
 	// Timeouts far beyond the test's run: what protects the host here is
 	// the unread 401 and the cap, not a deadline.
 	h := newTestHost(t, &HostOptions{MaxUnauthenticatedConns: maxUnauth, ReadTimeout: time.Hour, IdleTimeout: time.Hour})

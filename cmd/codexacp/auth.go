@@ -52,10 +52,10 @@ func prepareAuth(ctx context.Context, log *slog.Logger, codexPath string, config
 }
 
 // execEnv is the environment of codex exec runs (nil: the agent's own).
-// codex exec 0.169 reads an API key from CODEX_API_KEY but not from
-// OPENAI_API_KEY (measured), so an OPENAI_API_KEY is passed on as
-// CODEX_API_KEY — unless codex has a login of its own (a key in
-// CODEX_API_KEY would win over it), which this waits to know.
+// codex exec reads an API key from CODEX_API_KEY but not from
+// OPENAI_API_KEY (docs/codex.md#pinned-codex-facts), so an OPENAI_API_KEY
+// is passed on as CODEX_API_KEY — unless codex has a login of its own (a
+// key in CODEX_API_KEY would win over it), which this waits to know.
 func execEnv(ctx context.Context, log *slog.Logger, auth acp.Auth) []string {
 	key := os.Getenv("OPENAI_API_KEY")
 	if key == "" || os.Getenv("CODEX_API_KEY") != "" || auth.StartupStatus == nil {
