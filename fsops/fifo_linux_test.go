@@ -58,9 +58,12 @@ func TestFlippingFIFONeverBlocks(t *testing.T) {
 		t.Errorf("%d path locks held after the calls", processLocks.size())
 	}
 	after, blocked := osThreads(t)
+	// A leaked thread is one held in a FIFO's open: that is what is
+	// asserted. The total only shows it (the runtime starts threads for
+	// blocking syscalls as load demands; a busy machine adds a few).
 	t.Logf("OS threads: %d before, %d after, %d in a FIFO's open", threadsBefore, after, blocked)
-	if after > threadsBefore+4 || blocked > 0 {
-		t.Errorf("OS threads grew from %d to %d, %d of them in a FIFO's open", threadsBefore, after, blocked)
+	if blocked > 0 {
+		t.Errorf("%d OS threads wait in a FIFO's open (threads %d before, %d after)", blocked, threadsBefore, after)
 	}
 	if err := os.WriteFile(path+".new", []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
