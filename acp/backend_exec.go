@@ -50,7 +50,12 @@ type ExecBackend struct {
 	// FindRollout finds a thread's rollout, where a turn looks for the
 	// commands codex refused (execrefusals.go). Nil: under codex's home.
 	FindRollout func(threadID string) (string, error)
-	rollouts    rolloutFinder
+	// ObserveRollout, when set, is given each rollout record a turn read
+	// that shows or may show a refused command (a shell call, a refusal):
+	// a recording keeps them, and a replay's fake codex writes them again
+	// (record.Recorder.Rollout).
+	ObserveRollout func(threadID, path string, record []byte)
+	rollouts       rolloutFinder
 
 	listings skillListings // ListSkills calls in flight, by cwd
 
@@ -154,7 +159,7 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 	if find == nil {
 		find = b.rollouts.find
 	}
-	refused := newRefusalTail(find, inv.ThreadID, log)
+	refused := newRefusalTail(find, inv.ThreadID, log, b.ObserveRollout)
 	defer refused.close()
 	err := b.Runner.Run(ctx, inv, func(line []byte) {
 		ev, err := events.Parse(line)

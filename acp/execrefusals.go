@@ -27,6 +27,10 @@ import (
 // content in a tool call, a command's output) are skipped.
 const maxRolloutLine = 1 << 20
 
+// rolloutReadSize is how much of the rollout one read takes: the buffer a
+// tail keeps for its turn (a poll runs before every JSONL event).
+const rolloutReadSize = 64 << 10
+
 // rolloutLookups bounds how often a turn looks for a new thread's rollout
 // before codex has exited (codex may create it after thread.started).
 const rolloutLookups = 3
@@ -36,10 +40,13 @@ const rolloutLookups = 3
 type refusalTail struct {
 	find    func(threadID string) (string, error)
 	log     *slog.Logger
+	observe func(threadID, path string, record []byte) // nil: none
 	thread  string
 	lookups int
 	f       *os.File
-	off     int64 // where this turn's records start, then how far they were read
+	path    string
+	off     int64  // where this turn's records start, then how far they were read
+	buf     []byte // what one read takes, made at the first read
 	line    []byte
 	skip    bool // dropping the rest of an overlong record
 	scanner events.RefusalScanner
@@ -47,8 +54,11 @@ type refusalTail struct {
 
 // newRefusalTail starts following a turn of threadID ("" for a new
 // thread: set by started): the records after the rollout's current end.
-func newRefusalTail(find func(string) (string, error), threadID string, log *slog.Logger) *refusalTail {
-	t := &refusalTail{find: find, log: log}
+// observe, when set, is given each record the scanner needs
+// (events.RefusalScanner.Scan), which a recording keeps so that its replay
+// finds the same refused commands.
+func newRefusalTail(find func(string) (string, error), threadID string, log *slog.Logger, observe func(threadID, path string, record []byte)) *refusalTail {
+	t := &refusalTail{find: find, log: log, observe: observe}
 	if threadID != "" {
 		t.thread = threadID
 		if t.open() {
@@ -85,7 +95,7 @@ func (t *refusalTail) open() bool {
 		t.log.Debug("rollout not readable for refused commands", "path", path, "err", err)
 		return false
 	}
-	t.f = f
+	t.f, t.path = f, path
 	return true
 }
 
@@ -101,11 +111,13 @@ func (t *refusalTail) poll(emit func(events.Event), final bool) {
 			return
 		}
 	}
-	buf := make([]byte, 64<<10)
+	if t.buf == nil {
+		t.buf = make([]byte, rolloutReadSize)
+	}
 	for {
-		n, err := t.f.ReadAt(buf, t.off)
+		n, err := t.f.ReadAt(t.buf, t.off)
 		t.off += int64(n)
-		t.feed(buf[:n], emit)
+		t.feed(t.buf[:n], emit)
 		if err != nil || n == 0 {
 			if err != nil && err != io.EOF {
 				t.log.Debug("reading the rollout for refused commands", "err", err)
@@ -133,7 +145,11 @@ func (t *refusalTail) feed(data []byte, emit func(events.Event)) {
 			if len(t.line) > 0 {
 				rec = append(t.line, rec...)
 			}
-			if ev, ok := t.scanner.Record(rec); ok {
+			ev, ok, needed := t.scanner.Scan(rec)
+			if needed && t.observe != nil {
+				t.observe(t.thread, t.path, rec)
+			}
+			if ok {
 				emit(ev)
 			}
 		}

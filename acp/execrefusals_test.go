@@ -10,6 +10,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
@@ -61,6 +62,13 @@ func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
 		}
 		return rollout, nil
 	}}
+	var observed []string // what a recording keeps (ObserveRollout)
+	be.ObserveRollout = func(threadID, path string, record []byte) {
+		if threadID != "th-1" || path != rollout {
+			t.Errorf("observed a record of thread %q at %s", threadID, path)
+		}
+		observed = append(observed, string(record))
+	}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	if _, err := h.prompt(sid, "touch /outside/x"); err != nil {
@@ -79,6 +87,11 @@ func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
 	}
 	if want := "tool_call:touch /outside/x message tool_call:curl x"; strings.Join(order, " ") != want {
 		t.Errorf("updates %q, want %q", order, want)
+	}
+	// The shell calls and their refusals, whole (the second written in two
+	// parts); not the session's metadata.
+	if len(observed) != 4 || !strings.Contains(observed[0], `"call_id":"call_1"`) || !strings.HasSuffix(observed[3], `"output":"`+reason+`"}}`) {
+		t.Errorf("observed records %q, want the two calls and their refusals", observed)
 	}
 	for _, c := range refused {
 		text := ""
@@ -103,5 +116,28 @@ func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
 	}
 	if calls != 2 {
 		t.Errorf("%d tool calls after a second turn that refused nothing new, want 2", calls)
+	}
+}
+
+// BenchmarkRefusalTailPoll is a turn's poll before each JSONL event: one
+// short record appended, read and scanned. The read buffer is the tail's,
+// made once per turn (before: 64 KiB allocated per poll).
+func BenchmarkRefusalTailPoll(b *testing.B) {
+	rollout := filepath.Join(b.TempDir(), "rollout.jsonl")
+	f, err := os.OpenFile(rollout, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	tail := newRefusalTail(func(string) (string, error) { return rollout, nil }, "th-1", discardLogger(), nil)
+	defer tail.close()
+	record := []byte(`{"type":"event_msg","payload":{"type":"token_count","info":null}}` + "\n")
+	emit := func(events.Event) {}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Write(record); err != nil {
+			b.Fatal(err)
+		}
+		tail.poll(emit, false)
 	}
 }

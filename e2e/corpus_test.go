@@ -107,6 +107,7 @@ var appServerCorpusTests = map[string]bool{
 // <name with / as .>.ndjson.
 var execCorpusTests = map[string]bool{
 	"TestExecQueuesPromptWhileTurnRuns": true,
+	"TestExecRefusedCommandShown":       true,
 }
 
 // restartCorpusTests are tests whose corpus transcript is the session of

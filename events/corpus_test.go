@@ -132,6 +132,27 @@ func translateTranscript(t *testing.T, path string) []byte {
 	var cur *corpusRun
 	appServer, window := false, 0
 	var notes []notification
+	// As the exec backend does, the rollout records read when a codex line
+	// came (recorded after the line) go through a RefusalScanner before
+	// the line, and those read after codex exited before the turn ends.
+	var scanner RefusalScanner
+	var pendingLine []byte // a codex line not translated yet
+	ending := false        // the run exited; the turn is not ended yet
+	flush := func() {
+		if pendingLine != nil {
+			line := pendingLine
+			pendingLine = nil
+			if ev, err := Parse(line); err != nil {
+				cur.Steps = append(cur.Steps, goldenStep{Event: "unparsable: " + err.Error(), Updates: []any{}})
+			} else {
+				cur.Steps = append(cur.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
+			}
+		}
+		if ending {
+			ending = false
+			cur.Outcome = outcomeGolden(t, tr.EndTurn())
+		}
+	}
 	r := bufio.NewReader(bytes.NewReader(data))
 	for {
 		raw, err := r.ReadBytes('\n')
@@ -139,6 +160,13 @@ func translateTranscript(t *testing.T, path string) []byte {
 			var e transcriptEntry
 			if err := json.Unmarshal(raw, &e); err != nil {
 				t.Fatalf("%s: %v", path, err)
+			}
+			if e.Kind == "rollout" {
+				if ev, ok := scanner.Record(e.Line); ok {
+					cur.Steps = append(cur.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
+				}
+			} else {
+				flush()
 			}
 			switch e.Kind {
 			case "start":
@@ -151,25 +179,20 @@ func translateTranscript(t *testing.T, path string) []byte {
 				}
 			case "codex_start":
 				tr.BeginTurn()
+				scanner = RefusalScanner{}
 				g.Runs = append(g.Runs, corpusRun{Run: e.Run})
 				cur = &g.Runs[len(g.Runs)-1]
 			case "codex_line":
-				line := []byte(e.Line)
-				if len(line) == 0 {
-					line = []byte(e.Text)
+				pendingLine = []byte(e.Line)
+				if len(pendingLine) == 0 {
+					pendingLine = []byte(e.Text)
 				}
-				ev, err := Parse(line)
-				if err != nil {
-					cur.Steps = append(cur.Steps, goldenStep{Event: "unparsable: " + err.Error(), Updates: []any{}})
-					continue
-				}
-				cur.Steps = append(cur.Steps, goldenStep{Event: summary(ev), Updates: marshalUpdates(t, tr.Translate(ev))})
 			case "codex_exit":
-				out := tr.EndTurn()
-				cur.Outcome = outcomeGolden(t, out)
+				ending = true
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			flush()
 			break
 		}
 		if err != nil {

@@ -66,31 +66,42 @@ type rolloutResponseItem struct {
 // Record reads one rollout line. ok is false for every line but the
 // output of a refused shell call.
 func (s *RefusalScanner) Record(line []byte) (ev Event, ok bool) {
+	ev, ok, _ = s.Scan(line)
+	return ev, ok
+}
+
+// Scan is Record that also reports whether the line is one a scanner needs
+// to find the same refusals again: a shell call (kept until its output) or
+// the output of a refused one. A recording keeps only those lines of the
+// rollout (docs/replay.md): the outputs of commands that ran are codex's
+// JSONL already.
+func (s *RefusalScanner) Scan(line []byte) (ev Event, ok, needed bool) {
 	// Most records are neither: skip them without decoding.
 	isCall := bytes.Contains(line, []byte(`"function_call"`))
 	isOutput := bytes.Contains(line, []byte(`"function_call_output"`))
 	if !isCall && !isOutput {
-		return Event{}, false
+		return Event{}, false, false
 	}
 	var rec rolloutResponseItem
 	if err := json.Unmarshal(line, &rec); err != nil || rec.Type != "response_item" || rec.Payload.CallID == "" {
-		return Event{}, false
+		return Event{}, false, false
 	}
 	p := rec.Payload
 	switch p.Type {
 	case "function_call":
 		if call, ok := parseShellCall(p.Name, p.Arguments); ok {
 			s.remember(p.CallID, call)
+			return Event{}, false, true
 		}
 	case "function_call_output":
 		call, known := s.calls[p.CallID]
 		if !known {
-			return Event{}, false
+			return Event{}, false, false
 		}
 		s.forget(p.CallID)
 		reason, ok := RefusalReason(outputText(p.Output))
 		if !ok {
-			return Event{}, false
+			return Event{}, false, false
 		}
 		return Event{Type: TypeItemCompleted, Item: &Item{
 			ID:      refusedCallPrefix + p.CallID,
@@ -99,9 +110,9 @@ func (s *RefusalScanner) Record(line []byte) (ev Event, ok bool) {
 			Cwd:     call.workdir,
 			Status:  "declined",
 			Refusal: &CommandRefusal{Reason: reason, Justification: call.justification},
-		}}, true
+		}}, true, true
 	}
-	return Event{}, false
+	return Event{}, false, false
 }
 
 func (s *RefusalScanner) remember(id string, c shellCall) {
@@ -178,12 +189,14 @@ func outputText(raw json.RawMessage) string {
 // run it for want of an approval ("approval policy is Never; reject
 // command — you cannot ask for escalated permissions if the approval
 // policy is Never", or a request for additional permissions under a
-// policy other than on-request), and returns the reason, trimmed.
+// policy other than on-request), and returns the reason, trimmed. Codex's
+// text is the whole output, so it must start it: a command that ran and
+// printed these words is no refusal.
 func RefusalReason(output string) (string, bool) {
 	out := strings.TrimSpace(output)
 	switch {
 	case strings.HasPrefix(out, "approval policy is ") && strings.Contains(out, "reject command"),
-		strings.Contains(out, "you cannot request additional permissions unless the approval policy is"):
+		strings.HasPrefix(out, "you cannot request additional permissions unless the approval policy is"):
 		return out, true
 	}
 	return "", false

@@ -56,6 +56,10 @@ func TestRefusalReason(t *testing.T) {
 		{"  approval policy is Never; reject command — you cannot request additional permissions unless the approval policy is OnRequest\n", true},
 		{"Process exited with code 1\nOutput:\ntouch: cannot touch '/x': Read-only file system", false},
 		{"echo approval policy is Never; reject command", false}, // not codex's text: the command's output
+		{"you cannot request additional permissions unless the approval policy is OnRequest", true},
+		// A command that ran and printed codex's words (echo, grep of a log).
+		{"Process exited with code 0\nOutput:\nyou cannot request additional permissions unless the approval policy is OnRequest\n", false},
+		{"Chunk ID: 1\nOutput:\napproval policy is Never; reject command", false},
 		{"", false},
 	} {
 		if _, got := RefusalReason(tc.output); got != tc.want {
@@ -78,5 +82,49 @@ func TestRefusalScannerBounded(t *testing.T) {
 	}
 	if len(s.calls) > maxPendingShellCalls || len(s.order) > maxPendingShellCalls {
 		t.Errorf("the scanner holds %d calls (%d ids), bound %d", len(s.calls), len(s.order), maxPendingShellCalls)
+	}
+}
+
+// A shell command that ran and printed codex's refusal text is no refused
+// call; Scan says which lines a recording keeps: shell calls and the
+// outputs of refused ones.
+func TestRefusalScanNeeded(t *testing.T) {
+	rec := func(payload map[string]any) []byte {
+		b, err := json.Marshal(map[string]any{"type": "response_item", "payload": payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	call := func(id, cmd string) []byte {
+		args, _ := json.Marshal(map[string]string{"cmd": cmd})
+		return rec(map[string]any{"type": "function_call", "name": "exec_command", "arguments": string(args), "call_id": id})
+	}
+	output := func(id, text string) []byte {
+		return rec(map[string]any{"type": "function_call_output", "call_id": id, "output": text})
+	}
+	printed := "you cannot request additional permissions unless the approval policy is OnRequest"
+	for _, tc := range []struct {
+		name          string
+		line          []byte
+		refused, need bool
+	}{
+		{"a shell call", call("c1", "echo '"+printed+"'"), false, true},
+		{"its output, codex's words printed", output("c1", "Process exited with code 0\nOutput:\n"+printed+"\n"), false, false},
+		{"a refused call", call("c2", "touch /outside"), false, true},
+		{"its refusal", output("c2", "approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never"), true, true},
+		{"another tool's call", rec(map[string]any{"type": "function_call", "name": "view_image", "arguments": "{}", "call_id": "c3"}), false, false},
+		{"a message", []byte(`{"type":"response_item","payload":{"type":"message","role":"assistant"}}`), false, false},
+	} {
+		var s RefusalScanner
+		if tc.name == "its output, codex's words printed" || tc.name == "its refusal" {
+			// The scanner has seen the call.
+			id := map[bool]string{true: "c2", false: "c1"}[tc.name == "its refusal"]
+			s.Record(call(id, "x"))
+		}
+		_, refused, need := s.Scan(tc.line)
+		if refused != tc.refused || need != tc.need {
+			t.Errorf("%s: Scan = refused %v, needed %v; want %v, %v", tc.name, refused, need, tc.refused, tc.need)
+		}
 	}
 }

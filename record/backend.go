@@ -58,6 +58,9 @@ func (r *Recorder) beginRun(inv codex.Invocation, command CommandFunc) int {
 	r.runs++
 	run := r.runs
 	r.active = append(r.active, run)
+	if inv.Review == nil {
+		r.noteThreadLocked(run, inv.ThreadID)
+	}
 	e := &Entry{Kind: KindCodexStart, Run: run, Cwd: inv.Cwd, Prompt: inv.Prompt, Env: envNames(env)}
 	e.Args = r.redactArgsLocked(args)
 	r.writeLocked(e)
@@ -71,7 +74,11 @@ func (r *Recorder) codexLine(run int, line []byte) {
 	} else {
 		e.Text = string(line)
 	}
-	r.write(e)
+	thread := startedThread(line)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noteThreadLocked(run, thread)
+	r.writeLocked(e)
 }
 
 func (r *Recorder) endRun(run int, ctx context.Context, err error) {

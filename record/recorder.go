@@ -35,6 +35,7 @@ type Recorder struct {
 	secrets      secretSet
 	runs         int              // runs started so far
 	active       []int            // runs in progress, oldest first
+	threadRuns   map[string]int   // the latest exec run of each thread (Rollout)
 	touched      map[string]bool  // paths whose disk state was recorded
 	dirs         []dirPlaceholder // directories written as placeholders (SetDirs)
 	backend      string           // SetBackend

@@ -46,6 +46,7 @@ const (
 	KindSkills     = "skills"      // the skills codex listed for a workspace on the exec backend: cwd, skills, or an error
 	KindUserConfig = "user_config" // the user's codex sandbox, approval and model settings the agent read at start-up (result)
 	KindBlob       = "blob"        // a large value stored once (id), which other lines refer to; Read gives only its id
+	KindRollout    = "rollout"     // a record of codex's rollout an exec turn read for refused commands: run, path, line
 
 	KindAppServerStart = "appserver_start" // a codex app-server process began: args (redacted), env names
 	KindAppServer      = "appserver"       // one JSON-RPC line of the app-server conversation (dir out: agent → codex, in: codex → agent), or a stream's end
@@ -108,7 +109,7 @@ type Entry struct {
 	EOF bool `json:"eof,omitempty"`
 
 	// codex_start, codex_line, codex_exit, appserver_start, appserver; also
-	// the run of file, mcp_call and mcp_result (0: no codex run was in
+	// the run of file, mcp_call, mcp_result and rollout (0: no codex run was in
 	// progress). An app-server process is a run too, numbered with the exec
 	// runs, from its start to the end of its stdout.
 	Run    int      `json:"run,omitempty"`
@@ -116,8 +117,9 @@ type Entry struct {
 	Env    []string `json:"env,omitempty"` // names only, sorted
 	Cwd    string   `json:"cwd,omitempty"`
 	Prompt string   `json:"prompt,omitempty"`
-	// Line is a codex stdout line that is JSON (all of them, normally); Text
-	// holds a line (or an ACP message) that is not.
+	// Line is a codex stdout line that is JSON (all of them, normally), or
+	// a rollout record (rollout, with Path); Text holds a line (or an ACP
+	// message) that is not.
 	Line json.RawMessage `json:"line,omitempty"`
 	Text string          `json:"text,omitempty"`
 	// codex_exit: Code is the exit status of a run that exited; Cancelled
@@ -141,7 +143,7 @@ type Entry struct {
 	// failure), so that a replay's codex lists the same.
 	Skills []codex.Skill `json:"skills,omitempty"`
 
-	// file, stored
+	// file, stored, rollout
 	Path         string  `json:"path,omitempty"`
 	Exists       bool    `json:"exists,omitempty"`
 	IsDir        bool    `json:"is_dir,omitempty"`

@@ -268,6 +268,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			listSkills = rec.Skills(listSkills)
 		}
 		be := &acp.ExecBackend{Runner: lines, Logger: log, ListSkills: listSkills}
+		if rec != nil {
+			// The rollout records that show refused commands: codex exec
+			// prints nothing for them, and a replay needs them.
+			be.ObserveRollout = rec.Rollout
+		}
 		defer be.Close()
 		cs.Warm() // every session/new, load and resume lists skills with it
 		agentOpts.Backend = be

@@ -315,10 +315,19 @@ type plan struct {
 type step struct {
 	index int // position in the transcript; names the gate of a tool call
 	e     *record.Entry
+	// afterExit marks a rollout record the agent read after codex exited.
+	afterExit bool
 }
 
+// A rollout entry is a record the agent read from the rollout (codex's,
+// under its home) when it handled the codex line recorded before it, or
+// after codex exited: codex had written it before printing that line. So
+// it is written before that line here, or, read after the exit, once every
+// line is printed and the agent has sent what it sent before reading it
+// (its gate, when gated).
 func planRun(entries []record.Entry, n int) (*plan, error) {
 	p := &plan{run: n, results: recordedResults(entries)}
+	lastLine := -1 // the step of the run's latest codex line
 	for i := range entries {
 		e := &entries[i]
 		if e.Run != n {
@@ -329,6 +338,18 @@ func planRun(entries []record.Entry, n int) (*plan, error) {
 			p.start = e
 		case record.KindCodexLine, record.KindFile, record.KindMCPCall:
 			p.steps = append(p.steps, step{index: i, e: e})
+			if e.Kind == record.KindCodexLine {
+				lastLine = len(p.steps) - 1
+			}
+		case record.KindRollout:
+			s := step{index: i, e: e}
+			if p.exit != nil || lastLine < 0 {
+				s.afterExit = p.exit != nil
+				p.steps = append(p.steps, s)
+				continue
+			}
+			p.steps = slices.Insert(p.steps, lastLine, s)
+			lastLine++
 		case record.KindCodexExit:
 			p.exit = e
 		}
@@ -456,6 +477,13 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 			if err := r.recreate(s.e); err != nil {
 				fmt.Fprintf(r.stderr, "fakecodex: %v\n", err)
 			}
+		case record.KindRollout:
+			if s.afterExit && r.gates && !r.waitGate(ctx, s.index) {
+				continue
+			}
+			if err := appendRollout(getenv("CODEX_HOME"), s.e); err != nil {
+				fmt.Fprintf(r.stderr, "fakecodex: %v\n", err)
+			}
 		case record.KindMCPCall:
 			if interrupted.Load() {
 				continue
@@ -574,6 +602,33 @@ func (r *replayer) recreate(e *record.Entry) error {
 		return err
 	}
 	return os.Chmod(e.Path, mode) // WriteFile keeps the mode of an existing file
+}
+
+// appendRollout appends a rollout record to the thread's rollout as codex
+// does, when the file lies in codex's home (never anywhere else).
+func appendRollout(codexHome string, e *record.Entry) error {
+	if codexHome == "" {
+		return fmt.Errorf("not writing the rollout %s: CODEX_HOME is not set", e.Path)
+	}
+	if rel, err := filepath.Rel(codexHome, e.Path); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("not writing the rollout %s: outside CODEX_HOME", e.Path)
+	}
+	line := []byte(e.Line)
+	if len(line) == 0 {
+		line = []byte(e.Text)
+	}
+	if err := os.MkdirAll(filepath.Dir(e.Path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(e.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // connect opens an MCP session on the agent's embedded server as codex does:

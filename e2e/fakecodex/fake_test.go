@@ -501,3 +501,55 @@ func TestConfigReadAnswersRecordedSettings(t *testing.T) {
 		})
 	}
 }
+
+// The rollout records the agent read for refused commands are appended to
+// the rollout under CODEX_HOME: each before the codex line it was read at
+// (codex had written it by then), those read after the exit last; a path
+// outside CODEX_HOME is not written.
+func TestRolloutRecordsWritten(t *testing.T) {
+	home := t.TempDir()
+	rollout := filepath.Join(home, "sessions", "2026", "11", "27", "rollout-x-t1.jsonl")
+	outside := filepath.Join(t.TempDir(), "rollout-x-t1.jsonl")
+	rec := func(s string) record.Entry {
+		return record.Entry{Kind: record.KindRollout, Run: 1, Path: rollout, Line: json.RawMessage(s)}
+	}
+	entries := []record.Entry{
+		{Kind: record.KindCodexStart, Run: 1, Args: strings.Fields("exec --json -C /w -"), Prompt: "p"},
+		line(1, `{"type":"thread.started","thread_id":"t1"}`),
+		line(1, `{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"no"}}`),
+		rec(`{"n":1}`),
+		rec(`{"n":2}`),
+		line(1, `{"type":"turn.completed"}`),
+		{Kind: record.KindCodexExit, Run: 1, Code: code(0)},
+		rec(`{"n":3}`),
+		{Kind: record.KindRollout, Run: 1, Path: outside, Line: json.RawMessage(`{"n":4}`)},
+	}
+	p, err := planRun(append([]record.Entry{{Kind: record.KindStart}}, entries...), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, s := range p.steps {
+		order = append(order, string(s.e.Line)+map[bool]string{true: " (after exit)"}[s.afterExit])
+	}
+	want := []string{`{"type":"thread.started","thread_id":"t1"}`, `{"n":1}`, `{"n":2}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"no"}}`, `{"type":"turn.completed"}`,
+		`{"n":3} (after exit)`, `{"n":4} (after exit)`}
+	if strings.Join(order, "\n") != strings.Join(want, "\n") {
+		t.Errorf("steps\n%s\nwant\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
+	}
+
+	f := newFake(t, entries...)
+	f.env["CODEX_HOME"] = home
+	o := f.run("exec --json -C /w -", "p")
+	if o.code != 0 || !strings.Contains(o.stderr.String(), "outside CODEX_HOME") {
+		t.Errorf("exit %d, stderr %q; want 0 and the outside path refused", o.code, o.stderr)
+	}
+	data, err := os.ReadFile(rollout)
+	if string(data) != "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n" || err != nil {
+		t.Errorf("rollout %q (%v)", data, err)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("a rollout outside CODEX_HOME was written")
+	}
+}

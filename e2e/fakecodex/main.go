@@ -12,7 +12,10 @@
 //     recorded JSONL lines, recreates each file a tool first touched as it was
 //     on disk, makes the recorded tool calls at the recorded points (waiting
 //     for each result and comparing it with the recorded one, see
-//     toolresult.go), and exits as codex did. On SIGINT it exits 1 like
+//     toolresult.go), appends the recorded rollout records (the refused
+//     commands the agent reads from codex's rollout, codex exec printing
+//     nothing for them) to the rollout under CODEX_HOME, each before the
+//     line the agent read it at, and exits as codex did. On SIGINT it exits 1 like
 //     codex; a run that was cancelled when recorded prints its lines and then
 //     waits for SIGINT.
 //   - `fakecodex app-server ...` replays the transcript's next app-server

@@ -302,6 +302,7 @@ func newScript(entries []record.Entry) (*script, error) {
 	pending := map[string]*answer{} // agent request id → its answer slot
 	codex := ""                     // the fake codex's progress marker so far
 	loading := -1                   // the last session/list or session/load action
+	exited := map[int]bool{}        // exec runs whose codex_exit has come
 	for i := range entries {
 		e := &entries[i]
 		switch {
@@ -311,6 +312,13 @@ func newScript(entries []record.Entry) (*script, error) {
 			codex = fmt.Sprintf("line-%d", i)
 		case e.Kind == record.KindCodexExit:
 			codex = ""
+			exited[e.Run] = true
+		case e.Kind == record.KindRollout && exited[e.Run]:
+			// A record the agent read from the rollout after codex exited:
+			// the fake writes it once the agent has sent what it sent
+			// before (it handled codex's last line), so that the agent
+			// finds it only in that last read.
+			sc.gates = append(sc.gates, gate{after: len(sc.outs), name: fmt.Sprintf("gate-%d", i)})
 		case e.Kind == record.KindAppServerStart:
 			codex = fmt.Sprintf("run-%d", e.Run)
 		case e.Kind == record.KindAppServer && e.Dir == record.DirIn:
