@@ -28,9 +28,9 @@ const maxStoredBytes = 64 << 20
 // home, is replaced wherever it appears (InstallationPlaceholder). Call it
 // before Start.
 func (r *Recorder) SetDirs(stateDir, codexHome string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.storeDirs = nil
+	// The file I/O happens before r.mu is taken: nothing waits on it.
+	var dirs []dirPlaceholder
+	var installationID string
 	for _, d := range []struct{ dir, placeholder string }{
 		{stateDir, StateDirPlaceholder},
 		{codexHome, CodexHomePlaceholder},
@@ -42,11 +42,15 @@ func (r *Recorder) SetDirs(stateDir, codexHome string) {
 		if err != nil || dir == filepath.Dir(dir) { // the root: every path would match
 			continue
 		}
-		r.storeDirs = append(r.storeDirs, dirPlaceholder{from: dir, to: d.placeholder})
+		dirs = append(dirs, dirPlaceholder{from: dir, to: d.placeholder})
 		if d.placeholder == CodexHomePlaceholder {
-			r.readInstallationID(dir)
+			installationID = readInstallationID(dir)
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.storeDirs = dirs
+	r.addInstallationID(installationID)
 	r.sortDirsLocked()
 }
 
