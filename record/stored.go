@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // Placeholders for the directories of the recording machine that a replay
@@ -75,7 +77,7 @@ func (r *Recorder) Stored(path string) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // the agent's state directory may be relative
 	}
-	e := fileState(KindStored, path, maxStoredBytes)
+	e := fileState(KindStored, path, path, maxStoredBytes, regularfile.FollowLink)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.world.keepStored(e) {
