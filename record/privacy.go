@@ -163,34 +163,19 @@ func hideServerIdentity(msg json.RawMessage) (json.RawMessage, []string) {
 		return msg, nil
 	}
 	var ids []string
-	var walk func(v any) bool
-	walk = func(v any) bool {
-		changed := false
-		switch v := v.(type) {
-		case map[string]any:
-			if id, ok := v["installationId"].(string); ok && id != "" && id != InstallationPlaceholder {
-				ids = append(ids, id)
-				v["installationId"] = InstallationPlaceholder
-				changed = true
-				if name, ok := v["serverName"].(string); ok && name != "" {
-					v["serverName"] = HostPlaceholder
-				}
-			}
-			for _, child := range v {
-				if walk(child) {
-					changed = true
-				}
-			}
-		case []any:
-			for _, child := range v {
-				if walk(child) {
-					changed = true
-				}
-			}
+	hide := func(obj map[string]any) bool {
+		id, ok := obj["installationId"].(string)
+		if !ok || id == "" || id == InstallationPlaceholder {
+			return false
 		}
-		return changed
+		ids = append(ids, id)
+		obj["installationId"] = InstallationPlaceholder
+		if name, ok := obj["serverName"].(string); ok && name != "" {
+			obj["serverName"] = HostPlaceholder
+		}
+		return true
 	}
-	if !walk(v) {
+	if !editObjects(v, hide) {
 		return msg, nil
 	}
 	out, err := encodeJSON(v)
