@@ -3,11 +3,15 @@ package record
 import (
 	"bytes"
 	"encoding/json"
-	"os"
+	"errors"
+	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // What a user would not post, written as placeholders (see SetMachine).
@@ -23,6 +27,10 @@ const (
 
 // installationIDFile is where codex keeps its installation id, in its home.
 const installationIDFile = "installation_id"
+
+// maxInstallationIDBytes bounds what is read of installationIDFile: the id
+// is a UUID (36 bytes), and anything larger is not codex's.
+const maxInstallationIDBytes = 1 << 10
 
 // SetMachine names the user's home directory and the machine's host name,
 // which a transcript then does not show: every path under home is written
@@ -59,13 +67,24 @@ func (r *Recorder) sortDirsLocked() {
 	r.dirs = dirs
 }
 
-// readInstallationID learns codex's installation id from its home.
-func (r *Recorder) readInstallationID(codexHome string) {
-	b, err := os.ReadFile(filepath.Join(codexHome, installationIDFile))
+// readInstallationID returns codex's installation id from its home, or ""
+// when there is none to read. Any local process of the user can put
+// something else there: the file is opened without waiting (a FIFO would
+// hold --record's start-up, before the editor's initialize is read) and
+// read within a small bound (a link to /dev/zero would grow memory without
+// end). A final link is followed: codex's home is the user's own, and a
+// regular file only names a value to hide. Call it without r.mu held.
+func readInstallationID(codexHome string) string {
+	path := filepath.Join(codexHome, installationIDFile)
+	b, err := regularfile.ReadFile(path, maxInstallationIDBytes, regularfile.FollowLink)
 	if err != nil {
-		return
+		if !errors.Is(err, fs.ErrNotExist) {
+			// Not a reason to stop recording: the id only goes unhidden if codex sends it.
+			slog.Warn("record: codex's installation id not read", "err", err)
+		}
+		return ""
 	}
-	r.addInstallationID(strings.TrimSpace(string(b)))
+	return strings.TrimSpace(string(b))
 }
 
 // addInstallationID makes id a value replaced by InstallationPlaceholder
@@ -144,34 +163,19 @@ func hideServerIdentity(msg json.RawMessage) (json.RawMessage, []string) {
 		return msg, nil
 	}
 	var ids []string
-	var walk func(v any) bool
-	walk = func(v any) bool {
-		changed := false
-		switch v := v.(type) {
-		case map[string]any:
-			if id, ok := v["installationId"].(string); ok && id != "" && id != InstallationPlaceholder {
-				ids = append(ids, id)
-				v["installationId"] = InstallationPlaceholder
-				changed = true
-				if name, ok := v["serverName"].(string); ok && name != "" {
-					v["serverName"] = HostPlaceholder
-				}
-			}
-			for _, child := range v {
-				if walk(child) {
-					changed = true
-				}
-			}
-		case []any:
-			for _, child := range v {
-				if walk(child) {
-					changed = true
-				}
-			}
+	hide := func(obj map[string]any) bool {
+		id, ok := obj["installationId"].(string)
+		if !ok || id == "" || id == InstallationPlaceholder {
+			return false
 		}
-		return changed
+		ids = append(ids, id)
+		obj["installationId"] = InstallationPlaceholder
+		if name, ok := obj["serverName"].(string); ok && name != "" {
+			obj["serverName"] = HostPlaceholder
+		}
+		return true
 	}
-	if !walk(v) {
+	if !editObjects(v, hide) {
 		return msg, nil
 	}
 	out, err := encodeJSON(v)

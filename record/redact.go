@@ -81,6 +81,29 @@ func encodeJSON(v any) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
+// editObjects calls edit on every object in v, a decoded message, each
+// before the values inside it, and reports whether any call changed
+// something (edit says so).
+func editObjects(v any, edit func(obj map[string]any) bool) bool {
+	changed := false
+	switch v := v.(type) {
+	case map[string]any:
+		changed = edit(v)
+		for _, child := range v {
+			if editObjects(child, edit) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, child := range v {
+			if editObjects(child, edit) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
 // headerKeys hold the HTTP headers of an MCP server, every value of which is
 // blanked whatever the header's name (a custom header can carry a
 // credential): "headers", a list of {"name", "value"} pairs in ACP, and

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // Placeholders for the directories of the recording machine that a replay
@@ -28,9 +30,9 @@ const maxStoredBytes = 64 << 20
 // home, is replaced wherever it appears (InstallationPlaceholder). Call it
 // before Start.
 func (r *Recorder) SetDirs(stateDir, codexHome string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.storeDirs = nil
+	// The file I/O happens before r.mu is taken: nothing waits on it.
+	var dirs []dirPlaceholder
+	var installationID string
 	for _, d := range []struct{ dir, placeholder string }{
 		{stateDir, StateDirPlaceholder},
 		{codexHome, CodexHomePlaceholder},
@@ -42,11 +44,15 @@ func (r *Recorder) SetDirs(stateDir, codexHome string) {
 		if err != nil || dir == filepath.Dir(dir) { // the root: every path would match
 			continue
 		}
-		r.storeDirs = append(r.storeDirs, dirPlaceholder{from: dir, to: d.placeholder})
+		dirs = append(dirs, dirPlaceholder{from: dir, to: d.placeholder})
 		if d.placeholder == CodexHomePlaceholder {
-			r.readInstallationID(dir)
+			installationID = readInstallationID(dir)
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.storeDirs = dirs
+	r.addInstallationID(installationID)
 	r.sortDirsLocked()
 }
 
@@ -71,7 +77,7 @@ func (r *Recorder) Stored(path string) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // the agent's state directory may be relative
 	}
-	e := fileState(KindStored, path, maxStoredBytes)
+	e := fileState(KindStored, path, path, maxStoredBytes, regularfile.FollowLink)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.world.keepStored(e) {

@@ -51,31 +51,17 @@ func summariseInstructions(msg json.RawMessage) json.RawMessage {
 	if err != nil {
 		return msg
 	}
-	var walk func(v any) bool
-	walk = func(v any) bool {
+	summariseMembers := func(obj map[string]any) bool {
 		changed := false
-		switch v := v.(type) {
-		case map[string]any:
-			for k, child := range v {
-				if s, ok := child.(string); ok && instructionKeys[k] && len(s) >= minSummarised {
-					v[k] = summarise(s)
-					changed = true
-					continue
-				}
-				if walk(child) {
-					changed = true
-				}
-			}
-		case []any:
-			for _, child := range v {
-				if walk(child) {
-					changed = true
-				}
+		for k, child := range obj {
+			if s, ok := child.(string); ok && instructionKeys[k] && len(s) >= minSummarised {
+				obj[k] = summarise(s)
+				changed = true
 			}
 		}
 		return changed
 	}
-	if !walk(v) {
+	if !editObjects(v, summariseMembers) {
 		return msg
 	}
 	out, err := encodeJSON(v)

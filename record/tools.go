@@ -26,22 +26,30 @@ const maxFileBytes = 1 << 20
 // entry, so that replay can recreate the workspace), then the call
 // (mcp_call) and, once the inner observer has reported it, the result
 // (mcp_result). Its signature fits acp.Options.ObserveTools. Contents are
-// recorded only for files inside the session's workspace roots: a call
-// naming any other path (refused or not) records whether it exists, never
-// what it holds.
+// recorded only for files inside the session's workspace roots, judged
+// where the path leads (symlinks resolved, as the tools judge it): a call
+// naming any other path (refused or not), or a link to one, records whether
+// it exists, never what it holds.
 func (r *Recorder) ToolObserver(sessionID string, roots []string, inner mcp.Observer) mcp.Observer {
-	return &toolObserver{rec: r, session: sessionID, roots: roots, inner: inner}
+	realRoots := make([]string, len(roots))
+	for i, root := range roots {
+		realRoots[i] = root
+		if real, err := fsops.ResolvePath(root); err == nil {
+			realRoots[i] = real
+		}
+	}
+	return &toolObserver{rec: r, session: sessionID, realRoots: realRoots, inner: inner}
 }
 
 type toolObserver struct {
-	rec     *Recorder
-	session string
-	roots   []string
-	inner   mcp.Observer
+	rec       *Recorder
+	session   string
+	realRoots []string // the workspace roots, symlinks resolved
+	inner     mcp.Observer
 }
 
 func (o *toolObserver) CallStarted(ctx context.Context, c *mcp.Call) context.Context {
-	o.rec.toolCall(o.session, c, inRoots(c.Path, o.roots))
+	o.rec.toolCall(o.session, c, o.realRoots)
 	if o.inner != nil {
 		return o.inner.CallStarted(ctx, c)
 	}
@@ -67,7 +75,7 @@ func inRoots(path string, roots []string) bool {
 	return slices.ContainsFunc(roots, func(root string) bool { return fsops.Within(root, path) })
 }
 
-func (r *Recorder) toolCall(session string, c *mcp.Call, inWorkspace bool) {
+func (r *Recorder) toolCall(session string, c *mcp.Call, realRoots []string) {
 	var snapshot *Entry
 	if filepath.IsAbs(c.Path) {
 		r.mu.Lock()
@@ -75,11 +83,7 @@ func (r *Recorder) toolCall(session string, c *mcp.Call, inWorkspace bool) {
 		r.touched[c.Path] = true
 		r.mu.Unlock()
 		if first {
-			limit := int64(maxFileBytes)
-			if !inWorkspace {
-				limit = 0 // existence and mode only
-			}
-			snapshot = fileState(KindFile, c.Path, limit)
+			snapshot = toolFileState(c.Path, realRoots)
 		}
 	}
 
@@ -121,14 +125,35 @@ func validJSON(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-// fileState describes path on disk as an entry of kind: missing (and
+// toolFileState describes the file a tool call names (fileState), with its
+// content only when the path leads inside one of realRoots. The path is
+// resolved (every link; a missing file through its nearest existing
+// directory), judged there, and read there without following a link, so
+// that a link put in its place since is refused rather than followed out.
+// A path that cannot be resolved (a dangling link, a loop) is recorded by
+// existence only.
+func toolFileState(path string, realRoots []string) *Entry {
+	real, err := fsops.ResolvePath(path)
+	if err != nil || !inRoots(real, realRoots) {
+		return fileState(KindFile, path, path, 0, regularfile.FollowLink) // existence and mode only
+	}
+	return fileState(KindFile, path, real, maxFileBytes, regularfile.NoFollowLink)
+}
+
+// fileState describes the file at on disk as an entry of kind for path
+// (the name the agent used, which a replay recreates): missing (and
 // whether its directory exists), a directory, or a file with its mode and
-// content (at most limit bytes).
-func fileState(kind, path string, limit int64) *Entry {
+// content (at most limit bytes). follow says whether a final link at at is
+// followed.
+func fileState(kind, path, at string, limit int64, follow regularfile.Follow) *Entry {
 	e := &Entry{Kind: kind, Path: path}
-	fi, err := os.Stat(path)
+	stat := os.Stat
+	if follow == regularfile.NoFollowLink {
+		stat = os.Lstat
+	}
+	fi, err := stat(at)
 	if err != nil {
-		if pfi, perr := os.Stat(filepath.Dir(path)); perr == nil && pfi.IsDir() {
+		if pfi, perr := os.Stat(filepath.Dir(at)); perr == nil && pfi.IsDir() {
 			e.ParentExists = true
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -149,7 +174,7 @@ func fileState(kind, path string, limit int64) *Entry {
 		return e
 	}
 	// Swapped for a FIFO or device since the stat: refused, not waited on.
-	f, _, err := regularfile.Open(path, regularfile.FollowLink)
+	f, _, err := regularfile.Open(at, follow)
 	if err != nil {
 		e.Error = err.Error()
 		return e
