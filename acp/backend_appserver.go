@@ -1162,6 +1162,9 @@ func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
 	if method != "skills/changed" {
 		return
 	}
+	// Before any refresh starts: refreshes must not join a listing that
+	// began before the change.
+	b.listings.changed()
 	b.mu.Lock()
 	f := b.onSkills
 	b.mu.Unlock()
