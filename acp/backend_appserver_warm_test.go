@@ -109,7 +109,7 @@ func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 		all := slices.Collect(maps.Values(b.prepared))
 		b.mu.Unlock()
 		for _, p := range all {
-			waitClosed(t, p.done, "a session was never prepared")
+			waitFor(t, p.done, "a session was never prepared")
 		}
 	}
 	warm := func(ids ...string) {

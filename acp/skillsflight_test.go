@@ -29,7 +29,7 @@ func TestSkillListingsShareARequestInFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([][]Skill, 20)
 	wg.Go(func() { results[0], _ = f.list(ctx, "/w", slow) })
-	<-started
+	waitFor(t, started, "the first listing never started")
 	for i := 1; i < 20; i++ {
 		wg.Go(func() { results[i], _ = f.list(ctx, "/w", slow) })
 	}
@@ -67,14 +67,14 @@ func TestSkillListingsJoinerCancelled(t *testing.T) {
 		defer close(done)
 		f.list(context.Background(), "/w", func(context.Context) ([]Skill, error) { close(started); <-release; return nil, nil })
 	}()
-	<-started
+	waitFor(t, started, "the listing never started")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := f.list(ctx, "/w", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("joiner with a cancelled context: %v", err)
 	}
 	close(release)
-	<-done
+	waitFor(t, done, "the listing never ended")
 }
 
 // waitJoined waits until n callers have joined cwd's listing in flight.
@@ -126,7 +126,7 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 		defer close(oldDone)
 		before, _ = f.list(ctx, "/w", listing(releaseOld, startedOld, "deploy"))
 	}()
-	waitClosed(t, startedOld, "the first listing never started")
+	waitFor(t, startedOld, "the first listing never started")
 	f.mu.Lock()
 	first := f.inFlight["/w"]
 	f.mu.Unlock()
@@ -143,7 +143,7 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 			close(releaseOld)
 			close(releaseNew)
 			wg.Wait()
-			<-oldDone
+			waitFor(t, oldDone, "the first listing never ended")
 			t.Fatalf("a listing after the skills changed joined the one before: got %v", after)
 		}
 		if calls.Load() == 2 {
@@ -155,7 +155,7 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	close(releaseOld) // the old listing ends: the new one stays the one to join
-	waitClosed(t, oldDone, "the first listing never ended")
+	waitFor(t, oldDone, "the first listing never ended")
 	wg.Go(func() { joiner, _ = f.list(ctx, "/w", listing(releaseNew, nil, "stale")) })
 	waitJoined(t, &f, "/w", 1)
 	close(releaseNew)
@@ -165,16 +165,6 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 	}
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d requests, want 2", n)
-	}
-}
-
-// waitClosed waits for ch, failing the test after 30 s rather than hang.
-func waitClosed[T any](t *testing.T, ch <-chan T, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatal(what)
 	}
 }
 
