@@ -36,13 +36,17 @@ type AppServerBackend struct {
 	// MaxWarm bounds the sessions whose thread Warm starts ahead of their
 	// first prompt and that have not taken it yet: a session beyond it
 	// starts its thread at its first prompt. Codex keeps a thread it
-	// loaded until it exits, so none is ever given back. 0 means
-	// DefaultMaxWarm, negative none. Set before the first Warm.
+	// loaded until it exits, so none is ever given back; a thread ready
+	// for warmStale without being taken stops counting (it stays the
+	// session's), so that sessions that never prompt do not take the
+	// bound for good. 0 means DefaultMaxWarm, negative none. Set before
+	// the first Warm.
 	MaxWarm int
 
 	opts  codex.AppServerOptions
 	log   *slog.Logger
 	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
+	now   func() time.Time // the clock of warmStale
 
 	warming  sync.WaitGroup  // Warm's start-up
 	listings skillListings   // skills/list requests in flight, by cwd
@@ -73,7 +77,7 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 		log = slog.Default()
 	}
 	life, stop := context.WithCancel(context.Background())
-	b := &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, life: life, stop: stop,
+	b := &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, now: time.Now, life: life, stop: stop,
 		prepared: map[string]*preparedThread{}, active: map[string]*activeTurn{}, settings: map[string]threadSettings{}}
 	b.opts.Unrouted = b.unrouted
 	return b
@@ -104,22 +108,54 @@ func (b *AppServerBackend) warm(t Turn, needed bool) {
 	switch {
 	case needed && had:
 		return
-	case !needed && !had && len(b.prepared) >= b.maxWarm():
+	case !needed && !had && b.waitingWarm() >= b.maxWarm():
 		b.log.Debug("not preparing the session's codex thread ahead: enough sessions wait for their first prompt; it starts with the first prompt",
 			"session", t.SessionID, "max", b.maxWarm())
 		return
 	}
+	p.pinned = needed
 	b.prepared[t.SessionID] = p
 	b.warming.Add(1) // under b.mu: Close sets closed under it before it waits
 	go func() {
 		defer b.warming.Done()
 		defer close(p.done)
+		defer func() { p.ready = b.now() }()
 		defer recovery.Recover(b.log, "preparing the session's codex thread", &p.err) // the prompt prepares again
 		p.server, p.thread, p.err = b.prepare(t)
 		if p.err != nil {
 			b.log.Warn("could not prepare the session's codex thread; the first prompt will", "session", t.SessionID, "err", p.err)
 		}
 	}()
+}
+
+// warmStale is how long a thread started ahead waits for its session's
+// first prompt before it stops counting against MaxWarm: long past a burst
+// of sessions (an editor restoring them: seconds), short enough that
+// sessions restored and never used do not keep every later one from
+// having its thread ready. At most MaxWarm threads a warmStale are thus
+// started for sessions that never prompt.
+const warmStale = time.Minute
+
+// waitingWarm is how many sessions count against MaxWarm (under b.mu):
+// those whose thread is being prepared ahead, or was less than warmStale
+// ago, and not needed before their first prompt (a thread request's:
+// beyond the bound).
+func (b *AppServerBackend) waitingWarm() int {
+	now, n := b.now(), 0
+	for _, p := range b.prepared {
+		if p.pinned {
+			continue
+		}
+		select {
+		case <-p.done:
+			if now.Sub(p.ready) >= warmStale {
+				continue
+			}
+		default:
+		}
+		n++
+	}
+	return n
 }
 
 func (b *AppServerBackend) maxWarm() int {
@@ -148,6 +184,8 @@ type preparedThread struct {
 	server *codex.AppServer // the process it lives in
 	thread string           // started here; "" when Warm resumed the session's own
 	err    error
+	ready  time.Time // when done was closed
+	pinned bool      // needed by a thread request before the first prompt (under b.mu)
 }
 
 func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
@@ -1133,10 +1171,14 @@ func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method str
 }
 
 // awaitPrepared waits for what Warm is preparing for the session, if
-// anything, and returns it without taking it.
+// anything, and returns it without taking it: the thread is then needed
+// before the first prompt, and no longer counts against MaxWarm.
 func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) *preparedThread {
 	b.mu.Lock()
 	p := b.prepared[sessionID]
+	if p != nil {
+		p.pinned = true // its thread is the session's now, not one ahead
+	}
 	b.mu.Unlock()
 	if p == nil {
 		return nil
@@ -1162,6 +1204,9 @@ func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
 	if method != "skills/changed" {
 		return
 	}
+	// Before any refresh starts: refreshes must not join a listing that
+	// began before the change.
+	b.listings.changed()
 	b.mu.Lock()
 	f := b.onSkills
 	b.mu.Unlock()

@@ -3,9 +3,11 @@ package acp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,5 +76,65 @@ func TestAppServerWarmBounded(t *testing.T) {
 	b.Warm(turn(21))
 	if got, want := prepared(), []string{"s02", "s03", "s21"}; !slices.Equal(got, want) {
 		t.Errorf("prepared: %v, want %v", got, want)
+	}
+}
+
+// Sessions that never send their first prompt (restored, then left) do not
+// keep the bound for good: a thread ready for warmStale stops counting, and
+// stays its session's. One being prepared counts however long it takes.
+func TestAppServerWarmStaleStopsCounting(t *testing.T) {
+	release := make(chan struct{})
+	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	b.MaxWarm = 2
+	defer b.Close()
+	b.start = func(ctx context.Context, _ codex.AppServerOptions) (*codex.AppServer, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, fmt.Errorf("no app-server in this test")
+	}
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	later := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	prepared := func() []string {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return slices.Sorted(maps.Keys(b.prepared))
+	}
+	awaitAll := func() { // as sessions that only wait: not awaitPrepared, a thread request's
+		t.Helper()
+		b.mu.Lock()
+		all := slices.Collect(maps.Values(b.prepared))
+		b.mu.Unlock()
+		for _, p := range all {
+			waitFor(t, p.done, "a session was never prepared")
+		}
+	}
+	warm := func(ids ...string) {
+		for _, id := range ids {
+			b.Warm(Turn{SessionID: id})
+		}
+	}
+
+	warm("s1", "s2", "s3")
+	later(time.Hour) // still being prepared: they count
+	warm("s4")
+	if got, want := prepared(), []string{"s1", "s2"}; !slices.Equal(got, want) {
+		t.Fatalf("prepared while in flight: %v, want %v", got, want)
+	}
+	close(release)
+	awaitAll()
+	warm("s5")
+	later(warmStale - time.Second)
+	warm("s6")
+	if got, want := prepared(), []string{"s1", "s2"}; !slices.Equal(got, want) {
+		t.Fatalf("prepared before warmStale: %v, want %v", got, want)
+	}
+	later(time.Second)
+	warm("s7", "s8", "s9")
+	if got, want := prepared(), []string{"s1", "s2", "s7", "s8"}; !slices.Equal(got, want) {
+		t.Fatalf("prepared after warmStale: %v, want %v (the first ones kept, two more ahead)", got, want)
 	}
 }

@@ -116,7 +116,7 @@ func TestExecWaitingCodexBounded(t *testing.T) {
 	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: 3}
 	cwd := t.TempDir()
 	b.Prepare(sessionTurn(cwd, 1))
-	<-r.reached
+	waitFor(t, r.reached, "the first start never began")
 	for i := 2; i <= 50; i++ {
 		b.Prepare(sessionTurn(cwd, i))
 	}

@@ -1,8 +1,6 @@
 package acp
 
 import (
-	"github.com/codexacp/codexacp/internal/recovery"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +12,8 @@ import (
 	"unicode"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // command is a slash command the agent offers in available_commands_update.

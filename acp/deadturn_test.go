@@ -68,7 +68,7 @@ func TestDeadTurnEndsItsCallsAndFreesTheSession(t *testing.T) {
 	mustWrite(t, other, "beta\n")
 
 	first := h.promptInBackground(sid, "read a.txt")
-	<-started
+	waitFor(t, started, "the dead turn never reached its tool call")
 	th := &toolsHarness{harness: h, host: host}
 	client := th.connect(t, s.toolsToken) // open until the test ends: codex's connection lingering
 	result := make(chan *mcpsdk.CallToolResult, 1)
@@ -76,7 +76,7 @@ func TestDeadTurnEndsItsCallsAndFreesTheSession(t *testing.T) {
 		res, _ := client.CallTool(h.ctx, &mcpsdk.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": hungPath}})
 		result <- res
 	}()
-	<-reading
+	waitFor(t, reading, "the editor was never asked to read")
 	close(died)
 
 	select {

@@ -79,9 +79,11 @@ func (t *writeTarget) close() {
 // itself (no link in it) and names either the very file that was there
 // (held open, so its identity cannot have passed to another: whatever the
 // editor did to it, in place or in its buffer only, happened inside), or a
-// new file of one name holding data (an editor that saves by rename).
-// Anything else may be an editor that followed a link swapped in for a
-// moment: the error says so, naming the path and where it led.
+// new file of one name holding data (an editor that saves by rename, or
+// creates the file), as editors save text: line endings, BOM and trailing
+// blanks aside (sameText). Anything else may be an editor that followed a
+// link swapped in for a moment, and a file put back in its place: the
+// error says so, naming the path and where it led.
 func (t *writeTarget) landed(data []byte) error {
 	if real, err := fsops.ResolvePath(t.path); err != nil || real != t.path {
 		return writtenElsewhereError(t.path, leadsTo(t.path, real, err))
@@ -103,7 +105,7 @@ func (t *writeTarget) landed(data []byte) error {
 	if t.info != nil && os.SameFile(t.info, fi) {
 		return nil
 	}
-	if !holds(f, data) {
+	if !holdsText(f, data) {
 		return replacedError(t.path, "does not hold what was written")
 	}
 	if n := linkCount(f, fi); n > 1 {
@@ -113,23 +115,41 @@ func (t *writeTarget) landed(data []byte) error {
 	return nil
 }
 
-// holds reports whether r's content is exactly data.
-func holds(r io.Reader, data []byte) bool {
-	buf := make([]byte, 64<<10)
-	off := 0
-	for {
-		n, err := r.Read(buf)
-		if off+n > len(data) || !bytes.Equal(buf[:n], data[off:off+n]) {
-			return false
-		}
-		off += n
-		if err == io.EOF {
-			return off == len(data)
-		}
-		if err != nil {
-			return false
-		}
+// holdsText reports whether r's content is data as an editor may have
+// saved it (sameText). Normalising at most doubles data's size (LF to
+// CRLF), plus a BOM and a final newline: anything longer is other content.
+func holdsText(r io.Reader, data []byte) bool {
+	limit := 2*int64(len(data)) + 8
+	got, err := io.ReadAll(io.LimitReader(r, limit+1))
+	return err == nil && int64(len(got)) <= limit && sameText(got, data)
+}
+
+// sameText reports whether a and b are the same text but for what editors
+// change on save (Zed's and Emacs's settings can): line endings (CRLF or
+// LF), a UTF-8 BOM, blanks at the end of lines, and newlines at the end.
+// This is not a security check on its own (a file put back with data's
+// very bytes passes any check of content): it keeps an editor's own
+// normalising from being reported as a write that went elsewhere, while
+// a file put back with other content still is.
+func sameText(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
 	}
+	a, b = textBody(a), textBody(b)
+	for len(a) > 0 || len(b) > 0 {
+		la, ra, _ := bytes.Cut(a, []byte("\n"))
+		lb, rb, _ := bytes.Cut(b, []byte("\n"))
+		if !bytes.Equal(bytes.TrimRight(la, " \t\r"), bytes.TrimRight(lb, " \t\r")) {
+			return false
+		}
+		a, b = ra, rb
+	}
+	return true
+}
+
+// textBody is text without its BOM and what ends its last line.
+func textBody(text []byte) []byte {
+	return bytes.TrimRight(bytes.TrimPrefix(text, []byte("\ufeff")), " \t\r\n")
 }
 
 // leadsTo is where path leads now: real when resolved, else the target of

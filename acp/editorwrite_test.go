@@ -91,6 +91,21 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 				t.Error(err)
 			}
 		}},
+		// Editors that normalise on save (line endings, final newline,
+		// BOM, trailing blanks: Zed and Emacs can) wrote inside all the same.
+		{name: "saved by rename, reformatted", writeThrough: false, after: func(e env) {
+			tmp := e.path + ".save"
+			mustWrite(t, tmp, "\ufefftwo  \r\n\r\n")
+			if err := os.Rename(tmp, e.path); err != nil {
+				t.Error(err)
+			}
+		}},
+		{name: "new file, reformatted", writeThrough: false, newFile: true, after: func(e env) {
+			mustWrite(t, e.path, "two")
+		}},
+		{name: "new file, other content", writeThrough: false, newFile: true, after: func(e env) {
+			mustWrite(t, e.path, "three\n")
+		}, msg: "Path changed during the write: {path} does not hold what was written"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var e env
@@ -134,5 +149,40 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 				t.Errorf("outside file = %q", got)
 			}
 		})
+	}
+}
+
+// What editors change on save is the same text; other content is not.
+func TestSameText(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"two\n", "two\n", true},
+		{"", "", true},
+		{"a\nb\n", "a\r\nb\r\n", true},
+		{"a\nb", "a\nb\n", true},
+		{"a\nb\n\n\n", "a\nb\n", true},
+		{"\ufeffa\n", "a\n", true},
+		{"a  \nb\t\n", "a\nb\n", true},
+		{"\ufeffa \r\nb\r\n\r\n", "a\nb", true},
+		{"", "\n", true},
+		{"a\nb\n", "a\n\nb\n", false},
+		{"a b\n", "ab\n", false},
+		{"  a\n", "a\n", false},
+		{"inside\n", "two\n", false},
+		{"two\n", "", false},
+		{"a\nb\n", "a\n", false},
+	} {
+		if got := sameText([]byte(tc.a), []byte(tc.b)); got != tc.same {
+			t.Errorf("sameText(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+		if got := sameText([]byte(tc.b), []byte(tc.a)); got != tc.same {
+			t.Errorf("sameText(%q, %q) = %v, want %v", tc.b, tc.a, got, tc.same)
+		}
+	}
+	// Longer than normalising can make data: not read to its end.
+	if holdsText(strings.NewReader(strings.Repeat("x", 100)), []byte("x")) {
+		t.Error("a long file holds one byte of text")
 	}
 }

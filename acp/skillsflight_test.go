@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/codex"
 )
 
 // Listings of one workspace that overlap share one request; another
@@ -27,7 +29,7 @@ func TestSkillListingsShareARequestInFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([][]Skill, 20)
 	wg.Go(func() { results[0], _ = f.list(ctx, "/w", slow) })
-	<-started
+	waitFor(t, started, "the first listing never started")
 	for i := 1; i < 20; i++ {
 		wg.Go(func() { results[i], _ = f.list(ctx, "/w", slow) })
 	}
@@ -65,14 +67,14 @@ func TestSkillListingsJoinerCancelled(t *testing.T) {
 		defer close(done)
 		f.list(context.Background(), "/w", func(context.Context) ([]Skill, error) { close(started); <-release; return nil, nil })
 	}()
-	<-started
+	waitFor(t, started, "the listing never started")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := f.list(ctx, "/w", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("joiner with a cancelled context: %v", err)
 	}
 	close(release)
-	<-done
+	waitFor(t, done, "the listing never ended")
 }
 
 // waitJoined waits until n callers have joined cwd's listing in flight.
@@ -91,5 +93,99 @@ func waitJoined(t *testing.T, f *skillListings, cwd string, n int) {
 			t.Fatalf("%d callers never joined the listing of %s", n, cwd)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A listing that starts after codex said the skills changed asks codex
+// again rather than join one that started before, which may have read the
+// old skills; later callers join the new one.
+func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
+	var f skillListings
+	var calls atomic.Int32
+	releaseOld, releaseNew := make(chan struct{}), make(chan struct{})
+	startedOld := make(chan struct{})
+	listing := func(release chan struct{}, started chan struct{}, skills ...string) func(context.Context) ([]Skill, error) {
+		return func(context.Context) ([]Skill, error) {
+			calls.Add(1)
+			if started != nil {
+				close(started)
+			}
+			<-release
+			var list []Skill
+			for _, name := range skills {
+				list = append(list, Skill{Name: name})
+			}
+			return list, nil
+		}
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var before, after, joiner []Skill
+	oldDone := make(chan struct{})
+	go func() {
+		defer close(oldDone)
+		before, _ = f.list(ctx, "/w", listing(releaseOld, startedOld, "deploy"))
+	}()
+	waitFor(t, startedOld, "the first listing never started")
+	f.mu.Lock()
+	first := f.inFlight["/w"]
+	f.mu.Unlock()
+
+	f.changed()
+	wg.Go(func() { after, _ = f.list(ctx, "/w", listing(releaseNew, nil, "deploy", "review")) })
+	// Either the listing asks codex (2 calls) or it joined the first.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		joinedOld := first.joined
+		f.mu.Unlock()
+		if joinedOld > 0 {
+			close(releaseOld)
+			close(releaseNew)
+			wg.Wait()
+			waitFor(t, oldDone, "the first listing never ended")
+			t.Fatalf("a listing after the skills changed joined the one before: got %v", after)
+		}
+		if calls.Load() == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the listing after the change never asked codex")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(releaseOld) // the old listing ends: the new one stays the one to join
+	waitFor(t, oldDone, "the first listing never ended")
+	wg.Go(func() { joiner, _ = f.list(ctx, "/w", listing(releaseNew, nil, "stale")) })
+	waitJoined(t, &f, "/w", 1)
+	close(releaseNew)
+	wg.Wait()
+	if len(before) != 1 || len(after) != 2 || len(joiner) != 2 || after[1].Name != "review" {
+		t.Errorf("listings: before the change %v, after %v, joining after %v", before, after, joiner)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+// The app-server's skills/changed reaches the listings before the refresh
+// it triggers lists anything.
+func TestAppServerSkillsChangedStartsANewGeneration(t *testing.T) {
+	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	defer b.Close()
+	refreshed := make(chan uint64, 1)
+	b.watchSkills(func() {
+		b.listings.mu.Lock()
+		refreshed <- b.listings.gen
+		b.listings.mu.Unlock()
+	})
+	b.unrouted("skills/changed", nil)
+	select {
+	case gen := <-refreshed:
+		if gen != 1 {
+			t.Errorf("the refresh saw generation %d, want 1", gen)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("skills/changed did not refresh")
 	}
 }
