@@ -304,12 +304,30 @@ func (e *env) turnProcesses() []string {
 		if e.backend == "app-server" && strings.Contains(p, " app-server") {
 			continue
 		}
-		if pid, _, _ := strings.Cut(p, ": "); waiting[pid] {
-			continue
+		if pid, _, _ := strings.Cut(p, ": "); waiting[pid] || waiting[parentPID(pid)] {
+			continue // the waiting codex, or what it runs as it starts (lsb_release)
 		}
 		left = append(left, p)
 	}
 	return left
+}
+
+// parentPID is the parent of process pid, from /proc ("" once it is gone).
+func parentPID(pid string) string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return ""
+	}
+	// "pid (comm) state ppid …": comm may hold spaces and parentheses.
+	end := bytes.LastIndexByte(b, ')')
+	if end < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }
 
 // waitingCodex is the pids of the exec codex processes the agent started
