@@ -25,6 +25,7 @@ import (
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/shelledits"
+	"github.com/codexacp/codexacp/internal/stdioguard"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -266,22 +267,25 @@ func NewAgent(opts Options) *Agent {
 // interrupted, so the guard or a turn blocked in one may still finish that
 // write after Serve returned; nothing else is written then.
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &syncWriter{w: out, deleteCap: a.canDelete()}
 	pr, pw := io.Pipe()
+	w, guard := stdioguard.New(out, pw, stdioguard.Options{
+		Log: a.log,
+		// The guard handles session/cancel itself: queued in the SDK, a burst
+		// of notifications would close the connection (see stdioguard.Guard).
+		Cancel: func(sessionID string) {
+			defer recovery.Recover(a.log, "session/cancel", nil)
+			if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
+				a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
+			}
+		},
+		Rename:           map[string]string{methodSessionDelete: extDeleteSession},
+		Rewrite:          acpMethodName, // elicitation.go
+		DeleteCapability: a.canDelete(),
+	})
 	a.conn = acpsdk.NewAgentSideConnection(rescued{a}, w, pr) // handlers guarded (recover.go)
 	// The SDK's reader reads its logger only once input arrives, so setting
 	// it before the guard starts feeding input is race-free.
 	a.conn.SetLogger(a.log)
-	// The guard handles session/cancel itself: queued in the SDK, a burst of
-	// notifications would close the connection (see inputGuard).
-	guard := newInputGuard(pw, w, a.log, func(sessionID string) {
-		defer recovery.Recover(a.log, "session/cancel", nil)
-		if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
-			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
-		}
-	})
-	guard.reads = &w.reads
-	guard.inits = &w.inits
 	// A read of in cannot be interrupted (os.Stdin blocks in read(2)), so the
 	// guard reads it through a pipe that Serve can close. The copier owns
 	// nothing else: blocked in in.Read after Serve returned, it ends on the
@@ -300,7 +304,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 				guardErr <- e
 			}
 		}()
-		guardErr <- guard.run(src)
+		guardErr <- guard.Run(src)
 	}()
 
 	select {
@@ -426,7 +430,7 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 	if a.store != nil {
 		sessionCaps.List = &acpsdk.SessionListCapabilities{}
 		sessionCaps.Resume = &acpsdk.SessionResumeCapabilities{}
-		// session/delete is advertised by the writer (withDeleteCapability).
+		// session/delete is advertised by the writer (stdioguard.Options.DeleteCapability).
 	}
 	if a.canFork() {
 		sessionCaps.Fork = &acpsdk.SessionForkCapabilities{}
