@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 const (
@@ -57,7 +58,7 @@ func SweepImageDirs(log *slog.Logger) (stop func()) {
 
 // run removes what it finds stale and returns the directories it removed.
 func (s *imageSweep) run(ctx context.Context) []string {
-	d, err := openDir(s.root) // a FIFO there would hold the agent's exit (stop waits)
+	d, err := regularfile.OpenDir(s.root) // a FIFO there would hold the agent's exit (stop waits)
 	if err != nil {
 		s.log.Debug("image directory sweep: cannot read the temporary directory", "dir", s.root, "err", err)
 		return nil

@@ -12,8 +12,5 @@ import (
 // user's own (docs/platforms.md). Every record counts as the user's.
 func recordForeign(fs.FileInfo) string { return "" }
 
-// openDir: on Windows a directory open does not block.
-func openDir(dir string) (*os.File, error) { return os.Open(dir) }
-
 // readDir: on Windows a directory open does not block.
 func readDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }

@@ -19,3 +19,7 @@ func openNonBlocking(path string, flag int, perm fs.FileMode, follow Follow) (*o
 	}
 	return os.OpenFile(path, flag, perm)
 }
+
+// OpenDir opens a directory to read its entries: on Windows a directory
+// open does not block.
+func OpenDir(dir string) (*os.File, error) { return os.Open(dir) }

@@ -44,3 +44,9 @@ func modeOf(path string) fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
+
+// OpenDir opens a directory to read its entries, without blocking on what
+// is not one (a FIFO put in its place): that fails at once (ENOTDIR).
+func OpenDir(dir string) (*os.File, error) {
+	return os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+}

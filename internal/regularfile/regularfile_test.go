@@ -205,3 +205,20 @@ func TestOpenFile(t *testing.T) {
 		t.Fatalf("the dangling link's target was created: %v", err)
 	}
 }
+
+// OpenDir opens a directory; a FIFO, a file or a missing path fails at
+// once (a FIFO would block a plain open until a writer came).
+func TestOpenDir(t *testing.T) {
+	dir := tree(t)
+	d, err := regularfile.OpenDir(filepath.Join(dir, "dir"))
+	if err != nil {
+		t.Fatalf("OpenDir(dir): %v", err)
+	}
+	d.Close()
+	for _, name := range []string{"fifo", "file", "missing"} {
+		if d, err := regularfile.OpenDir(filepath.Join(dir, name)); err == nil {
+			d.Close()
+			t.Errorf("OpenDir(%s) succeeded", name)
+		}
+	}
+}
