@@ -24,6 +24,7 @@ import (
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 	"github.com/codexacp/codexacp/internal/shelledits"
 	"github.com/codexacp/codexacp/internal/stdioguard"
 	"github.com/codexacp/codexacp/mcp"
@@ -115,9 +116,9 @@ type Agent struct {
 	opts    Options
 	log     *slog.Logger
 	conn    *acpsdk.AgentSideConnection
-	store   *sessionStore // nil without Options.StateDir
-	storeMu sync.Mutex    // serialises persist
-	saves   lateSaves     // persistSoon's
+	store   *sessionstore.Store // nil without Options.StateDir
+	storeMu sync.Mutex          // serialises persist
+	saves   lateSaves           // persistSoon's
 
 	modelInfo func() ModelInfo // Options.ModelInfo, once
 	// modelInfoReady waits for modelInfo's value until ctx ends, and
@@ -234,7 +235,7 @@ func NewAgent(opts Options) *Agent {
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
-		a.store = &sessionStore{dir: opts.StateDir, log: log}
+		a.store = sessionstore.New(opts.StateDir, log)
 	}
 	a.modelInfo = func() ModelInfo {
 		return ModelInfo{Catalog: opts.Catalog, ContextWindow: opts.ContextWindow, Models: opts.Models}
@@ -615,8 +616,8 @@ func newSessionID() string {
 // session returns the live session id: -32602 for an id this agent cannot
 // have issued, -32002 (Resource not found) for one it does not have live.
 func (a *Agent) session(id acpsdk.SessionId) (*session, error) {
-	if !validSessionID(string(id)) {
-		return nil, invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+	if !sessionstore.ValidSessionID(string(id)) {
+		return nil, invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
 // A client's session/delete (unknown to acp-go-sdk v0.13.0) reaches the
@@ -21,9 +23,9 @@ func TestServeSessionDelete(t *testing.T) {
 	if m := e.next(t); json.Unmarshal(m.Result, &init) != nil || string(init.AgentCapabilities.SessionCapabilities["delete"]) != "{}" {
 		t.Fatalf("initialize: %s", m.line)
 	}
-	st := &sessionStore{dir: dir}
+	st := sessionstore.New(dir, nil)
 	id := newSessionID()
-	if err := st.save(sessionRecord{SessionID: id, ThreadID: "th", Cwd: dir, Mode: ModeAsk}); err != nil {
+	if err := st.Save(sessionstore.Record{SessionID: id, ThreadID: "th", Cwd: dir, Mode: string(ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
@@ -31,7 +33,7 @@ func TestServeSessionDelete(t *testing.T) {
 		if m := e.next(t); string(m.ID) != `"del"` || m.Error != nil || string(m.Result) != "{}" {
 			t.Fatalf("delete %d: %s", i, m.line)
 		}
-		if _, err := st.load(id); !errors.Is(err, errNoSession) {
+		if _, err := st.Load(id); !errors.Is(err, sessionstore.ErrNoSession) {
 			t.Fatalf("record after delete: %v", err)
 		}
 	}
