@@ -24,7 +24,9 @@ import (
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 	"github.com/codexacp/codexacp/internal/shelledits"
+	"github.com/codexacp/codexacp/internal/stdioguard"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -114,9 +116,9 @@ type Agent struct {
 	opts    Options
 	log     *slog.Logger
 	conn    *acpsdk.AgentSideConnection
-	store   *sessionStore // nil without Options.StateDir
-	storeMu sync.Mutex    // serialises persist
-	saves   lateSaves     // persistSoon's
+	store   *sessionstore.Store // nil without Options.StateDir
+	storeMu sync.Mutex          // serialises persist
+	saves   lateSaves           // persistSoon's
 
 	modelInfo func() ModelInfo // Options.ModelInfo, once
 	// modelInfoReady waits for modelInfo's value until ctx ends, and
@@ -233,7 +235,7 @@ func NewAgent(opts Options) *Agent {
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
-		a.store = &sessionStore{dir: opts.StateDir, log: log}
+		a.store = sessionstore.New(opts.StateDir, log)
 	}
 	a.modelInfo = func() ModelInfo {
 		return ModelInfo{Catalog: opts.Catalog, ContextWindow: opts.ContextWindow, Models: opts.Models}
@@ -266,22 +268,25 @@ func NewAgent(opts Options) *Agent {
 // interrupted, so the guard or a turn blocked in one may still finish that
 // write after Serve returned; nothing else is written then.
 func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &syncWriter{w: out, deleteCap: a.canDelete()}
 	pr, pw := io.Pipe()
+	w, guard := stdioguard.New(out, pw, stdioguard.Options{
+		Log: a.log,
+		// The guard handles session/cancel itself: queued in the SDK, a burst
+		// of notifications would close the connection (see stdioguard.Guard).
+		Cancel: func(sessionID string) {
+			defer recovery.Recover(a.log, "session/cancel", nil)
+			if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
+				a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
+			}
+		},
+		Rename:           map[string]string{methodSessionDelete: extDeleteSession},
+		Rewrite:          acpMethodName, // elicitation.go
+		DeleteCapability: a.canDelete(),
+	})
 	a.conn = acpsdk.NewAgentSideConnection(rescued{a}, w, pr) // handlers guarded (recover.go)
 	// The SDK's reader reads its logger only once input arrives, so setting
 	// it before the guard starts feeding input is race-free.
 	a.conn.SetLogger(a.log)
-	// The guard handles session/cancel itself: queued in the SDK, a burst of
-	// notifications would close the connection (see inputGuard).
-	guard := newInputGuard(pw, w, a.log, func(sessionID string) {
-		defer recovery.Recover(a.log, "session/cancel", nil)
-		if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
-			a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
-		}
-	})
-	guard.reads = &w.reads
-	guard.inits = &w.inits
 	// A read of in cannot be interrupted (os.Stdin blocks in read(2)), so the
 	// guard reads it through a pipe that Serve can close. The copier owns
 	// nothing else: blocked in in.Read after Serve returned, it ends on the
@@ -300,7 +305,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 				guardErr <- e
 			}
 		}()
-		guardErr <- guard.run(src)
+		guardErr <- guard.Run(src)
 	}()
 
 	select {
@@ -426,7 +431,7 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 	if a.store != nil {
 		sessionCaps.List = &acpsdk.SessionListCapabilities{}
 		sessionCaps.Resume = &acpsdk.SessionResumeCapabilities{}
-		// session/delete is advertised by the writer (withDeleteCapability).
+		// session/delete is advertised by the writer (stdioguard.Options.DeleteCapability).
 	}
 	if a.canFork() {
 		sessionCaps.Fork = &acpsdk.SessionForkCapabilities{}
@@ -611,8 +616,8 @@ func newSessionID() string {
 // session returns the live session id: -32602 for an id this agent cannot
 // have issued, -32002 (Resource not found) for one it does not have live.
 func (a *Agent) session(id acpsdk.SessionId) (*session, error) {
-	if !validSessionID(string(id)) {
-		return nil, invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+	if !sessionstore.ValidSessionID(string(id)) {
+		return nil, invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

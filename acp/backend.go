@@ -5,6 +5,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/images"
 )
 
 // Backend runs Codex turns. Two implement it: ExecBackend (one `codex exec`
@@ -42,6 +43,9 @@ type forgetter interface {
 	Forget(sessionID string)
 }
 
+// Image is an image of a prompt, checked: see internal/images.
+type Image = images.Image
+
 // Turn is one prompt for codex, with everything the session decides about
 // how it runs. Each backend renders it in its own terms (command-line
 // overrides for exec, thread and turn parameters for the app-server).
@@ -51,7 +55,7 @@ type Turn struct {
 	Dirs      []string // additional workspace directories (writable in auto mode)
 	ThreadID  string   // the codex thread to continue; empty starts one
 	Prompt    string
-	Images    []Image // attached to the prompt, checked (images.go)
+	Images    []Image // attached to the prompt, checked (internal/images)
 	Plan      bool    // plan mode: codex plans and edits nothing (app-server; plan.go)
 	Mode      Mode
 	User      codex.UserConfig // the user's own settings, under Mode (modePolicy)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -142,7 +143,7 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 		}
 	}
 	if len(t.Images) > 0 {
-		files, err := writeImageFiles(ctx, b.ImageDir, t.Images)
+		files, err := images.WriteFiles(ctx, b.ImageDir, t.Images)
 		if err != nil {
 			return err
 		}

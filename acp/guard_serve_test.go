@@ -277,3 +277,5 @@ func TestServeOversizedResponseFailsRequest(t *testing.T) {
 		t.Errorf("fs/read_text_file = %d bytes, %v; want the too-large error", len(r.resp.Content), r.err)
 	}
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

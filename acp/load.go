@@ -14,6 +14,7 @@ import (
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/regularfile"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
 // persist stores the session's record, from session/new on, so that
@@ -34,7 +35,7 @@ func (a *Agent) persist(s *session) {
 	if s.isDeleted() {
 		return
 	}
-	if err := a.store.save(s.record()); err != nil {
+	if err := a.store.Save(s.record()); err != nil {
 		a.log.Warn("session not saved; it cannot be loaded by another agent process", "session", s.id, "err", err)
 	}
 }
@@ -119,7 +120,7 @@ func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest
 	if req.Cwd != nil {
 		cwd = *req.Cwd
 	}
-	recs, err := a.store.list(cwd)
+	recs, err := a.store.List(cwd)
 	if err != nil {
 		return acpsdk.ListSessionsResponse{}, internalError(err.Error())
 	}
@@ -128,7 +129,7 @@ func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest
 		if r.ThreadID == "" {
 			continue // never prompted: no conversation to offer
 		}
-		a.observeStored(a.store.path(r.SessionID))
+		a.observeStored(a.store.Path(r.SessionID))
 		info := acpsdk.SessionInfo{
 			SessionId:             acpsdk.SessionId(r.SessionID),
 			Cwd:                   r.Cwd,
@@ -188,16 +189,16 @@ func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId,
 		return nil, nil, acpsdk.NewMethodNotFound(method)
 	}
 	a.flushSaves()
-	rec, err := a.store.load(string(id))
+	rec, err := a.store.Load(string(id))
 	switch {
-	case errors.Is(err, errBadSessionID):
+	case errors.Is(err, sessionstore.ErrBadSessionID):
 		return nil, nil, invalidParams(err.Error())
-	case errors.Is(err, errNoSession):
+	case errors.Is(err, sessionstore.ErrNoSession):
 		return nil, nil, unknownSession(id)
 	case err != nil:
 		return nil, nil, internalError(err.Error())
 	}
-	a.observeStored(a.store.path(rec.SessionID))
+	a.observeStored(a.store.Path(rec.SessionID))
 	cwd, dirs, mcp, err := sessionSetup(cwd, addDirs, servers)
 	if err != nil {
 		return nil, nil, err
@@ -247,38 +248,38 @@ func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId,
 // storedMode is the mode a stored record gives the session it restores
 // or forks: the record's own, unless the user's settings no longer offer
 // it, or the record's file may hold what someone else wrote (not the
-// agent's user's, or writable by others: sessionRecord.foreign). Then the
+// agent's user's, or writable by others: sessionstore.Record.Foreign). Then the
 // session gets the mode session/new would give it: a record grants no
 // more than a new session has (docs/sessions.md).
-func (a *Agent) storedMode(rec sessionRecord, user codex.UserConfig) Mode {
-	if _, ok := parseMode(string(rec.Mode), user); !ok {
+func (a *Agent) storedMode(rec sessionstore.Record, user codex.UserConfig) Mode {
+	if _, ok := parseMode(rec.Mode, user); !ok {
 		// Not offered any more (the user's own settings, since removed).
 		return defaultMode(user)
 	}
-	if rec.foreign != "" && rec.Mode != defaultMode(user) {
+	if rec.Foreign != "" && Mode(rec.Mode) != defaultMode(user) {
 		a.log.Warn("stored mode not granted: the record may not be the user's own", "session", rec.SessionID,
-			"stored_mode", rec.Mode, "mode", defaultMode(user), "why", rec.foreign)
+			"stored_mode", rec.Mode, "mode", defaultMode(user), "why", rec.Foreign)
 		return defaultMode(user)
 	}
-	return rec.Mode
+	return Mode(rec.Mode)
 }
 
 // threadHistory reads the conversation of a session's codex thread from
-// its rollout, with the overwrites' diffs the session kept (writelog.go).
+// its rollout, with the overwrites' diffs the session kept (its write log, internal/sessionstore).
 func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdate, error) {
 	path, err := a.rolloutPath(threadID)
 	if err != nil {
 		return nil, err
 	}
-	writes, err := a.store.writes(sessionID)
+	writes, err := a.store.Writes(sessionID)
 	if err != nil {
 		// Only the overwrites' diffs are missing from the replay.
 		a.log.Warn("write log unreadable; overwrites replay without their diffs", "session", sessionID, "err", err)
 	}
-	if p, err := a.store.path(sessionID); err == nil {
+	if p, err := a.store.Path(sessionID); err == nil {
 		// A recording keeps it with the record and the rollout (as missing
 		// when there is none), so that a replayed load has the same diffs.
-		a.observeStored(writeLogPath(p), nil)
+		a.observeStored(sessionstore.WriteLogPath(p), nil)
 	}
 	// Codex's own file under its home; a link codex or the user made is
 	// followed, but a FIFO or device is refused, not waited on or read.

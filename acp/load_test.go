@@ -17,6 +17,7 @@ import (
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
 const loadThreadID = "01a20602-22f9-7a33-a8c4-4064f84c2b10"
@@ -152,8 +153,8 @@ func TestLoadSessionErrors(t *testing.T) {
 	requireCode(t, "a path as session id", err, -32602)
 
 	// A stored session whose codex thread is gone cannot be loaded.
-	st := &sessionStore{dir: state}
-	if err := st.save(sessionRecord{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk}); err != nil {
+	st := sessionstore.New(state, nil)
+	if err := st.Save(sessionstore.Record{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
@@ -171,13 +172,13 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 	rollout := filepath.Join(home, "sessions", "2026", "11", "23", "rollout-2026-11-23T01-25-33-"+loadThreadID+".jsonl")
 	state := t.TempDir()
 	cwd, other := t.TempDir(), t.TempDir()
-	st := &sessionStore{dir: state}
-	for _, rec := range []sessionRecord{
-		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAsk},
-		{SessionID: sidElsewhere, ThreadID: loadThreadID, Cwd: other, Mode: ModeAsk},
-		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk},
+	st := sessionstore.New(state, nil)
+	for _, rec := range []sessionstore.Record{
+		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeAsk)},
+		{SessionID: sidElsewhere, ThreadID: loadThreadID, Cwd: other, Mode: string(ModeAsk)},
+		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(ModeAsk)},
 	} {
-		if err := st.save(rec); err != nil {
+		if err := st.Save(rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +206,7 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 		{"load", func() error {
 			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidHere, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			return err
-		}, []string{record(sidHere), rollout, writeLogPath(record(sidHere))}},
+		}, []string{record(sidHere), rollout, sessionstore.WriteLogPath(record(sidHere))}},
 		{"load without a rollout", func() error {
 			_, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 			if err == nil {
@@ -330,12 +331,12 @@ func TestResumeSessionRestoresWithoutHistory(t *testing.T) {
 	codexHomeWithRollout(t)
 	state := t.TempDir()
 	cwd := t.TempDir()
-	st := &sessionStore{dir: state}
-	for _, rec := range []sessionRecord{
-		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAuto, Title: "earlier"},
-		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: ModeAsk},
+	st := sessionstore.New(state, nil)
+	for _, rec := range []sessionstore.Record{
+		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeAuto), Title: "earlier"},
+		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(ModeAsk)},
 	} {
-		if err := st.save(rec); err != nil {
+		if err := st.Save(rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -475,47 +476,6 @@ func TestCancelOfUnknownSessionIsIgnored(t *testing.T) {
 	}
 }
 
-// TestSessionStoreStaysInItsDirectory: no session id, and no record naming
-// another id than its file's, makes the store read or write outside its
-// directory or hand out an id it would not accept.
-func TestSessionStoreStaysInItsDirectory(t *testing.T) {
-	root := t.TempDir()
-	st := &sessionStore{dir: filepath.Join(root, "state")}
-	for _, id := range malformedSessionIDs {
-		if err := st.save(sessionRecord{SessionID: string(id), Cwd: "/w"}); !errors.Is(err, errBadSessionID) {
-			t.Errorf("save %q: %v", id, err)
-		}
-		if _, err := st.load(string(id)); !errors.Is(err, errBadSessionID) {
-			t.Errorf("load %q: %v", id, err)
-		}
-	}
-	if entries, _ := os.ReadDir(root); len(entries) != 0 {
-		t.Errorf("created %v", entries)
-	}
-
-	// A record whose sessionId is not its file's name (edited, or planted)
-	// is neither loaded nor listed.
-	if err := st.save(sessionRecord{SessionID: sidHere, ThreadID: loadThreadID, Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
-	for name, id := range map[string]string{sidGone + ".json": "../../evil", "notes.json": "notes"} {
-		b := `{"sessionId":"` + id + `","threadId":"` + loadThreadID + `","cwd":"/w"}`
-		if err := os.WriteFile(filepath.Join(st.dir, name), []byte(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := st.load(sidGone); err == nil {
-		t.Errorf("loaded a record naming another session")
-	}
-	recs, err := st.list("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 1 || recs[0].SessionID != sidHere {
-		t.Errorf("list = %+v, want only %s", recs, sidHere)
-	}
-}
-
 // A turn that changes only the token totals is stored after its answer
 // (persistSoon): what reads the store waits for that save, and so does the
 // end of Serve; the first turn, which gives the session its thread and
@@ -534,10 +494,10 @@ func TestWarmTurnStoredAfterAnswer(t *testing.T) {
 	}}
 	h := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
-	store := &sessionStore{dir: state}
-	stored := func() sessionRecord {
+	store := sessionstore.New(state, nil)
+	stored := func() sessionstore.Record {
 		t.Helper()
-		rec, err := store.load(string(sid))
+		rec, err := store.Load(string(sid))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -651,7 +611,7 @@ func TestDeleteWaitsForTheLastTurnsSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.agent.flushSaves()
-	if _, err := (&sessionStore{dir: state}).load(string(sid)); !errors.Is(err, errNoSession) {
+	if _, err := sessionstore.New(state, nil).Load(string(sid)); !errors.Is(err, sessionstore.ErrNoSession) {
 		t.Errorf("after delete: load = %v, want no session", err)
 	}
 }
@@ -683,7 +643,7 @@ func TestDeletedSessionIsNotSavedAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.save(h.agent, s) // the racing request saves after the delete
-			if _, err := (&sessionStore{dir: state}).load(string(sid)); !errors.Is(err, errNoSession) {
+			if _, err := sessionstore.New(state, nil).Load(string(sid)); !errors.Is(err, sessionstore.ErrNoSession) {
 				t.Errorf("after delete and a late save: load = %v, want no session", err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/images"
 )
 
 // Prompt implements acpsdk.Agent: it runs one codex turn and returns when codex
@@ -240,7 +241,7 @@ func turnError(msg string) *acpsdk.RequestError {
 // tools; embedded text resources are inlined with their URI.
 func promptContent(blocks []acpsdk.ContentBlock) (string, []Image, error) {
 	var parts []string
-	var images []Image
+	var imgs []Image
 	for i, b := range blocks {
 		switch {
 		case b.Text != nil:
@@ -254,11 +255,11 @@ func promptContent(blocks []acpsdk.ContentBlock) (string, []Image, error) {
 		case b.Resource != nil:
 			return "", nil, fmt.Errorf("prompt block %d: binary resources are not supported", i)
 		case b.Image != nil:
-			img, err := promptImage(b.Image)
+			img, err := images.FromBlock(b.Image)
 			if err != nil {
 				return "", nil, fmt.Errorf("prompt block %d: %w", i, err)
 			}
-			images = append(images, img)
+			imgs = append(imgs, img)
 		case b.Audio != nil:
 			return "", nil, fmt.Errorf("prompt block %d: audio is not supported", i)
 		default:
@@ -267,11 +268,11 @@ func promptContent(blocks []acpsdk.ContentBlock) (string, []Image, error) {
 	}
 	text := strings.Join(parts, "\n")
 	if strings.TrimSpace(text) == "" {
-		if len(images) > 0 {
+		if len(imgs) > 0 {
 			// codex exec refuses a prompt without text; both backends agree.
 			return "", nil, errors.New("the prompt has only images: add text saying what to do with them")
 		}
 		return "", nil, errors.New("the prompt is empty")
 	}
-	return text, images, nil
+	return text, imgs, nil
 }

@@ -27,16 +27,6 @@ func withMessage(e *acpsdk.RequestError, msg string) *acpsdk.RequestError {
 	return e
 }
 
-// parseError and invalidRequest are the input guard's answers; they keep
-// JSON-RPC's own titles ("Invalid Request").
-func parseError(detail string) *acpsdk.RequestError {
-	return withMessage(acpsdk.NewParseError(nil), "Parse error: "+detail)
-}
-
-func invalidRequest(detail string) *acpsdk.RequestError {
-	return withMessage(acpsdk.NewInvalidRequest(nil), "Invalid Request: "+detail)
-}
-
 func invalidParams(detail string) *acpsdk.RequestError {
 	return withMessage(acpsdk.NewInvalidParams(nil), "Invalid params: "+detail)
 }

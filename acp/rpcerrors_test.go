@@ -16,8 +16,6 @@ func TestRPCErrorCodes(t *testing.T) {
 		want *acpsdk.RequestError
 	}{
 		{"method not found", codeMethodNotFound, acpsdk.NewMethodNotFound("x")},
-		{"parse error", parseError("x").Code, acpsdk.NewParseError(nil)},
-		{"invalid request", invalidRequest("x").Code, acpsdk.NewInvalidRequest(nil)},
 		{"invalid params", invalidParams("x").Code, acpsdk.NewInvalidParams(nil)},
 		{"internal error", internalError("x").Code, acpsdk.NewInternalError(nil)},
 	} {

@@ -47,7 +47,7 @@ func TestServeReturnsWhyItStopped(t *testing.T) {
 				t.Errorf("Serve = %v, want %v", err, tc.want)
 			}
 			for _, g := range before.Leaked("github.com/codexacp/codexacp/acp.") {
-				if strings.Contains(g.Stack, "inputGuard") {
+				if strings.Contains(g.Stack, "stdioguard.(*Guard)") {
 					t.Errorf("the input guard still runs after Serve returned:\n%s", g.Stack)
 				}
 			}

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
 var (
@@ -153,15 +155,15 @@ func titleUpdate(title string) acpsdk.SessionUpdate {
 
 // record is the session as stored. Before its first turn it has no thread:
 // a load or resume restores it as new, and its first prompt starts one.
-func (s *session) record() sessionRecord {
+func (s *session) record() sessionstore.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sessionRecord{
+	return sessionstore.Record{
 		SessionID:             s.id,
 		ThreadID:              s.threadID,
 		Cwd:                   s.cwd,
 		AdditionalDirectories: s.dirs,
-		Mode:                  s.mode,
+		Mode:                  string(s.mode),
 		Model:                 s.model,
 		Effort:                s.effort,
 		ServiceTier:           s.serviceTier,
@@ -283,4 +285,15 @@ func (s *session) close() {
 	s.mu.Lock()
 	s.cancel = nil // no turn runs any more
 	s.mu.Unlock()
+}
+
+// sessionTitle is the first line of the first prompt, shortened.
+func sessionTitle(prompt string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	line = strings.TrimSpace(line)
+	const max = 80
+	if r := []rune(line); len(r) > max {
+		line = string(r[:max-1]) + "…"
+	}
+	return line
 }

@@ -9,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
 // threadManager is a Backend that can fork and delete codex threads: the
@@ -62,8 +63,8 @@ func (a *Agent) HandleExtensionMethod(ctx context.Context, method string, params
 // codex deletes the thread too. Deleting an unknown or deleted session
 // succeeds, as ACP asks.
 func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
-	if !validSessionID(string(id)) {
-		return invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+	if !sessionstore.ValidSessionID(string(id)) {
+		return invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
 	}
 	a.mu.Lock()
 	s := a.sessions[string(id)]
@@ -86,10 +87,10 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	if reg != nil {
 		reg.unregister()
 	}
-	rec, err := a.store.load(string(id))
+	rec, err := a.store.Load(string(id))
 	switch {
-	case errors.Is(err, errNoSession):
-	case errors.Is(err, errBadRecord):
+	case errors.Is(err, sessionstore.ErrNoSession):
+	case errors.Is(err, sessionstore.ErrBadRecord):
 		// Not a record codexacp can read (a FIFO, a link, corrupt): it
 		// names no thread, and is removed all the same.
 		a.log.Warn("deleting an unusable session record", "session", id, "err", err)
@@ -106,7 +107,7 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	// Under the store's lock: a save that began before the session was
 	// marked deleted lands first, and is removed with it.
 	a.storeMu.Lock()
-	err = a.store.remove(string(id))
+	err = a.store.Remove(string(id))
 	a.storeMu.Unlock()
 	if err != nil {
 		return &acpsdk.RequestError{Code: -32603, Message: err.Error()}
@@ -167,7 +168,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 		s.threadID = thread
 		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: ownServerName})
 		// The fork's history holds the source's overwrites.
-		if err := a.store.copyWrites(string(req.SessionId), s.id); err != nil {
+		if err := a.store.CopyWrites(string(req.SessionId), s.id); err != nil {
 			a.log.Warn("write log not copied; the fork's overwrites replay without their diffs", "session", s.id, "err", err)
 		}
 	}
@@ -184,9 +185,9 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 }
 
 // sourceRecord is the session to fork as it is now: live, or stored.
-func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionRecord, error) {
-	if !validSessionID(string(id)) {
-		return sessionRecord{}, invalidParams(fmt.Sprintf("%v: %q", errBadSessionID, id))
+func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionstore.Record, error) {
+	if !sessionstore.ValidSessionID(string(id)) {
+		return sessionstore.Record{}, invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
 	}
 	a.mu.Lock()
 	s := a.sessions[string(id)]
@@ -195,12 +196,12 @@ func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionRecord, error) {
 		return s.record(), nil
 	}
 	a.flushSaves()
-	rec, err := a.store.load(string(id))
+	rec, err := a.store.Load(string(id))
 	switch {
-	case errors.Is(err, errNoSession):
-		return sessionRecord{}, unknownSession(id)
+	case errors.Is(err, sessionstore.ErrNoSession):
+		return sessionstore.Record{}, unknownSession(id)
 	case err != nil:
-		return sessionRecord{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
+		return sessionstore.Record{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	return rec, nil
 }

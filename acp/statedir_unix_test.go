@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,9 +16,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
-	"github.com/codexacp/codexacp/internal/syncbuf"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
 // Session ids of the special files planted in a state directory.
@@ -43,27 +41,27 @@ const stateWait = 30 * time.Second
 // whose write logs are a FIFO and a link to /dev/zero.
 func plantStateDir(t *testing.T, state, cwd string) {
 	t.Helper()
-	st := &sessionStore{dir: state}
+	st := sessionstore.New(state, nil)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	rec := func(id string) sessionRecord {
-		return sessionRecord{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: ModeAsk, UpdatedAt: time.Now()}
+	rec := func(id string) sessionstore.Record {
+		return sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeAsk), UpdatedAt: time.Now()}
 	}
-	must(st.save(rec(sidFIFOLog)))
-	must(st.save(rec(sidZeroLog)))
+	must(st.Save(rec(sidFIFOLog)))
+	must(st.Save(rec(sidZeroLog)))
 	must(syscall.Mkfifo(filepath.Join(state, sidFIFO+".json"), 0o600))
 	must(os.Symlink("/dev/zero", filepath.Join(state, sidZero+".json")))
 	huge := `{"sessionId":"` + sidHuge + `","threadId":"` + loadThreadID + `","cwd":` + jsonString(cwd) +
-		`,"mode":"ask","title":"` + strings.Repeat("x", recordMax) + `"}`
+		`,"mode":"ask","title":"` + strings.Repeat("x", 256<<10) + `"}`
 	must(os.WriteFile(filepath.Join(state, sidHuge+".json"), []byte(huge), 0o600))
 	must(os.WriteFile(filepath.Join(state, sidCorrupt+".json"), []byte(`{"sessionId":`), 0o600))
-	elsewhere := &sessionStore{dir: t.TempDir()}
-	must(elsewhere.save(rec(sidLinked)))
-	must(os.Symlink(filepath.Join(elsewhere.dir, sidLinked+".json"), filepath.Join(state, sidLinked+".json")))
+	elsewhere := t.TempDir()
+	must(sessionstore.New(elsewhere, nil).Save(rec(sidLinked)))
+	must(os.Symlink(filepath.Join(elsewhere, sidLinked+".json"), filepath.Join(state, sidLinked+".json")))
 	must(syscall.Mkfifo(filepath.Join(state, sidFIFOLog+".writes.jsonl"), 0o600))
 	must(os.Symlink("/dev/zero", filepath.Join(state, sidZeroLog+".writes.jsonl")))
 }
@@ -140,89 +138,6 @@ func TestStateDirSpecialFiles(t *testing.T) {
 	}
 }
 
-// TestStoreListLogsEachSkippedRecordOnce: a listing skips every planted
-// file with one log line naming it, and lists the good records.
-func TestStoreListLogsEachSkippedRecordOnce(t *testing.T) {
-	state, cwd := t.TempDir(), t.TempDir()
-	plantStateDir(t, state, cwd)
-	// Not records at all: not logged.
-	if err := os.WriteFile(filepath.Join(state, "notes.json"), []byte("{}"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var logs syncbuf.Buffer
-	st := &sessionStore{dir: state, log: slog.New(slog.NewTextHandler(&logs, nil))}
-	done := make(chan []sessionRecord, 1)
-	go func() {
-		recs, err := st.list("")
-		if err != nil {
-			t.Error(err)
-		}
-		done <- recs
-	}()
-	var recs []sessionRecord
-	select {
-	case recs = <-done:
-	case <-time.After(stateWait):
-		t.Fatalf("list did not return within %v", stateWait)
-	}
-	if len(recs) != 2 {
-		t.Errorf("listed %d records, want the 2 good ones", len(recs))
-	}
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	for _, id := range []string{sidFIFO, sidZero, sidHuge, sidCorrupt, sidLinked} {
-		n := 0
-		for _, l := range lines {
-			if strings.Contains(l, id) {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("%s: %d log lines, want 1:\n%s", id, n, logs.String())
-		}
-	}
-	if len(lines) != 5 {
-		t.Errorf("%d log lines, want 5:\n%s", len(lines), logs.String())
-	}
-}
-
-// TestKeepWriteReplacesSpecialLog: a write log that is a FIFO, a link to
-// /dev/zero or oversized is neither waited on, written through nor read:
-// it is replaced by a regular log of the new entry.
-func TestKeepWriteReplacesSpecialLog(t *testing.T) {
-	state, cwd := t.TempDir(), t.TempDir()
-	plantStateDir(t, state, cwd)
-	st := &sessionStore{dir: state, log: discardLogger()}
-	oversized := sidUnknown
-	if err := st.save(sessionRecord{SessionID: oversized, Cwd: cwd, Mode: ModeAsk}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(writeLogPath(filepath.Join(state, oversized+".json")), make([]byte, writeLogMax+1), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w := events.KnownWrite{Path: "/w/a.txt", Hash: "h", Content: nil}
-	for _, id := range []string{sidFIFOLog, sidZeroLog, oversized} {
-		done := make(chan error, 1)
-		go func() { done <- st.keepWrite(id, w) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("keepWrite %s: %v", id, err)
-			}
-		case <-time.After(stateWait):
-			t.Fatalf("keepWrite %s did not return within %v", id, stateWait)
-		}
-		lp := writeLogPath(filepath.Join(state, id+".json"))
-		fi, err := os.Lstat(lp)
-		if err != nil || !fi.Mode().IsRegular() {
-			t.Fatalf("%s: log is %v (%v), want a regular file", id, fi, err)
-		}
-		got, err := st.writes(id)
-		if err != nil || len(got) != 1 || got[0].Path != w.Path {
-			t.Errorf("%s: writes = %+v, %v; want the one entry", id, got, err)
-		}
-	}
-}
-
 // TestForeignRecordGrantsNoMode: a record another user could have written
 // (writable by group or others here; owned by another user in
 // TestRecordForeign) loads in the mode session/new gives, not in its
@@ -230,9 +145,9 @@ func TestKeepWriteReplacesSpecialLog(t *testing.T) {
 func TestForeignRecordGrantsNoMode(t *testing.T) {
 	codexHomeWithRollout(t)
 	state, cwd := t.TempDir(), t.TempDir()
-	st := &sessionStore{dir: state}
+	st := sessionstore.New(state, nil)
 	for _, id := range []string{sidHere, sidElsewhere} {
-		if err := st.save(sessionRecord{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: ModeFullAccess}); err != nil {
+		if err := st.Save(sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeFullAccess)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -258,36 +173,6 @@ func TestForeignRecordGrantsNoMode(t *testing.T) {
 		runs := be.invocations()
 		if last := runs[len(runs)-1]; want == DefaultMode && last.Sandbox != "read-only" {
 			t.Errorf("%s: the turn ran with sandbox %q, want read-only", id, last.Sandbox)
-		}
-	}
-}
-
-type fakeFileInfo struct {
-	fs.FileInfo
-	mode fs.FileMode
-	uid  uint32
-}
-
-func (f fakeFileInfo) Mode() fs.FileMode { return f.mode }
-func (f fakeFileInfo) Sys() any          { return &syscall.Stat_t{Uid: f.uid} }
-
-func TestRecordForeign(t *testing.T) {
-	for _, tc := range []struct {
-		mode fs.FileMode
-		uid  uint32
-		want string // "" for the user's own
-	}{
-		{0o600, 1000, ""},
-		{0o644, 1000, ""},
-		{0o400, 1000, ""},
-		{0o620, 1000, "writable by group or others"},
-		{0o602, 1000, "writable by group or others"},
-		{0o600, 1001, "owned by uid 1001"},
-		{0o600, 0, "owned by uid 0"},
-	} {
-		got := foreignOwner(fakeFileInfo{mode: tc.mode, uid: tc.uid}, 1000)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("mode %v uid %d: %q, want %q", tc.mode, tc.uid, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/sessionstore"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -364,4 +366,23 @@ func (s *session) displayPath(path string) string {
 		return rel
 	}
 	return path
+}
+
+// keepOverwrite keeps what the completed call ch showed (shown), if it
+// overwrote a file with write_text_file. A failure costs only the diff in
+// a later replay: it is logged.
+func (a *Agent) keepOverwrite(s *session, c *mcp.Call, ch *fsops.Change, shown []acpsdk.ToolCallContent) {
+	if a.store == nil || ch.Created || ch.Tool != fsops.ToolWriteTextFile || s.isDeleted() {
+		return
+	}
+	w := events.KnownWrite{Path: c.Path, Hash: fsops.HashOf(ch.New), Content: shown}
+	err := a.store.KeepWrite(s.id, w)
+	if errors.Is(err, sessionstore.ErrWriteTooLarge) {
+		if w.Content = hunkContents(ch.Path, ch.Diff); len(w.Content) > 0 {
+			err = a.store.KeepWrite(s.id, w)
+		}
+	}
+	if err != nil {
+		a.log.Info("overwrite's diff not kept; a loaded session shows the write without it", "session", s.id, "path", ch.Path, "err", err)
+	}
 }

@@ -64,8 +64,6 @@ func blobID(raw []byte) string {
 
 func blobRef(id string) []byte { return []byte(`{"$blob":"` + id + `"}`) }
 
-var refLen = len(blobRef(blobID(nil)))
-
 // isRef reports whether n, a value of text, is a blob reference.
 func isRef(text []byte, n *jsonNode) bool {
 	return n.kind == '{' && len(n.children) == 1 && n.children[0].key == "$blob" && bytes.HasPrefix(text[n.start:], refPrefix)

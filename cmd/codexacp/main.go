@@ -21,6 +21,7 @@ import (
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/mcp"
 	"github.com/codexacp/codexacp/record"
@@ -188,7 +189,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	// Image directories of agents killed mid-turn; in the background,
 	// stopped when the agent exits.
-	defer acp.SweepImageDirs(log)()
+	defer images.Sweep(log)()
 
 	agentOpts := acp.Options{Version: version, Logger: log}
 	if o.stateDir != "" {

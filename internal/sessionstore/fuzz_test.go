@@ -1,4 +1,4 @@
-package acp
+package sessionstore
 
 import (
 	"bytes"
@@ -16,23 +16,23 @@ import (
 // same, a log's entries written again read back the same.
 // CI: go test ./acp/ -run '^$' -fuzz '^FuzzStateFiles$' -fuzztime=10s
 func FuzzStateFiles(f *testing.F) {
-	f.Add([]byte(`{"sessionId":"` + sidHere + `","threadId":"` + loadThreadID + `","cwd":"/w","mode":"auto","updatedAt":"2026-11-23T01:25:33+01:00","threadUsage":{"input_tokens":3}}`))
+	f.Add([]byte(`{"sessionId":"` + sidHere + `","threadId":"` + threadID + `","cwd":"/w","mode":"auto","updatedAt":"2026-11-23T01:25:33+01:00","threadUsage":{"input_tokens":3}}`))
 	f.Add([]byte(`{"path":"/w/a.txt","hash":"h","content":[{"type":"diff","path":"/w/a.txt","oldText":"a","newText":"b"}]}` + "\n" + `{"path":"/w/b`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		st := &sessionStore{dir: dir, log: discardLogger()}
+		st := &Store{dir: dir, log: discardLogger()}
 		p := filepath.Join(dir, sidHere+".json")
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(writeLogPath(p), data, 0o600); err != nil {
+		if err := os.WriteFile(WriteLogPath(p), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := st.list("")
+		recs, err := st.List("")
 		if err != nil {
 			t.Fatalf("list: %v", err)
 		}
-		rec, err := st.load(sidHere)
+		rec, err := st.Load(sidHere)
 		switch {
 		case err == nil:
 			if len(data) > recordMax {
@@ -42,14 +42,14 @@ func FuzzStateFiles(f *testing.F) {
 				t.Fatalf("load works, list gives %d records", len(recs))
 			}
 			checkRecordRoundTrip(t, st, rec)
-		case errors.Is(err, errBadRecord):
+		case errors.Is(err, ErrBadRecord):
 			if len(recs) != 0 {
 				t.Fatalf("load fails (%v), list gives %d records", err, len(recs))
 			}
 		default:
-			t.Fatalf("load: %v, want a record or errBadRecord", err)
+			t.Fatalf("load: %v, want a record or ErrBadRecord", err)
 		}
-		ws, err := st.writes(sidHere)
+		ws, err := st.Writes(sidHere)
 		if err != nil {
 			t.Fatalf("writes: %v", err)
 		}
@@ -70,12 +70,12 @@ func FuzzStateFiles(f *testing.F) {
 	})
 }
 
-func checkRecordRoundTrip(t *testing.T, st *sessionStore, rec sessionRecord) {
+func checkRecordRoundTrip(t *testing.T, st *Store, rec Record) {
 	t.Helper()
-	if err := st.save(rec); err != nil {
+	if err := st.Save(rec); err != nil {
 		t.Fatalf("a record that loaded does not save: %v", err)
 	}
-	again, err := st.load(rec.SessionID)
+	again, err := st.Load(rec.SessionID)
 	if err != nil {
 		t.Fatalf("a saved record does not load: %v", err)
 	}

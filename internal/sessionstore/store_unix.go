@@ -1,6 +1,6 @@
 //go:build unix
 
-package acp
+package sessionstore
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // recordForeign says why a record's file may hold what someone else wrote
@@ -29,15 +31,10 @@ func foreignOwner(fi fs.FileInfo, uid int) string {
 	return ""
 }
 
-// openDir opens a directory without blocking on what is not one (a FIFO
-// put in its place): that fails at once (ENOTDIR).
-func openDir(dir string) (*os.File, error) {
-	return os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
-}
-
-// readDir lists a directory (openDir), in name order as os.ReadDir does.
+// readDir lists a directory (regularfile.OpenDir), in name order as
+// os.ReadDir does.
 func readDir(dir string) ([]os.DirEntry, error) {
-	f, err := openDir(dir)
+	f, err := regularfile.OpenDir(dir, regularfile.FollowLink)
 	if err != nil {
 		return nil, err
 	}

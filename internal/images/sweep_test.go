@@ -1,4 +1,4 @@
-package acp
+package images
 
 import (
 	"context"
@@ -136,6 +136,6 @@ func TestOwnedByUs(t *testing.T) {
 // TestSweepImageDirsStops: stop returns once the background sweep is done.
 func TestSweepImageDirsStops(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // not the machine's
-	stop := SweepImageDirs(discardLogger())
+	stop := Sweep(discardLogger())
 	stop()
 }

@@ -1,4 +1,4 @@
-package acp
+package sessionstore
 
 import (
 	"bytes"
@@ -12,12 +12,8 @@ import (
 	"strings"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/codexacp/codexacp/events"
-	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/regularfile"
-	"github.com/codexacp/codexacp/mcp"
 )
 
 // Overwrites in a loaded session's history (docs/sessions.md). Codex's
@@ -41,41 +37,22 @@ const (
 	writeLogStoreMax = 32 << 20
 )
 
-var errWriteTooLarge = errors.New("kept diff too large")
+var ErrWriteTooLarge = errors.New("kept diff too large")
 
-// writeLogPath is the write log of the record at recordPath.
-func writeLogPath(recordPath string) string {
+// WriteLogPath is the write log of the record at recordPath.
+func WriteLogPath(recordPath string) string {
 	return strings.TrimSuffix(recordPath, ".json") + ".writes.jsonl"
 }
 
-// keepOverwrite keeps what the completed call ch showed (shown), if it
-// overwrote a file with write_text_file. A failure costs only the diff in
-// a later replay: it is logged.
-func (a *Agent) keepOverwrite(s *session, c *mcp.Call, ch *fsops.Change, shown []acpsdk.ToolCallContent) {
-	if a.store == nil || ch.Created || ch.Tool != fsops.ToolWriteTextFile || s.isDeleted() {
-		return
-	}
-	w := events.KnownWrite{Path: c.Path, Hash: fsops.HashOf(ch.New), Content: shown}
-	err := a.store.keepWrite(s.id, w)
-	if errors.Is(err, errWriteTooLarge) {
-		if w.Content = hunkContents(ch.Path, ch.Diff); len(w.Content) > 0 {
-			err = a.store.keepWrite(s.id, w)
-		}
-	}
-	if err != nil {
-		a.log.Info("overwrite's diff not kept; a loaded session shows the write without it", "session", s.id, "path", ch.Path, "err", err)
-	}
-}
-
-// keepWrite appends w to the session's write log. A log that would pass
+// KeepWrite appends w to the session's write log. A log that would pass
 // writeLogMax keeps its newest entries up to half of it, so that the next
 // few hundred kilobytes of entries are appends again: the rewrite costs
 // about one byte per byte appended, not the whole log per entry. Starting
 // a log prunes the store's logs (pruneWriteLogs). Nothing is written for a
 // session whose record is gone: session/delete removed it (under logMu)
 // and a log written after would outlive it.
-func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
-	p, err := st.path(id)
+func (st *Store) KeepWrite(id string, w events.KnownWrite) error {
+	p, err := st.Path(id)
 	if err != nil {
 		return err
 	}
@@ -85,17 +62,17 @@ func (st *sessionStore) keepWrite(id string, w events.KnownWrite) error {
 	}
 	line = append(line, '\n')
 	if len(line) > writeLogEntryMax {
-		return fmt.Errorf("%w: %d bytes", errWriteTooLarge, len(line))
+		return fmt.Errorf("%w: %d bytes", ErrWriteTooLarge, len(line))
 	}
 	st.logMu.Lock()
 	defer st.logMu.Unlock()
 	if _, err := os.Lstat(p); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return errNoSession
+			return ErrNoSession
 		}
 		return fmt.Errorf("session store: %w", err)
 	}
-	lp := writeLogPath(p)
+	lp := WriteLogPath(p)
 	info, err := os.Lstat(lp)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -182,7 +159,7 @@ func cutPartialLine(f *os.File) error {
 // replay without their diffs. Called with logMu held when a log starts:
 // the store grows only by new logs once each is at its bound. A failure
 // is no error: the logs stay.
-func (st *sessionStore) pruneWriteLogs() {
+func (st *Store) pruneWriteLogs() {
 	entries, err := readDir(st.dir)
 	if err != nil {
 		return
@@ -216,16 +193,16 @@ func (st *sessionStore) pruneWriteLogs() {
 	}
 }
 
-// writes reads the session's write log, oldest first; none without one.
+// Writes reads the session's write log, oldest first; none without one.
 // A log that is not a regular file within writeLogMax is an error (the
 // caller replays without it).
-func (st *sessionStore) writes(id string) ([]events.KnownWrite, error) {
-	p, err := st.path(id)
+func (st *Store) Writes(id string) ([]events.KnownWrite, error) {
+	p, err := st.Path(id)
 	if err != nil {
 		return nil, err
 	}
 	st.logMu.Lock()
-	data, _, err := readStateFile(writeLogPath(p), writeLogMax)
+	data, _, err := readStateFile(WriteLogPath(p), writeLogMax)
 	st.logMu.Unlock()
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -238,7 +215,7 @@ func (st *sessionStore) writes(id string) ([]events.KnownWrite, error) {
 
 // decodeWriteLog decodes a write log's lines, oldest first. A line that
 // does not decode (cut short by a crash) is skipped, and so is one that is
-// not an entry keepWrite writes: without a path or hash, or with content
+// not an entry KeepWrite writes: without a path or hash, or with content
 // that does not encode again (`[{}]` decodes as a content block of no
 // type), which a load would fail to send the editor.
 func decodeWriteLog(data []byte) []events.KnownWrite {
@@ -256,20 +233,20 @@ func decodeWriteLog(data []byte) []events.KnownWrite {
 	return out
 }
 
-// copyWrites gives the session to the write log of the session from: a
+// CopyWrites gives the session to the write log of the session from: a
 // fork, whose history holds the source's writes.
-func (st *sessionStore) copyWrites(from, to string) error {
-	src, err := st.path(from)
+func (st *Store) CopyWrites(from, to string) error {
+	src, err := st.Path(from)
 	if err != nil {
 		return err
 	}
-	dst, err := st.path(to)
+	dst, err := st.Path(to)
 	if err != nil {
 		return err
 	}
 	st.logMu.Lock()
 	defer st.logMu.Unlock()
-	data, _, err := readStateFile(writeLogPath(src), writeLogMax)
+	data, _, err := readStateFile(WriteLogPath(src), writeLogMax)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -279,5 +256,5 @@ func (st *sessionStore) copyWrites(from, to string) error {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	return st.replace(writeLogPath(dst), data)
+	return st.replace(WriteLogPath(dst), data)
 }

@@ -1,4 +1,16 @@
-package acp
+// Package sessionstore keeps what survives a restart of the agent: one
+// record per session (enough to list, load and resume it) and, next to it,
+// the session's write log (the diffs its overwrites showed, which codex's
+// rollout lacks). It is a directory of small JSON files written atomically.
+//
+// The directory is data, not trust: every file in it is opened without
+// following a final symlink, without blocking, and only when it is a
+// regular file within its bound.
+//
+//	st := sessionstore.New(dir, log)
+//	err := st.Save(sessionstore.Record{SessionID: id, Cwd: cwd, Mode: "auto"})
+//	recs, err := st.List(cwd)
+package sessionstore
 
 import (
 	"encoding/json"
@@ -18,15 +30,15 @@ import (
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
-// sessionRecord is what survives a restart of the agent: enough to list a
+// Record is what survives a restart of the agent: enough to list a
 // session, load it (history comes from codex's rollout of the thread) and
 // resume its codex thread. ThreadID is empty until the first turn.
-type sessionRecord struct {
+type Record struct {
 	SessionID             string       `json:"sessionId"`
 	ThreadID              string       `json:"threadId,omitempty"`
 	Cwd                   string       `json:"cwd"`
 	AdditionalDirectories []string     `json:"additionalDirectories,omitempty"`
-	Mode                  Mode         `json:"mode"`
+	Mode                  string       `json:"mode"`                  // the session's acp.Mode
 	Model                 string       `json:"model,omitempty"`       // chosen in the model picker
 	Effort                string       `json:"effort,omitempty"`      // chosen in the effort picker
 	ServiceTier           string       `json:"serviceTier,omitempty"` // chosen in the fast-mode picker
@@ -35,10 +47,10 @@ type sessionRecord struct {
 	UpdatedAt             time.Time    `json:"updatedAt"`
 	ThreadUsage           events.Usage `json:"threadUsage"`
 
-	// foreign says why the record's file may not be the user's own work
-	// (recordForeign): its mode is then not granted (Agent.storedMode).
+	// Foreign says why the record's file may not be the user's own work
+	// (recordForeign): its mode is then not granted (acp's storedMode).
 	// Not stored: it is a property of the file, looked at on each load.
-	foreign string
+	Foreign string `json:"-"`
 }
 
 // recordMax bounds a session record's file. Those codexacp writes hold
@@ -47,7 +59,7 @@ type sessionRecord struct {
 // for hundreds of those and keeps a listing of planted files cheap.
 const recordMax = 256 << 10
 
-// sessionStore keeps one JSON file per session in dir, written atomically.
+// Store keeps one JSON file per session in dir, written atomically.
 // Files are small and few; listing reads them all. Next to a record, its
 // write log (writelog.go), which listing does not read.
 //
@@ -55,27 +67,33 @@ const recordMax = 256 << 10
 // is opened without following a final symlink (codexacp makes none there),
 // without blocking, only when it is a regular file within its bound; what
 // is not is skipped with one log line, or refused by name on load.
-type sessionStore struct {
+type Store struct {
 	dir string
 	log *slog.Logger // nil: slog.Default()
 
 	logMu sync.Mutex // serializes changes to write logs (writelog.go)
 }
 
-func (st *sessionStore) logger() *slog.Logger {
+// New returns the store of the directory dir (made when first written).
+// log gets what is skipped or replaced; nil: slog.Default().
+func New(dir string, log *slog.Logger) *Store {
+	return &Store{dir: dir, log: log}
+}
+
+func (st *Store) logger() *slog.Logger {
 	if st.log != nil {
 		return st.log
 	}
 	return slog.Default()
 }
 
-// errBadSessionID: an id newSessionID cannot have made. It names no file,
+// ErrBadSessionID: an id newSessionID cannot have made. It names no file,
 // so that no id an editor sends can reach outside the store's directory.
-var errBadSessionID = errors.New("malformed session id")
+var ErrBadSessionID = errors.New("malformed session id")
 
-// validSessionID reports whether id has newSessionID's form: "sess_" and 32
+// ValidSessionID reports whether id has newSessionID's form: "sess_" and 32
 // lowercase hex digits.
-func validSessionID(id string) bool {
+func ValidSessionID(id string) bool {
 	digits, ok := strings.CutPrefix(id, "sess_")
 	if !ok || len(digits) != 32 {
 		return false
@@ -88,15 +106,15 @@ func validSessionID(id string) bool {
 	return true
 }
 
-func (st *sessionStore) path(id string) (string, error) {
-	if !validSessionID(id) {
-		return "", fmt.Errorf("%w: %q", errBadSessionID, id)
+func (st *Store) Path(id string) (string, error) {
+	if !ValidSessionID(id) {
+		return "", fmt.Errorf("%w: %q", ErrBadSessionID, id)
 	}
 	return filepath.Join(st.dir, id+".json"), nil
 }
 
-func (st *sessionStore) save(rec sessionRecord) error {
-	p, err := st.path(rec.SessionID)
+func (st *Store) Save(rec Record) error {
+	p, err := st.Path(rec.SessionID)
 	if err != nil {
 		return err
 	}
@@ -116,7 +134,7 @@ func (st *sessionStore) save(rec sessionRecord) error {
 
 // replace writes the file at p atomically (a temporary file renamed over
 // it): a reader sees the old content or the new, never a mix.
-func (st *sessionStore) replace(p string, data []byte) error {
+func (st *Store) replace(p string, data []byte) error {
 	tmp, err := os.CreateTemp(st.dir, ".session-*")
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
@@ -135,30 +153,30 @@ func (st *sessionStore) replace(p string, data []byte) error {
 	return nil
 }
 
-var errNoSession = errors.New("no such session")
+var ErrNoSession = errors.New("no such session")
 
-// errBadRecord is wrapped by the error of a file named like a session's
+// ErrBadRecord is wrapped by the error of a file named like a session's
 // record that cannot be one: a link, a FIFO or device, too large, not JSON
 // of a record, or a record of another id.
-var errBadRecord = errors.New("unusable session record")
+var ErrBadRecord = errors.New("unusable session record")
 
-func (st *sessionStore) load(id string) (sessionRecord, error) {
-	p, err := st.path(id)
+func (st *Store) Load(id string) (Record, error) {
+	p, err := st.Path(id)
 	if err != nil {
-		return sessionRecord{}, err
+		return Record{}, err
 	}
 	b, fi, err := readStateFile(p, recordMax)
 	if errors.Is(err, fs.ErrNotExist) {
-		return sessionRecord{}, errNoSession
+		return Record{}, ErrNoSession
 	}
 	if err != nil {
-		return sessionRecord{}, fmt.Errorf("session store: %w: %w", errBadRecord, err)
+		return Record{}, fmt.Errorf("session store: %w: %w", ErrBadRecord, err)
 	}
 	rec, err := decodeRecord(b, id)
 	if err != nil {
-		return sessionRecord{}, fmt.Errorf("session store: %w: %s: %w", errBadRecord, p, err)
+		return Record{}, fmt.Errorf("session store: %w: %s: %w", ErrBadRecord, p, err)
 	}
-	rec.foreign = recordForeign(fi)
+	rec.Foreign = recordForeign(fi)
 	return rec, nil
 }
 
@@ -189,16 +207,16 @@ func readStateFile(p string, max int64) ([]byte, fs.FileInfo, error) {
 // content. The id inside must be the one that names the file (the id the
 // editor is given), and the thread id, which codex exec is given as an
 // argument, must have a thread id's form.
-func decodeRecord(b []byte, id string) (sessionRecord, error) {
-	var rec sessionRecord
+func decodeRecord(b []byte, id string) (Record, error) {
+	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return sessionRecord{}, err
+		return Record{}, err
 	}
 	if rec.SessionID != id {
-		return sessionRecord{}, fmt.Errorf("holds session %q", rec.SessionID)
+		return Record{}, fmt.Errorf("holds session %q", rec.SessionID)
 	}
 	if rec.ThreadID != "" && !validThreadID(rec.ThreadID) {
-		return sessionRecord{}, fmt.Errorf("malformed thread id %q", rec.ThreadID)
+		return Record{}, fmt.Errorf("malformed thread id %q", rec.ThreadID)
 	}
 	return rec, nil
 }
@@ -218,10 +236,10 @@ func validThreadID(id string) bool {
 	return true
 }
 
-// list returns the stored sessions, newest first; with cwd set, only those
+// List returns the stored sessions, newest first; with cwd set, only those
 // of that working directory. A file named like a record that is not a
 // usable one is skipped with one log line; other files are not records.
-func (st *sessionStore) list(cwd string) ([]sessionRecord, error) {
+func (st *Store) List(cwd string) ([]Record, error) {
 	entries, err := readDir(st.dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -229,16 +247,16 @@ func (st *sessionStore) list(cwd string) ([]sessionRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
-	var out []sessionRecord
+	var out []Record
 	for _, e := range entries {
 		name := e.Name()
 		id, ok := strings.CutSuffix(name, ".json")
-		if e.IsDir() || !ok || !validSessionID(id) {
+		if e.IsDir() || !ok || !ValidSessionID(id) {
 			continue
 		}
-		rec, err := st.load(id)
+		rec, err := st.Load(id)
 		if err != nil {
-			if !errors.Is(err, errNoSession) { // gone since the listing
+			if !errors.Is(err, ErrNoSession) { // gone since the listing
 				st.logger().Warn("session record skipped", "err", err)
 			}
 			continue
@@ -252,27 +270,16 @@ func (st *sessionStore) list(cwd string) ([]sessionRecord, error) {
 	return out, nil
 }
 
-// sessionTitle is the first line of the first prompt, shortened.
-func sessionTitle(prompt string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
-	line = strings.TrimSpace(line)
-	const max = 80
-	if r := []rune(line); len(r) > max {
-		line = string(r[:max-1]) + "…"
-	}
-	return line
-}
-
-// remove deletes a session's record and its write log; missing ones are
+// Remove deletes a session's record and its write log; missing ones are
 // no error.
-func (st *sessionStore) remove(id string) error {
-	p, err := st.path(id)
+func (st *Store) Remove(id string) error {
+	p, err := st.Path(id)
 	if err != nil {
 		return err
 	}
 	st.logMu.Lock()
 	defer st.logMu.Unlock()
-	for _, f := range []string{p, writeLogPath(p)} {
+	for _, f := range []string{p, WriteLogPath(p)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("session store: %w", err)
 		}

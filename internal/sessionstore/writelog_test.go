@@ -1,4 +1,4 @@
-package acp
+package sessionstore
 
 import (
 	"encoding/json"
@@ -13,8 +13,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/events"
-	"github.com/codexacp/codexacp/fsops"
-	"github.com/codexacp/codexacp/mcp"
 )
 
 func writesJSON(t *testing.T, ws []events.KnownWrite) string {
@@ -30,25 +28,25 @@ func writesJSON(t *testing.T, ws []events.KnownWrite) string {
 // and out of the listing; it is bounded, copied for a fork and removed with
 // the record.
 func TestWriteLog(t *testing.T) {
-	st := &sessionStore{dir: filepath.Join(t.TempDir(), "state")}
-	if ws, err := st.writes(sidHere); err != nil || ws != nil {
+	st := &Store{dir: filepath.Join(t.TempDir(), "state")}
+	if ws, err := st.Writes(sidHere); err != nil || ws != nil {
 		t.Fatalf("writes without a log = %v, %v", ws, err)
 	}
 	first := events.KnownWrite{Path: "/w/a.txt", Hash: "h1", Content: []acpsdk.ToolCallContent{acpsdk.ToolDiffContent("/w/a.txt", "new\n", "old\n")}}
 	second := events.KnownWrite{Path: "/w/b.txt", Hash: "h2", Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("b"))}}
-	if err := st.save(sessionRecord{SessionID: sidHere, ThreadID: loadThreadID, Cwd: "/w"}); err != nil {
+	if err := st.Save(Record{SessionID: sidHere, ThreadID: threadID, Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []events.KnownWrite{first, second} {
-		if err := st.keepWrite(sidHere, w); err != nil {
+		if err := st.KeepWrite(sidHere, w); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ws, err := st.writes(sidHere)
+	ws, err := st.Writes(sidHere)
 	if err != nil || writesJSON(t, ws) != writesJSON(t, []events.KnownWrite{first, second}) {
 		t.Fatalf("writes = %s, %v", writesJSON(t, ws), err)
 	}
-	if recs, err := st.list(""); err != nil || len(recs) != 1 {
+	if recs, err := st.List(""); err != nil || len(recs) != 1 {
 		t.Errorf("list = %+v, %v: the log is not a record", recs, err)
 	}
 
@@ -60,25 +58,25 @@ func TestWriteLog(t *testing.T) {
 	}
 	f.WriteString(`{"path":"/w/c.txt","ha`)
 	f.Close()
-	if ws, _ := st.writes(sidHere); len(ws) != 2 {
+	if ws, _ := st.Writes(sidHere); len(ws) != 2 {
 		t.Errorf("writes with a cut line = %d entries, want 2", len(ws))
 	}
 	// and the entries after it are not glued to it.
 	third := events.KnownWrite{Path: "/w/c.txt", Hash: "h3", Content: second.Content}
 	fourth := events.KnownWrite{Path: "/w/d.txt", Hash: "h4", Content: second.Content}
 	for _, w := range []events.KnownWrite{third, fourth} {
-		if err := st.keepWrite(sidHere, w); err != nil {
+		if err := st.KeepWrite(sidHere, w); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if ws, _ := st.writes(sidHere); writesJSON(t, ws) != writesJSON(t, []events.KnownWrite{first, second, third, fourth}) {
+	if ws, _ := st.Writes(sidHere); writesJSON(t, ws) != writesJSON(t, []events.KnownWrite{first, second, third, fourth}) {
 		t.Errorf("writes after a cut line = %s", writesJSON(t, ws))
 	}
 
 	// Too large an entry is refused, nothing written.
 	huge := events.KnownWrite{Path: "/w/h.txt", Hash: "h", Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(strings.Repeat("x", writeLogEntryMax)))}}
 	before, _ := os.ReadFile(logPath)
-	if err := st.keepWrite(sidHere, huge); !errors.Is(err, errWriteTooLarge) {
+	if err := st.KeepWrite(sidHere, huge); !errors.Is(err, ErrWriteTooLarge) {
 		t.Errorf("huge entry: %v", err)
 	}
 	if after, _ := os.ReadFile(logPath); string(after) != string(before) {
@@ -91,7 +89,7 @@ func TestWriteLog(t *testing.T) {
 	n := 2*writeLogMax/writeLogEntryMax + 1
 	for i := range n {
 		w := events.KnownWrite{Path: "/w/big.txt", Hash: strings.Repeat("0", i), Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(big))}}
-		if err := st.keepWrite(sidHere, w); err != nil {
+		if err := st.KeepWrite(sidHere, w); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,37 +97,37 @@ func TestWriteLog(t *testing.T) {
 	if err != nil || info.Size() > writeLogMax {
 		t.Fatalf("log size %v (%v), want at most %d", info.Size(), err, writeLogMax)
 	}
-	ws, _ = st.writes(sidHere)
+	ws, _ = st.Writes(sidHere)
 	if len(ws) < writeLogMax/2/writeLogEntryMax-1 || ws[len(ws)-1].Hash != strings.Repeat("0", n-1) || ws[0].Path != "/w/big.txt" {
 		t.Errorf("bounded log holds %d entries, last %q, first %s", len(ws), ws[len(ws)-1].Hash, ws[0].Path)
 	}
 
 	// A fork gets a copy; a session without a log copies none.
-	if err := st.save(sessionRecord{SessionID: sidGone, Cwd: "/w"}); err != nil {
+	if err := st.Save(Record{SessionID: sidGone, Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.copyWrites(sidHere, sidGone); err != nil {
+	if err := st.CopyWrites(sidHere, sidGone); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.writes(sidGone); writesJSON(t, got) != writesJSON(t, ws) {
+	if got, _ := st.Writes(sidGone); writesJSON(t, got) != writesJSON(t, ws) {
 		t.Error("the fork's log differs from its source's")
 	}
 	const sidNone = "sess_00000000000000000000000000000003"
-	if err := st.copyWrites(sidNone, sidHere); err != nil {
+	if err := st.CopyWrites(sidNone, sidHere); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.writes(sidHere); len(got) != len(ws) {
+	if got, _ := st.Writes(sidHere); len(got) != len(ws) {
 		t.Error("copying no log changed the target's")
 	}
 
-	if err := st.remove(sidHere); err != nil {
+	if err := st.Remove(sidHere); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(logPath); !os.IsNotExist(err) {
 		t.Errorf("log after remove: %v", err)
 	}
 	for _, id := range malformedSessionIDs {
-		if err := st.keepWrite(string(id), first); !errors.Is(err, errBadSessionID) {
+		if err := st.KeepWrite(string(id), first); !errors.Is(err, ErrBadSessionID) {
 			t.Errorf("keepWrite %q: %v", id, err)
 		}
 	}
@@ -138,19 +136,19 @@ func TestWriteLog(t *testing.T) {
 // A write that lands after session/delete removed the record (the call
 // finished as the session was deleted) does not bring the log back.
 func TestWriteLogAfterRemove(t *testing.T) {
-	st := &sessionStore{dir: t.TempDir()}
-	if err := st.save(sessionRecord{SessionID: sidHere, Cwd: "/w"}); err != nil {
+	st := &Store{dir: t.TempDir()}
+	if err := st.Save(Record{SessionID: sidHere, Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	w := events.KnownWrite{Path: "/w/a.txt", Hash: "h1", Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("a"))}}
-	if err := st.keepWrite(sidHere, w); err != nil {
+	if err := st.KeepWrite(sidHere, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.remove(sidHere); err != nil {
+	if err := st.Remove(sidHere); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.keepWrite(sidHere, w); !errors.Is(err, errNoSession) {
-		t.Errorf("keepWrite after remove: %v, want errNoSession", err)
+	if err := st.KeepWrite(sidHere, w); !errors.Is(err, ErrNoSession) {
+		t.Errorf("keepWrite after remove: %v, want ErrNoSession", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(st.dir, "*")); len(left) != 0 {
 		t.Errorf("left in the store after remove and a late write: %v", left)
@@ -162,8 +160,8 @@ func TestWriteLogAfterRemove(t *testing.T) {
 // bound of new entries, not once per entry. (A rewrite replaces the file,
 // an append keeps it: os.SameFile tells them apart.)
 func TestWriteLogTrimAmortised(t *testing.T) {
-	st := &sessionStore{dir: t.TempDir()}
-	if err := st.save(sessionRecord{SessionID: sidHere, Cwd: "/w"}); err != nil {
+	st := &Store{dir: t.TempDir()}
+	if err := st.Save(Record{SessionID: sidHere, Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(st.dir, sidHere+".writes.jsonl")
@@ -173,7 +171,7 @@ func TestWriteLogTrimAmortised(t *testing.T) {
 	var last os.FileInfo
 	for i := range n {
 		w := events.KnownWrite{Path: "/w/z.txt", Hash: strings.Repeat("1", i), Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(entry))}}
-		if err := st.keepWrite(sidHere, w); err != nil {
+		if err := st.KeepWrite(sidHere, w); err != nil {
 			t.Fatal(err)
 		}
 		info, err := os.Stat(logPath)
@@ -198,7 +196,7 @@ func TestWriteLogTrimAmortised(t *testing.T) {
 // Past writeLogStoreMax, starting a log removes the least recently written
 // logs until the rest fit.
 func TestPruneWriteLogs(t *testing.T) {
-	st := &sessionStore{dir: t.TempDir()}
+	st := &Store{dir: t.TempDir()}
 	ids := []string{
 		"sess_00000000000000000000000000000011",
 		"sess_00000000000000000000000000000012",
@@ -206,7 +204,7 @@ func TestPruneWriteLogs(t *testing.T) {
 	}
 	now := time.Now()
 	for i, id := range ids {
-		if err := st.save(sessionRecord{SessionID: id, Cwd: "/w"}); err != nil {
+		if err := st.Save(Record{SessionID: id, Cwd: "/w"}); err != nil {
 			t.Fatal(err)
 		}
 		lp := filepath.Join(st.dir, id+".writes.jsonl")
@@ -224,13 +222,13 @@ func TestPruneWriteLogs(t *testing.T) {
 		}
 	}
 	w := events.KnownWrite{Path: "/w/a.txt", Hash: "h1", Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("a"))}}
-	if err := st.keepWrite(sidHere, w); !errors.Is(err, errNoSession) {
+	if err := st.KeepWrite(sidHere, w); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("keepWrite without a record: %v", err)
 	}
-	if err := st.save(sessionRecord{SessionID: sidHere, Cwd: "/w"}); err != nil {
+	if err := st.Save(Record{SessionID: sidHere, Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.keepWrite(sidHere, w); err != nil {
+	if err := st.KeepWrite(sidHere, w); err != nil {
 		t.Fatal(err)
 	}
 	var left []string
@@ -242,74 +240,27 @@ func TestPruneWriteLogs(t *testing.T) {
 	if want := []string{ids[0], sidHere}; !slices.Equal(left, want) {
 		t.Errorf("logs left %v, want %v", left, want)
 	}
-	if ws, _ := st.writes(sidHere); len(ws) != 1 {
+	if ws, _ := st.Writes(sidHere); len(ws) != 1 {
 		t.Errorf("the new log holds %d entries", len(ws))
 	}
 }
 
 // The cost of an entry once the log is at its bound (amortised trimming).
 func BenchmarkKeepWriteFull(b *testing.B) {
-	st := &sessionStore{dir: b.TempDir()}
-	if err := st.save(sessionRecord{SessionID: sidHere, Cwd: "/w"}); err != nil {
+	st := &Store{dir: b.TempDir()}
+	if err := st.Save(Record{SessionID: sidHere, Cwd: "/w"}); err != nil {
 		b.Fatal(err)
 	}
 	w := events.KnownWrite{Path: "/w/z.txt", Hash: "h", Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(strings.Repeat("z", 4<<10)))}}
 	for range 2 * writeLogMax / (4 << 10) {
-		if err := st.keepWrite(sidHere, w); err != nil {
+		if err := st.KeepWrite(sidHere, w); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := st.keepWrite(sidHere, w); err != nil {
+		if err := st.KeepWrite(sidHere, w); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// What an overwrite keeps: the content its call showed; a diff too large
-// as a whole kept as its hunks; one too large even so, a creation, or an
-// edit, not at all.
-func TestKeepOverwrite(t *testing.T) {
-	a := &Agent{store: &sessionStore{dir: t.TempDir()}, log: discardLogger()}
-	s := newSession(sidHere, "/w", nil, mcpSetup{}, events.Options{})
-	if err := a.store.save(s.record()); err != nil {
-		t.Fatal(err)
-	}
-	change := func(tool, path, old, new string) *fsops.Change {
-		ch := &fsops.Change{Tool: tool, Path: path, New: []byte(new), Created: old == ""}
-		if old != "" {
-			ch.Old = []byte(old)
-		}
-		ch.Diff = fsops.UnifiedDiff(path, ch.Old, ch.New)
-		return ch
-	}
-	lines := func(n int, word string) string { return strings.Repeat(word+"\n", n) }
-	large := lines(5000, "same") // ~25 KiB: old and new together pass writeLogEntryMax
-	for _, tc := range []struct {
-		ch *fsops.Change
-	}{
-		{change(fsops.ToolWriteTextFile, "/w/small.txt", "bye\n", "hello\n")},
-		{change(fsops.ToolWriteTextFile, "/w/created.txt", "", "new\n")},
-		{change(fsops.ToolEditTextFile, "/w/edited.txt", "a\n", "b\n")},
-		{change(fsops.ToolWriteTextFile, "/w/large.txt", large+"old\n"+large, large+"new\n"+large)},
-		{change(fsops.ToolWriteTextFile, "/w/rewritten.txt", lines(10000, "old"), lines(10000, "new"))},
-	} {
-		a.keepOverwrite(s, &mcp.Call{Path: tc.ch.Path}, tc.ch, diffContent(tc.ch))
-	}
-	ws, err := a.store.writes(sidHere)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ws) != 2 || ws[0].Path != "/w/small.txt" || ws[1].Path != "/w/large.txt" {
-		t.Fatalf("kept %s", writesJSON(t, ws))
-	}
-	if ws[0].Hash != fsops.HashOf([]byte("hello\n")) || writesJSON(t, ws[:1]) != writesJSON(t, []events.KnownWrite{{Path: "/w/small.txt", Hash: ws[0].Hash,
-		Content: []acpsdk.ToolCallContent{acpsdk.ToolDiffContent("/w/small.txt", "hello\n", "bye\n")}}}) {
-		t.Errorf("small overwrite kept as %s", writesJSON(t, ws[:1]))
-	}
-	if c := ws[1].Content; len(c) != 1 || c[0].Diff == nil || c[0].Diff.OldText == nil ||
-		!strings.Contains(*c[0].Diff.OldText, "old\n") || !strings.Contains(c[0].Diff.NewText, "new\n") || len(c[0].Diff.NewText) > 1000 {
-		t.Errorf("large overwrite kept as %s, want its hunk", writesJSON(t, ws[1:]))
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package acp
+package sessionstore
 
 import (
 	"io/fs"
@@ -11,9 +11,6 @@ import (
 // FileInfo does not show; the state directory under %LocalAppData% is the
 // user's own (docs/platforms.md). Every record counts as the user's.
 func recordForeign(fs.FileInfo) string { return "" }
-
-// openDir: on Windows a directory open does not block.
-func openDir(dir string) (*os.File, error) { return os.Open(dir) }
 
 // readDir: on Windows a directory open does not block.
 func readDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package acp
+package images
 
 import "io/fs"
 

@@ -1,4 +1,4 @@
-package acp
+package images
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 const (
-	// imageDirPrefix names the private directories writeImageFiles makes.
+	// imageDirPrefix names the private directories WriteFiles makes.
 	imageDirPrefix = "codexacp-images-"
 	// staleImageDirAge is how old a left-over image directory must be to be
 	// removed at start-up: no turn of a running agent keeps its images
@@ -35,12 +36,12 @@ type imageSweep struct {
 	log   *slog.Logger
 }
 
-// SweepImageDirs starts removing, in the background, the codexacp-images-*
+// Sweep starts removing, in the background, the codexacp-images-*
 // directories in the system's temporary directory that an agent killed
 // mid-turn (SIGKILL) left behind: those older than a day, and on Unix only
 // those owned by this user. It never delays start-up; stop cancels the sweep
 // and returns once it has stopped.
-func SweepImageDirs(log *slog.Logger) (stop func()) {
+func Sweep(log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s := &imageSweep{root: os.TempDir(), now: time.Now, owned: ownedByUs, max: maxSweptEntries, log: log}
@@ -57,7 +58,7 @@ func SweepImageDirs(log *slog.Logger) (stop func()) {
 
 // run removes what it finds stale and returns the directories it removed.
 func (s *imageSweep) run(ctx context.Context) []string {
-	d, err := openDir(s.root) // a FIFO there would hold the agent's exit (stop waits)
+	d, err := regularfile.OpenDir(s.root, regularfile.FollowLink) // a FIFO there would hold the agent's exit (stop waits)
 	if err != nil {
 		s.log.Debug("image directory sweep: cannot read the temporary directory", "dir", s.root, "err", err)
 		return nil

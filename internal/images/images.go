@@ -1,4 +1,10 @@
-package acp
+// Package images checks the images of a prompt and hands them to codex:
+// an ACP image block becomes an [Image] (inline data or the user's file,
+// its type sniffed from its bytes, its size bounded), and [WriteFiles]
+// writes a turn's images as the files `codex exec --image` takes, in a
+// private directory the turn removes. [Sweep] removes at start-up the
+// directories an agent killed mid-turn left behind.
+package images
 
 import (
 	"context"
@@ -22,7 +28,7 @@ import (
 
 // maxImageBytes bounds one image of a prompt, decoded: the per-image limit
 // of OpenAI's vision input. An image sent inline is bounded further by the
-// 10 MiB message limit (maxLineBytes): about 7.5 MiB once base64-encoded.
+// 10 MiB message limit (internal/stdioguard): about 7.5 MiB once base64-encoded.
 const maxImageBytes = 20 << 20
 
 // imageTypes are the image formats the model reads; by the type an image's
@@ -51,10 +57,10 @@ func (img Image) DataURL() string {
 	return "data:" + img.MimeType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 }
 
-// promptImage checks an image block and returns it ready for codex: the
+// FromBlock checks an ACP image block and returns it ready for codex: the
 // block's base64 data, or, without data, the file its file:// URI names.
 // Errors say what is wrong in the user's terms.
-func promptImage(b *acpsdk.ContentBlockImage) (Image, error) {
+func FromBlock(b *acpsdk.ContentBlockImage) (Image, error) {
 	declared, _, _ := mime.ParseMediaType(b.MimeType)
 	if declared == "image/jpg" {
 		declared = "image/jpeg"
@@ -169,20 +175,20 @@ func filePath(uri string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// imageFiles are a turn's images as files for `codex exec --image`: the
+// Files are a turn's images as files for `codex exec --image`: the
 // user's own files as they are, inline images written to a private
 // directory (0700, files 0600) that Remove deletes.
-type imageFiles struct {
+type Files struct {
 	Paths []string
 	dir   string // empty when nothing was written
 }
 
-// writeImageFiles makes imgs files in a new directory under root (empty:
+// WriteFiles makes imgs files in a new directory under root (empty:
 // the system's temporary directory). A path codex cannot take (one with a
 // comma: codex splits --image on commas) is copied there too. On error,
 // or when ctx ends (session/cancel), nothing is left behind.
-func writeImageFiles(ctx context.Context, root string, imgs []Image) (*imageFiles, error) {
-	files := &imageFiles{}
+func WriteFiles(ctx context.Context, root string, imgs []Image) (*Files, error) {
+	files := &Files{}
 	for i, img := range imgs {
 		if err := ctx.Err(); err != nil {
 			files.Remove()
@@ -251,8 +257,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// Remove deletes what writeImageFiles wrote; the user's files stay.
-func (f *imageFiles) Remove() error {
+// Remove deletes what WriteFiles wrote; the user's files stay.
+func (f *Files) Remove() error {
 	if f == nil || f.dir == "" {
 		return nil
 	}

@@ -1,4 +1,20 @@
-package acp
+// Package stdioguard stands between an ACP agent's stdio and acp-go-sdk's
+// connection, so that no input from the editor can close the connection or
+// leave a request unanswered.
+//
+// The SDK's reader closes the whole connection on a line over 10 MiB or once
+// 1024 notifications wait in its queue, and silently drops lines it cannot
+// decode. A [Guard] reads the editor's input line by line and passes on only
+// what the SDK handles safely; it answers the rest with JSON-RPC errors
+// itself, and fails our own requests whose answers the SDK could not read.
+// The [Writer] it is paired with serialises the SDK's output with the
+// guard's answers and rewrites the few outbound lines the SDK's types cannot
+// express.
+//
+//	w, guard := stdioguard.New(os.Stdout, sdkIn, stdioguard.Options{...})
+//	conn := acpsdk.NewAgentSideConnection(agent, w, sdkOut)
+//	go guard.Run(os.Stdin)
+package stdioguard
 
 import (
 	"bufio"
@@ -20,13 +36,38 @@ import (
 // instead and keep serving.
 const maxLineBytes = 10*1024*1024 - 1
 
-// syncWriter serialises whole-message writes from the SDK and from the input
+// Options configures a Guard and its Writer.
+type Options struct {
+	Log *slog.Logger
+	// Cancel handles a session/cancel notification; nil: ignored.
+	Cancel func(sessionID string)
+	// Rename maps inbound request methods the SDK does not route to the
+	// extension methods it routes them under.
+	Rename map[string]string
+	// Rewrite rewrites each outbound message; nil: none.
+	Rewrite func(line []byte) []byte
+	// DeleteCapability adds sessionCapabilities.delete to the initialize
+	// response: acp-go-sdk v0.13.0's type has no field for it.
+	DeleteCapability bool
+}
+
+// New returns the Writer the SDK writes to (out: the editor) and the Guard
+// that feeds the SDK's input (sdkIn) from the editor's.
+func New(out io.Writer, sdkIn *io.PipeWriter, opts Options) (*Writer, *Guard) {
+	w := &Writer{w: out, rewrite: opts.Rewrite, deleteCap: opts.DeleteCapability}
+	g := newInputGuard(sdkIn, w, opts.Log, opts.Cancel)
+	g.rename = opts.Rename
+	g.reads = &w.reads
+	g.inits = &w.inits
+	return w, g
+}
+
+// Writer serialises whole-message writes from the SDK and from the input
 // guard, so a guard error response never interleaves with an SDK message.
-// It renames our elicitation requests to elicitation/create
-// (acpMethodName, elicitation.go).
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+type Writer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	rewrite func([]byte) []byte // Options.Rewrite
 	// reads are the ids of our fs/read_text_file requests awaiting an
 	// answer: the guard checks that their answer carries content.
 	reads pendingReads
@@ -127,9 +168,12 @@ func renameMethod(line []byte, method string) []byte {
 
 // Write writes one whole message. It reports len(p) on success even when
 // the message went out rewritten (io.Writer's contract: n <= len(p)).
-func (s *syncWriter) Write(p []byte) (int, error) {
+func (s *Writer) Write(p []byte) (int, error) {
 	s.reads.sent(p)
-	out := acpMethodName(p)
+	out := p
+	if s.rewrite != nil {
+		out = s.rewrite(p)
+	}
 	if s.deleteCap && s.inits.answer(p) {
 		out = withDeleteCapability(p)
 	}
@@ -184,7 +228,7 @@ func (r *pendingReads) answered(id json.RawMessage) bool {
 	return was
 }
 
-// inputGuard stands between the editor and the SDK's reader, which closes
+// Guard stands between the editor and the SDK's reader, which closes
 // the connection on a line over 10 MiB or once 1024 notifications wait in its
 // queue, and silently drops lines it cannot decode (a request among them is
 // never answered; a response among them leaves our request waiting forever).
@@ -192,11 +236,12 @@ func (r *pendingReads) answered(id json.RawMessage) bool {
 // and $/cancel_request (which the SDK handles inline, without the queue). It
 // answers bad lines itself, handles session/cancel itself, and ignores the
 // other notifications: the agent implements none of them.
-type inputGuard struct {
+type Guard struct {
 	sdk    *io.PipeWriter // the SDK's input
 	editor io.Writer      // error answers
 	log    *slog.Logger
 	cancel func(sessionID string) // session/cancel; nil: ignored
+	rename map[string]string      // Options.Rename
 	reads  *pendingReads          // our pending fs reads; nil: not checked
 	inits  *pendingInits          // the editor's initialize requests; nil: not noted
 	limit  int                    // longest line passed on: maxLineBytes but in tests
@@ -206,8 +251,8 @@ type inputGuard struct {
 	failed   burst // responses the SDK could not read
 }
 
-func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, cancel func(sessionID string)) *inputGuard {
-	return &inputGuard{
+func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, cancel func(sessionID string)) *Guard {
+	return &Guard{
 		sdk: sdkIn, editor: editor, log: log, cancel: cancel, limit: maxLineBytes,
 		ignored:  burst{level: slog.LevelInfo, msg: "inbound notifications ignored"},
 		rejected: burst{level: slog.LevelWarn, msg: "inbound messages rejected"},
@@ -215,10 +260,10 @@ func newInputGuard(sdkIn *io.PipeWriter, editor io.Writer, log *slog.Logger, can
 	}
 }
 
-// run copies in to the SDK line by line until in ends or the SDK stops
+// Run copies in to the SDK line by line until in ends or the SDK stops
 // reading, then closes the SDK's input. It returns nil when in ended, else
 // the error that stopped it.
-func (g *inputGuard) run(in io.Reader) error {
+func (g *Guard) Run(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64*1024)
 	var big topLevel
 	var err error
@@ -245,7 +290,7 @@ func (g *inputGuard) run(in io.Reader) error {
 
 // handle routes one line of at most g.limit bytes. It fails only when the
 // SDK no longer reads.
-func (g *inputGuard) handle(line []byte) error {
+func (g *Guard) handle(line []byte) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
@@ -257,8 +302,8 @@ func (g *inputGuard) handle(line []byte) error {
 			line = numericProtocolVersion(line, g.limit)
 			g.inits.sent(requestID(line))
 		}
-		if m.method == methodSessionDelete {
-			line = renameMethod(line, extDeleteSession)
+		if to, ok := g.rename[m.method]; ok {
+			line = renameMethod(line, to)
 		}
 		if m.answers != nil && g.reads.answered(m.answers) && m.result != nil && !hasContent(m.result) {
 			return g.failResponse(m.answers, "the editor answered fs/read_text_file without content")
@@ -285,12 +330,12 @@ func requestID(line []byte) json.RawMessage {
 	return env.ID
 }
 
-func (g *inputGuard) forward(line []byte) error {
+func (g *Guard) forward(line []byte) error {
 	_, err := g.sdk.Write(append(line, '\n'))
 	return err
 }
 
-func (g *inputGuard) reject(id json.RawMessage, e *acpsdk.RequestError) {
+func (g *Guard) reject(id json.RawMessage, e *acpsdk.RequestError) {
 	g.rejected.add(g.log, "code", e.Code, "reason", e.Message)
 	writeError(g.editor, id, e)
 }
@@ -298,12 +343,12 @@ func (g *inputGuard) reject(id json.RawMessage, e *acpsdk.RequestError) {
 // failResponse hands the SDK an error response in place of a response it
 // could not read, so that our request waiting for it fails now instead of
 // never. The editor gets no answer: nobody answers a response.
-func (g *inputGuard) failResponse(id json.RawMessage, reason string) error {
+func (g *Guard) failResponse(id json.RawMessage, reason string) error {
 	g.failed.add(g.log, "id", string(id), "reason", reason)
 	return writeError(g.sdk, id, withMessage(acpsdk.NewInvalidRequest(nil), reason))
 }
 
-func (g *inputGuard) notification(method string, params json.RawMessage) {
+func (g *Guard) notification(method string, params json.RawMessage) {
 	if method != string(acpsdk.AgentMethodSessionCancel) || g.cancel == nil {
 		g.ignored.add(g.log, "method", method)
 		return
@@ -321,7 +366,7 @@ func (g *inputGuard) notification(method string, params json.RawMessage) {
 // oversized deals with a line over the limit, of which only what big saw is
 // left. A response to one of our requests fails that request at once; a
 // request is answered with its own id when it could be read.
-func (g *inputGuard) oversized(big *topLevel) error {
+func (g *Guard) oversized(big *topLevel) error {
 	tooLarge := invalidRequest("message larger than 10 MiB")
 	if string(big.name) == string(acpsdk.AgentMethodSessionPrompt) {
 		// An inline image over ~7.5 MiB is what makes a prompt this large;
@@ -592,6 +637,21 @@ func marshalCompact(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+func withMessage(e *acpsdk.RequestError, msg string) *acpsdk.RequestError {
+	e.Message = msg
+	return e
+}
+
+// parseError and invalidRequest are the guard's answers; they keep
+// JSON-RPC's own titles ("Invalid Request").
+func parseError(detail string) *acpsdk.RequestError {
+	return withMessage(acpsdk.NewParseError(nil), "Parse error: "+detail)
+}
+
+func invalidRequest(detail string) *acpsdk.RequestError {
+	return withMessage(acpsdk.NewInvalidRequest(nil), "Invalid Request: "+detail)
 }
 
 type errorResponse struct {

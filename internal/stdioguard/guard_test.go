@@ -1,4 +1,4 @@
-package acp
+package stdioguard
 
 import (
 	"bufio"
@@ -151,7 +151,7 @@ func runGuard(tb testing.TB, input []byte, limit int, log *slog.Logger) (toSDK, 
 		b, _ := io.ReadAll(pr)
 		passed <- b
 	}()
-	g.run(bytes.NewReader(input))
+	g.Run(bytes.NewReader(input))
 	return splitLines(<-passed), splitLines(editor.Bytes()), cancelled
 }
 
@@ -282,6 +282,31 @@ func TestGuardNotificationBurst(t *testing.T) {
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// notificationBurst is n notifications of every kind an editor may send,
+// with a request after every tenth of them.
+func notificationBurst(n int, knownSession string) (burst []byte, requests int) {
+	var b bytes.Buffer
+	for i := range n {
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"no/such_notification","params":{"n":%d}}`+"\n", i)
+		case 1:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"_zed/extension","params":{}}`+"\n")
+		case 2:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sess_unknown%d"}}`+"\n", i)
+		case 3:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", knownSession)
+		case 4:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`+"\n", 1_000_000+i)
+		}
+		if (i+1)%(n/10) == 0 {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"burst-%d","method":"initialize","params":{"protocolVersion":1}}`+"\n", requests)
+			requests++
+		}
+	}
+	return b.Bytes(), requests
+}
+
 // BenchmarkGuardLargeResponse: the guard's cost on a large editor answer
 // (fs/read_text_file of a 9 MiB file), which it checks before passing on.
 func BenchmarkGuardLargeResponse(b *testing.B) {
@@ -305,7 +330,7 @@ func BenchmarkGuardOversizedResponse(b *testing.B) {
 // of passing for an empty file; `{"content":""}` is an empty file.
 func TestGuardReadAnswerWithoutContentFails(t *testing.T) {
 	var out bytes.Buffer
-	w := &syncWriter{w: &out}
+	w := &Writer{w: &out}
 	for _, id := range []string{"7", "8"} {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/w/a"}}`+"\n", id)
 	}
@@ -317,7 +342,7 @@ func TestGuardReadAnswerWithoutContentFails(t *testing.T) {
 		b, _ := io.ReadAll(pr)
 		passed <- b
 	}()
-	g.run(strings.NewReader(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{"content":""}}` + "\n" +
+	g.Run(strings.NewReader(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{"content":""}}` + "\n" +
 		`{"jsonrpc":"2.0","id":9,"result":{}}` + "\n"))
 	got := splitLines(<-passed)
 	if len(got) != 3 || !strings.Contains(string(got[0]), `"id":7,"error"`) || !strings.Contains(string(got[0]), "without content") ||
