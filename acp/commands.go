@@ -13,6 +13,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -384,6 +385,9 @@ func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, 
 		version = "unknown"
 	}
 	fmt.Fprintf(&b, "- Codex version: %s\n", version)
+	if note := codex.VersionNote(version); note != "" {
+		fmt.Fprintf(&b, "  - %s\n", note)
+	}
 	fmt.Fprintf(&b, "- Workspace: %s\n", s.cwd)
 	return b.String(), nil
 }

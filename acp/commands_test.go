@@ -353,7 +353,7 @@ func TestStatusCommand(t *testing.T) {
 	h := startAgentWith(t, Options{Backend: be, ModelInfo: func() ModelInfo {
 		return ModelInfo{ContextWindow: 272000,
 			Models: []codex.Model{{Slug: "gpt-5.5", Name: "GPT-5.5", Efforts: []string{"low", "medium"}, DefaultEffort: "medium"}}}
-	}, CodexVersion: func() string { return "0.169.0" }}, fakeeditor.Options{})
+	}, CodexVersion: func() string { return codex.NewestTested }}, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	if _, err := h.prompt(sid, "hello"); err != nil {
 		t.Fatal(err)
@@ -373,9 +373,34 @@ func TestStatusCommand(t *testing.T) {
 	}
 	for _, want := range []string{"Model: gpt-5.5", "Reasoning effort: medium", "Mode: ask", "Backend: unknown",
 		"Codex thread: 01a20593-b01a-7803-bc79-f76fd9913eae", "100 input (20 cached), 10 output (3 reasoning); context window 272000",
-		"Codex version: 0.169.0"} {
+		"Codex version: " + codex.NewestTested + "\n- Workspace"} { // no note for a tested codex
 		if !strings.Contains(text, want) {
 			t.Errorf("/status lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// /status says when codex is outside the tested range, and how to report
+// for a newer one.
+func TestStatusCommandUntestedCodex(t *testing.T) {
+	for _, tt := range []struct{ version, want string }{
+		{"0.99.1", "- Codex version: 0.99.1\n  - codex 0.99.1 is older than any codex codexacp was tested with (" + codex.TestedRange() + "): app-server features may be missing"},
+		{"99.0.0", "- Codex version: 99.0.0\n  - codex 99.0.0 is newer than any codex codexacp was tested with (" + codex.TestedRange() + "): it is untested; if something goes wrong, please report it (README, \"Reporting a bug\")"},
+		{"", "- Codex version: unknown\n- Workspace"},
+	} {
+		h := startAgentWith(t, Options{Backend: &fakeBackend{}, CodexVersion: func() string { return tt.version }}, fakeeditor.Options{})
+		sid := h.newSession(t, t.TempDir())
+		if _, err := h.prompt(sid, "/status"); err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		for _, u := range h.editor.Updates() {
+			if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+				text += c.Content.Text.Text
+			}
+		}
+		if !strings.Contains(text, tt.want) {
+			t.Errorf("codex %q: /status lacks %q:\n%s", tt.version, tt.want, text)
 		}
 	}
 }

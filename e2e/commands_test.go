@@ -9,6 +9,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -51,7 +53,13 @@ func testSlashStatus(t *testing.T, backend string) {
 		t.Errorf("/status made %d model requests", n)
 	}
 	text := agentText(e)
-	for _, s := range []string{"Model: gpt-5.5", "Mode: ask", "Backend: " + backend, "Codex thread: none yet", "Codex version: 0.169.0"} {
+	// The version of the codex under test, whichever it is
+	// (CODEXACP_CODEX_PATH may name another than the pinned one).
+	version, err := codex.Version(e.ctx, codextest.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Model: gpt-5.5", "Mode: ask", "Backend: " + backend, "Codex thread: none yet", "Codex version: " + version} {
 		if !strings.Contains(text, s) {
 			t.Errorf("/status lacks %q:\n%s", s, text)
 		}

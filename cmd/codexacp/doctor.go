@@ -32,6 +32,8 @@ func doctor(ctx context.Context, o *options, out io.Writer, log *slog.Logger) er
 		}
 		fmt.Fprintf(out, "%s %-13s %s\n", mark, name, detail)
 	}
+	// warn is a line that needs the user's eye but does not fail doctor.
+	warn := func(name, detail string) { fmt.Fprintf(out, "warn %-13s %s\n", name, detail) }
 
 	path, err := codex.Find(o.codexPath)
 	if err != nil {
@@ -44,6 +46,9 @@ func doctor(ctx context.Context, o *options, out io.Writer, log *slog.Logger) er
 			check("codex", false, fmt.Sprintf("%s does not run: %v", path, verr))
 		} else {
 			check("codex", true, fmt.Sprintf("%s (%s)", path, strings.TrimSpace(string(v))))
+			if note := codex.VersionNote(codex.VersionOf(string(v))); note != "" {
+				warn("codex version", note)
+			}
 			catalog, window := modelCatalog(ctx, log, path, o.config)
 			if catalog == "" {
 				check("model catalog", false, "could not be built: codex would keep its own apply_patch tool (the log on stderr says why; --log-level debug shows more)")

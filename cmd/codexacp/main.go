@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -336,15 +335,18 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 	return info
 }
 
-// prepareCodexVersion returns a function that runs `codex --version` the
-// first time it is called and remembers the answer (acp.Options.CodexVersion,
-// for /status and a recording's header). Not with the catalog: session/new
+// prepareCodexVersion runs `codex --version` in the background and returns
+// a function that waits for the answer (acp.Options.CodexVersion, for
+// /status and a recording's header). At start, so that the log says early
+// when codex is outside the tested range. Not with the catalog: session/new
 // waits for the catalog, and a codex run takes 10–250 ms; /status can wait.
 func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string) func() string {
-	return sync.OnceValue(func() string {
+	return inBackground(func() string {
 		v, err := codex.Version(ctx, codexPath)
 		if err != nil {
 			log.Info("codex version unknown", "err", err)
+		} else if note := codex.VersionNote(v); note != "" {
+			log.Warn(note, "codex_version", v, "tested", codex.TestedRange())
 		}
 		return v
 	})

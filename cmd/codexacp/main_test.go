@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
@@ -111,13 +115,17 @@ func TestRunEmptyInput(t *testing.T) {
 	}
 }
 
-// fakeCodex writes a script answering what doctor asks codex.
-func fakeCodex(t *testing.T) string {
+// fakeCodex writes a script answering what doctor asks codex, as the
+// newest tested codex.
+func fakeCodex(t *testing.T) string { return fakeCodexVersion(t, codex.NewestTested) }
+
+// fakeCodexVersion is fakeCodex reporting version.
+func fakeCodexVersion(t *testing.T, version string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "codex")
 	script := `#!/bin/sh
 case "$*" in
-  --version) echo "codex-cli 0.169.0" ;;
+  --version) echo "codex-cli ` + version + `" ;;
   "exec --help") echo "Run Codex non-interactively" ;;
   app-server) # answers initialize, then waits for stdin to close
     read -r line
@@ -142,18 +150,68 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"ok   codex", "codex-cli 0.169.0", "ok   model catalog", "without apply_patch",
+	for _, want := range []string{"ok   codex", "codex-cli " + codex.NewestTested, "ok   model catalog", "without apply_patch",
 		"ok   model         codex's default, context window 1000 tokens", "ok   state dir     " + filepath.Join(state, "sessions"), "ok   tool server   listens on http://127.0.0.1:",
 		"ok   exec          codex exec runs (selected)", "ok   app-server    codex app-server answered in "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}
 	}
+	if strings.Contains(out.String(), "warn") {
+		t.Errorf("doctor warns about a tested codex:\n%s", out.String())
+	}
 
 	out.Reset()
 	err = run([]string{"doctor", "--codex-path", filepath.Join(t.TempDir(), "missing"), "--state-dir", ""}, strings.NewReader(""), &out, io.Discard)
 	if err == nil || !strings.Contains(out.String(), "FAIL codex") || !strings.Contains(out.String(), "npm i -g @openai/codex") {
 		t.Errorf("missing codex: err %v, output:\n%s", err, out.String())
+	}
+}
+
+// TestDoctorCodexOutsideTestedRange: doctor says when codex is older or
+// newer than any tested, and still passes (codexacp may well work).
+func TestDoctorCodexOutsideTestedRange(t *testing.T) {
+	for _, tt := range []struct{ version, want string }{
+		{"0.99.1", "warn codex version codex 0.99.1 is older than any codex codexacp was tested with (" + codex.TestedRange() + "): app-server features may be missing"},
+		{"99.0.0", "warn codex version codex 99.0.0 is newer than any codex codexacp was tested with (" + codex.TestedRange() + "): it is untested; if something goes wrong, please report it"},
+	} {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		var out bytes.Buffer
+		err := run([]string{"doctor", "--codex-path", fakeCodexVersion(t, tt.version), "--state-dir", ""}, strings.NewReader(""), &out, io.Discard)
+		if err != nil {
+			t.Errorf("codex %s: doctor: %v\n%s", tt.version, err, out.String())
+		}
+		if !strings.Contains(out.String(), tt.want) || !strings.Contains(out.String(), "ok   codex ") {
+			t.Errorf("codex %s: doctor output lacks %q:\n%s", tt.version, tt.want, out.String())
+		}
+	}
+}
+
+// TestCodexVersionLogged: the agent learns codex's version at start,
+// without being asked, and logs a warning when it is outside the tested
+// range (nothing for a tested one).
+func TestCodexVersionLogged(t *testing.T) {
+	for _, tt := range []struct{ version, want string }{
+		{"0.99.1", "codex 0.99.1 is older than any codex codexacp was tested with"},
+		{"99.0.0", "codex 99.0.0 is newer than any codex codexacp was tested with"},
+	} {
+		var logs syncbuf.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		// Not waited for: it must run by itself. 30 s only keeps a failure from
+		// hanging; it bounds no speed.
+		prepareCodexVersion(context.Background(), log, fakeCodexVersion(t, tt.version))
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(logs.String(), tt.want) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.Contains(logs.String(), tt.want) || !strings.Contains(logs.String(), "level=WARN") {
+			t.Errorf("codex %s: log lacks %q:\n%s", tt.version, tt.want, logs.String())
+		}
+	}
+	var logs syncbuf.Buffer
+	v := prepareCodexVersion(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)), fakeCodex(t))()
+	if v != codex.NewestTested || logs.String() != "" {
+		t.Errorf("tested codex: version %q, log %q", v, logs.String())
 	}
 }
 

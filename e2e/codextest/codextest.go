@@ -2,7 +2,7 @@
 // environment to run it in.
 //
 // The binary is the one `cd e2e && npm ci` installs from e2e/package-lock.json
-// (@openai/codex 0.169.0), or $CODEXACP_CODEX_PATH. When it is missing, tests
+// (@openai/codex PinnedVersion), or $CODEXACP_CODEX_PATH. When it is missing, tests
 // that need it are skipped, unless CODEXACP_E2E=1 (set by CI), which makes a
 // missing binary a failure: the real-codex tests must not silently vanish.
 package codextest

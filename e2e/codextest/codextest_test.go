@@ -1,12 +1,37 @@
 package codextest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/codexacp/codexacp/codex"
 )
+
+// TestPinnedVersion: PinnedVersion is what e2e/package.json pins, and
+// lies in the range codex names as tested (CI tests the pin, so a range
+// that leaves it out, or a pin moved without the range, is wrong).
+func TestPinnedVersion(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		t.Fatalf("e2e/package.json: %v", err)
+	}
+	if pin := pkg.Dependencies["@openai/codex"]; pin != PinnedVersion {
+		t.Errorf("e2e/package.json pins @openai/codex %q; PinnedVersion is %q", pin, PinnedVersion)
+	}
+	if codex.CompareVersions(PinnedVersion, codex.OldestTested) < 0 || codex.CompareVersions(PinnedVersion, codex.NewestTested) > 0 {
+		t.Errorf("PinnedVersion %s is outside the tested range %s", PinnedVersion, codex.TestedRange())
+	}
+}
 
 func TestLocateExplicitPath(t *testing.T) {
 	dir := t.TempDir()

@@ -34,7 +34,7 @@ const (
 // versionLine is what `--version` prints for a transcript that does not
 // name codex's version; the agent names its cached model catalog after the
 // version.
-const versionLine = "codex-cli 0.169.0-replay"
+const versionLine = "codex-cli 0.169.0+replay"
 
 // Exit statuses besides the recorded ones.
 const (
