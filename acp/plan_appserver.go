@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/forms"
 )
 
 // What the app-server backend does for plan mode (plan.go): turns with
@@ -74,21 +75,12 @@ func (h *turnHandler) notePlan(n notice) {
 }
 
 // UserQuestion is one of codex's questions to the user
-// (item/tool/requestUserInput).
-type UserQuestion struct {
-	ID       string
-	Header   string
-	Question string
-	Options  []UserOption // none: a free-text answer
-	Other    bool         // a free-text answer is allowed besides the options
-	Secret   bool
-}
+// (item/tool/requestUserInput), put to the editor as a form of
+// internal/forms.
+type UserQuestion = forms.Question
 
 // UserOption is one answer codex offers.
-type UserOption struct {
-	Label       string
-	Description string
-}
+type UserOption = forms.Option
 
 // userAsker is a TurnOutput that can put codex's questions to the user. It
 // returns the answers by question id; a question left out was not answered

@@ -185,7 +185,7 @@ func secretQuestionsOf(msg json.RawMessage) secretAsk {
 			}
 		}
 	case methodMCPElicitation:
-		// The agent's rule for a secret field (acp/mcpelicitation.go).
+		// The agent's rule for a secret field (internal/forms).
 		for key, p := range m.Params.RequestedSchema.Properties {
 			if p.Type == "string" && len(p.Enum) == 0 && len(p.OneOf) == 0 && secrets.IsFormField(key, p.Title) {
 				a.fields = append(a.fields, key)
