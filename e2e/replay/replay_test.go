@@ -92,7 +92,14 @@ func header(t *testing.T, path string) record.Entry {
 // TestCorpus replays every transcript of the corpus against the agent and
 // the fake codex.
 func TestCorpus(t *testing.T) {
-	for _, path := range corpus(t) {
+	replayEach(t, corpus(t))
+}
+
+// replayEach replays each transcript in a parallel subtest named after its
+// file: the replay must match the recording and every agent message must
+// be valid ACP.
+func replayEach(t *testing.T, paths []string) {
+	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".ndjson")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -6,9 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/codexacp/codexacp/internal/acpschema"
 )
 
 // userDir holds transcripts users recorded (--record) and attached to bug
@@ -26,22 +23,7 @@ func TestUserTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range files {
-		name := strings.TrimSuffix(filepath.Base(path), ".ndjson")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			res := replayFile(t, path)
-			if !res.Match() {
-				t.Errorf("replay of %s does not match the recording", path)
-			}
-			for _, raw := range res.Raw {
-				if err := acpschema.ValidateMessage(raw); err != nil {
-					t.Errorf("agent message violates the ACP schema: %v\n%s", err, raw)
-				}
-			}
-			t.Logf("replayed %d agent messages in %v", len(res.Got), res.Elapsed.Round(time.Millisecond))
-		})
-	}
+	replayEach(t, files)
 }
 
 // TestCorpusRecordingKeepsUserTranscripts reads the justfile's
