@@ -20,6 +20,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
@@ -270,7 +271,7 @@ func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
 	lines := fixtureLines(t, "turn_failed_http400.jsonl")
 	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
 		_ = playLines(lines...)(ctx, n, inv, onLine)
-		return &codex.ExitError{Code: 1}
+		return &proc.ExitError{Code: 1}
 	}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
@@ -286,7 +287,7 @@ func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
 
 func TestPromptCodexExitsWithoutOutput(t *testing.T) {
 	be := &fakeBackend{script: func(context.Context, int, codex.Invocation, func([]byte)) error {
-		return &codex.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}
+		return &proc.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}
 	}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())

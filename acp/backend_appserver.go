@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
@@ -457,7 +458,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	case <-server.Done():
 		// Its commands were reparented away from it: find them by their tag
 		// (the session's random id) wherever they are.
-		n, err := codex.KillTaggedAnywhere(sessionTag(t.SessionID))
+		n, err := proc.KillTaggedAnywhere(sessionTag(t.SessionID))
 		logKilled(log, n, err)
 		if err := server.Err(); err != nil {
 			return fmt.Errorf("codex app-server exited during the turn: %w", err)
@@ -491,7 +492,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	if !h.subagents.wait(stopCtx, server.Done()) {
 		log.Warn("codex app-server did not end the interrupted subagents")
 	}
-	n, err := codex.KillTagged(server.Pid(), sessionTag(t.SessionID))
+	n, err := proc.KillTagged(server.Pid(), sessionTag(t.SessionID))
 	logKilled(log, n, err)
 	return fmt.Errorf("codex turn interrupted: %w", context.Cause(ctx))
 }

@@ -12,6 +12,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -44,7 +45,7 @@ func TestDeadTurnEndsItsCallsAndFreesTheSession(t *testing.T) {
 		started <- struct{}{}
 		if n == 0 {
 			<-died
-			return &codex.ExitError{Code: 137}
+			return &proc.ExitError{Code: 137}
 		}
 		<-ctx.Done()
 		return context.Cause(ctx)

@@ -16,6 +16,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -91,7 +92,7 @@ func (discardOutput) ApproveCommand(context.Context, CommandApproval) ApprovalDe
 // The exec backend's image files exist while codex runs and are gone after
 // the turn however it ends.
 func TestExecImageFilesLifetime(t *testing.T) {
-	errCrash := &codex.ExitError{Code: 139, Signal: 11}
+	errCrash := &proc.ExitError{Code: 139, Signal: 11}
 	for _, tc := range []struct {
 		name   string
 		end    func(ctx context.Context) error

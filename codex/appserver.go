@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -96,11 +97,11 @@ type AppServer struct {
 	grace    time.Duration
 	trace    func(sent bool, line []byte)                // AppServerOptions.Trace; nil: none
 	unrouted func(method string, params json.RawMessage) // AppServerOptions.Unrouted; nil: none
-	p        *process
+	p        *proc.Process
 	pid      int
 	start    time.Time
 
-	stderr     *stderrLog
+	stderr     *proc.StderrLog
 	stderrDone chan struct{}
 
 	writeMu sync.Mutex // one message at a time on stdin
@@ -147,7 +148,7 @@ type message struct {
 // bounds the handshake only; the process runs until Close or its own end.
 func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
 	if opts.Path == "" {
-		return nil, ErrNotFound
+		return nil, proc.ErrNotFound
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("codex app-server: %w", err)
@@ -158,14 +159,14 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	}
 	grace := opts.Grace
 	if grace <= 0 {
-		grace = DefaultGrace
+		grace = proc.DefaultGrace
 	}
 	args := []string{"app-server"}
 	for _, kv := range opts.Config {
 		args = append(args, "-c", kv)
 	}
 	cmd := exec.Command(opts.Path, args...)
-	cmd.Env = childEnv(opts.Env, nil)
+	cmd.Env = proc.Env(opts.Env, nil)
 
 	c := &AppServer{
 		log:        log,
@@ -173,29 +174,29 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 		trace:      opts.Trace,
 		unrouted:   opts.Unrouted,
 		start:      time.Now(),
-		stderr:     newStderrLog(log, stderrTailSize),
+		stderr:     proc.NewStderrLog(log, proc.StderrTailSize),
 		stderrDone: make(chan struct{}),
 		pending:    make(map[int64]chan response),
 		routes:     make(map[string]*route),
 		done:       make(chan struct{}),
 	}
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.Background())
-	p, err := spawn(cmd, syscall.SIGTERM, &c.wg, log)
+	p, err := proc.Start(cmd, syscall.SIGTERM, &c.wg, log)
 	if err != nil {
 		c.cancelHandler()
 		return nil, err
 	}
 	c.p = p
 	c.pid = cmd.Process.Pid
-	log.Debug("codex app-server started", "pid", c.pid, "args", logArgs(args))
+	log.Debug("codex app-server started", "pid", c.pid, "args", proc.LogArgs(args))
 
 	c.wg.Add(2)
 	go func() {
 		defer c.wg.Done()
 		defer close(c.stderrDone)
 		defer recovery.Recover(log, "codex app-server stderr", nil)
-		io.Copy(c.stderr, &drainReader{f: p.stderr, exited: &p.hasExited})
-		c.stderr.flush()
+		io.Copy(c.stderr, p.StderrReader())
+		c.stderr.Flush()
 	}()
 	go func() {
 		defer c.wg.Done()
@@ -298,7 +299,7 @@ func (c *AppServer) call(ctx context.Context, method string, params, result any,
 	if err := c.sendTraced(&message{ID: strconv.AppendInt(nil, id, 10), Method: method, Params: raw}, traced); err != nil {
 		c.forget(id)
 		// The process is gone or going: its exit reason says more than EPIPE.
-		timer := time.NewTimer(drainTimeout + time.Second)
+		timer := time.NewTimer(proc.DrainTimeout + time.Second)
 		defer timer.Stop()
 		select {
 		case <-c.done:
@@ -384,18 +385,18 @@ func (c *AppServer) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancelHandler()
 		// The tree before stdin closes: what survives the process is killed.
-		var tree procTree
-		if !c.p.hasExited.Load() {
-			tree = snapshotBelow(c.pid)
+		var tree proc.Tree
+		if !c.p.HasExited() {
+			tree = proc.SnapshotBelow(c.pid)
 		}
 		c.closing.Store(true)
 		if c.trace != nil {
 			c.trace(true, nil)
 		}
-		c.p.stdin.Close() // also ends a write blocked on a full pipe
+		c.p.Stdin.Close() // also ends a write blocked on a full pipe
 		timer := time.NewTimer(c.grace)
 		select {
-		case <-c.p.exited:
+		case <-c.p.Exited():
 		case <-timer.C:
 			c.log.Debug("codex app-server outlived its input; killing it", "pid", c.pid, "grace", c.grace)
 			c.killed.Store(true)
@@ -403,7 +404,7 @@ func (c *AppServer) Close() error {
 		}
 		timer.Stop()
 		<-c.done
-		if n := tree.kill(c.pid); n > 0 {
+		if n := tree.Kill(c.pid); n > 0 {
 			c.log.Debug("codex app-server left processes behind; killed", "pid", c.pid, "count", n)
 		}
 		c.wg.Wait()
@@ -411,17 +412,8 @@ func (c *AppServer) Close() error {
 	return c.Err()
 }
 
-// kill kills the app-server and everything below it: its commands run in
-// process groups of their own, which its group's SIGKILL would not reach.
-func (c *AppServer) kill() {
-	if c.p.hasExited.Load() {
-		return
-	}
-	// Stopped, it starts nothing new while its descendants are found.
-	freeze(c.pid)
-	killBelow(c.pid, nil)
-	c.p.killGroup()
-}
+// kill kills the app-server and everything below it (proc.KillTree).
+func (c *AppServer) kill() { c.p.KillTree() }
 
 // send writes one message; an error means the process is gone.
 func (c *AppServer) send(m *message) error { return c.sendTraced(m, true) }
@@ -438,25 +430,25 @@ func (c *AppServer) sendTraced(m *message, traced bool) error {
 	if c.trace != nil && traced {
 		c.trace(true, b[:len(b)-1])
 	}
-	_, err = c.p.stdin.Write(b)
+	_, err = c.p.Stdin.Write(b)
 	return err
 }
 
 // readLoop reads stdout until it ends, then waits for the process and
 // reports its end.
 func (c *AppServer) readLoop() {
-	readLines(&drainReader{f: c.p.stdout, exited: &c.p.hasExited}, c.dispatch)
+	proc.ReadLines(c.p.StdoutReader(), c.dispatch)
 	if c.trace != nil {
 		c.trace(false, nil)
 	}
 	// Without its stdout the server can answer nothing: end it.
 	timer := time.NewTimer(c.grace)
 	select {
-	case <-c.p.exited:
+	case <-c.p.Exited():
 	case <-timer.C:
 		c.log.Debug("codex app-server closed its stdout; killing it", "pid", c.pid)
 		c.kill()
-		<-c.p.exited
+		<-c.p.Exited()
 	}
 	timer.Stop()
 	<-c.stderrDone
@@ -465,21 +457,21 @@ func (c *AppServer) readLoop() {
 
 // finish records why the process ended, fails pending calls and closes done.
 func (c *AppServer) finish() {
-	state := c.p.cmd.ProcessState
+	state := c.p.Cmd.ProcessState
 	var err error
 	switch {
 	case state == nil:
-		err = fmt.Errorf("codex app-server: wait: %w", c.p.waitErr)
+		err = fmt.Errorf("codex app-server: wait: %w", c.p.WaitErr())
 	case c.killed.Load(), c.closing.Load() && state.Success():
 	default:
-		e := exitError(state, c.stderr)
+		e := proc.ExitErrorOf(state, c.stderr)
 		e.Stderr = stripANSI(e.Stderr)
 		err = e
 	}
 	attrs := []any{"pid", c.pid, "elapsed", time.Since(c.start)}
 	if state != nil {
 		attrs = append(attrs, "status", state.String())
-		if kib, ok := peakRSSKiB(state); ok {
+		if kib, ok := proc.PeakRSSKiB(state); ok {
 			attrs = append(attrs, "maxrss_kib", kib)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -189,7 +190,7 @@ func TestAppServerRealKillTagged(t *testing.T) {
 	if len(taggedSleeps(c.Pid(), r1.tag)) == 0 {
 		t.Log("codex 0.169 ended the interrupted turn's command itself")
 	}
-	n, err := codex.KillTagged(c.Pid(), r1.tag)
+	n, err := proc.KillTagged(c.Pid(), r1.tag)
 	if err != nil || n == 0 {
 		t.Errorf("KillTagged = %d, %v; want the interrupted turn's command", n, err)
 	}

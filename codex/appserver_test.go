@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -579,7 +580,7 @@ func TestAppServerCrash(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the hanging call is pending
 	err := c.Call(context.Background(), "crash", nil, nil)
 	for i, err := range []error{err, <-hung} {
-		var exit *ExitError
+		var exit *proc.ExitError
 		if !errors.Is(err, ErrAppServerClosed) || !errors.As(err, &exit) || exit.Code != 3 ||
 			exit.Stderr != "thread 'main' panicked: boom" {
 			t.Errorf("call %d: %v; want ErrAppServerClosed with exit status 3 and the stderr tail", i, err)
@@ -590,7 +591,7 @@ func TestAppServerCrash(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Done not closed")
 	}
-	var exit *ExitError
+	var exit *proc.ExitError
 	if !errors.As(c.Err(), &exit) || exit.Code != 3 {
 		t.Errorf("Err = %v, want the exit", c.Err())
 	}
@@ -704,7 +705,7 @@ func TestAppServerStartFailure(t *testing.T) {
 		{
 			name: "exits at once", mode: "fail-init",
 			check: func(err error) bool {
-				var exit *ExitError
+				var exit *proc.ExitError
 				return errors.Is(err, ErrAppServerClosed) && errors.As(err, &exit) && exit.Code == 2 &&
 					exit.Stderr == "ERROR error: bad config"
 			},
@@ -785,3 +786,6 @@ func TestAppServerConcurrentCalls(t *testing.T) {
 }
 
 var _ io.Writer = (*syncBuf)(nil)
+
+// slogDiscard drops everything.
+var slogDiscard = slog.New(slog.DiscardHandler)

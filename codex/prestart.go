@@ -26,7 +26,7 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 	}
 	key := r.key(inv)
 	r.mu.Lock()
-	if r.closed || (r.waiting[key] != nil && !r.waiting[key].p.hasExited.Load()) {
+	if r.closed || (r.waiting[key] != nil && !r.waiting[key].p.HasExited()) {
 		r.mu.Unlock()
 		return nil
 	}
@@ -51,7 +51,7 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 	if old != nil {
 		old.discard()
 	}
-	r.logger().Debug("codex waiting for its prompt", "pid", st.p.cmd.Process.Pid)
+	r.logger().Debug("codex waiting for its prompt", "pid", st.p.Pid())
 	go func() {
 		defer recovery.Recover(r.logger(), "waiting codex", nil)
 		var expired <-chan time.Time
@@ -63,14 +63,14 @@ func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {
 		select {
 		case <-expired:
 			if r.remove(key, st) {
-				r.logger().Debug("waiting codex idle too long; ended", "pid", st.p.cmd.Process.Pid, "idle", idle)
+				r.logger().Debug("waiting codex idle too long; ended", "pid", st.p.Pid(), "idle", idle)
 				st.discard()
 			}
-		case <-st.p.exited:
+		case <-st.p.Exited():
 			// Still waiting, it died: forget it now (its pipes with it).
 			// Taken by a Run or discarded, it is not there any more.
 			if r.remove(key, st) {
-				r.logger().Debug("waiting codex exited", "pid", st.p.cmd.Process.Pid, "stderr", st.stderr.tail())
+				r.logger().Debug("waiting codex exited", "pid", st.p.Pid(), "stderr", st.stderr.Tail())
 				st.discard()
 			}
 		}
@@ -120,12 +120,12 @@ func (r *Runner) takeWaiting(inv Invocation) *started {
 	if st == nil {
 		return nil
 	}
-	if st.p.hasExited.Load() {
-		r.logger().Debug("waiting codex had exited; starting another", "pid", st.p.cmd.Process.Pid, "stderr", st.stderr.tail())
+	if st.p.HasExited() {
+		r.logger().Debug("waiting codex had exited; starting another", "pid", st.p.Pid(), "stderr", st.stderr.Tail())
 		st.discard()
 		return nil
 	}
-	st.log.Debug("waiting codex takes its prompt", "pid", st.p.cmd.Process.Pid)
+	st.log.Debug("waiting codex takes its prompt", "pid", st.p.Pid())
 	return st
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
@@ -205,9 +206,9 @@ echo "after the trace" >&2
 exit 3
 `)
 	lines, err := collect(context.Background(), &Runner{Path: codex}, Invocation{Cwd: t.TempDir()})
-	var exitErr *ExitError
+	var exitErr *proc.ExitError
 	if !errors.As(err, &exitErr) {
-		t.Fatalf("Run = %v, want *ExitError", err)
+		t.Fatalf("Run = %v, want *proc.ExitError", err)
 	}
 	if exitErr.Code != 3 {
 		t.Errorf("Code = %d, want 3", exitErr.Code)
@@ -241,9 +242,9 @@ echo "warning: config key deprecated" >&2
 kill -`+tt.sig+` $$
 `)
 			_, err := collect(context.Background(), &Runner{Path: codex}, Invocation{Cwd: t.TempDir()})
-			var exitErr *ExitError
+			var exitErr *proc.ExitError
 			if !errors.As(err, &exitErr) {
-				t.Fatalf("Run = %v, want *ExitError", err)
+				t.Fatalf("Run = %v, want *proc.ExitError", err)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("message = %q, want %q", err, tt.want)
@@ -262,12 +263,12 @@ while [ $i -lt 2000 ]; do echo "stderr line $i with some padding to make it long
 exit 1
 `)
 	_, err := collect(context.Background(), &Runner{Path: codex}, Invocation{Cwd: t.TempDir()})
-	var exitErr *ExitError
+	var exitErr *proc.ExitError
 	if !errors.As(err, &exitErr) {
-		t.Fatalf("Run = %v, want *ExitError", err)
+		t.Fatalf("Run = %v, want *proc.ExitError", err)
 	}
-	if len(exitErr.Stderr) > stderrTailSize {
-		t.Errorf("Stderr has %d bytes, want at most %d", len(exitErr.Stderr), stderrTailSize)
+	if len(exitErr.Stderr) > proc.StderrTailSize {
+		t.Errorf("Stderr has %d bytes, want at most %d", len(exitErr.Stderr), proc.StderrTailSize)
 	}
 	if !strings.HasPrefix(exitErr.Stderr, "stderr line ") || !strings.HasSuffix(exitErr.Stderr, "line 1999 with some padding to make it longer") {
 		t.Errorf("Stderr tail is not cut at a line start or lacks the last line: %q...%q",
@@ -424,7 +425,7 @@ func TestRunSlowConsumerGetsEverything(t *testing.T) {
 	var lines []string
 	err := r.Run(context.Background(), Invocation{Cwd: t.TempDir()}, func(line []byte) {
 		lines = append(lines, string(line))
-		time.Sleep(drainTimeout)
+		time.Sleep(proc.DrainTimeout)
 	})
 	if err != nil || !slices.Equal(lines, []string{"1", "2", "3"}) {
 		t.Errorf("Run = %v, lines %q; want nil, [1 2 3]", err, lines)
@@ -481,16 +482,4 @@ func waitGone(t *testing.T, pid int) {
 	}
 	killPid(pid)
 	t.Errorf("process %d still runs", pid)
-}
-
-func TestLogArgsHidesSecrets(t *testing.T) {
-	args := []string{"exec", "-c", `model="gpt-5.5"`, "-c", `mcp_servers.x={url="u", http_headers={"Authorization"="Bearer s3cr3t-value"}}`,
-		"-c", "model_providers.p.experimental_bearer_token=abcdef1234567890", "-"}
-	got := strings.Join(logArgs(args), " ")
-	if strings.Contains(got, "s3cr3t-value") || strings.Contains(got, "abcdef1234567890") || !strings.Contains(got, `model="gpt-5.5"`) {
-		t.Errorf("logged args = %s", got)
-	}
-	if !strings.Contains(args[4], "s3cr3t-value") {
-		t.Error("logArgs changed the real argv")
-	}
 }

@@ -17,6 +17,14 @@ import (
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
+// Sandbox modes codex accepts (`codex exec -s`, the config's sandbox_mode,
+// app-server thread/start's sandbox).
+const (
+	SandboxReadOnly         = "read-only"
+	SandboxWorkspaceWrite   = "workspace-write"
+	SandboxDangerFullAccess = "danger-full-access"
+)
+
 // Approval policies codex accepts (app-server AskForApproval; the
 // config's approval_policy). ApprovalGranular stands for the table form
 // (`approval_policy = { granular = … }`), which codexacp never writes.

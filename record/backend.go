@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
@@ -83,7 +84,7 @@ func (r *Recorder) codexLine(run int, line []byte) {
 
 func (r *Recorder) endRun(run int, ctx context.Context, err error) {
 	e := &Entry{Kind: KindCodexExit, Run: run}
-	var exit *codex.ExitError
+	var exit *proc.ExitError
 	switch {
 	case err == nil:
 		e.Code = new(int)

@@ -15,6 +15,7 @@ import (
 	"testing/iotest"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -136,7 +137,7 @@ func TestBackendRecordsRuns(t *testing.T) {
 				t.Errorf("exit = %+v", exit)
 			}
 		}},
-		{"exit status", context.Background(), &fakeRunner{err: &codex.ExitError{Code: 3, Stderr: "boom"}}, func(t *testing.T, exit Entry) {
+		{"exit status", context.Background(), &fakeRunner{err: &proc.ExitError{Code: 3, Stderr: "boom"}}, func(t *testing.T, exit Entry) {
 			if exit.Code == nil || *exit.Code != 3 || exit.Stderr != "boom" {
 				t.Errorf("exit = %+v", exit)
 			}

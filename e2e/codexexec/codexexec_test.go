@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -170,7 +171,7 @@ func TestResumeUnknownThread(t *testing.T) {
 	inv := f.invocation("hello")
 	inv.ThreadID = "01a20598-0000-7000-8000-000000000000"
 	_, err := f.run(t, context.Background(), inv)
-	var exitErr *codex.ExitError
+	var exitErr *proc.ExitError
 	if !errors.As(err, &exitErr) || exitErr.Code != 1 || !strings.Contains(exitErr.Stderr, "no rollout found") {
 		t.Fatalf("Run = %v, want exit 1 saying no rollout found", err)
 	}
@@ -183,7 +184,7 @@ func TestHTTPErrorFailsTurn(t *testing.T) {
 	f := newFixture(t)
 	f.mock.Enqueue(mockapi.HTTPError(400, "Invalid 'input': mock bad request"))
 	events, err := f.run(t, context.Background(), f.invocation("hello"))
-	var exitErr *codex.ExitError
+	var exitErr *proc.ExitError
 	if !errors.As(err, &exitErr) || exitErr.Code != 1 {
 		t.Fatalf("Run = %v, want exit status 1", err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package codex
+package proc
 
 import (
 	"bufio"

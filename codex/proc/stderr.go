@@ -1,4 +1,4 @@
-package codex
+package proc
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 // maxLoggedLine caps one stderr line in the debug log.
 const maxLoggedLine = 4 << 10
 
-// stderrLog receives codex's stderr: it keeps the last max bytes for error
+// StderrLog receives codex's stderr: it keeps the last max bytes for error
 // reports and logs each line at debug level.
-type stderrLog struct {
+type StderrLog struct {
 	log *slog.Logger
 	max int
 
@@ -20,11 +20,12 @@ type stderrLog struct {
 	partial []byte // the current line, not yet logged
 }
 
-func newStderrLog(log *slog.Logger, max int) *stderrLog {
-	return &stderrLog{log: log, max: max}
+// NewStderrLog logs to log and keeps the last max bytes.
+func NewStderrLog(log *slog.Logger, max int) *StderrLog {
+	return &StderrLog{log: log, max: max}
 }
 
-func (s *stderrLog) Write(p []byte) (int, error) {
+func (s *StderrLog) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf = append(s.buf, p...)
@@ -47,8 +48,8 @@ func (s *stderrLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// flush logs an unterminated last line.
-func (s *stderrLog) flush() {
+// Flush logs an unterminated last line.
+func (s *StderrLog) Flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.partial) > 0 {
@@ -57,7 +58,7 @@ func (s *stderrLog) flush() {
 	}
 }
 
-func (s *stderrLog) logLine(line []byte) {
+func (s *StderrLog) logLine(line []byte) {
 	if len(line) > maxLoggedLine {
 		line = line[:maxLoggedLine]
 	}
@@ -66,9 +67,9 @@ func (s *stderrLog) logLine(line []byte) {
 	}
 }
 
-// tail returns the kept end of stderr, starting at a line boundary when it
+// Tail returns the kept end of stderr, starting at a line boundary when it
 // had to be cut.
-func (s *stderrLog) tail() string {
+func (s *StderrLog) Tail() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.buf
@@ -79,7 +80,3 @@ func (s *stderrLog) tail() string {
 	}
 	return string(t)
 }
-
-// slogDiscard drops everything; for short helper runs whose stderr only
-// matters in an error.
-var slogDiscard = slog.New(slog.DiscardHandler)

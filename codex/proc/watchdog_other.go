@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package codex
+package proc
 
 // watchdogScript sends codex its parent-death signal itself: only Linux has
 // one in the kernel (see watchdogSignalScript).

@@ -1,4 +1,4 @@
-package codex
+package proc
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // watchdog is codex's job object on Windows, which has neither process
 // groups that can be signalled nor a parent-death signal. Every process
 // codex starts joins the job, so terminating it ends codex and all it
-// started (a cancel, killGroup). The job is created kill-on-close and only
+// started (a cancel, KillGroup). The job is created kill-on-close and only
 // the agent holds a handle to it: when the agent dies, however it dies, the
 // kernel closes that handle and ends everything in the job; when codex has
 // been reaped, stop closes it, ending whatever codex left behind.

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package codex
+package proc
 
 import "errors"
 
@@ -10,13 +10,15 @@ func KillTagged(root int, kv string) (int, error) { return 0, errors.ErrUnsuppor
 // KillTaggedAnywhere needs /proc; elsewhere it is not supported.
 func KillTaggedAnywhere(kv string) (int, error) { return 0, errors.ErrUnsupported }
 
-// Without /proc, Close relies on the app-server ending its commands itself
-// and on killing its process group.
-type procTree []struct{}
+// Tree is empty without /proc: an app-server's Close relies on the
+// app-server ending its commands itself and on killing its process group.
+type Tree []struct{}
 
-func snapshotBelow(root int) procTree { return nil }
+// SnapshotBelow records nothing without /proc.
+func SnapshotBelow(root int) Tree { return nil }
 
-func (t procTree) kill(rootGroup int) int { return 0 }
+// Kill kills nothing: the tree is empty.
+func (t Tree) Kill(rootGroup int) int { return 0 }
 
 func killBelow(root int, match func(pid int) envMatch) int { return 0 }
 

@@ -1,4 +1,4 @@
-package codex
+package proc
 
 import (
 	"bufio"
@@ -40,5 +40,20 @@ func (l *lineReader) next() ([]byte, error) {
 			line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
 		}
 		return line, err
+	}
+}
+
+// ReadLines calls onLine for every non-empty line in r until EOF or a read
+// error, including an unterminated last line. Lines have no size limit.
+func ReadLines(r io.Reader, onLine func([]byte)) {
+	br := newLineReader(r)
+	for {
+		line, err := br.next()
+		if len(line) > 0 {
+			onLine(line)
+		}
+		if err != nil {
+			return
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package codex
+package proc
 
 // watchdogScript runs in codex's process group. EOF on its stdin means the
 // agent is gone (it holds the only write end); codex then has had its

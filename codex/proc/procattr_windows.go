@@ -1,4 +1,4 @@
-package codex
+package proc
 
 import (
 	"os"
@@ -14,31 +14,31 @@ func procAttr(deathSig syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// interrupt ends codex at once: Windows has no SIGINT to send it (see
+// Interrupt ends codex at once: Windows has no SIGINT to send it (see
 // docs/platforms.md), so a cancel terminates its job object, codex and
 // everything it started.
-func (p *process) interrupt() error {
+func (p *Process) Interrupt() error {
 	select {
 	case <-p.exited:
 		return os.ErrProcessDone // it finished on its own
 	default:
 	}
-	p.killGroup()
+	p.KillGroup()
 	return nil
 }
 
-// killGroup terminates codex's job object: codex and every process it
+// KillGroup terminates codex's job object: codex and every process it
 // started. Without a job object (it could not be created) only codex is
 // terminated.
-func (p *process) killGroup() {
+func (p *Process) KillGroup() {
 	if p.watchdog.kill() {
 		return
 	}
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 }
 
-// freeze does nothing on Windows: killGroup ends the whole job at once.
+// freeze does nothing on Windows: KillGroup ends the whole job at once.
 func freeze(pid int) {}
 
-// peakRSSKiB is not known on Windows (its Rusage has times only).
-func peakRSSKiB(state *os.ProcessState) (int64, bool) { return 0, false }
+// PeakRSSKiB is not known on Windows (its Rusage has times only).
+func PeakRSSKiB(state *os.ProcessState) (int64, bool) { return 0, false }

@@ -1,4 +1,4 @@
-package codex
+package proc
 
 import (
 	"bytes"
@@ -202,16 +202,16 @@ func killProc(p procInfo, rootGroup int) {
 	syscall.Kill(p.pid, syscall.SIGKILL)
 }
 
-// procTree is a snapshot of the processes below one process.
-type procTree []procInfo
+// Tree is a snapshot of the processes below one process.
+type Tree []procInfo
 
-// snapshotBelow records the processes below root.
-func snapshotBelow(root int) procTree { return descendantsOf(root) }
+// SnapshotBelow records the processes below root.
+func SnapshotBelow(root int) Tree { return descendantsOf(root) }
 
-// kill SIGKILLs those processes of the snapshot that still run (same pid and
+// Kill SIGKILLs those processes of the snapshot that still run (same pid and
 // start time), with their groups unless that is rootGroup's or ours, and
 // returns how many it signalled.
-func (t procTree) kill(rootGroup int) int {
+func (t Tree) Kill(rootGroup int) int {
 	n := 0
 	for _, p := range t {
 		if now, ok := readStat(p.pid); ok && now.start == p.start && !now.zombie {
