@@ -45,7 +45,7 @@ type ExecBackend struct {
 	// empty: the system's temporary directory.
 	ImageDir string
 	// ListSkills lists the skills codex has for a workspace
-	// (codex.ConfigServer.ListSkills: codex exec cannot list them, an app-server
+	// (appserver.ConfigServer.ListSkills: codex exec cannot list them, an app-server
 	// started for the question can). Nil: no skill commands.
 	ListSkills func(ctx context.Context, cwd string) ([]Skill, error)
 	// FindRollout finds a thread's rollout, where a turn looks for the

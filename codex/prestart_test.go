@@ -185,7 +185,7 @@ func TestPrestartCloseEndsWaitingProcesses(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d processes wait after Close", n)
 	}
-	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+	if left := before.Leaked("github.com/codexacp/codexacp/codex"); len(left) > 0 { // codex and its packages
 		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
 	}
 }

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -460,12 +461,18 @@ func TestRunLeaksNoGoroutines(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r.Run(ctx, Invocation{Cwd: "/"}, func([]byte) {})
-	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+	if left := before.Leaked("github.com/codexacp/codexacp/codex"); len(left) > 0 { // codex and its packages
 		t.Errorf("Run left %d goroutines behind:\n%s", len(left), goroutines.Stacks(left))
 	}
 }
 
 // waitGone waits until pid no longer runs (gone or a zombie nobody reaped).
+// alive reports whether pid runs (not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.HasPrefix(string(b[bytes.LastIndexByte(b, ')')+1:]), " Z")
+}
+
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

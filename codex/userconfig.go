@@ -66,66 +66,21 @@ func (c UserConfig) Configured() bool {
 	return c.ApprovalPolicy != "" || c.SandboxMode != "" || c.WorkspaceWrite != nil
 }
 
-// ReadUserConfig asks a running app-server for the user's configuration
-// as codex applies it in cwd ("": in no directory, without project layers)
-// (`config/read`): codex merges config.toml, a trusted
-// project's .codex/config.toml and the -c overrides the process was started
-// with, so codexacp needs no TOML parser and sees exactly what codex would
-// apply. The exchange stays out of the server's trace (CallUnrecorded):
-// codex answers with the user's whole configuration.
-func ReadUserConfig(ctx context.Context, server *AppServer, cwd string) (UserConfig, error) {
-	params := map[string]any{"includeLayers": false}
-	if cwd != "" {
-		params["cwd"] = cwd
-	}
-	var res json.RawMessage
-	if err := server.CallUnrecorded(ctx, "config/read", params, &res); err != nil {
-		return UserConfig{}, err
-	}
-	return ParseConfigRead(res)
-}
-
-// ConfigReadEnv is set (to "1") in the environment of a ConfigServer's
-// app-server: codex ignores it; a stand-in codex (a replay's) tells by it
-// the process that only answers config/read and skills/list from the ones
-// that run turns.
-const ConfigReadEnv = "CODEXACP_CONFIG_READ"
-
-// UserConfig is the user's configuration as codex applies it outside any
-// project (ReadUserConfig); both backends read it at start-up.
-//
-// When no configuration codex reads can hold the settings (userConfigUnset),
-// it answers UserConfig{} at once without starting codex: the agent's
-// session/new waits for this answer, and a codex start costs 65–300 ms.
-func (c *ConfigServer) UserConfig(ctx context.Context) (UserConfig, error) {
-	env := c.Options.Env
+// UserConfigUnset reports whether no configuration codex reads can hold
+// the settings UserConfig holds, so that asking codex (65–300 ms for its
+// start) can be skipped: env is codex's environment (nil: this process's),
+// overrides the user's -c. Only a definite "nothing mentions them" is true
+// (userConfigUnset), and only on Linux, whose configuration layers are all
+// files.
+func UserConfigUnset(env, overrides []string) bool {
 	if env == nil {
 		env = os.Environ()
 	}
-	if runtime.GOOS == "linux" && userConfigUnset(codexHome(env), systemConfigDir, c.Options.Config) {
-		if c.Options.Logger != nil {
-			c.Options.Logger.Debug("no codex configuration names the sandbox or approval settings; codex not asked")
-		}
-		return UserConfig{}, nil
-	}
-	return c.ReadUserConfig(ctx, "")
+	return runtime.GOOS == "linux" && userConfigUnset(codexHome(env), systemConfigDir, overrides)
 }
 
-// ProjectUserConfig is the user's configuration as codex applies it in
-// cwd, with the project layers: the .codex/config.toml of cwd and of the
-// directories above it, which codex reads for trusted projects (codex
-// decides which count). ok is false, and codex is not asked, when no such
-// file mentions a setting UserConfig holds: UserConfig's answer applies
-// there. ok true means codex answered, not that a layer applied: codex
-// ignores an untrusted project's file and answers the user's settings.
-// The check reads a few small files, so that a session/new in a project
-// without its own settings waits for no codex.
-func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc UserConfig, ok bool, err error) {
-	return ProjectUserConfig(ctx, c.Options.Env, cwd, c.ReadUserConfig)
-}
-
-// ProjectUserConfig is ConfigServer.ProjectUserConfig with read asking
-// codex (ReadUserConfig on some app-server); env is codex's environment
+// ProjectUserConfig is appserver.ConfigServer.ProjectUserConfig with read
+// asking codex (appserver.ReadUserConfig on some app-server); env is codex's environment
 // (nil: this process's), which says where the user's own config.toml is.
 func ProjectUserConfig(ctx context.Context, env []string, cwd string, read func(ctx context.Context, cwd string) (UserConfig, error)) (uc UserConfig, ok bool, err error) {
 	if env == nil {

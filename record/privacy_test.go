@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 )
 
 // TestMachineNeverReachesTheTranscript plants what a user would not post
@@ -70,7 +71,7 @@ func TestMachineNeverReachesTheTranscript(t *testing.T) {
 	runner := &fakeRunner{lines: []string{`{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"` + host + `:~$ ls ` + home + `/proj\n"}}`}}
 	r.Backend(runner, command).Run(context.Background(), codex.Invocation{Cwd: workspace, Prompt: "hi"}, func([]byte) {})
 
-	trace := r.AppServerTrace(codex.AppServerOptions{Env: []string{"AWS_PROFILE=corp", "OPENAI_API_KEY=k"}})
+	trace := r.AppServerTrace(appserver.Options{Env: []string{"AWS_PROFILE=corp", "OPENAI_API_KEY=k"}})
 	trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`))
 	trace(false, []byte(`{"method":"remoteControl/status/changed","params":{"status":"disabled","serverName":"vm","installationId":"7e7e7e7e-0000-4000-8000-000000000001","environmentId":null}}`))
 	trace(false, []byte(`{"method":"warning","params":{"message":"installation 7e7e7e7e-0000-4000-8000-000000000001 on `+host+`"}}`))

@@ -15,6 +15,7 @@ import (
 	"testing/iotest"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
@@ -342,7 +343,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 
 	// The app-server backend: thread/start carries our token and the
 	// editor's headers in its config; codex quotes them back.
-	trace := r.AppServerTrace(codex.AppServerOptions{Config: []string{`model_providers.p.experimental_bearer_token="` + header + `"`}, Env: []string{"OPENAI_API_KEY=" + apiKey}})
+	trace := r.AppServerTrace(appserver.Options{Config: []string{`model_providers.p.experimental_bearer_token="` + header + `"`}, Env: []string{"OPENAI_API_KEY=" + apiKey}})
 	trace(true, []byte(`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`))
 	trace(true, []byte(`{"id":2,"method":"thread/start","params":{"cwd":"/w","config":{`+
 		`"mcp_servers.acp":{"url":"http://127.0.0.1:3/mcp","http_headers":{"Authorization":"Bearer `+asTok+`"},"required":true},`+

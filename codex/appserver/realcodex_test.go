@@ -1,4 +1,4 @@
-package codex_test
+package appserver_test
 
 import (
 	"bytes"
@@ -15,21 +15,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
 
 // startRealAppServer starts the pinned codex app-server against mock.
-func startRealAppServer(t *testing.T, mock *mockapi.Server) (*codex.AppServer, time.Duration) {
+func startRealAppServer(t *testing.T, mock *mockapi.Server) (*appserver.Server, time.Duration) {
 	t.Helper()
 	path := codextest.Binary(t)
 	env, _ := codextest.Env(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	c, err := codex.StartAppServer(ctx, codex.AppServerOptions{
+	c, err := appserver.Start(ctx, appserver.Options{
 		Path:       path,
 		Env:        env,
 		Config:     append(mockapi.CodexConfig(mock.URL()), codextest.OfflineConfig...),
@@ -69,7 +69,7 @@ func (w *turnWatcher) Notify(method string, params json.RawMessage) {
 }
 
 func (w *turnWatcher) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	return nil, &codex.RPCError{Code: -32601, Message: "not in this test"}
+	return nil, &appserver.RPCError{Code: -32601, Message: "not in this test"}
 }
 
 func (w *turnWatcher) wait(t *testing.T) (status string) {
@@ -87,7 +87,7 @@ func (w *turnWatcher) wait(t *testing.T) (status string) {
 	}
 }
 
-func call(t *testing.T, c *codex.AppServer, method string, params, result any) {
+func call(t *testing.T, c *appserver.Server, method string, params, result any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -96,7 +96,7 @@ func call(t *testing.T, c *codex.AppServer, method string, params, result any) {
 	}
 }
 
-func startThread(t *testing.T, c *codex.AppServer, params map[string]any) string {
+func startThread(t *testing.T, c *appserver.Server, params map[string]any) string {
 	t.Helper()
 	var res struct{ Thread struct{ ID string } }
 	call(t, c, "thread/start", params, &res)
@@ -106,7 +106,7 @@ func startThread(t *testing.T, c *codex.AppServer, params map[string]any) string
 	return res.Thread.ID
 }
 
-func startTurn(t *testing.T, c *codex.AppServer, thread, text string) string {
+func startTurn(t *testing.T, c *appserver.Server, thread, text string) string {
 	t.Helper()
 	var res struct{ Turn struct{ ID string } }
 	call(t, c, "turn/start", map[string]any{"threadId": thread, "input": []any{map[string]any{"type": "text", "text": text}}}, &res)

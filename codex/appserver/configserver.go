@@ -1,7 +1,8 @@
-package codex
+package appserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -27,11 +29,11 @@ const DefaultConfigServerIdle = 10 * time.Minute
 // The goroutines it starts (Warm's, the idle timer's) are its own: Close
 // waits for them, and for a start in progress, which it cancels.
 type ConfigServer struct {
-	Options AppServerOptions
+	Options Options
 	Idle    time.Duration // 0: DefaultConfigServerIdle
 
 	// start starts the server (tests stand in for it); nil: startConfigOnly.
-	start func(context.Context, AppServerOptions) (*AppServer, error)
+	start func(context.Context, Options) (*Server, error)
 
 	once     sync.Once     // makes starting and stop
 	starting chan struct{} // holds a token while a question starts the server: one start at a time
@@ -39,7 +41,7 @@ type ConfigServer struct {
 	cancel   context.CancelFunc // ends stop: Close cancels a start in progress
 
 	mu     sync.Mutex
-	server *AppServer
+	server *Server
 	busy   int         // questions in progress
 	idle   *time.Timer // ends server once busy has been 0 for Idle
 	gen    int         // counts idle timers: a stale one does nothing
@@ -54,9 +56,9 @@ var errConfigServerClosed = errors.New("codex configuration server closed")
 // ReadUserConfig is ReadUserConfig for cwd ("" none): codex's effective
 // settings as seen from that directory, project layers (.codex/config.toml
 // of a trusted project) included.
-func (c *ConfigServer) ReadUserConfig(ctx context.Context, cwd string) (UserConfig, error) {
-	var uc UserConfig
-	err := c.ask(ctx, func(server *AppServer) (err error) {
+func (c *ConfigServer) ReadUserConfig(ctx context.Context, cwd string) (codex.UserConfig, error) {
+	var uc codex.UserConfig
+	err := c.ask(ctx, func(server *Server) (err error) {
 		uc, err = ReadUserConfig(ctx, server, cwd)
 		return err
 	})
@@ -64,9 +66,9 @@ func (c *ConfigServer) ReadUserConfig(ctx context.Context, cwd string) (UserConf
 }
 
 // ListSkills is ListSkills on the server.
-func (c *ConfigServer) ListSkills(ctx context.Context, cwd string) ([]Skill, error) {
-	var skills []Skill
-	err := c.ask(ctx, func(server *AppServer) (err error) {
+func (c *ConfigServer) ListSkills(ctx context.Context, cwd string) ([]codex.Skill, error) {
+	var skills []codex.Skill
+	err := c.ask(ctx, func(server *Server) (err error) {
 		skills, err = ListSkills(ctx, server, cwd)
 		return err
 	})
@@ -123,7 +125,7 @@ func (c *ConfigServer) init() {
 }
 
 // ask runs f with the running server, started if need be.
-func (c *ConfigServer) ask(ctx context.Context, f func(*AppServer) error) error {
+func (c *ConfigServer) ask(ctx context.Context, f func(*Server) error) error {
 	server, err := c.acquire(ctx)
 	if err != nil {
 		return err
@@ -132,7 +134,7 @@ func (c *ConfigServer) ask(ctx context.Context, f func(*AppServer) error) error 
 	return f(server)
 }
 
-func (c *ConfigServer) acquire(ctx context.Context) (*AppServer, error) {
+func (c *ConfigServer) acquire(ctx context.Context) (*Server, error) {
 	c.init()
 	select {
 	case c.starting <- struct{}{}:
@@ -222,7 +224,7 @@ func (c *ConfigServer) stopIdle() {
 	c.idle = nil
 }
 
-func ended(s *AppServer) bool {
+func ended(s *Server) bool {
 	select {
 	case <-s.Done():
 		return true
@@ -233,10 +235,65 @@ func ended(s *AppServer) bool {
 
 // startConfigOnly starts an app-server that runs no turn, only answers
 // questions about codex's configuration (ConfigReadEnv).
-func startConfigOnly(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+func startConfigOnly(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
 	opts.Env = append(slices.Clip(opts.Env), ConfigReadEnv+"=1")
-	return StartAppServer(ctx, opts)
+	return Start(ctx, opts)
+}
+
+// ConfigReadEnv is set (to "1") in the environment of a ConfigServer's
+// app-server: codex ignores it; a stand-in codex (a replay's) tells by it
+// the process that only answers config/read and skills/list from the ones
+// that run turns.
+const ConfigReadEnv = "CODEXACP_CONFIG_READ"
+
+// ReadUserConfig asks a running app-server for the user's configuration
+// as codex applies it in cwd ("": in no directory, without project layers)
+// (`config/read`): codex merges config.toml, a trusted
+// project's .codex/config.toml and the -c overrides the process was started
+// with, so codexacp needs no TOML parser and sees exactly what codex would
+// apply. The exchange stays out of the server's trace (CallUnrecorded):
+// codex answers with the user's whole configuration.
+func ReadUserConfig(ctx context.Context, server *Server, cwd string) (codex.UserConfig, error) {
+	params := map[string]any{"includeLayers": false}
+	if cwd != "" {
+		params["cwd"] = cwd
+	}
+	var res json.RawMessage
+	if err := server.CallUnrecorded(ctx, "config/read", params, &res); err != nil {
+		return codex.UserConfig{}, err
+	}
+	return codex.ParseConfigRead(res)
+}
+
+// UserConfig is the user's configuration as codex applies it outside any
+// project (ReadUserConfig); both backends read it at start-up.
+//
+// When no configuration codex reads can hold the settings
+// (codex.UserConfigUnset), it answers codex.UserConfig{} at once without
+// starting codex: the agent's session/new waits for this answer, and a
+// codex start costs 65–300 ms.
+func (c *ConfigServer) UserConfig(ctx context.Context) (codex.UserConfig, error) {
+	if codex.UserConfigUnset(c.Options.Env, c.Options.Config) {
+		if c.Options.Logger != nil {
+			c.Options.Logger.Debug("no codex configuration names the sandbox or approval settings; codex not asked")
+		}
+		return codex.UserConfig{}, nil
+	}
+	return c.ReadUserConfig(ctx, "")
+}
+
+// ProjectUserConfig is the user's configuration as codex applies it in
+// cwd, with the project layers: the .codex/config.toml of cwd and of the
+// directories above it, which codex reads for trusted projects (codex
+// decides which count). ok is false, and codex is not asked, when no such
+// file mentions a setting codex.UserConfig holds: UserConfig's answer
+// applies there. ok true means codex answered, not that a layer applied:
+// codex ignores an untrusted project's file and answers the user's
+// settings. The check reads a few small files, so that a session/new in a
+// project without its own settings waits for no codex.
+func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc codex.UserConfig, ok bool, err error) {
+	return codex.ProjectUserConfig(ctx, c.Options.Env, cwd, c.ReadUserConfig)
 }

@@ -1,4 +1,4 @@
-package codex
+package appserver
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/codexacp/codexacp/codex"
 )
 
-// tracer keeps what AppServerOptions.Trace was told, one string per call:
+// tracer keeps what Options.Trace was told, one string per call:
 // "> line" sent, "< line" read, "> EOF" / "< EOF" the ends of the streams.
 type tracer struct {
 	mu    sync.Mutex
@@ -40,7 +42,7 @@ func (tr *tracer) got() []string {
 // streams, and the lines are exactly what went over the pipes.
 func TestAppServerTrace(t *testing.T) {
 	tr := &tracer{}
-	c, _ := startFake(t, "", func(o *AppServerOptions) { o.Trace = tr.trace })
+	c, _ := startFake(t, "", func(o *Options) { o.Trace = tr.trace })
 	r := &recorder{request: func(context.Context, string, json.RawMessage) (any, error) {
 		return map[string]string{"decision": "accept"}, nil
 	}}
@@ -91,10 +93,10 @@ func direction(lines []string, dir string) []string {
 // calls around it do.
 func TestAppServerTraceLeavesOutUnrecordedCalls(t *testing.T) {
 	tr := &tracer{}
-	c, _ := startFake(t, "", func(o *AppServerOptions) { o.Trace = tr.trace })
+	c, _ := startFake(t, "", func(o *Options) { o.Trace = tr.trace })
 	call(t, c, "echo", map[string]int{"a": 1}, nil)
 	uc, err := ReadUserConfig(context.Background(), c, "/w")
-	if err != nil || uc.SandboxMode != SandboxWorkspaceWrite {
+	if err != nil || uc.SandboxMode != codex.SandboxWorkspaceWrite {
 		t.Fatalf("ReadUserConfig = %+v, %v", uc, err)
 	}
 	call(t, c, "echo", map[string]int{"b": 2}, nil)

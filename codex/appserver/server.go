@@ -1,4 +1,4 @@
-package codex
+package appserver
 
 import (
 	"bytes"
@@ -20,15 +20,15 @@ import (
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
-// ErrAppServerClosed reports a call to an app-server process that has ended
+// ErrClosed reports a call to an app-server process that has ended
 // or is being closed.
-var ErrAppServerClosed = errors.New("codex app-server is not running")
+var ErrClosed = errors.New("codex app-server is not running")
 
 // maxLoggedMessage caps how much of an unreadable line is logged.
 const maxLoggedMessage = 256
 
-// AppServerOptions configure a codex app-server process.
-type AppServerOptions struct {
+// Options configure a codex app-server process.
+type Options struct {
 	Path   string        // codex executable
 	Config []string      // user's -c key=value, passed as `codex app-server -c k=v ...`
 	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE removed as for exec (childEnv)
@@ -53,8 +53,8 @@ type AppServerOptions struct {
 	Unrouted func(method string, params json.RawMessage)
 }
 
-// AppServerHandler receives what the app-server sends about one thread.
-type AppServerHandler interface {
+// Handler receives what the app-server sends about one thread.
+type Handler interface {
 	// Notify is called for each notification of the thread, in order, on
 	// the client's reader goroutine: it must not wait for Call or Close,
 	// which need that goroutine to read on. params is the handler's to keep.
@@ -90,13 +90,13 @@ const (
 	codeInternal       = -32603
 )
 
-// AppServer is a running `codex app-server`: a JSON-RPC peer on its stdio
+// Server is a running `codex app-server`: a JSON-RPC peer on its stdio
 // that hosts any number of threads. Its methods are safe for concurrent use.
-type AppServer struct {
+type Server struct {
 	log      *slog.Logger
 	grace    time.Duration
-	trace    func(sent bool, line []byte)                // AppServerOptions.Trace; nil: none
-	unrouted func(method string, params json.RawMessage) // AppServerOptions.Unrouted; nil: none
+	trace    func(sent bool, line []byte)                // Options.Trace; nil: none
+	unrouted func(method string, params json.RawMessage) // Options.Unrouted; nil: none
 	p        *proc.Process
 	pid      int
 	start    time.Time
@@ -126,7 +126,7 @@ type AppServer struct {
 	wg   sync.WaitGroup // every goroutine of the client
 }
 
-type route struct{ h AppServerHandler }
+type route struct{ h Handler }
 
 type response struct {
 	result json.RawMessage
@@ -143,10 +143,10 @@ type message struct {
 	Error  *RPCError       `json:"error,omitempty"`
 }
 
-// StartAppServer starts `codex app-server` and performs the handshake
+// Start starts `codex app-server` and performs the handshake
 // (initialize with clientInfo, then the `initialized` notification). ctx
 // bounds the handshake only; the process runs until Close or its own end.
-func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Path == "" {
 		return nil, proc.ErrNotFound
 	}
@@ -168,7 +168,7 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	cmd := exec.Command(opts.Path, args...)
 	cmd.Env = proc.Env(opts.Env, nil)
 
-	c := &AppServer{
+	c := &Server{
 		log:        log,
 		grace:      grace,
 		trace:      opts.Trace,
@@ -227,21 +227,21 @@ func StartAppServer(ctx context.Context, opts AppServerOptions) (*AppServer, err
 	}
 	if err := c.send(&message{Method: "initialized"}); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("codex app-server: initialized: %w", ErrAppServerClosed)
+		return nil, fmt.Errorf("codex app-server: initialized: %w", ErrClosed)
 	}
 	log.Debug("codex app-server ready", "pid", c.pid, "userAgent", init.UserAgent, "elapsed", time.Since(c.start))
 	return c, nil
 }
 
 // Pid is the app-server's process id, also its process group id.
-func (c *AppServer) Pid() int { return c.pid }
+func (c *Server) Pid() int { return c.pid }
 
 // Done is closed once the process has exited and the reader has ended.
-func (c *AppServer) Done() <-chan struct{} { return c.done }
+func (c *Server) Done() <-chan struct{} { return c.done }
 
 // Err tells, after Done, why the process ended: nil when Close ended it,
 // an *ExitError (with the tail of its stderr) when it ended by itself.
-func (c *AppServer) Err() error {
+func (c *Server) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -249,23 +249,23 @@ func (c *AppServer) Err() error {
 
 // Call sends a request and waits for its answer, decoded into result
 // (unless nil). A JSON-RPC error is an *RPCError; an app-server that ends
-// first fails the call with ErrAppServerClosed wrapping the exit reason.
+// first fails the call with ErrClosed wrapping the exit reason.
 // When ctx ends first, Call returns its error and a late answer is dropped;
 // a request already being written is written whole, though, as a partial
 // line would end the connection.
-func (c *AppServer) Call(ctx context.Context, method string, params, result any) error {
+func (c *Server) Call(ctx context.Context, method string, params, result any) error {
 	return c.call(ctx, method, params, result, true)
 }
 
 // CallUnrecorded is Call with neither the request nor its answer passed to
-// AppServerOptions.Trace: for an answer a recording must not hold, such as
+// Options.Trace: for an answer a recording must not hold, such as
 // config/read's (the user's whole configuration, MCP servers' headers and
 // environment included).
-func (c *AppServer) CallUnrecorded(ctx context.Context, method string, params, result any) error {
+func (c *Server) CallUnrecorded(ctx context.Context, method string, params, result any) error {
 	return c.call(ctx, method, params, result, false)
 }
 
-func (c *AppServer) call(ctx context.Context, method string, params, result any, traced bool) error {
+func (c *Server) call(ctx context.Context, method string, params, result any, traced bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("codex app-server %s: %w", method, err)
 	}
@@ -305,7 +305,7 @@ func (c *AppServer) call(ctx context.Context, method string, params, result any,
 		case <-c.done:
 			return c.closedError(method)
 		case <-timer.C:
-			return fmt.Errorf("codex app-server %s: %w (%v)", method, ErrAppServerClosed, err)
+			return fmt.Errorf("codex app-server %s: %w (%v)", method, ErrClosed, err)
 		case <-ctx.Done():
 			return fmt.Errorf("codex app-server %s: %w", method, ctx.Err())
 		}
@@ -320,7 +320,7 @@ func (c *AppServer) call(ctx context.Context, method string, params, result any,
 				code = rpc.Code
 			}
 			c.log.Debug("codex app-server call failed", "method", method, "id", id, "elapsed", time.Since(start), "code", code)
-			if errors.Is(r.err, ErrAppServerClosed) {
+			if errors.Is(r.err, ErrClosed) {
 				return fmt.Errorf("codex app-server %s: %w", method, r.err)
 			}
 			return r.err
@@ -340,17 +340,17 @@ func (c *AppServer) call(ctx context.Context, method string, params, result any,
 }
 
 // closedError is the error of a call made or pending when the process ended.
-func (c *AppServer) closedError(method string) error {
+func (c *Server) closedError(method string) error {
 	c.mu.Lock()
 	err := c.err
 	c.mu.Unlock()
 	if err == nil {
-		return fmt.Errorf("codex app-server %s: %w", method, ErrAppServerClosed)
+		return fmt.Errorf("codex app-server %s: %w", method, ErrClosed)
 	}
-	return fmt.Errorf("codex app-server %s: %w: %w", method, ErrAppServerClosed, err)
+	return fmt.Errorf("codex app-server %s: %w: %w", method, ErrClosed, err)
 }
 
-func (c *AppServer) forget(id int64) {
+func (c *Server) forget(id int64) {
 	c.mu.Lock()
 	if c.pending != nil {
 		delete(c.pending, id)
@@ -363,7 +363,7 @@ func (c *AppServer) forget(id int64) {
 // is called; a later Route of the same thread replaces h. A thread's
 // messages that arrive before Route (thread/started races the answer of
 // thread/start) are dropped.
-func (c *AppServer) Route(threadID string, h AppServerHandler) (remove func()) {
+func (c *Server) Route(threadID string, h Handler) (remove func()) {
 	r := &route{h: h}
 	c.mu.Lock()
 	c.routes[threadID] = r
@@ -381,7 +381,7 @@ func (c *AppServer) Route(threadID string, h AppServerHandler) (remove func()) {
 // the commands of its threads; after the grace period it kills what is left
 // of its process tree. Whatever the process left behind is killed too.
 // Close returns after every goroutine of the client has ended, with Err.
-func (c *AppServer) Close() error {
+func (c *Server) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancelHandler()
 		// The tree before stdin closes: what survives the process is killed.
@@ -413,13 +413,13 @@ func (c *AppServer) Close() error {
 }
 
 // kill kills the app-server and everything below it (proc.KillTree).
-func (c *AppServer) kill() { c.p.KillTree() }
+func (c *Server) kill() { c.p.KillTree() }
 
 // send writes one message; an error means the process is gone.
-func (c *AppServer) send(m *message) error { return c.sendTraced(m, true) }
+func (c *Server) send(m *message) error { return c.sendTraced(m, true) }
 
 // sendTraced is send, with the trace told when traced.
-func (c *AppServer) sendTraced(m *message, traced bool) error {
+func (c *Server) sendTraced(m *message, traced bool) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -436,7 +436,7 @@ func (c *AppServer) sendTraced(m *message, traced bool) error {
 
 // readLoop reads stdout until it ends, then waits for the process and
 // reports its end.
-func (c *AppServer) readLoop() {
+func (c *Server) readLoop() {
 	proc.ReadLines(c.p.StdoutReader(), c.dispatch)
 	if c.trace != nil {
 		c.trace(false, nil)
@@ -456,7 +456,7 @@ func (c *AppServer) readLoop() {
 }
 
 // finish records why the process ended, fails pending calls and closes done.
-func (c *AppServer) finish() {
+func (c *Server) finish() {
 	state := c.p.Cmd.ProcessState
 	var err error
 	switch {
@@ -482,9 +482,9 @@ func (c *AppServer) finish() {
 	pending := c.pending
 	c.pending = nil
 	c.mu.Unlock()
-	callErr := ErrAppServerClosed
+	callErr := ErrClosed
 	if err != nil {
-		callErr = fmt.Errorf("%w: %w", ErrAppServerClosed, err)
+		callErr = fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	for _, ch := range pending {
 		ch <- response{err: callErr}
@@ -494,7 +494,7 @@ func (c *AppServer) finish() {
 }
 
 // dispatch handles one line of the app-server's stdout.
-func (c *AppServer) dispatch(line []byte) {
+func (c *Server) dispatch(line []byte) {
 	defer recovery.Recover(c.log, "codex app-server message", nil) // that message only: the next is read
 	var m message
 	err := json.Unmarshal(line, &m)
@@ -526,7 +526,7 @@ func (c *AppServer) dispatch(line []byte) {
 }
 
 // unrecordedAnswer reports whether m answers a CallUnrecorded call.
-func (c *AppServer) unrecordedAnswer(m message) bool {
+func (c *Server) unrecordedAnswer(m message) bool {
 	if m.Method != "" {
 		return false
 	}
@@ -544,7 +544,7 @@ func (c *AppServer) unrecordedAnswer(m message) bool {
 }
 
 // answer delivers a response to the pending call.
-func (c *AppServer) answer(m message) {
+func (c *Server) answer(m message) {
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	c.mu.Lock()
 	ch, ok := c.pending[id]
@@ -568,7 +568,7 @@ func (c *AppServer) answer(m message) {
 
 // serverRequest runs a routed request's handler on a goroutine of its own
 // and answers any other request at once: codex waits for every answer.
-func (c *AppServer) serverRequest(m message) {
+func (c *Server) serverRequest(m message) {
 	r := c.routeOf(m.Params)
 	c.wg.Add(1)
 	if r == nil {
@@ -590,13 +590,13 @@ func (c *AppServer) serverRequest(m message) {
 
 // handle runs the handler; a panic becomes an internal error, so that codex
 // still gets its answer.
-func (c *AppServer) handle(h AppServerHandler, m message) (result any, err error) {
+func (c *Server) handle(h Handler, m message) (result any, err error) {
 	defer recovery.Recover(c.log, "codex app-server request "+m.Method, &err)
 	return h.Request(c.handlerCtx, m.Method, m.Params)
 }
 
 // reply answers the server request id with result or err.
-func (c *AppServer) reply(id json.RawMessage, method string, result any, err error) {
+func (c *Server) reply(id json.RawMessage, method string, result any, err error) {
 	out := &message{ID: id}
 	if err == nil {
 		b, merr := json.Marshal(result)
@@ -619,7 +619,7 @@ func (c *AppServer) reply(id json.RawMessage, method string, result any, err err
 }
 
 // routeOf finds the route of a message by the thread its params name.
-func (c *AppServer) routeOf(params json.RawMessage) *route {
+func (c *Server) routeOf(params json.RawMessage) *route {
 	if len(params) == 0 || params[0] != '{' {
 		return nil
 	}

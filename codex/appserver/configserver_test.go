@@ -1,16 +1,19 @@
-package codex
+package appserver
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
@@ -18,7 +21,7 @@ import (
 // next question then starts another. Questions after Close fail.
 func TestConfigServer(t *testing.T) {
 	logs := &syncBuf{}
-	cs := &ConfigServer{Idle: time.Hour, Options: AppServerOptions{
+	cs := &ConfigServer{Idle: time.Hour, Options: Options{
 		Path:   os.Args[0],
 		Env:    append(os.Environ(), fakeAppServerEnv+"=", "GORACE=atexit_sleep_ms=0"),
 		Grace:  500 * time.Millisecond,
@@ -29,15 +32,15 @@ func TestConfigServer(t *testing.T) {
 	starts := func() int { return strings.Count(logs.String(), `msg="codex app-server started"`) }
 
 	user, err := cs.ReadUserConfig(ctx, "")
-	if err != nil || user.SandboxMode != "" || user.ApprovalPolicy != ApprovalNever {
+	if err != nil || user.SandboxMode != "" || user.ApprovalPolicy != codex.ApprovalNever {
 		t.Fatalf("config/read without a cwd: %+v, %v", user, err)
 	}
 	project, err := cs.ReadUserConfig(ctx, "/w")
-	if err != nil || project.SandboxMode != SandboxWorkspaceWrite {
+	if err != nil || project.SandboxMode != codex.SandboxWorkspaceWrite {
 		t.Fatalf("config/read with a cwd: %+v, %v", project, err)
 	}
 	skills, err := cs.ListSkills(ctx, "/w")
-	if err != nil || len(skills) != 1 || skills[0] != (Skill{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}) {
+	if err != nil || len(skills) != 1 || skills[0] != (codex.Skill{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}) {
 		t.Fatalf("skills = %+v, %v; want the enabled one", skills, err)
 	}
 	if n := starts(); n != 1 {
@@ -71,13 +74,13 @@ func TestConfigServer(t *testing.T) {
 // are counted and kept.
 func fakeConfigServer() (*ConfigServer, *fakeStarts) {
 	starts := &fakeStarts{}
-	cs := &ConfigServer{Idle: time.Hour, Options: AppServerOptions{
+	cs := &ConfigServer{Idle: time.Hour, Options: Options{
 		Path:   os.Args[0],
 		Env:    append(os.Environ(), fakeAppServerEnv+"=", "GORACE=atexit_sleep_ms=0"),
 		Grace:  500 * time.Millisecond,
 		Logger: slogDiscard,
 	}}
-	cs.start = func(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+	cs.start = func(ctx context.Context, opts Options) (*Server, error) {
 		s, err := startConfigOnly(ctx, opts)
 		if err == nil {
 			starts.add(s)
@@ -89,16 +92,16 @@ func fakeConfigServer() (*ConfigServer, *fakeStarts) {
 
 type fakeStarts struct {
 	mu      sync.Mutex
-	servers []*AppServer
+	servers []*Server
 }
 
-func (f *fakeStarts) add(s *AppServer) {
+func (f *fakeStarts) add(s *Server) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.servers = append(f.servers, s)
 }
 
-func (f *fakeStarts) all() []*AppServer {
+func (f *fakeStarts) all() []*Server {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.servers)
@@ -110,7 +113,7 @@ func TestConfigServerClosesCrashedServer(t *testing.T) {
 	before := goroutines.Take()
 	cs, starts := fakeConfigServer()
 	ctx := context.Background()
-	err := cs.ask(ctx, func(s *AppServer) error { return s.Call(ctx, "crash", nil, nil) })
+	err := cs.ask(ctx, func(s *Server) error { return s.Call(ctx, "crash", nil, nil) })
 	if err == nil {
 		t.Fatal("the crash call was answered")
 	}
@@ -126,7 +129,7 @@ func TestConfigServerClosesCrashedServer(t *testing.T) {
 		t.Error("the crashed server was dropped without Close")
 	}
 	cs.Close()
-	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+	if left := before.Leaked("github.com/codexacp/codexacp/codex"); len(left) > 0 { // codex and its packages
 		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
 	}
 }
@@ -140,7 +143,7 @@ func TestConfigServerCloseWaitsForItsGoroutines(t *testing.T) {
 	started := make(chan struct{})
 	start := cs.start
 	var cancelled bool
-	cs.start = func(ctx context.Context, opts AppServerOptions) (*AppServer, error) {
+	cs.start = func(ctx context.Context, opts Options) (*Server, error) {
 		close(started)
 		<-ctx.Done()
 		cancelled = true
@@ -165,7 +168,7 @@ func TestConfigServerCloseWaitsForItsGoroutines(t *testing.T) {
 	if _, err := cs.ListSkills(context.Background(), "/w"); !errors.Is(err, errConfigServerClosed) {
 		t.Errorf("a question after Close: %v", err)
 	}
-	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+	if left := before.Leaked("github.com/codexacp/codexacp/codex"); len(left) > 0 { // codex and its packages
 		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
 	}
 
@@ -176,7 +179,33 @@ func TestConfigServerCloseWaitsForItsGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs.Close()
-	if left := before.Leaked("github.com/codexacp/codexacp/codex."); len(left) > 0 {
+	if left := before.Leaked("github.com/codexacp/codexacp/codex"); len(left) > 0 { // codex and its packages
 		t.Errorf("goroutines left:\n%s", goroutines.Stacks(left))
+	}
+}
+
+// With nothing configured, ConfigServer.UserConfig answers without starting
+// codex (the path names no program); with a setting in config.toml it
+// starts codex, which here fails.
+func TestUserConfigSkipsCodexWhenUnset(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the shortcut is Linux only")
+	}
+	if _, err := os.Stat("/etc/codex"); err == nil { // codex's system layers
+		t.Skip("/etc/codex exists on this machine")
+	}
+	home := t.TempDir()
+	opts := Options{Path: filepath.Join(t.TempDir(), "no-codex"), Env: []string{"CODEX_HOME=" + home}}
+	cs := &ConfigServer{Options: opts}
+	defer cs.Close()
+	got, err := cs.UserConfig(context.Background())
+	if err != nil || got.Configured() {
+		t.Fatalf("nothing configured: %+v, %v", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("approval_policy = \"never\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.UserConfig(context.Background()); err == nil {
+		t.Fatal("with a setting, codex was not asked")
 	}
 }

@@ -1,4 +1,4 @@
-package codex
+package appserver
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeAppServer(mode))
 	}
 	if mode, ok := os.LookupEnv(appServerAgentEnv); ok {
-		c, err := StartAppServer(context.Background(), AppServerOptions{Path: os.Args[0],
+		c, err := Start(context.Background(), Options{Path: os.Args[0],
 			Env: append(os.Environ(), fakeAppServerEnv+"="+mode), Logger: slogDiscard})
 		if err != nil {
 			fmt.Println(err)
@@ -266,10 +266,10 @@ func (b *syncBuf) String() string {
 }
 
 // startFake starts the fake app-server in mode; edit adjusts the options.
-func startFake(t *testing.T, mode string, edit func(*AppServerOptions)) (*AppServer, *syncBuf) {
+func startFake(t *testing.T, mode string, edit func(*Options)) (*Server, *syncBuf) {
 	t.Helper()
 	logs := &syncBuf{}
-	opts := AppServerOptions{
+	opts := Options{
 		Path:   os.Args[0],
 		Env:    append(os.Environ(), fakeAppServerEnv+"="+mode, "GORACE=atexit_sleep_ms=0"),
 		Grace:  500 * time.Millisecond,
@@ -280,15 +280,15 @@ func startFake(t *testing.T, mode string, edit func(*AppServerOptions)) (*AppSer
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := StartAppServer(ctx, opts)
+	c, err := Start(ctx, opts)
 	if err != nil {
-		t.Fatalf("StartAppServer: %v\nlogs:\n%s", err, logs)
+		t.Fatalf("Start: %v\nlogs:\n%s", err, logs)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c, logs
 }
 
-func call(t *testing.T, c *AppServer, method string, params, result any) {
+func call(t *testing.T, c *Server, method string, params, result any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -297,7 +297,7 @@ func call(t *testing.T, c *AppServer, method string, params, result any) {
 	}
 }
 
-// recorder is an AppServerHandler that keeps what it gets.
+// recorder is an Handler that keeps what it gets.
 type recorder struct {
 	mu      sync.Mutex
 	methods []string
@@ -333,7 +333,7 @@ func TestAppServerHandshake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _ := startFake(t, "", func(o *AppServerOptions) {
+			c, _ := startFake(t, "", func(o *Options) {
 				o.Config = []string{"a=1", `b="x y"`}
 				o.Env = append(o.Env, "RUST_BACKTRACE=1")
 				o.ClientName, o.ClientVersion = tt.client[0], tt.client[1]
@@ -581,9 +581,9 @@ func TestAppServerCrash(t *testing.T) {
 	err := c.Call(context.Background(), "crash", nil, nil)
 	for i, err := range []error{err, <-hung} {
 		var exit *proc.ExitError
-		if !errors.Is(err, ErrAppServerClosed) || !errors.As(err, &exit) || exit.Code != 3 ||
+		if !errors.Is(err, ErrClosed) || !errors.As(err, &exit) || exit.Code != 3 ||
 			exit.Stderr != "thread 'main' panicked: boom" {
-			t.Errorf("call %d: %v; want ErrAppServerClosed with exit status 3 and the stderr tail", i, err)
+			t.Errorf("call %d: %v; want ErrClosed with exit status 3 and the stderr tail", i, err)
 		}
 	}
 	select {
@@ -595,8 +595,8 @@ func TestAppServerCrash(t *testing.T) {
 	if !errors.As(c.Err(), &exit) || exit.Code != 3 {
 		t.Errorf("Err = %v, want the exit", c.Err())
 	}
-	if err := c.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrAppServerClosed) || !errors.As(err, &exit) {
-		t.Errorf("Call after the end = %v, want ErrAppServerClosed with the exit", err)
+	if err := c.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrClosed) || !errors.As(err, &exit) {
+		t.Errorf("Call after the end = %v, want ErrClosed with the exit", err)
 	}
 	if err := c.Close(); !errors.As(err, &exit) {
 		t.Errorf("Close = %v, want the exit", err)
@@ -662,7 +662,7 @@ func TestAppServerClose(t *testing.T) {
 			for _, pid := range pids {
 				waitGone(t, pid)
 			}
-			if err := c.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrAppServerClosed) {
+			if err := c.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrClosed) {
 				t.Errorf("Call after Close = %v", err)
 			}
 			if c.Err() != nil || c.Close() != nil {
@@ -689,6 +689,21 @@ func TestAppServerSurvivesThreadExits(t *testing.T) {
 }
 
 // alive reports whether pid is a live process (not a zombie).
+// waitGone waits up to 5 s for pid to end (or be a zombie), then kills it
+// and fails.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if !alive(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	killPid(pid)
+	t.Errorf("process %d still runs", pid)
+}
+
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.HasPrefix(string(b[bytes.LastIndexByte(b, ')')+1:]), " Z")
@@ -706,7 +721,7 @@ func TestAppServerStartFailure(t *testing.T) {
 			name: "exits at once", mode: "fail-init",
 			check: func(err error) bool {
 				var exit *proc.ExitError
-				return errors.Is(err, ErrAppServerClosed) && errors.As(err, &exit) && exit.Code == 2 &&
+				return errors.Is(err, ErrClosed) && errors.As(err, &exit) && exit.Code == 2 &&
 					exit.Stderr == "ERROR error: bad config"
 			},
 		},
@@ -716,17 +731,17 @@ func TestAppServerStartFailure(t *testing.T) {
 		},
 		{
 			name: "no executable", path: "/nonexistent/codex",
-			check: func(err error) bool { return errors.Is(err, ErrNotFound) },
+			check: func(err error) bool { return errors.Is(err, proc.ErrNotFound) },
 		},
 		{
 			name:  "no path",
 			path:  "-",
-			check: func(err error) bool { return errors.Is(err, ErrNotFound) },
+			check: func(err error) bool { return errors.Is(err, proc.ErrNotFound) },
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := AppServerOptions{Path: os.Args[0], Env: append(os.Environ(), fakeAppServerEnv+"="+tt.mode),
+			opts := Options{Path: os.Args[0], Env: append(os.Environ(), fakeAppServerEnv+"="+tt.mode),
 				Logger: slogDiscard, Grace: 200 * time.Millisecond}
 			switch tt.path {
 			case "-":
@@ -741,16 +756,16 @@ func TestAppServerStartFailure(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			c, err := StartAppServer(ctx, opts)
+			c, err := Start(ctx, opts)
 			if c != nil || !tt.check(err) {
-				t.Errorf("StartAppServer = %v, %v", c, err)
+				t.Errorf("Start = %v, %v", c, err)
 			}
 		})
 	}
 }
 
 func TestAppServerLogsNoParams(t *testing.T) {
-	c, logs := startFake(t, "", func(o *AppServerOptions) {
+	c, logs := startFake(t, "", func(o *Options) {
 		o.Config = []string{`mcp_servers.x.http_headers={Authorization="Bearer cfg-secret"}`}
 	})
 	params := map[string]any{"cwd": "/", "config": map[string]any{
