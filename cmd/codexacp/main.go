@@ -21,6 +21,7 @@ import (
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/mcp"
@@ -259,7 +260,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return codex.ProjectUserConfig(ctx, nil, cwd, be.ReadUserConfig)
 		}
 	default:
-		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
+		runner := &execrun.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
 		cs := &appserver.ConfigServer{Options: appserver.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
 		defer cs.Close()

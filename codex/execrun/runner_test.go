@@ -1,4 +1,4 @@
-package codex
+package execrun
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/goroutines"
 )
@@ -30,14 +31,14 @@ func TestCommand(t *testing.T) {
 	}{
 		{
 			name: "first turn",
-			inv:  Invocation{Cwd: "/ws", Sandbox: SandboxReadOnly, Prompt: "hi"},
+			inv:  Invocation{Cwd: "/ws", Sandbox: codex.SandboxReadOnly, Prompt: "hi"},
 			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-C", "/ws", "-s", "read-only",
 				"-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`, "-"},
 			wantEnv: []string{"HOME=/home/u", "PATH=/bin"},
 		},
 		{
 			name: "first turn with model and run config",
-			inv: Invocation{Cwd: "/ws", Sandbox: SandboxWorkspaceWrite, Model: "gpt-5.5",
+			inv: Invocation{Cwd: "/ws", Sandbox: codex.SandboxWorkspaceWrite, Model: "gpt-5.5",
 				Config: []string{`model_catalog_json="/c.json"`, `developer_instructions="x"`}},
 			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-C", "/ws", "-s", "workspace-write",
 				"-m", "gpt-5.5", "-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`,
@@ -46,7 +47,7 @@ func TestCommand(t *testing.T) {
 		},
 		{
 			name: "resume puts exec options before resume",
-			inv: Invocation{Cwd: "/ws", ThreadID: "01a2-thread", Sandbox: SandboxDangerFullAccess, Model: "gpt-5.5",
+			inv: Invocation{Cwd: "/ws", ThreadID: "01a2-thread", Sandbox: codex.SandboxDangerFullAccess, Model: "gpt-5.5",
 				Config: []string{"a=1"}},
 			wantArgs: []string{"exec", "-C", "/ws", "-s", "danger-full-access",
 				"-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`, "-c", "a=1",
@@ -55,7 +56,7 @@ func TestCommand(t *testing.T) {
 		},
 		{
 			name: "images on a first turn come before the prompt's -",
-			inv:  Invocation{Cwd: "/ws", Sandbox: SandboxReadOnly, Images: []string{"/tmp/i/image-1.png", "/ws/shot.jpg"}},
+			inv:  Invocation{Cwd: "/ws", Sandbox: codex.SandboxReadOnly, Images: []string{"/tmp/i/image-1.png", "/ws/shot.jpg"}},
 			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-C", "/ws", "-s", "read-only",
 				"-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`,
 				"--image=/tmp/i/image-1.png", "--image=/ws/shot.jpg", "-"},
@@ -79,7 +80,7 @@ func TestCommand(t *testing.T) {
 		},
 		{
 			name: "extra env added, overrides in place, cannot bring backtraces back",
-			inv: Invocation{Cwd: "/ws", Sandbox: SandboxReadOnly,
+			inv: Invocation{Cwd: "/ws", Sandbox: codex.SandboxReadOnly,
 				Env: []string{"CODEXACP_MCP_TOKEN=secret", "PATH=/usr/bin", "RUST_BACKTRACE=full"}},
 			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-C", "/ws", "-s", "read-only",
 				"-c", "model_provider=mock", "-c", `model_providers.mock={name="mock"}`, "-"},
@@ -119,7 +120,7 @@ func TestCommandDefaultEnvIsProcessEnv(t *testing.T) {
 func TestRunRejectsBadInvocation(t *testing.T) {
 	r := &Runner{Path: "/bin/true"}
 	for _, inv := range []Invocation{
-		{Cwd: "relative", Sandbox: SandboxReadOnly},
+		{Cwd: "relative", Sandbox: codex.SandboxReadOnly},
 		{Cwd: "/ws", Sandbox: "yolo"},
 		{Cwd: "/", ThreadID: "--last"},
 		{Cwd: "/nonexistent-dir/ws"},
@@ -127,7 +128,7 @@ func TestRunRejectsBadInvocation(t *testing.T) {
 		{Cwd: "/ws", Images: []string{"/ws/a,b.png"}},
 	} {
 		err := r.Run(context.Background(), inv, func([]byte) {})
-		if err == nil || errors.Is(err, ErrNotFound) {
+		if err == nil || errors.Is(err, proc.ErrNotFound) {
 			t.Errorf("Run(%+v) = %v, want an error about the invocation", inv, err)
 		}
 	}
@@ -152,7 +153,7 @@ func collect(ctx context.Context, r *Runner, inv Invocation) ([]string, error) {
 
 func TestRunDeliversLinesArgsStdinAndEnv(t *testing.T) {
 	dir := t.TempDir()
-	codex := fakeCodex(t, `
+	script := fakeCodex(t, `
 printf '%s\n' "$@" > "$OUT/args"
 cat > "$OUT/stdin"
 pwd > "$OUT/pwd"
@@ -163,10 +164,10 @@ echo
 printf '{"type":"turn.completed"}\r\n'
 printf '{"type":"unterminated"}'
 `)
-	r := &Runner{Path: codex, Env: []string{"PATH=" + os.Getenv("PATH"), "RUST_BACKTRACE=1", "OUT=" + dir}}
+	r := &Runner{Path: script, Env: []string{"PATH=" + os.Getenv("PATH"), "RUST_BACKTRACE=1", "OUT=" + dir}}
 	prompt := strings.Repeat("a long prompt ", 20000)
 	lines, err := collect(context.Background(), r, Invocation{
-		Cwd: dir, Prompt: prompt, Sandbox: SandboxReadOnly, Env: []string{"CODEXACP_MCP_TOKEN=tok"},
+		Cwd: dir, Prompt: prompt, Sandbox: codex.SandboxReadOnly, Env: []string{"CODEXACP_MCP_TOKEN=tok"},
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -188,7 +189,7 @@ printf '{"type":"unterminated"}'
 		t.Errorf("stdin has %d bytes, want the %d-byte prompt", len(gotStdin), len(prompt))
 	}
 	gotArgs, _ := os.ReadFile(filepath.Join(dir, "args"))
-	wantArgs, _ := r.Command(Invocation{Cwd: dir, Sandbox: SandboxReadOnly})
+	wantArgs, _ := r.Command(Invocation{Cwd: dir, Sandbox: codex.SandboxReadOnly})
 	if string(gotArgs) != strings.Join(wantArgs, "\n")+"\n" {
 		t.Errorf("argv = %q, want %q", gotArgs, wantArgs)
 	}
@@ -280,7 +281,7 @@ exit 1
 func TestRunMissingBinary(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "no-codex")} {
 		err := (&Runner{Path: path}).Run(context.Background(), Invocation{Cwd: "/"}, func([]byte) {})
-		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "npm i -g @openai/codex") {
+		if !errors.Is(err, proc.ErrNotFound) || !strings.Contains(err.Error(), "npm i -g @openai/codex") {
 			t.Errorf("Path %q: Run = %v, want ErrNotFound with the install hint", path, err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package codex
+package execrun
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package codex
+package execrun
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
@@ -124,7 +125,7 @@ func (inv Invocation) validate() error {
 		return fmt.Errorf("codex: working directory %q is not absolute", inv.Cwd)
 	}
 	switch inv.Sandbox {
-	case "", SandboxReadOnly, SandboxWorkspaceWrite, SandboxDangerFullAccess:
+	case "", codex.SandboxReadOnly, codex.SandboxWorkspaceWrite, codex.SandboxDangerFullAccess:
 	default:
 		return fmt.Errorf("codex: unknown sandbox mode %q", inv.Sandbox)
 	}

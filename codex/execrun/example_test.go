@@ -1,18 +1,18 @@
-package codex_test
+package execrun_test
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 )
 
 // A Runner turns each Invocation into a `codex exec` command line; Run
 // starts it, writes the prompt to its stdin and hands each JSONL line to a
 // callback (events.Parse reads them). Command shows what Run would start.
 func ExampleRunner_Command() {
-	r := &codex.Runner{Path: "codex", Config: []string{`model_reasoning_effort="high"`}}
-	first := codex.Invocation{Cwd: "/src/app", Prompt: "Fix the failing test", Sandbox: "workspace-write", Model: "gpt-5.5"}
+	r := &execrun.Runner{Path: "codex", Config: []string{`model_reasoning_effort="high"`}}
+	first := execrun.Invocation{Cwd: "/src/app", Prompt: "Fix the failing test", Sandbox: "workspace-write", Model: "gpt-5.5"}
 	args, _ := r.Command(first)
 	fmt.Println(strings.Join(args, " "))
 

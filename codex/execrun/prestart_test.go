@@ -1,6 +1,6 @@
 //go:build unix
 
-package codex
+package execrun
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
@@ -62,7 +63,7 @@ func awaitStarted(t *testing.T, out string, n int) []int {
 
 func TestPrestartedProcessTakesThePrompt(t *testing.T) {
 	r, out := prestartCodex(t)
-	inv := Invocation{Cwd: out, Sandbox: SandboxReadOnly, Env: []string{"CODEXACP_MCP_TOKEN=tok"}}
+	inv := Invocation{Cwd: out, Sandbox: codex.SandboxReadOnly, Env: []string{"CODEXACP_MCP_TOKEN=tok"}}
 	if err := r.Prestart(inv, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +95,13 @@ func TestPrestartedProcessTakesThePrompt(t *testing.T) {
 
 func TestPrestartOtherInvocationIsNotUsed(t *testing.T) {
 	r, out := prestartCodex(t)
-	inv := Invocation{Cwd: out, Sandbox: SandboxReadOnly}
+	inv := Invocation{Cwd: out, Sandbox: codex.SandboxReadOnly}
 	if err := r.Prestart(inv, 0); err != nil {
 		t.Fatal(err)
 	}
 	waiting := awaitStarted(t, out, 1)[0]
 	other := inv
-	other.Sandbox, other.Prompt = SandboxWorkspaceWrite, "x"
+	other.Sandbox, other.Prompt = codex.SandboxWorkspaceWrite, "x"
 	lines, err := collect(context.Background(), r, other)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestPrestartedProcessThatDiedIsReplaced(t *testing.T) {
 func TestPrestartCloseEndsWaitingProcesses(t *testing.T) {
 	before := goroutines.Take()
 	r, out := prestartCodex(t)
-	for _, sb := range []string{SandboxReadOnly, SandboxWorkspaceWrite} {
+	for _, sb := range []string{codex.SandboxReadOnly, codex.SandboxWorkspaceWrite} {
 		if err := r.Prestart(Invocation{Cwd: out, Sandbox: sb}, 0); err != nil {
 			t.Fatal(err)
 		}
