@@ -114,37 +114,54 @@ func projectConfigMayApply(cwd, home, top string) bool {
 	}
 }
 
+// configSettings are the keys of codex's Config (config/read's "config")
+// that UserConfig holds; unset keys are null. The fields are in the
+// order of their names.
+type configSettings struct {
+	ApprovalPolicy json.RawMessage `json:"approval_policy"` // a policy's name, or {"granular": {...}}
+	Model          *string         `json:"model"`
+	Effort         *string         `json:"model_reasoning_effort"`
+	SandboxMode    *string         `json:"sandbox_mode"`
+	WorkspaceWrite *WorkspaceWrite `json:"sandbox_workspace_write"`
+}
+
 // ParseConfigRead reads the settings UserConfig holds from a config/read
-// result ({"config": {...}}): unset keys are null there.
+// result ({"config": {...}}).
 func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 	var res struct {
-		Config struct {
-			ApprovalPolicy json.RawMessage `json:"approval_policy"`
-			SandboxMode    *string         `json:"sandbox_mode"`
-			WorkspaceWrite *WorkspaceWrite `json:"sandbox_workspace_write"`
-			Model          *string         `json:"model"`
-			Effort         *string         `json:"model_reasoning_effort"`
-		} `json:"config"`
+		Config json.RawMessage `json:"config"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return UserConfig{}, fmt.Errorf("codex config/read: %w", err)
 	}
-	c := UserConfig{WorkspaceWrite: res.Config.WorkspaceWrite}
-	if res.Config.Model != nil {
-		c.Model = *res.Config.Model
+	return ParseConfig(res.Config)
+}
+
+// ParseConfig reads the settings UserConfig holds from codex's Config, the
+// "config" of a config/read result: unset keys are null there.
+func ParseConfig(config json.RawMessage) (UserConfig, error) {
+	var cfg configSettings
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &cfg); err != nil {
+			return UserConfig{}, fmt.Errorf("codex config/read: %w", err)
+		}
 	}
-	if res.Config.Effort != nil {
-		c.ReasoningEffort = *res.Config.Effort
+	c := UserConfig{WorkspaceWrite: cfg.WorkspaceWrite}
+	if cfg.Model != nil {
+		c.Model = *cfg.Model
 	}
-	if res.Config.SandboxMode != nil {
-		switch m := *res.Config.SandboxMode; m {
+	if cfg.Effort != nil {
+		c.ReasoningEffort = *cfg.Effort
+	}
+	if cfg.SandboxMode != nil {
+		switch m := *cfg.SandboxMode; m {
 		case SandboxReadOnly, SandboxWorkspaceWrite, SandboxDangerFullAccess:
 			c.SandboxMode = m
 		default:
 			return UserConfig{}, fmt.Errorf("codex config/read: unknown sandbox_mode %q", m)
 		}
 	}
-	switch ap := res.Config.ApprovalPolicy; {
+	switch ap := cfg.ApprovalPolicy; {
 	case len(ap) == 0 || string(ap) == "null":
 	case ap[0] == '{':
 		c.ApprovalPolicy, c.GranularApproval = ApprovalGranular, ap
@@ -168,23 +185,30 @@ func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 // settings this way, and a replay's fake codex answers config/read with
 // them.
 func (c UserConfig) ConfigRead() json.RawMessage {
-	orNil := func(s string) any {
+	orNil := func(s string) *string {
 		if s == "" {
 			return nil
 		}
-		return s
+		return &s
 	}
-	approval := orNil(c.ApprovalPolicy)
-	if c.ApprovalPolicy == ApprovalGranular {
-		approval = c.GranularApproval
+	cfg := configSettings{
+		Model:          orNil(c.Model),
+		Effort:         orNil(c.ReasoningEffort),
+		SandboxMode:    orNil(c.SandboxMode),
+		WorkspaceWrite: c.WorkspaceWrite,
 	}
-	b, _ := json.Marshal(map[string]any{"config": map[string]any{
-		"approval_policy":         approval,
-		"sandbox_mode":            orNil(c.SandboxMode),
-		"sandbox_workspace_write": c.WorkspaceWrite,
-		"model":                   orNil(c.Model),
-		"model_reasoning_effort":  orNil(c.ReasoningEffort),
-	}})
+	switch {
+	case c.ApprovalPolicy == ApprovalGranular:
+		cfg.ApprovalPolicy = c.GranularApproval
+	case c.ApprovalPolicy != "":
+		cfg.ApprovalPolicy, _ = json.Marshal(c.ApprovalPolicy)
+	}
+	if len(cfg.ApprovalPolicy) == 0 {
+		cfg.ApprovalPolicy = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		Config configSettings `json:"config"`
+	}{cfg})
 	return b
 }
 

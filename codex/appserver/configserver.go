@@ -2,7 +2,6 @@ package appserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -257,15 +257,11 @@ const ConfigReadEnv = "CODEXACP_CONFIG_READ"
 // apply. The exchange stays out of the server's trace (CallUnrecorded):
 // codex answers with the user's whole configuration.
 func ReadUserConfig(ctx context.Context, server *Server, cwd string) (codex.UserConfig, error) {
-	params := map[string]any{"includeLayers": false}
-	if cwd != "" {
-		params["cwd"] = cwd
-	}
-	var res json.RawMessage
-	if err := server.CallUnrecorded(ctx, "config/read", params, &res); err != nil {
+	res, err := CallUnrecorded(ctx, server, protocol.ConfigRead, protocol.ConfigReadParams{Cwd: cwd})
+	if err != nil {
 		return codex.UserConfig{}, err
 	}
-	return codex.ParseConfigRead(res)
+	return codex.ParseConfig(res.Config)
 }
 
 // UserConfig is the user's configuration as codex applies it outside any

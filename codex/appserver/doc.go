@@ -8,6 +8,13 @@
 // parent-death signal, watchdog, Close; see package proc). RPCError is a
 // JSON-RPC error either way.
 //
+// The requests, notifications and server requests codexacp uses are typed
+// in package protocol; Call and CallUnrecorded send one and return its
+// result type:
+//
+//	res, err := appserver.Call(ctx, server, protocol.ThreadStart, protocol.ThreadStartParams{…})
+//	// res is a protocol.ThreadStartResponse
+//
 // ConfigServer is an app-server started on demand that runs no turn and
 // answers questions about codex's configuration (config/read as a
 // codex.UserConfig, skills/list as codex.Skills), ending after an idle

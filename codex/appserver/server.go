@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
@@ -83,12 +84,6 @@ func (e *RPCError) Error() string {
 	}
 	return fmt.Sprintf("codex app-server: %s (code %d)", msg, e.Code)
 }
-
-// JSON-RPC error codes we send.
-const (
-	codeMethodNotFound = -32601
-	codeInternal       = -32603
-)
 
 // Server is a running `codex app-server`: a JSON-RPC peer on its stdio
 // that hosts any number of threads. Its methods are safe for concurrent use.
@@ -211,21 +206,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if version == "" {
 		version = "0"
 	}
-	var init struct {
-		UserAgent string `json:"userAgent"`
-	}
-	params := map[string]any{
-		"clientInfo": map[string]string{"name": name, "version": version},
+	init, err := Call(ctx, c, protocol.Initialize, protocol.InitializeParams{
+		ClientInfo: protocol.ClientInfo{Name: name, Version: version},
 		// Plan mode (turn/start collaborationMode) and codex's questions to
 		// the user (item/tool/requestUserInput) are experimental API
 		// (docs/codex.md#pinned-codex-facts).
-		"capabilities": map[string]any{"experimentalApi": true},
-	}
-	if err := c.Call(ctx, "initialize", params, &init); err != nil {
+		Capabilities: &protocol.InitializeCapabilities{ExperimentalAPI: true},
+	})
+	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("codex app-server: initialize: %w", err)
 	}
-	if err := c.send(&message{Method: "initialized"}); err != nil {
+	if err := c.send(&message{Method: string(protocol.Initialized)}); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("codex app-server: initialized: %w", ErrClosed)
 	}
@@ -255,6 +247,21 @@ func (c *Server) Err() error {
 // line would end the connection.
 func (c *Server) Call(ctx context.Context, method string, params, result any) error {
 	return c.call(ctx, method, params, result, true)
+}
+
+// Call sends the request m with params and returns its result: the typed
+// form of Server.Call, for the methods package protocol declares.
+func Call[P, R any](ctx context.Context, s *Server, m protocol.Request[P, R], params P) (R, error) {
+	var result R
+	err := s.Call(ctx, m.Method(), params, &result)
+	return result, err
+}
+
+// CallUnrecorded is the typed form of Server.CallUnrecorded.
+func CallUnrecorded[P, R any](ctx context.Context, s *Server, m protocol.Request[P, R], params P) (R, error) {
+	var result R
+	err := s.CallUnrecorded(ctx, m.Method(), params, &result)
+	return result, err
 }
 
 // CallUnrecorded is Call with neither the request nor its answer passed to
@@ -576,7 +583,7 @@ func (c *Server) serverRequest(m message) {
 		go func() {
 			defer c.wg.Done()
 			defer recovery.Recover(c.log, "codex app-server reply", nil)
-			c.reply(m.ID, m.Method, nil, &RPCError{Code: codeMethodNotFound, Message: "no handler for " + m.Method})
+			c.reply(m.ID, m.Method, nil, &RPCError{Code: protocol.CodeMethodNotFound, Message: "no handler for " + m.Method})
 		}()
 		return
 	}
@@ -609,7 +616,7 @@ func (c *Server) reply(id json.RawMessage, method string, result any, err error)
 	if err != nil {
 		var rpc *RPCError
 		if !errors.As(err, &rpc) {
-			rpc = &RPCError{Code: codeInternal, Message: err.Error()}
+			rpc = &RPCError{Code: protocol.CodeInternal, Message: err.Error()}
 		}
 		out.Error = rpc
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 )
 
 // ListSkills asks a running app-server for the enabled skills codex has
@@ -12,18 +13,8 @@ import (
 // (.agents/skills/…), the user's, the system's and the admin's. codexacp
 // does not look for skills itself: codex decides what a skill is.
 func ListSkills(ctx context.Context, server *Server, cwd string) ([]codex.Skill, error) {
-	var res struct {
-		Data []struct {
-			Skills []struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				Path        string `json:"path"`
-				Scope       string `json:"scope"`
-				Enabled     bool   `json:"enabled"`
-			} `json:"skills"`
-		} `json:"data"`
-	}
-	if err := server.Call(ctx, "skills/list", map[string]any{"cwds": []string{cwd}}, &res); err != nil {
+	res, err := Call(ctx, server, protocol.SkillsList, protocol.SkillsListParams{Cwds: []string{cwd}})
+	if err != nil {
 		return nil, fmt.Errorf("codex app-server: skills/list: %w", err)
 	}
 	var skills []codex.Skill
