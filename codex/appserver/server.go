@@ -32,7 +32,7 @@ const maxLoggedMessage = 256
 type Options struct {
 	Path   string        // codex executable
 	Config []string      // user's -c key=value, passed as `codex app-server -c k=v ...`
-	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE removed as for exec (childEnv)
+	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE removed as for exec (proc.Env)
 	Grace  time.Duration // stdin close → SIGKILL of its group; 0: DefaultGrace
 	Logger *slog.Logger  // nil: slog.Default()
 
