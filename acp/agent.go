@@ -84,7 +84,7 @@ type Options struct {
 	// replay can list and load too).
 	ObserveStored func(path string)
 	// UserConfig returns the user's codex sandbox and approval settings
-	// (codex.ReadUserConfig), on which the modes are layered. It is called
+	// (appserver.ReadUserConfig), on which the modes are layered. It is called
 	// once, when the first session needs it, and may block until codex has
 	// answered. Nil: nothing configured.
 	UserConfig func() codex.UserConfig

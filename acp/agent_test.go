@@ -20,6 +20,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
@@ -28,8 +30,8 @@ import (
 // fakeBackend stands in for codex: each run plays a script.
 type fakeBackend struct {
 	mu     sync.Mutex
-	runs   []codex.Invocation
-	script func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error
+	runs   []execrun.Invocation
+	script func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error
 }
 
 // Run implements Backend the way ExecBackend runs codex exec.
@@ -41,13 +43,13 @@ func (b *fakeBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 // the machine's codex home is none of theirs.
 func noRollout(string) (string, error) { return "", os.ErrNotExist }
 
-type lineRunnerFunc func(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error
+type lineRunnerFunc func(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error
 
-func (f lineRunnerFunc) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+func (f lineRunnerFunc) Run(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 	return f(ctx, inv, onLine)
 }
 
-func (b *fakeBackend) runLines(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+func (b *fakeBackend) runLines(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 	b.mu.Lock()
 	n := len(b.runs)
 	b.runs = append(b.runs, inv)
@@ -55,15 +57,15 @@ func (b *fakeBackend) runLines(ctx context.Context, inv codex.Invocation, onLine
 	return b.script(ctx, n, inv, onLine)
 }
 
-func (b *fakeBackend) invocations() []codex.Invocation {
+func (b *fakeBackend) invocations() []execrun.Invocation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]codex.Invocation(nil), b.runs...)
+	return append([]execrun.Invocation(nil), b.runs...)
 }
 
 // playLines is a script that prints the given JSONL lines and exits 0.
-func playLines(lines ...string) func(context.Context, int, codex.Invocation, func([]byte)) error {
-	return func(_ context.Context, _ int, _ codex.Invocation, onLine func([]byte)) error {
+func playLines(lines ...string) func(context.Context, int, execrun.Invocation, func([]byte)) error {
+	return func(_ context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
 		for _, l := range lines {
 			onLine([]byte(l))
 		}
@@ -268,9 +270,9 @@ func TestPromptTurnStreamsAndResumes(t *testing.T) {
 
 func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
 	lines := fixtureLines(t, "turn_failed_http400.jsonl")
-	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
 		_ = playLines(lines...)(ctx, n, inv, onLine)
-		return &codex.ExitError{Code: 1}
+		return &proc.ExitError{Code: 1}
 	}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
@@ -285,8 +287,8 @@ func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
 }
 
 func TestPromptCodexExitsWithoutOutput(t *testing.T) {
-	be := &fakeBackend{script: func(context.Context, int, codex.Invocation, func([]byte)) error {
-		return &codex.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}
+	be := &fakeBackend{script: func(context.Context, int, execrun.Invocation, func([]byte)) error {
+		return &proc.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}
 	}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
@@ -303,8 +305,8 @@ func TestPromptCodexExitsWithoutOutput(t *testing.T) {
 
 // hangAfter prints lines, then blocks until the run is cancelled, like codex
 // waiting on the model.
-func hangAfter(started chan<- struct{}, lines ...string) func(context.Context, int, codex.Invocation, func([]byte)) error {
-	return func(ctx context.Context, _ int, _ codex.Invocation, onLine func([]byte)) error {
+func hangAfter(started chan<- struct{}, lines ...string) func(context.Context, int, execrun.Invocation, func([]byte)) error {
+	return func(ctx context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
 		for _, l := range lines {
 			onLine([]byte(l))
 		}
@@ -534,7 +536,7 @@ func TestEditorMCPServersReachCodex(t *testing.T) {
 func TestCancelReachesWaitingPrompt(t *testing.T) {
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
-	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
 		started <- struct{}{}
 		<-release // codex takes its time to stop
 		return ctx.Err()

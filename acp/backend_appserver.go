@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
@@ -43,9 +45,9 @@ type AppServerBackend struct {
 	// the first Warm.
 	MaxWarm int
 
-	opts  codex.AppServerOptions
+	opts  appserver.Options
 	log   *slog.Logger
-	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
+	start func(context.Context, appserver.Options) (*appserver.Server, error)
 	now   func() time.Time // the clock of warmStale
 
 	warming  sync.WaitGroup  // Warm's start-up
@@ -55,7 +57,7 @@ type AppServerBackend struct {
 
 	mu       sync.Mutex
 	starting chan struct{} // closed when a start in progress ends
-	server   *codex.AppServer
+	server   *appserver.Server
 	loaded   map[string]bool            // threads started or resumed in server
 	prepared map[string]*preparedThread // by session id, until its first turn
 	active   map[string]*activeTurn     // by session id: its running turn (steer.go)
@@ -71,13 +73,13 @@ var (
 
 // NewAppServerBackend returns a backend that starts codex app-server with
 // opts when the first turn needs it.
-func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
+func NewAppServerBackend(opts appserver.Options) *AppServerBackend {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	life, stop := context.WithCancel(context.Background())
-	b := &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, now: time.Now, life: life, stop: stop,
+	b := &AppServerBackend{opts: opts, log: log, start: appserver.Start, now: time.Now, life: life, stop: stop,
 		prepared: map[string]*preparedThread{}, active: map[string]*activeTurn{}, settings: map[string]threadSettings{}}
 	b.opts.Unrouted = b.unrouted
 	return b
@@ -181,14 +183,14 @@ var _ forgetter = (*AppServerBackend)(nil)
 // preparedThread is a thread Warm started (or resumed) for a session.
 type preparedThread struct {
 	done   chan struct{}
-	server *codex.AppServer // the process it lives in
-	thread string           // started here; "" when Warm resumed the session's own
+	server *appserver.Server // the process it lives in
+	thread string            // started here; "" when Warm resumed the session's own
 	err    error
 	ready  time.Time // when done was closed
 	pinned bool      // needed by a thread request before the first prompt (under b.mu)
 }
 
-func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
+func (b *AppServerBackend) prepare(t Turn) (*appserver.Server, string, error) {
 	ctx, cancel := context.WithTimeout(b.life, time.Minute)
 	defer cancel()
 	server, err := b.running(ctx)
@@ -205,7 +207,7 @@ func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
 // openThread makes the turn's thread live in server: a new one when the
 // turn has none (started is true), else the turn's own, resumed unless
 // server has it loaded already.
-func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServer, t Turn) (thread string, started bool, err error) {
+func (b *AppServerBackend) openThread(ctx context.Context, server *appserver.Server, t Turn) (thread string, started bool, err error) {
 	if t.ThreadID == "" {
 		var res struct {
 			Thread struct {
@@ -225,7 +227,7 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServ
 	}
 	var resumed threadSettings
 	if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), &resumed); err != nil {
-		var rpc *codex.RPCError
+		var rpc *appserver.RPCError
 		if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
 			// Codex lets one process at a time continue a thread, and an
 			// app-server holds its threads until it exits.
@@ -240,7 +242,7 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServ
 
 // takePrepared waits for what Warm prepared for the session (or ctx) and
 // hands it over once: the thread it started in the live app-server, if any.
-func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, server *codex.AppServer) string {
+func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, server *appserver.Server) string {
 	b.mu.Lock()
 	p := b.prepared[sessionID]
 	delete(b.prepared, sessionID)
@@ -277,7 +279,7 @@ func (b *AppServerBackend) Close() error {
 	return server.Close()
 }
 
-// ReadUserConfig is codex's settings in cwd (codex.ReadUserConfig), asked
+// ReadUserConfig is codex's settings in cwd (appserver.ReadUserConfig), asked
 // of the backend's own app-server, started if none runs: the session's
 // Warm, right after session/new reads them, needs it anyway, so a project
 // with its own settings costs session/new a request, not a second codex.
@@ -286,13 +288,13 @@ func (b *AppServerBackend) ReadUserConfig(ctx context.Context, cwd string) (code
 	if err != nil {
 		return codex.UserConfig{}, err
 	}
-	return codex.ReadUserConfig(ctx, server, cwd)
+	return appserver.ReadUserConfig(ctx, server, cwd)
 }
 
 // running returns the live app-server, starting one when there is none or
 // the last one died. The start runs outside b.mu, so that a caller whose
 // ctx ends (a cancel) stops waiting for a slow start.
-func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, error) {
+func (b *AppServerBackend) running(ctx context.Context) (*appserver.Server, error) {
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -347,7 +349,7 @@ func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, error
 	}
 }
 
-func (b *AppServerBackend) markLoaded(server *codex.AppServer, thread string) {
+func (b *AppServerBackend) markLoaded(server *appserver.Server, thread string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.server == server {
@@ -355,7 +357,7 @@ func (b *AppServerBackend) markLoaded(server *codex.AppServer, thread string) {
 	}
 }
 
-func (b *AppServerBackend) isLoaded(server *codex.AppServer, thread string) bool {
+func (b *AppServerBackend) isLoaded(server *appserver.Server, thread string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.server == server && b.loaded[thread]
@@ -457,7 +459,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	case <-server.Done():
 		// Its commands were reparented away from it: find them by their tag
 		// (the session's random id) wherever they are.
-		n, err := codex.KillTaggedAnywhere(sessionTag(t.SessionID))
+		n, err := proc.KillTaggedAnywhere(sessionTag(t.SessionID))
 		logKilled(log, n, err)
 		if err := server.Err(); err != nil {
 			return fmt.Errorf("codex app-server exited during the turn: %w", err)
@@ -491,7 +493,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	if !h.subagents.wait(stopCtx, server.Done()) {
 		log.Warn("codex app-server did not end the interrupted subagents")
 	}
-	n, err := codex.KillTagged(server.Pid(), sessionTag(t.SessionID))
+	n, err := proc.KillTagged(server.Pid(), sessionTag(t.SessionID))
 	logKilled(log, n, err)
 	return fmt.Errorf("codex turn interrupted: %w", context.Cause(ctx))
 }
@@ -714,7 +716,7 @@ func (d turnDone) close(turn string) {
 	}
 }
 
-// Notify implements codex.AppServerHandler.
+// Notify implements appserver.Handler.
 func (h *turnHandler) Notify(method string, params json.RawMessage) {
 	n := readNotice(params)
 	turn := n.turn()
@@ -772,7 +774,7 @@ func (h *turnHandler) closeIfOver() {
 	}
 }
 
-// Request implements codex.AppServerHandler: approvals go to the user;
+// Request implements appserver.Handler: approvals go to the user;
 // what codexacp does not offer is declined so that codex never waits.
 func (h *turnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
@@ -786,7 +788,7 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 			Reason  string `json:"reason"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
+			return nil, &appserver.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
 		}
 		d := h.out.ApproveCommand(ctx, CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
 		h.log.Info("command approval", "item", p.ItemID, "decision", d)
@@ -800,7 +802,7 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 		return h.mcpElicitation(ctx, params)
 	}
 	h.log.Debug("app-server request not supported", "method", method)
-	return nil, &codex.RPCError{Code: -32601, Message: "codexacp does not support " + method}
+	return nil, &appserver.RPCError{Code: -32601, Message: "codexacp does not support " + method}
 }
 
 // trackMCPCall keeps the MCP tool calls in progress, which codex's approval
@@ -873,7 +875,7 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
+		return nil, &appserver.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
 	}
 	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" {
 		elicitor, ok := h.out.(mcpElicitor)
@@ -962,20 +964,20 @@ func appServerInput(t Turn) []any {
 // guarded by the backend's mu.
 type activeTurn struct {
 	ready        chan struct{}
-	server       *codex.AppServer
+	server       *appserver.Server
 	thread, turn string
 }
 
 // beginActive makes the session's Run its running turn: started names the
 // turn once codex has started it, end (deferred by Run) removes it.
-func (b *AppServerBackend) beginActive(sessionID string) (started func(server *codex.AppServer, thread, turn string), end func()) {
+func (b *AppServerBackend) beginActive(sessionID string) (started func(server *appserver.Server, thread, turn string), end func()) {
 	a := &activeTurn{ready: make(chan struct{})}
 	b.mu.Lock()
 	b.active[sessionID] = a
 	b.mu.Unlock()
 	var once sync.Once
 	markReady := func() { once.Do(func() { close(a.ready) }) }
-	started = func(server *codex.AppServer, thread, turn string) {
+	started = func(server *appserver.Server, thread, turn string) {
 		b.mu.Lock()
 		a.server, a.thread, a.turn = server, thread, turn
 		b.mu.Unlock()
@@ -1077,7 +1079,7 @@ func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) er
 // with params for a prompt (plus the skill it runs), review/start for a
 // review, thread/compact/start for a compaction (whose answer has no turn:
 // its id comes with turn/started).
-func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServer, h *turnHandler, t Turn, params map[string]any) (string, error) {
+func (b *AppServerBackend) startTurn(ctx context.Context, server *appserver.Server, h *turnHandler, t Turn, params map[string]any) (string, error) {
 	var started struct {
 		Turn struct {
 			ID string `json:"id"`
@@ -1105,7 +1107,7 @@ func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServe
 		case id := <-h.firstStarted:
 			return id, nil
 		case <-server.Done():
-			return "", codex.ErrAppServerClosed
+			return "", appserver.ErrClosed
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
@@ -1134,7 +1136,7 @@ func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) 
 	if err != nil {
 		return nil, err
 	}
-	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
+	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return appserver.ListSkills(ctx, server, t.Cwd) })
 }
 
 // threadRequest implements commander. A session before its first turn has

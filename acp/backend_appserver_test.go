@@ -15,6 +15,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -86,7 +87,7 @@ func TestTurnHandlerRequests(t *testing.T) {
 		h := newTurnHandler(out, discardLogger())
 		res, err := h.Request(context.Background(), tc.method, json.RawMessage(tc.params))
 		got := ""
-		var rpc *codex.RPCError
+		var rpc *appserver.RPCError
 		switch {
 		case errors.As(err, &rpc):
 			got = fmt.Sprint(rpc.Code)
@@ -161,8 +162,8 @@ func TestTurnHandlerDropsOthers(t *testing.T) {
 // once; the start goes on for whoever needs it next, and Close cuts it short.
 func TestAppServerCancelDuringStart(t *testing.T) {
 	release := make(chan struct{})
-	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
-	b.start = func(ctx context.Context, _ codex.AppServerOptions) (*codex.AppServer, error) {
+	b := NewAppServerBackend(appserver.Options{Logger: discardLogger()})
+	b.start = func(ctx context.Context, _ appserver.Options) (*appserver.Server, error) {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -186,7 +187,7 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 // A session closed before its first prompt leaves nothing of its warmed
 // thread in the backend.
 func TestAppServerForgetsWarmedThread(t *testing.T) {
-	b := NewAppServerBackend(codex.AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex")})
+	b := NewAppServerBackend(appserver.Options{Path: filepath.Join(t.TempDir(), "no-codex")})
 	defer b.Close()
 	b.Warm(Turn{SessionID: "sess_a"})
 	b.Warm(Turn{SessionID: "sess_b"})
@@ -254,12 +255,12 @@ func TestAppServerReadUserConfigUsesItsServer(t *testing.T) {
 	if err := os.WriteFile(script, []byte(shAppServer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewAppServerBackend(codex.AppServerOptions{Path: script, Logger: discardLogger()})
+	b := NewAppServerBackend(appserver.Options{Path: script, Logger: discardLogger()})
 	defer b.Close()
 	var starts atomic.Int32
-	b.start = func(ctx context.Context, opts codex.AppServerOptions) (*codex.AppServer, error) {
+	b.start = func(ctx context.Context, opts appserver.Options) (*appserver.Server, error) {
 		starts.Add(1)
-		return codex.StartAppServer(ctx, opts)
+		return appserver.Start(ctx, opts)
 	}
 	ctx := context.Background()
 	uc, err := b.ReadUserConfig(ctx, "/w")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 )
 
 // shAnyAppServer is a stand-in `codex app-server` in sh that answers
@@ -37,7 +37,7 @@ func TestAppServerWarmBounded(t *testing.T) {
 	if err := os.WriteFile(script, []byte(shAnyAppServer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewAppServerBackend(codex.AppServerOptions{Path: script, Logger: discardLogger()})
+	b := NewAppServerBackend(appserver.Options{Path: script, Logger: discardLogger()})
 	b.MaxWarm = 3
 	defer b.Close()
 	cwd := t.TempDir()
@@ -84,10 +84,10 @@ func TestAppServerWarmBounded(t *testing.T) {
 // stays its session's. One being prepared counts however long it takes.
 func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 	release := make(chan struct{})
-	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	b := NewAppServerBackend(appserver.Options{Logger: discardLogger()})
 	b.MaxWarm = 2
 	defer b.Close()
-	b.start = func(ctx context.Context, _ codex.AppServerOptions) (*codex.AppServer, error) {
+	b.start = func(ctx context.Context, _ appserver.Options) (*appserver.Server, error) {
 		select {
 		case <-release:
 		case <-ctx.Done():

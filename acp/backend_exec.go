@@ -9,22 +9,23 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // LineRunner runs one `codex exec --json` process and hands each line it
-// prints to onLine, in order, before returning. codex.Runner implements it.
+// prints to onLine, in order, before returning. execrun.Runner implements it.
 type LineRunner interface {
-	Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error
+	Run(ctx context.Context, inv execrun.Invocation, onLine func(line []byte)) error
 }
 
 // ExecBackend runs each turn as one `codex exec` process (`… resume THREAD`
 // after the first). Codex asks no questions there: the sandbox decides what
 // a command may do.
 //
-// When Runner can prestart (codex.Runner), a session's next turn has its
+// When Runner can prestart (execrun.Runner), a session's next turn has its
 // codex started ahead, waiting on stdin: after session/new or load, after
 // each turn, and again whenever the session's settings change the command
 // line. A prompt then only writes to it. At most MaxWarm sessions have one
@@ -45,7 +46,7 @@ type ExecBackend struct {
 	// empty: the system's temporary directory.
 	ImageDir string
 	// ListSkills lists the skills codex has for a workspace
-	// (codex.ConfigServer.ListSkills: codex exec cannot list them, an app-server
+	// (appserver.ConfigServer.ListSkills: codex exec cannot list them, an app-server
 	// started for the question can). Nil: no skill commands.
 	ListSkills func(ctx context.Context, cwd string) ([]Skill, error)
 	// FindRollout finds a thread's rollout, where a turn looks for the
@@ -62,7 +63,7 @@ type ExecBackend struct {
 
 	mu      sync.Mutex
 	waiting map[string]*warmCodex // by session id: at most maxWarm
-	ending  []codex.Invocation    // waiting processes to end before another starts
+	ending  []execrun.Invocation  // waiting processes to end before another starts
 	uses    uint64                // counts Prepare calls: warmCodex.used
 	closed  bool
 	wake    chan struct{} // capacity 1: the prestarter has work
@@ -72,7 +73,7 @@ type ExecBackend struct {
 // warmCodex is a session's codex started (or to be started) ahead of its
 // next turn.
 type warmCodex struct {
-	inv   codex.Invocation
+	inv   execrun.Invocation
 	used  uint64 // ExecBackend.uses when the session last asked for it
 	state warmState
 }
@@ -101,11 +102,11 @@ const DefaultPrestartIdle = 10 * time.Minute
 const DefaultMaxWarm = 4
 
 // Prestarter is a LineRunner that can start a turn's codex before its
-// prompt: codex.Runner.
+// prompt: execrun.Runner.
 type Prestarter interface {
 	LineRunner
-	Prestart(inv codex.Invocation, idle time.Duration) error
-	Discard(inv codex.Invocation)
+	Prestart(inv execrun.Invocation, idle time.Duration) error
+	Discard(inv execrun.Invocation)
 	Close()
 }
 
@@ -114,7 +115,7 @@ var (
 	_ warmer       = (*ExecBackend)(nil)
 	_ turnPreparer = (*ExecBackend)(nil)
 	_ commander    = (*ExecBackend)(nil)
-	_ Prestarter   = (*codex.Runner)(nil)
+	_ Prestarter   = (*execrun.Runner)(nil)
 )
 
 // Run implements Backend.
@@ -412,7 +413,7 @@ func (b *ExecBackend) logger() *slog.Logger {
 
 // sameCommand reports whether two invocations start the same codex command
 // (prompts aside).
-func sameCommand(a, b codex.Invocation) bool {
+func sameCommand(a, b execrun.Invocation) bool {
 	a.Prompt, b.Prompt = "", ""
 	return reflect.DeepEqual(a, b)
 }
@@ -430,9 +431,9 @@ const toolsTokenEnv = "CODEXACP_MCP_TOKEN"
 // the session's additional directories join the writable roots — a -c of
 // the list replaces it, so it carries the user's roots too. Approvals are
 // not passed: codex exec asks nothing.
-func execInvocation(t Turn) codex.Invocation {
+func execInvocation(t Turn) execrun.Invocation {
 	p := modePolicy(t.Mode, t.User, t.Dirs)
-	inv := codex.Invocation{
+	inv := execrun.Invocation{
 		Cwd:      t.Cwd,
 		ThreadID: t.ThreadID,
 		Prompt:   t.Prompt,
@@ -442,7 +443,7 @@ func execInvocation(t Turn) codex.Invocation {
 		Env:      append([]string(nil), t.editorMCP.env...),
 	}
 	if t.Review != nil {
-		inv.Review = &codex.Review{Branch: t.Review.Branch, Commit: t.Review.Commit}
+		inv.Review = &execrun.Review{Branch: t.Review.Branch, Commit: t.Review.Commit}
 	}
 	if t.Effort != "" {
 		inv.Config = append(inv.Config, "model_reasoning_effort="+tomlString(t.Effort))

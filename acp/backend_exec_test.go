@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 )
 
 // waitPrestarts waits until the exec backend's prestarter has nothing left
@@ -47,9 +47,9 @@ type liveRunner struct {
 	closed    bool
 }
 
-func (r *liveRunner) Run(context.Context, codex.Invocation, func([]byte)) error { return nil }
+func (r *liveRunner) Run(context.Context, execrun.Invocation, func([]byte)) error { return nil }
 
-func (r *liveRunner) Prestart(inv codex.Invocation, _ time.Duration) error {
+func (r *liveRunner) Prestart(inv execrun.Invocation, _ time.Duration) error {
 	r.mu.Lock()
 	first := len(r.prestarts) == 0
 	r.prestarts = append(r.prestarts, inv.ThreadID)
@@ -66,7 +66,7 @@ func (r *liveRunner) Prestart(inv codex.Invocation, _ time.Duration) error {
 	return nil
 }
 
-func (r *liveRunner) Discard(inv codex.Invocation) {
+func (r *liveRunner) Discard(inv execrun.Invocation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.live, inv.ThreadID)

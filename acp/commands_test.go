@@ -13,6 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -62,7 +63,7 @@ func TestSessionCommandsPerBackend(t *testing.T) {
 		{"exec", &ExecBackend{}, "status init review review-branch review-commit rename"},
 		{"exec listing skills", &ExecBackend{ListSkills: func(context.Context, string) ([]Skill, error) { return nil, nil }},
 			"status init review review-branch review-commit skills rename greet"},
-		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
+		{"app-server", NewAppServerBackend(appserver.Options{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
 		{"plain backend", &fakeBackend{}, "status init rename"},
 	}
 	for _, tc := range cases {

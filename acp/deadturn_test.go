@@ -11,7 +11,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -40,11 +41,11 @@ func TestDeadTurnEndsItsCallsAndFreesTheSession(t *testing.T) {
 	}}
 	started := make(chan struct{}, 2)
 	died := make(chan struct{})
-	script := func(ctx context.Context, n int, _ codex.Invocation, _ func([]byte)) error {
+	script := func(ctx context.Context, n int, _ execrun.Invocation, _ func([]byte)) error {
 		started <- struct{}{}
 		if n == 0 {
 			<-died
-			return &codex.ExitError{Code: 137}
+			return &proc.ExitError{Code: 137}
 		}
 		<-ctx.Done()
 		return context.Cause(ctx)

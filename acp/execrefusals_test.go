@@ -9,7 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -34,7 +34,7 @@ func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
 	}
 	const reason = "approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never"
 	runs := 0
-	runner := lineRunnerFunc(func(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+	runner := lineRunnerFunc(func(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 		runs++
 		onLine([]byte(`{"type":"thread.started","thread_id":"th-1"}`))
 		if runs > 1 { // a turn that refuses nothing: the rollout grows by other records

@@ -15,7 +15,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -47,12 +48,12 @@ type imageRunner struct {
 
 	mu        sync.Mutex
 	seen      [][]byte // contents of each image file, read while running
-	runs      []codex.Invocation
-	prestarts []codex.Invocation
-	discards  []codex.Invocation
+	runs      []execrun.Invocation
+	prestarts []execrun.Invocation
+	discards  []execrun.Invocation
 }
 
-func (r *imageRunner) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+func (r *imageRunner) Run(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 	r.mu.Lock()
 	r.runs = append(r.runs, inv)
 	for _, p := range inv.Images {
@@ -66,14 +67,14 @@ func (r *imageRunner) Run(ctx context.Context, inv codex.Invocation, onLine func
 	return r.end(ctx)
 }
 
-func (r *imageRunner) Prestart(inv codex.Invocation, idle time.Duration) error {
+func (r *imageRunner) Prestart(inv execrun.Invocation, idle time.Duration) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.prestarts = append(r.prestarts, inv)
 	return nil
 }
 
-func (r *imageRunner) Discard(inv codex.Invocation) {
+func (r *imageRunner) Discard(inv execrun.Invocation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.discards = append(r.discards, inv)
@@ -91,7 +92,7 @@ func (discardOutput) ApproveCommand(context.Context, CommandApproval) ApprovalDe
 // The exec backend's image files exist while codex runs and are gone after
 // the turn however it ends.
 func TestExecImageFilesLifetime(t *testing.T) {
-	errCrash := &codex.ExitError{Code: 139, Signal: 11}
+	errCrash := &proc.ExitError{Code: 139, Signal: 11}
 	for _, tc := range []struct {
 		name   string
 		end    func(ctx context.Context) error

@@ -13,7 +13,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/acpschema"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
@@ -482,7 +482,7 @@ func TestCancelOfUnknownSessionIsIgnored(t *testing.T) {
 // title, is stored before its answer.
 func TestWarmTurnStoredAfterAnswer(t *testing.T) {
 	state := t.TempDir()
-	be := &fakeBackend{script: func(_ context.Context, n int, _ codex.Invocation, onLine func([]byte)) error {
+	be := &fakeBackend{script: func(_ context.Context, n int, _ execrun.Invocation, onLine func([]byte)) error {
 		for _, l := range []string{
 			`{"type":"thread.started","thread_id":"` + loadThreadID + `"}`, `{"type":"turn.started"}`,
 			`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}`,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/internal/forms"
 )
 
@@ -107,7 +107,7 @@ func (h *turnHandler) userInput(ctx context.Context, params json.RawMessage) (an
 		} `json:"questions"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
+		return nil, &appserver.RPCError{Code: -32602, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
 	}
 	qs := make([]UserQuestion, 0, len(p.Questions))
 	for _, q := range p.Questions {

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 )
 
 // The collaborationMode each turn of a thread sends: plan while planning,
 // default once right after (codex keeps a thread's mode), then nothing.
 func TestCollaborationModeSequence(t *testing.T) {
-	b := NewAppServerBackend(codex.AppServerOptions{})
+	b := NewAppServerBackend(appserver.Options{})
 	defer b.Close()
 	b.noteSettings("th", threadSettings{Model: "gpt-x"})
 	for i, tc := range []struct {
@@ -49,7 +49,7 @@ func TestCollabOptionOffered(t *testing.T) {
 		offered bool
 	}{
 		{"exec", &ExecBackend{}, false},
-		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), true},
+		{"app-server", NewAppServerBackend(appserver.Options{}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAgent(Options{Backend: tc.backend})

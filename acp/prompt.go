@@ -8,7 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/images"
 )
 
@@ -224,7 +224,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 }
 
 func runErrorMessage(err error) string {
-	var exit *codex.ExitError
+	var exit *proc.ExitError
 	if errors.As(err, &exit) {
 		return exit.Error()
 	}

@@ -17,7 +17,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/shelledits"
@@ -54,7 +54,7 @@ func okTurn(onLine func([]byte)) {
 
 func newPanickyBackend() *panickyBackend {
 	b := &panickyBackend{}
-	b.script = func(_ context.Context, _ int, inv codex.Invocation, onLine func([]byte)) error {
+	b.script = func(_ context.Context, _ int, inv execrun.Invocation, onLine func([]byte)) error {
 		if inv.Cwd == b.turnPanicsIn && b.turnPanicked.CompareAndSwap(false, true) {
 			onLine([]byte(`{"type":"thread.started","thread_id":"t"}`))
 			panic(recovery.Injected("turn"))

@@ -11,7 +11,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/shelledits"
@@ -20,8 +20,8 @@ import (
 // shellTurn is a codex exec turn in which a command (item_0) runs do
 // between its start and its completion, with the given lines before the
 // command.
-func shellTurn(do func(), before ...string) func(context.Context, int, codex.Invocation, func([]byte)) error {
-	return func(_ context.Context, _ int, _ codex.Invocation, onLine func([]byte)) error {
+func shellTurn(do func(), before ...string) func(context.Context, int, execrun.Invocation, func([]byte)) error {
+	return func(_ context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
 		lines := append([]string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`}, before...)
 		for _, l := range lines {
 			onLine([]byte(l))
@@ -150,7 +150,7 @@ func TestShellEditsLeaveOwnToolEditsOut(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"path": b})
 	tool := `{"type":"item.completed","item":{"id":"item_9","type":"mcp_tool_call","server":"acp","tool":"write_text_file","arguments":` +
 		string(args) + `,"result":{"content":[]},"status":"completed"}}`
-	be := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
 		return shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })(ctx, n, inv, func(line []byte) {
 			if strings.Contains(string(line), "item.started") {
 				// The tool wrote before the command started.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 )
 
 // Listings of one workspace that overlap share one request; another
@@ -171,7 +171,7 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 // The app-server's skills/changed reaches the listings before the refresh
 // it triggers lists anything.
 func TestAppServerSkillsChangedStartsANewGeneration(t *testing.T) {
-	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	b := NewAppServerBackend(appserver.Options{Logger: discardLogger()})
 	defer b.Close()
 	refreshed := make(chan uint64, 1)
 	b.watchSkills(func() {

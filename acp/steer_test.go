@@ -10,7 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
@@ -122,7 +122,7 @@ func TestPromptWhileTurnRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			started := make(chan struct{}, 2)
 			release := make(chan struct{})
-			fb := &fakeBackend{script: func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error {
+			fb := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
 				onLine([]byte(`{"type":"thread.started","thread_id":"t"}`))
 				onLine([]byte(`{"type":"turn.started"}`))
 				if n == 0 {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -23,7 +23,7 @@ import (
 
 // subagents are the child threads routed to one parent turn.
 type subagents struct {
-	route func(thread string, h codex.AppServerHandler) (remove func()) // nil: not routed (tests)
+	route func(thread string, h appserver.Handler) (remove func()) // nil: not routed (tests)
 
 	mu       sync.Mutex
 	children map[string]*childThread
@@ -121,7 +121,7 @@ func (c *childThread) current() (string, <-chan struct{}) {
 	return c.turn, c.done.of(c.turn)
 }
 
-// Notify implements codex.AppServerHandler: the child's turn is tracked,
+// Notify implements appserver.Handler: the child's turn is tracked,
 // its tool calls and messages go to the parent turn's output
 // (events.ChildEvent).
 func (c *childThread) Notify(method string, params json.RawMessage) {
@@ -161,7 +161,7 @@ func (c *childThread) Notify(method string, params json.RawMessage) {
 	h.closeIfOver()
 }
 
-// Request implements codex.AppServerHandler: the child's approvals and
+// Request implements appserver.Handler: the child's approvals and
 // questions are the parent turn's.
 func (c *childThread) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	return c.parent.Request(ctx, method, params)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -23,12 +23,12 @@ func (l *eventLog) ApproveCommand(context.Context, CommandApproval) ApprovalDeci
 func TestSubagentRouting(t *testing.T) {
 	out := &eventLog{}
 	h := newTurnHandler(out, discardLogger())
-	routed := map[string]codex.AppServerHandler{}
-	h.subagents.route = func(thread string, c codex.AppServerHandler) func() {
+	routed := map[string]appserver.Handler{}
+	h.subagents.route = func(thread string, c appserver.Handler) func() {
 		routed[thread] = c
 		return func() {}
 	}
-	notify := func(to codex.AppServerHandler, method, params string) {
+	notify := func(to appserver.Handler, method, params string) {
 		to.Notify(method, json.RawMessage(params))
 	}
 	notify(h, "item/completed", `{"threadId":"th_p","turnId":"tu","item":{"type":"subAgentActivity","id":"call_spawn","kind":"started","agentThreadId":"th_c","agentPath":"/root/c"}}`)

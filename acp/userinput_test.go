@@ -12,7 +12,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
@@ -43,7 +43,7 @@ type askingBackend struct {
 	method string // "": item/tool/requestUserInput
 	params string
 	// trace, when set, is told codex's request and the agent's answer as
-	// the app-server client tells a recorder (codex.AppServerOptions.Trace).
+	// the app-server client tells a recorder (appserver.Options.Trace).
 	trace func(sent bool, line []byte)
 
 	mu      sync.Mutex
@@ -216,7 +216,7 @@ func recordedAnswer(t *testing.T, be *askingBackend, content map[string]any, wan
 	rec := record.New(&buf)
 	rec.SetBackend(record.BackendAppServer)
 	rec.Start("codexacp test", 0)
-	be.trace = rec.AppServerTrace(codex.AppServerOptions{Env: []string{}})
+	be.trace = rec.AppServerTrace(appserver.Options{Env: []string{}})
 	be.trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`)) // the app-server run the turn belongs to
 	h := startAgentTapped(t, Options{Backend: be, ContextWindow: 272000}, fakeeditor.Options{
 		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
@@ -127,17 +129,17 @@ func binaryIndexPath(cacheDir, key string) string {
 // runCodex runs a short codex subcommand and returns its stdout.
 func runCodex(ctx context.Context, codexPath string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, codexPath, args...)
-	cmd.Env = childEnv(nil, nil)
+	cmd.Env = proc.Env(nil, nil)
 	var stdout bytes.Buffer
-	stderr := newStderrLog(slogDiscard, stderrTailSize)
+	stderr := proc.NewStderrLog(slog.New(slog.DiscardHandler), proc.StderrTailSize)
 	cmd.Stdout = &stdout
 	cmd.Stderr = stderr
-	cmd.WaitDelay = drainTimeout
+	cmd.WaitDelay = proc.DrainTimeout
 	name := "codex " + strings.Join(args, " ")
 	if err := cmd.Run(); err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
-			err = exitError(exitErr.ProcessState, stderr)
+			err = proc.ExitErrorOf(exitErr.ProcessState, stderr)
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

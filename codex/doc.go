@@ -1,20 +1,17 @@
-// Package codex runs the Codex CLI non-interactively: it builds the
-// `codex exec --json` command line for a first or resumed turn, runs the
-// process in its own process group, hands each JSONL line of its stdout to the
-// caller in order, and cancels it the way codex expects (SIGINT, then SIGKILL
-// of the whole group after a grace period).
+// Package codex is what codexacp knows of the Codex CLI outside a turn:
+// where it is and which version (Find, NativeBinary, Version, VersionNote
+// against the tested range), its model catalog without codex's own
+// apply_patch tool (ModelCatalog, Models, ContextWindow), the user's
+// configuration (UserConfig: sandbox, approval policy, model and effort,
+// as codex resolves them; ParseConfigRead reads them from an app-server's
+// config/read; DefaultOverrides, ConfiguredValue), its login (LoginStatus,
+// Logout, CustomProvider), the skills it has (Skill) and where it keeps a
+// thread's rollout (Home, RolloutPath).
 //
-// AppServer is the persistent alternative: one `codex app-server` process
-// hosting many threads, spoken to in JSON-RPC over its stdio. It routes the
-// server's notifications and requests (approvals) to a handler per thread,
-// answers requests nobody handles, and owns the process's lifetime (process
-// group, parent-death signal, watchdog, Close). KillTagged ends the commands
-// an interrupted turn leaves running, found by a tag in their environment.
+// Running codex lives in packages of its own: codex/execrun runs `codex
+// exec` turns, codex/appserver is the `codex app-server` client (and its
+// ConfigServer, which answers config/read and skills/list), codex/proc is
+// the process control both share.
 //
-// It also locates the codex executable (preferring the native binary inside an
-// npm install over the node shim) and prepares a model catalog without codex's
-// own apply_patch tool, so that file edits go through the editor.
-//
-// The package knows nothing about ACP or the meaning of the events; see
-// package events for their translation.
+// The package knows nothing about ACP.
 package codex

@@ -7,7 +7,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/codexacp/codexacp/codex/proc"
 )
+
+// ErrNotFound reports that no codex executable could be found or started
+// (the same error as proc.ErrNotFound, which a start reports).
+var ErrNotFound = proc.ErrNotFound
 
 // Find returns the codex executable to run: explicit (a path, or a name looked
 // up in PATH) when given, else `codex` from PATH. When that is the npm node

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
@@ -62,7 +63,7 @@ func runLogin(ctx context.Context, path string, config, env []string, args ...st
 		args = append(args, "-c", c)
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = childEnv(env, nil)
+	cmd.Env = proc.Env(env, nil)
 	cmd.WaitDelay = time.Second
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -1,44 +1,9 @@
 package codex
 
-import (
-	"context"
-	"fmt"
-)
-
 // Skill is a skill codex lists for a workspace (app-server skills/list).
 type Skill struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Path        string `json:"path,omitempty"`  // its SKILL.md
 	Scope       string `json:"scope,omitempty"` // repo, user, system or admin
-}
-
-// ListSkills asks a running app-server for the enabled skills codex has
-// for cwd (`skills/list {cwds: [cwd]}`): repository skills
-// (.agents/skills/…), the user's, the system's and the admin's. codexacp
-// does not look for skills itself: codex decides what a skill is.
-func ListSkills(ctx context.Context, server *AppServer, cwd string) ([]Skill, error) {
-	var res struct {
-		Data []struct {
-			Skills []struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				Path        string `json:"path"`
-				Scope       string `json:"scope"`
-				Enabled     bool   `json:"enabled"`
-			} `json:"skills"`
-		} `json:"data"`
-	}
-	if err := server.Call(ctx, "skills/list", map[string]any{"cwds": []string{cwd}}, &res); err != nil {
-		return nil, fmt.Errorf("codex app-server: skills/list: %w", err)
-	}
-	var skills []Skill
-	for _, entry := range res.Data {
-		for _, s := range entry.Skills {
-			if s.Enabled && s.Name != "" {
-				skills = append(skills, Skill{Name: s.Name, Description: s.Description, Path: s.Path, Scope: s.Scope})
-			}
-		}
-	}
-	return skills, nil
 }

@@ -17,6 +17,14 @@ import (
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
+// Sandbox modes codex accepts (`codex exec -s`, the config's sandbox_mode,
+// app-server thread/start's sandbox).
+const (
+	SandboxReadOnly         = "read-only"
+	SandboxWorkspaceWrite   = "workspace-write"
+	SandboxDangerFullAccess = "danger-full-access"
+)
+
 // Approval policies codex accepts (app-server AskForApproval; the
 // config's approval_policy). ApprovalGranular stands for the table form
 // (`approval_policy = { granular = … }`), which codexacp never writes.
@@ -58,66 +66,21 @@ func (c UserConfig) Configured() bool {
 	return c.ApprovalPolicy != "" || c.SandboxMode != "" || c.WorkspaceWrite != nil
 }
 
-// ReadUserConfig asks a running app-server for the user's configuration
-// as codex applies it in cwd ("": in no directory, without project layers)
-// (`config/read`): codex merges config.toml, a trusted
-// project's .codex/config.toml and the -c overrides the process was started
-// with, so codexacp needs no TOML parser and sees exactly what codex would
-// apply. The exchange stays out of the server's trace (CallUnrecorded):
-// codex answers with the user's whole configuration.
-func ReadUserConfig(ctx context.Context, server *AppServer, cwd string) (UserConfig, error) {
-	params := map[string]any{"includeLayers": false}
-	if cwd != "" {
-		params["cwd"] = cwd
-	}
-	var res json.RawMessage
-	if err := server.CallUnrecorded(ctx, "config/read", params, &res); err != nil {
-		return UserConfig{}, err
-	}
-	return ParseConfigRead(res)
-}
-
-// ConfigReadEnv is set (to "1") in the environment of a ConfigServer's
-// app-server: codex ignores it; a stand-in codex (a replay's) tells by it
-// the process that only answers config/read and skills/list from the ones
-// that run turns.
-const ConfigReadEnv = "CODEXACP_CONFIG_READ"
-
-// UserConfig is the user's configuration as codex applies it outside any
-// project (ReadUserConfig); both backends read it at start-up.
-//
-// When no configuration codex reads can hold the settings (userConfigUnset),
-// it answers UserConfig{} at once without starting codex: the agent's
-// session/new waits for this answer, and a codex start costs 65–300 ms.
-func (c *ConfigServer) UserConfig(ctx context.Context) (UserConfig, error) {
-	env := c.Options.Env
+// UserConfigUnset reports whether no configuration codex reads can hold
+// the settings UserConfig holds, so that asking codex (65–300 ms for its
+// start) can be skipped: env is codex's environment (nil: this process's),
+// overrides the user's -c. Only a definite "nothing mentions them" is true
+// (userConfigUnset), and only on Linux, whose configuration layers are all
+// files.
+func UserConfigUnset(env, overrides []string) bool {
 	if env == nil {
 		env = os.Environ()
 	}
-	if runtime.GOOS == "linux" && userConfigUnset(codexHome(env), systemConfigDir, c.Options.Config) {
-		if c.Options.Logger != nil {
-			c.Options.Logger.Debug("no codex configuration names the sandbox or approval settings; codex not asked")
-		}
-		return UserConfig{}, nil
-	}
-	return c.ReadUserConfig(ctx, "")
+	return runtime.GOOS == "linux" && userConfigUnset(codexHome(env), systemConfigDir, overrides)
 }
 
-// ProjectUserConfig is the user's configuration as codex applies it in
-// cwd, with the project layers: the .codex/config.toml of cwd and of the
-// directories above it, which codex reads for trusted projects (codex
-// decides which count). ok is false, and codex is not asked, when no such
-// file mentions a setting UserConfig holds: UserConfig's answer applies
-// there. ok true means codex answered, not that a layer applied: codex
-// ignores an untrusted project's file and answers the user's settings.
-// The check reads a few small files, so that a session/new in a project
-// without its own settings waits for no codex.
-func (c *ConfigServer) ProjectUserConfig(ctx context.Context, cwd string) (uc UserConfig, ok bool, err error) {
-	return ProjectUserConfig(ctx, c.Options.Env, cwd, c.ReadUserConfig)
-}
-
-// ProjectUserConfig is ConfigServer.ProjectUserConfig with read asking
-// codex (ReadUserConfig on some app-server); env is codex's environment
+// ProjectUserConfig is appserver.ConfigServer.ProjectUserConfig with read
+// asking codex (appserver.ReadUserConfig on some app-server); env is codex's environment
 // (nil: this process's), which says where the user's own config.toml is.
 func ProjectUserConfig(ctx context.Context, env []string, cwd string, read func(ctx context.Context, cwd string) (UserConfig, error)) (uc UserConfig, ok bool, err error) {
 	if env == nil {
@@ -151,37 +114,54 @@ func projectConfigMayApply(cwd, home, top string) bool {
 	}
 }
 
+// configSettings are the keys of codex's Config (config/read's "config")
+// that UserConfig holds; unset keys are null. The fields are in the
+// order of their names.
+type configSettings struct {
+	ApprovalPolicy json.RawMessage `json:"approval_policy"` // a policy's name, or {"granular": {...}}
+	Model          *string         `json:"model"`
+	Effort         *string         `json:"model_reasoning_effort"`
+	SandboxMode    *string         `json:"sandbox_mode"`
+	WorkspaceWrite *WorkspaceWrite `json:"sandbox_workspace_write"`
+}
+
 // ParseConfigRead reads the settings UserConfig holds from a config/read
-// result ({"config": {...}}): unset keys are null there.
+// result ({"config": {...}}).
 func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 	var res struct {
-		Config struct {
-			ApprovalPolicy json.RawMessage `json:"approval_policy"`
-			SandboxMode    *string         `json:"sandbox_mode"`
-			WorkspaceWrite *WorkspaceWrite `json:"sandbox_workspace_write"`
-			Model          *string         `json:"model"`
-			Effort         *string         `json:"model_reasoning_effort"`
-		} `json:"config"`
+		Config json.RawMessage `json:"config"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return UserConfig{}, fmt.Errorf("codex config/read: %w", err)
 	}
-	c := UserConfig{WorkspaceWrite: res.Config.WorkspaceWrite}
-	if res.Config.Model != nil {
-		c.Model = *res.Config.Model
+	return ParseConfig(res.Config)
+}
+
+// ParseConfig reads the settings UserConfig holds from codex's Config, the
+// "config" of a config/read result: unset keys are null there.
+func ParseConfig(config json.RawMessage) (UserConfig, error) {
+	var cfg configSettings
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &cfg); err != nil {
+			return UserConfig{}, fmt.Errorf("codex config/read: %w", err)
+		}
 	}
-	if res.Config.Effort != nil {
-		c.ReasoningEffort = *res.Config.Effort
+	c := UserConfig{WorkspaceWrite: cfg.WorkspaceWrite}
+	if cfg.Model != nil {
+		c.Model = *cfg.Model
 	}
-	if res.Config.SandboxMode != nil {
-		switch m := *res.Config.SandboxMode; m {
+	if cfg.Effort != nil {
+		c.ReasoningEffort = *cfg.Effort
+	}
+	if cfg.SandboxMode != nil {
+		switch m := *cfg.SandboxMode; m {
 		case SandboxReadOnly, SandboxWorkspaceWrite, SandboxDangerFullAccess:
 			c.SandboxMode = m
 		default:
 			return UserConfig{}, fmt.Errorf("codex config/read: unknown sandbox_mode %q", m)
 		}
 	}
-	switch ap := res.Config.ApprovalPolicy; {
+	switch ap := cfg.ApprovalPolicy; {
 	case len(ap) == 0 || string(ap) == "null":
 	case ap[0] == '{':
 		c.ApprovalPolicy, c.GranularApproval = ApprovalGranular, ap
@@ -205,23 +185,30 @@ func ParseConfigRead(raw json.RawMessage) (UserConfig, error) {
 // settings this way, and a replay's fake codex answers config/read with
 // them.
 func (c UserConfig) ConfigRead() json.RawMessage {
-	orNil := func(s string) any {
+	orNil := func(s string) *string {
 		if s == "" {
 			return nil
 		}
-		return s
+		return &s
 	}
-	approval := orNil(c.ApprovalPolicy)
-	if c.ApprovalPolicy == ApprovalGranular {
-		approval = c.GranularApproval
+	cfg := configSettings{
+		Model:          orNil(c.Model),
+		Effort:         orNil(c.ReasoningEffort),
+		SandboxMode:    orNil(c.SandboxMode),
+		WorkspaceWrite: c.WorkspaceWrite,
 	}
-	b, _ := json.Marshal(map[string]any{"config": map[string]any{
-		"approval_policy":         approval,
-		"sandbox_mode":            orNil(c.SandboxMode),
-		"sandbox_workspace_write": c.WorkspaceWrite,
-		"model":                   orNil(c.Model),
-		"model_reasoning_effort":  orNil(c.ReasoningEffort),
-	}})
+	switch {
+	case c.ApprovalPolicy == ApprovalGranular:
+		cfg.ApprovalPolicy = c.GranularApproval
+	case c.ApprovalPolicy != "":
+		cfg.ApprovalPolicy, _ = json.Marshal(c.ApprovalPolicy)
+	}
+	if len(cfg.ApprovalPolicy) == 0 {
+		cfg.ApprovalPolicy = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		Config configSettings `json:"config"`
+	}{cfg})
 	return b
 }
 

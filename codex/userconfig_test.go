@@ -1,11 +1,9 @@
 package codex
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -133,32 +131,6 @@ func TestCodexHome(t *testing.T) {
 		if got := codexHome(tc.env); got != tc.want {
 			t.Errorf("codexHome(%q) = %q, want %q", tc.env, got, tc.want)
 		}
-	}
-}
-
-// With nothing configured, ConfigServer.UserConfig answers without starting
-// codex (the path names no program); with a setting in config.toml it
-// starts codex, which here fails.
-func TestUserConfigSkipsCodexWhenUnset(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the shortcut is Linux only")
-	}
-	if _, err := os.Stat(systemConfigDir); err == nil {
-		t.Skip(systemConfigDir + " exists on this machine")
-	}
-	home := t.TempDir()
-	opts := AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex"), Env: []string{"CODEX_HOME=" + home}}
-	cs := &ConfigServer{Options: opts}
-	defer cs.Close()
-	got, err := cs.UserConfig(context.Background())
-	if err != nil || got.Configured() {
-		t.Fatalf("nothing configured: %+v, %v", got, err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("approval_policy = \"never\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.UserConfig(context.Background()); err == nil {
-		t.Fatal("with a setting, codex was not asked")
 	}
 }
 

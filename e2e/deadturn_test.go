@@ -12,7 +12,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
 
@@ -104,7 +104,7 @@ func turnCodex(t *testing.T, e *env) int {
 	var tree []proc
 	for _, p := range descendants(e.agentPID) {
 		tree = append(tree, p)
-		if !strings.Contains(p.cmdline+" ", codexCommand[e.backend]) || hasEnv(strconv.Itoa(p.pid), codex.ConfigReadEnv+"=1") {
+		if !strings.Contains(p.cmdline+" ", codexCommand[e.backend]) || hasEnv(strconv.Itoa(p.pid), appserver.ConfigReadEnv+"=1") {
 			continue
 		}
 		return p.pid

@@ -16,7 +16,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/acpschema"
@@ -281,12 +281,12 @@ func (e *env) codexProcesses() []string {
 }
 
 // sessionProcesses is codexProcesses without the agent's configuration
-// server (codex.ConfigServer, marked by codex.ConfigReadEnv), which answers
+// server (appserver.ConfigServer, marked by appserver.ConfigReadEnv), which answers
 // config/read and skills/list for as long as the agent wants it.
 func (e *env) sessionProcesses() []string {
 	var found []string
 	for _, p := range e.codexProcesses() {
-		if pid, _, _ := strings.Cut(p, ": "); !hasEnv(pid, codex.ConfigReadEnv+"=1") {
+		if pid, _, _ := strings.Cut(p, ": "); !hasEnv(pid, appserver.ConfigReadEnv+"=1") {
 			found = append(found, p)
 		}
 	}

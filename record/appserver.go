@@ -6,11 +6,11 @@ import (
 	"os"
 	"slices"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
-// AppServerTrace returns a codex.AppServerOptions.Trace that records the
+// AppServerTrace returns a appserver.Options.Trace that records the
 // conversation with the codex app-server processes started with opts, one
 // appserver entry per line, in order: dir out for what the agent writes to
 // the process's stdin, in for what it reads from its stdout, and eof
@@ -29,7 +29,7 @@ import (
 // agent's answers to codex's secret questions (item/tool/requestUserInput,
 // isSecret) are blanked whatever their length, and replaced wherever else
 // they appear.
-func (r *Recorder) AppServerTrace(opts codex.AppServerOptions) func(sent bool, line []byte) {
+func (r *Recorder) AppServerTrace(opts appserver.Options) func(sent bool, line []byte) {
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -19,7 +19,7 @@ func TestAppServerTrace(t *testing.T) {
 	r := New(&buf)
 	r.SetBackend(BackendAppServer)
 	r.Start("codexacp test", 0)
-	trace := r.AppServerTrace(codex.AppServerOptions{
+	trace := r.AppServerTrace(appserver.Options{
 		Config: []string{`model="gpt-5.5"`, `model_providers.p={base_url="http://x", http_headers={"Authorization"="Bearer abcdefgh12345678"}}`},
 		Env:    []string{"PATH=/bin", "CODEX_HOME=/h", "PATH=/usr/bin"},
 	})
@@ -147,7 +147,7 @@ func TestAppServerTraceSecretAnswers(t *testing.T) {
 	var buf bytes.Buffer
 	r := New(&buf)
 	r.Start("codexacp test", 0)
-	trace := r.AppServerTrace(codex.AppServerOptions{Env: []string{}})
+	trace := r.AppServerTrace(appserver.Options{Env: []string{}})
 	send := func(s string) { trace(true, []byte(s)) }
 	recv := func(s string) { trace(false, []byte(s)) }
 	send(`{"id":1,"method":"initialize","params":{}}`)

@@ -7,19 +7,20 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
 // Runner runs one codex turn; acp.Backend has the same method, and
-// codex.Runner implements both.
+// execrun.Runner implements both.
 type Runner interface {
-	Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error
+	Run(ctx context.Context, inv execrun.Invocation, onLine func(line []byte)) error
 }
 
 // CommandFunc returns the arguments and environment a run of inv gets
-// (codex.Runner.Command); nil records no arguments.
-type CommandFunc func(inv codex.Invocation) (args, env []string)
+// (execrun.Runner.Command); nil records no arguments.
+type CommandFunc func(inv execrun.Invocation) (args, env []string)
 
 // Backend wraps a codex backend so that each run is recorded: a codex_start
 // entry (arguments with secrets redacted, environment names only), a
@@ -35,7 +36,7 @@ type backend struct {
 	command CommandFunc
 }
 
-func (b *backend) Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error {
+func (b *backend) Run(ctx context.Context, inv execrun.Invocation, onLine func(line []byte)) error {
 	run := b.rec.beginRun(inv, b.command)
 	err := b.inner.Run(ctx, inv, func(line []byte) {
 		b.rec.codexLine(run, line)
@@ -45,7 +46,7 @@ func (b *backend) Run(ctx context.Context, inv codex.Invocation, onLine func(lin
 	return err
 }
 
-func (r *Recorder) beginRun(inv codex.Invocation, command CommandFunc) int {
+func (r *Recorder) beginRun(inv execrun.Invocation, command CommandFunc) int {
 	var args, env []string
 	if command != nil {
 		args, env = command(inv)
@@ -83,7 +84,7 @@ func (r *Recorder) codexLine(run int, line []byte) {
 
 func (r *Recorder) endRun(run int, ctx context.Context, err error) {
 	e := &Entry{Kind: KindCodexExit, Run: run}
-	var exit *codex.ExitError
+	var exit *proc.ExitError
 	switch {
 	case err == nil:
 		e.Code = new(int)

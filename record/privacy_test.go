@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/execrun"
 )
 
 // TestMachineNeverReachesTheTranscript plants what a user would not post
@@ -63,14 +64,14 @@ func TestMachineNeverReachesTheTranscript(t *testing.T) {
 	r.Stored(filepath.Join(state, "sessions", "sess_other.json"))
 	fmt.Fprintf(out, `{"jsonrpc":"2.0","id":2,"result":{"sessions":[{"sessionId":"sess_mine","cwd":%q,"title":"my work"},{"sessionId":"sess_other","cwd":%q,"title":"the merger plan"}]}}`+"\n", workspace, other)
 
-	command := func(inv codex.Invocation) ([]string, []string) {
+	command := func(inv execrun.Invocation) ([]string, []string) {
 		return []string{"exec", "-C", inv.Cwd, "-c", `model_catalog_json="` + home + `/.cache/codexacp/catalog.json"`, "-"},
 			[]string{"GITHUB_TOKEN=x", "DATABASE_URL=y", "HOME=" + home, "CODEX_HOME=" + codexHome}
 	}
 	runner := &fakeRunner{lines: []string{`{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"` + host + `:~$ ls ` + home + `/proj\n"}}`}}
-	r.Backend(runner, command).Run(context.Background(), codex.Invocation{Cwd: workspace, Prompt: "hi"}, func([]byte) {})
+	r.Backend(runner, command).Run(context.Background(), execrun.Invocation{Cwd: workspace, Prompt: "hi"}, func([]byte) {})
 
-	trace := r.AppServerTrace(codex.AppServerOptions{Env: []string{"AWS_PROFILE=corp", "OPENAI_API_KEY=k"}})
+	trace := r.AppServerTrace(appserver.Options{Env: []string{"AWS_PROFILE=corp", "OPENAI_API_KEY=k"}})
 	trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`))
 	trace(false, []byte(`{"method":"remoteControl/status/changed","params":{"status":"disabled","serverName":"vm","installationId":"7e7e7e7e-0000-4000-8000-000000000001","environmentId":null}}`))
 	trace(false, []byte(`{"method":"warning","params":{"message":"installation 7e7e7e7e-0000-4000-8000-000000000001 on `+host+`"}}`))

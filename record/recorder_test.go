@@ -15,6 +15,9 @@ import (
 	"testing/iotest"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/mcp"
 )
@@ -25,7 +28,7 @@ type fakeRunner struct {
 	err   error
 }
 
-func (f *fakeRunner) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+func (f *fakeRunner) Run(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 	for _, l := range f.lines {
 		onLine([]byte(l))
 	}
@@ -119,8 +122,8 @@ func TestACPStreams(t *testing.T) {
 }
 
 func TestBackendRecordsRuns(t *testing.T) {
-	inv := codex.Invocation{Cwd: "/w", Prompt: "hi", Env: []string{"CODEXACP_MCP_TOKEN=0123456789abcdef"}}
-	command := func(inv codex.Invocation) ([]string, []string) {
+	inv := execrun.Invocation{Cwd: "/w", Prompt: "hi", Env: []string{"CODEXACP_MCP_TOKEN=0123456789abcdef"}}
+	command := func(inv execrun.Invocation) ([]string, []string) {
 		return []string{"exec", "--json", "-C", inv.Cwd, "-"}, []string{"PATH=/bin", "HOME=/h", "PATH=/usr/bin"}
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -136,7 +139,7 @@ func TestBackendRecordsRuns(t *testing.T) {
 				t.Errorf("exit = %+v", exit)
 			}
 		}},
-		{"exit status", context.Background(), &fakeRunner{err: &codex.ExitError{Code: 3, Stderr: "boom"}}, func(t *testing.T, exit Entry) {
+		{"exit status", context.Background(), &fakeRunner{err: &proc.ExitError{Code: 3, Stderr: "boom"}}, func(t *testing.T, exit Entry) {
 			if exit.Code == nil || *exit.Code != 3 || exit.Stderr != "boom" {
 				t.Errorf("exit = %+v", exit)
 			}
@@ -315,7 +318,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 		// does not look secret: learned from session/new.
 		`{"type":"error","message":"MCP server gh rejected X-Workspace: ` + custom + `"}`,
 	}}
-	command := func(inv codex.Invocation) ([]string, []string) {
+	command := func(inv execrun.Invocation) ([]string, []string) {
 		return []string{"exec",
 				"-c", `mcp_servers.gh={url="http://127.0.0.1:1/mcp", http_headers={"Authorization"="Bearer ` + header + `", "X-Api-Key"="` + header + `"}}`,
 				"-c", `mcp_servers.local={command="srv", args=[], env={"SERVICE_PASSWORD"="` + header + `"}}`,
@@ -327,7 +330,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 				"-"},
 			[]string{"OPENAI_API_KEY=" + apiKey}
 	}
-	inv := codex.Invocation{Cwd: "/w", Prompt: "use " + apiKey, Env: []string{"CODEXACP_MCP_TOKEN=" + token}}
+	inv := execrun.Invocation{Cwd: "/w", Prompt: "use " + apiKey, Env: []string{"CODEXACP_MCP_TOKEN=" + token}}
 	r.Backend(runner, command).Run(context.Background(), inv, func([]byte) {})
 
 	obs := r.ToolObserver("s", []string{"/w"}, nil)
@@ -341,7 +344,7 @@ func TestSecretsNeverReachTheTranscript(t *testing.T) {
 
 	// The app-server backend: thread/start carries our token and the
 	// editor's headers in its config; codex quotes them back.
-	trace := r.AppServerTrace(codex.AppServerOptions{Config: []string{`model_providers.p.experimental_bearer_token="` + header + `"`}, Env: []string{"OPENAI_API_KEY=" + apiKey}})
+	trace := r.AppServerTrace(appserver.Options{Config: []string{`model_providers.p.experimental_bearer_token="` + header + `"`}, Env: []string{"OPENAI_API_KEY=" + apiKey}})
 	trace(true, []byte(`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`))
 	trace(true, []byte(`{"id":2,"method":"thread/start","params":{"cwd":"/w","config":{`+
 		`"mcp_servers.acp":{"url":"http://127.0.0.1:3/mcp","http_headers":{"Authorization":"Bearer `+asTok+`"},"required":true},`+
@@ -481,7 +484,7 @@ func TestConcurrentRecording(t *testing.T) {
 				c := &mcp.Call{ID: fmt.Sprint(w, i), Tool: "read_text_file", Arguments: json.RawMessage(`{}`)}
 				obs.CallStarted(context.Background(), c)
 				obs.CallFinished(context.Background(), c, struct{}{}, nil)
-				backend.Run(context.Background(), codex.Invocation{}, func([]byte) {})
+				backend.Run(context.Background(), execrun.Invocation{}, func([]byte) {})
 			}
 		}()
 	}

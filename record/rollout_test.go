@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 )
 
 // TestRolloutEntries: the rollout records an exec turn read become rollout
@@ -23,7 +23,7 @@ func TestRolloutEntries(t *testing.T) {
 	r.Start("codexacp test", 0)
 	call := []byte(`{"type":"response_item","payload":{"type":"function_call","name":"exec_command","call_id":"c1"}}`)
 	refusal := []byte(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"approval policy is Never; reject command"}}`)
-	runner := runnerFunc(func(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+	runner := runnerFunc(func(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 		if inv.ThreadID == "" {
 			onLine([]byte(`{"type":"thread.started","thread_id":"th-new"}`))
 			r.Rollout("th-new", path, call)
@@ -33,9 +33,9 @@ func TestRolloutEntries(t *testing.T) {
 		return nil
 	})
 	b := r.Backend(runner, nil)
-	b.Run(context.Background(), codex.Invocation{Prompt: "one"}, func([]byte) {})
+	b.Run(context.Background(), execrun.Invocation{Prompt: "one"}, func([]byte) {})
 	r.Rollout("th-new", path, refusal) // after codex exited
-	b.Run(context.Background(), codex.Invocation{Prompt: "two", ThreadID: "th-old"}, func([]byte) {})
+	b.Run(context.Background(), execrun.Invocation{Prompt: "two", ThreadID: "th-old"}, func([]byte) {})
 	r.Rollout("th-unknown", path, []byte("not json"))
 
 	entries, err := Read(&buf)
@@ -62,8 +62,8 @@ func TestRolloutEntries(t *testing.T) {
 	}
 }
 
-type runnerFunc func(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error
+type runnerFunc func(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error
 
-func (f runnerFunc) Run(ctx context.Context, inv codex.Invocation, onLine func([]byte)) error {
+func (f runnerFunc) Run(ctx context.Context, inv execrun.Invocation, onLine func([]byte)) error {
 	return f(ctx, inv, onLine)
 }

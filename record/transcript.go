@@ -139,7 +139,7 @@ type Entry struct {
 	Result    json.RawMessage `json:"result,omitempty"`
 	ToolError *ToolError      `json:"tool_error,omitempty"`
 
-	// skills: what codex.ConfigServer.ListSkills answered for Cwd (Error: its
+	// skills: what appserver.ConfigServer.ListSkills answered for Cwd (Error: its
 	// failure), so that a replay's codex lists the same.
 	Skills []codex.Skill `json:"skills,omitempty"`
 

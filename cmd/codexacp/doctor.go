@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/mcp"
 )
 
@@ -116,7 +117,7 @@ func checkBackends(ctx context.Context, o *options, path string, log *slog.Logge
 		check("exec", true, "codex exec runs"+selected(backendExec))
 	}
 	started := time.Now()
-	server, err := codex.StartAppServer(hctx, codex.AppServerOptions{
+	server, err := appserver.Start(hctx, appserver.Options{
 		Path: path, Config: o.config, Logger: log,
 		ClientName: "codexacp-doctor", ClientVersion: version,
 	})

@@ -20,6 +20,8 @@ import (
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/mcp"
@@ -230,7 +232,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// which is more useful than an agent that dies at launch.
 		agentOpts.Backend = unavailable{findErr}
 	case o.backend == backendAppServer:
-		asOpts := codex.AppServerOptions{
+		asOpts := appserver.Options{
 			Path: path, Config: o.config, Logger: log, ClientName: "codexacp", ClientVersion: version,
 		}
 		if rec != nil {
@@ -248,7 +250,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// project settings come from the turns' app-server, which the
 		// session's thread needs right after anyway (one codex start, not
 		// two, before the first prompt).
-		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Logger: log}}
+		cs := &appserver.ConfigServer{Options: appserver.Options{Path: path, Config: o.config, Logger: log}}
 		defer cs.Close()
 		agentOpts.UserConfig = prepareUserConfig(ctx, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
 			defer cs.Close()
@@ -258,9 +260,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return codex.ProjectUserConfig(ctx, nil, cwd, be.ReadUserConfig)
 		}
 	default:
-		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
+		runner := &execrun.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines acp.LineRunner = runner
-		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
+		cs := &appserver.ConfigServer{Options: appserver.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
 		defer cs.Close()
 		listSkills := cs.ListSkills
 		if rec != nil {
@@ -365,7 +367,7 @@ func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, con
 // useConfigServer makes cs the source of the user's codex settings: read
 // at start (prepareUserConfig; a recording, rec, notes them), and in each
 // session's cwd where a project layer may change them.
-func useConfigServer(ctx context.Context, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *codex.ConfigServer) {
+func useConfigServer(ctx context.Context, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *appserver.ConfigServer) {
 	opts.UserConfig = prepareUserConfig(ctx, log, rec, cs.UserConfig)
 	opts.ProjectUserConfig = cs.ProjectUserConfig
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
@@ -40,7 +42,7 @@ type event struct {
 // fixture is one test's mock model and codex runner in an isolated CODEX_HOME.
 type fixture struct {
 	mock   *mockapi.Server
-	runner *codex.Runner
+	runner *execrun.Runner
 	home   string
 	cwd    string
 }
@@ -58,12 +60,12 @@ func newFixture(t testing.TB) *fixture {
 }
 
 // invocation is a turn in the fixture's workspace on a model with direct tools.
-func (f *fixture) invocation(prompt string) codex.Invocation {
-	return codex.Invocation{Cwd: f.cwd, Prompt: prompt, Sandbox: codex.SandboxReadOnly, Model: "gpt-5.5"}
+func (f *fixture) invocation(prompt string) execrun.Invocation {
+	return execrun.Invocation{Cwd: f.cwd, Prompt: prompt, Sandbox: codex.SandboxReadOnly, Model: "gpt-5.5"}
 }
 
 // run runs one turn and returns its parsed events.
-func (f *fixture) run(t testing.TB, ctx context.Context, inv codex.Invocation) ([]event, error) {
+func (f *fixture) run(t testing.TB, ctx context.Context, inv execrun.Invocation) ([]event, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
@@ -170,7 +172,7 @@ func TestResumeUnknownThread(t *testing.T) {
 	inv := f.invocation("hello")
 	inv.ThreadID = "01a20598-0000-7000-8000-000000000000"
 	_, err := f.run(t, context.Background(), inv)
-	var exitErr *codex.ExitError
+	var exitErr *proc.ExitError
 	if !errors.As(err, &exitErr) || exitErr.Code != 1 || !strings.Contains(exitErr.Stderr, "no rollout found") {
 		t.Fatalf("Run = %v, want exit 1 saying no rollout found", err)
 	}
@@ -183,7 +185,7 @@ func TestHTTPErrorFailsTurn(t *testing.T) {
 	f := newFixture(t)
 	f.mock.Enqueue(mockapi.HTTPError(400, "Invalid 'input': mock bad request"))
 	events, err := f.run(t, context.Background(), f.invocation("hello"))
-	var exitErr *codex.ExitError
+	var exitErr *proc.ExitError
 	if !errors.As(err, &exitErr) || exitErr.Code != 1 {
 		t.Fatalf("Run = %v, want exit status 1", err)
 	}
@@ -322,7 +324,7 @@ func TestFindPrefersNative(t *testing.T) {
 }
 
 // BenchmarkRawCodexTurn times one scripted text turn (new thread) through
-// codex.Runner: process start, one model request, exit. Compare with the same
+// execrun.Runner: process start, one model request, exit. Compare with the same
 // turn through the whole agent.
 func BenchmarkRawCodexTurn(b *testing.B) {
 	f := newFixture(b)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/e2e/npmbin"
 )
@@ -89,13 +90,13 @@ func Env(t testing.TB) (env []string, home string) {
 // keeps tests from touching the network and makes them faster.
 var OfflineConfig = []string{"features.plugins=false", "analytics.enabled=false"}
 
-// Runner returns a codex.Runner for the pinned codex, in an isolated
+// Runner returns a execrun.Runner for the pinned codex, in an isolated
 // CODEX_HOME (returned too), whose model requests go to mock, with
 // OfflineConfig.
-func Runner(t testing.TB, mock *mockapi.Server) (r *codex.Runner, home string) {
+func Runner(t testing.TB, mock *mockapi.Server) (r *execrun.Runner, home string) {
 	t.Helper()
 	path := Binary(t)
 	env, home := Env(t)
 	config := append(mockapi.CodexConfig(mock.URL()), OfflineConfig...)
-	return &codex.Runner{Path: path, Env: env, Config: config}, home
+	return &execrun.Runner{Path: path, Env: env, Config: config}, home
 }

@@ -229,7 +229,7 @@ type asPlayer struct {
 	*replayer
 	plan *asPlan
 	// configRead answers config/read, which the agent's trace leaves out
-	// (codex.AppServer.CallUnrecorded): the settings the recorded agent
+	// (appserver.Server.CallUnrecorded): the settings the recorded agent
 	// read at start, as the settings-only process answers them.
 	configRead any
 	stdin      io.Reader

@@ -13,7 +13,7 @@ import (
 
 // answerConfigRead plays the app-server the agent starts only to read the
 // user's sandbox and approval settings and to list skills for the exec
-// backend (codex.ConfigServer): it answers initialize, config/read with the
+// backend (appserver.ConfigServer): it answers initialize, config/read with the
 // settings the recorded agent read (the user_config entry; nothing
 // configured without one), and skills/list with the recording's next
 // skills entry (none: no skills), and exits when its stdin ends. It takes

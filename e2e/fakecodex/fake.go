@@ -18,7 +18,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/internal/bearer"
 	"github.com/codexacp/codexacp/record"
 )
@@ -77,7 +77,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		stdout.Write(append(b, '\n'))
 		return 0
 	case len(args) >= 1 && args[0] == "exec":
-	case len(args) >= 1 && args[0] == "app-server" && getenv(codex.ConfigReadEnv) == "1":
+	case len(args) >= 1 && args[0] == "app-server" && getenv(appserver.ConfigReadEnv) == "1":
 		return answerConfigRead(entries, getenv(EnvState), stdin, stdout)
 	case len(args) >= 1 && args[0] == "app-server":
 		state := getenv(EnvState)

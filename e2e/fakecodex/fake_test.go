@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/mcp"
@@ -482,7 +483,7 @@ func TestConfigReadAnswersRecordedSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, tc.entries...)
-			f.env[codex.ConfigReadEnv] = "1"
+			f.env[appserver.ConfigReadEnv] = "1"
 			o := f.run("app-server", `{"id":1,"method":"initialize","params":{}}`+"\n"+`{"id":2,"method":"config/read","params":{}}`+"\n")
 			if o.code != 0 {
 				t.Fatalf("exit %d: %s", o.code, o.stderr)

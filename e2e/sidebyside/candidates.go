@@ -173,7 +173,7 @@ func candidates() []candidate {
 }
 
 // rawArgs is the raw codex command line for a new thread (thread == "") or a
-// resumed one, in the shape codexacp uses (codex/runner.go).
+// resumed one, in the shape codexacp uses (codex/execrun/runner.go).
 func rawArgs(cwd, thread, url string) []string {
 	args := []string{"exec"}
 	if thread == "" {

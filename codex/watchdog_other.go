@@ -1,7 +1,0 @@
-//go:build unix && !linux
-
-package codex
-
-// watchdogScript sends codex its parent-death signal itself: only Linux has
-// one in the kernel (see watchdogSignalScript).
-const watchdogScript = watchdogSignalScript
