@@ -119,7 +119,8 @@ func ClassifyFailure(message string, info json.RawMessage, c FailureContext) Fai
 		head = "Codex could not finish the turn."
 	}
 	f.Message = "⚠ " + head
-	if msg := apiMessage(message); detail && !c.Shown && msg != "" {
+	// The auth_required error stands alone, apart from the transcript.
+	if msg := apiMessage(message); detail && (!c.Shown || f.AuthRequired) && msg != "" {
 		f.Message += "\n\nCodex said: " + msg
 	}
 	return f
