@@ -268,24 +268,6 @@ func TestPromptTurnStreamsAndResumes(t *testing.T) {
 	}
 }
 
-func TestPromptTurnFailedCarriesCodexMessage(t *testing.T) {
-	lines := fixtureLines(t, "turn_failed_http400.jsonl")
-	be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
-		_ = playLines(lines...)(ctx, n, inv, onLine)
-		return &proc.ExitError{Code: 1}
-	}}
-	h := startAgent(t, be, fakeeditor.Options{})
-	sid := h.newSession(t, t.TempDir())
-	_, err := h.prompt(sid, "hi")
-	var re *acpsdk.RequestError
-	if !errors.As(err, &re) {
-		t.Fatalf("err = %v, want a JSON-RPC error", err)
-	}
-	if !strings.Contains(re.Message, "Codex turn failed") || strings.Contains(strings.ToLower(re.Message), "backtrace") {
-		t.Errorf("message = %q", re.Message)
-	}
-}
-
 func TestPromptCodexExitsWithoutOutput(t *testing.T) {
 	be := &fakeBackend{script: func(context.Context, int, execrun.Invocation, func([]byte)) error {
 		return &proc.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}

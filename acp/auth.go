@@ -321,14 +321,3 @@ func (a *Agent) authCapabilities() acpsdk.AgentAuthCapabilities {
 	}
 	return acpsdk.AgentAuthCapabilities{}
 }
-
-// turnFailed is the answer to a turn codex ended with msg. OpenAI refusing
-// the credentials (HTTP 401: a wrong or revoked API key, an expired
-// login) is auth_required, so that the client offers sign-in again; codex
-// accepts any key string, so this is where a bad key first shows.
-func turnFailed(msg string) *acpsdk.RequestError {
-	if strings.Contains(msg, "401 Unauthorized") {
-		return authRequired("OpenAI refused codex's credentials (" + msg + "). Check the API key (OPENAI_API_KEY or CODEX_API_KEY, or the one saved with `codex login --with-api-key`) or run `codex login` again, then retry.")
-	}
-	return turnError("Codex turn failed: " + msg)
-}

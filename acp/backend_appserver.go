@@ -64,6 +64,8 @@ type AppServerBackend struct {
 	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
 	onSkills func()                     // watchSkills
 	closed   bool
+
+	limits rateLimitStore // the account's usage limits codex sent (ratelimits.go)
 }
 
 var (
@@ -1202,8 +1204,8 @@ func (b *AppServerBackend) watchSkills(f func()) {
 
 // unrouted receives the app-server's notifications about no thread (on the
 // client's reader goroutine: it must not call the server).
-func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
-	if method != "skills/changed" {
+func (b *AppServerBackend) unrouted(method string, params json.RawMessage) {
+	if b.limits.notify(method, params) || method != "skills/changed" {
 		return
 	}
 	// Before any refresh starts: refreshes must not join a listing that

@@ -341,8 +341,9 @@ func oneWord(args string) (string, bool) {
 	return args, true
 }
 
-// statusCommand describes the session without asking codex anything.
-func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, error) {
+// statusCommand describes the session without a model request (the usage
+// limits are asked of a running app-server).
+func (a *Agent) statusCommand(ctx context.Context, s *session, _ string) (string, error) {
 	var b strings.Builder
 	model, effort := "codex's default", "the model's default"
 	m, ok := a.sessionModel(s)
@@ -377,6 +378,7 @@ func (a *Agent) statusCommand(_ context.Context, s *session, _ string) (string, 
 		tokens += fmt.Sprintf("; context window %d", window)
 	}
 	fmt.Fprintf(&b, "- Tokens used in this thread: %s\n", tokens)
+	b.WriteString(a.rateLimitLines(ctx))
 	version := ""
 	if a.opts.CodexVersion != nil {
 		version = a.opts.CodexVersion()

@@ -159,8 +159,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled, Usage: end.Usage.ACP()}, nil
 	}
 	if end.FailedMessage != "" {
-		log.Warn("turn failed", "message", end.FailedMessage)
-		return acpsdk.PromptResponse{}, turnFailed(end.FailedMessage)
+		return a.turnFailure(ctx, s, end, log)
 	}
 	if runErr != nil {
 		log.Warn("codex run failed", "err", runErr)

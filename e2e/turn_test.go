@@ -166,13 +166,18 @@ func TestModelHTTP400FailsPrompt(t *testing.T) { eachBackend(t, testModelHTTP400
 func testModelHTTP400FailsPrompt(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	e.mock.Enqueue(mockapi.HTTPError(400, "Invalid value for model: no-such-model"))
-	_, err := e.prompt("hi")
-	var re *acpsdk.RequestError
-	if !errors.As(err, &re) {
-		t.Fatalf("err = %v, want a JSON-RPC error", err)
+	// The prompt ends saying why (docs/errors.md), not as codexacp's
+	// internal error.
+	r, err := e.prompt("hi")
+	if err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v; want stopReason end_turn", r, err)
 	}
-	if !strings.Contains(re.Message, "no-such-model") || strings.Contains(strings.ToLower(re.Message), "backtrace") {
-		t.Errorf("error message = %q", re.Message)
+	if err := e.editor.Sync(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if text := agentText(e); !strings.Contains(text, "no-such-model") || !strings.Contains(text, "refused codex's request as invalid") ||
+		strings.Contains(strings.ToLower(text), "backtrace") {
+		t.Errorf("agent text = %q", text)
 	}
 	// The session still works afterwards.
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("recovered")))

@@ -217,8 +217,19 @@ type asTurn struct {
 
 // asError is a TurnError.
 type asError struct {
-	Message           string `json:"message"`
-	AdditionalDetails string `json:"additionalDetails"`
+	Message           string          `json:"message"`
+	AdditionalDetails string          `json:"additionalDetails"`
+	CodexErrorInfo    json.RawMessage `json:"codexErrorInfo"`
+}
+
+// info is the error as an ErrorInfo, its codexErrorInfo kept (a JSON null
+// dropped).
+func (e *asError) info() *ErrorInfo {
+	info := &ErrorInfo{Message: e.text()}
+	if len(e.CodexErrorInfo) > 0 && string(e.CodexErrorInfo) != "null" {
+		info.CodexErrorInfo = e.CodexErrorInfo
+	}
+	return info
 }
 
 // text is the message with its additional details, as codex exec prints
@@ -268,7 +279,7 @@ func (c *AppServer) turnCompleted(params json.RawMessage) ([]Event, error) {
 		ev.Type = TypeTurnFailed
 		switch {
 		case p.Turn.Error != nil && p.Turn.Error.Message != "":
-			ev.Error = &ErrorInfo{Message: p.Turn.Error.text()}
+			ev.Error = p.Turn.Error.info()
 		case c.lastError != nil:
 			ev.Error = c.lastError
 		default:
@@ -699,7 +710,7 @@ func (c *AppServer) errorNotification(params json.RawMessage) ([]Event, error) {
 		return nil, errors.New("no error")
 	}
 	if !p.WillRetry {
-		c.lastError = &ErrorInfo{Message: p.Error.text()}
+		c.lastError = p.Error.info()
 		return nil, nil
 	}
 	if p.Error.text() == "" {

@@ -253,7 +253,7 @@ func TestAppServerTurnEnd(t *testing.T) {
 			"turn/completed", turnCompleted("completed", "null")},
 			`[{"type":"turn.started"},{"type":"turn.completed","usage":{"input_tokens":2,"cached_input_tokens":1,"cache_write_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0},"last_usage":{"input_tokens":2,"cached_input_tokens":1,"cache_write_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}]`},
 		{"failed with details", []string{"turn/started", turnStarted, "turn/completed", turnCompleted("failed", `{"message":"bad request","codexErrorInfo":"badRequest","additionalDetails":"HTTP 400"}`)},
-			`[{"type":"turn.started"},{"type":"turn.failed","error":{"message":"bad request (HTTP 400)"}}]`},
+			`[{"type":"turn.started"},{"type":"turn.failed","error":{"message":"bad request (HTTP 400)","codex_error_info":"badRequest"}}]`},
 		{"failed after error notification", []string{"turn/started", turnStarted,
 			"error", `{"threadId":"th","turnId":"tu-1","willRetry":false,"error":{"message":"quota","additionalDetails":"try later"}}`,
 			"thread/tokenUsage/updated", usageParams, "turn/completed", turnCompleted("failed", "null")},

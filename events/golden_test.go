@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -48,10 +49,23 @@ type goldenOutcome struct {
 	Completed     bool   `json:"completed"`
 	Interrupted   bool   `json:"interrupted,omitempty"`
 	FailedMessage string `json:"failedMessage"`
-	Usage         Usage  `json:"usage"`
-	ThreadUsage   Usage  `json:"threadUsage"`
-	ContextUsed   int    `json:"contextUsed"`
-	Updates       []any  `json:"updates"`
+	// Failure is how the failure is explained (Outcome.Failure, without
+	// limits or /compact); nil unless the turn failed.
+	Failure     *goldenFailure `json:"failure,omitempty"`
+	Usage       Usage          `json:"usage"`
+	ThreadUsage Usage          `json:"threadUsage"`
+	ContextUsed int            `json:"contextUsed"`
+	Updates     []any          `json:"updates"`
+}
+
+// goldenFailure is a failed turn's Outcome.Failure in goldens.
+type goldenFailure struct {
+	Info         json.RawMessage   `json:"codexErrorInfo,omitempty"`
+	Shown        bool              `json:"shown,omitempty"`
+	Kind         FailureKind       `json:"kind"`
+	StopReason   acpsdk.StopReason `json:"stopReason,omitempty"`
+	AuthRequired bool              `json:"authRequired,omitempty"`
+	Message      string            `json:"message"`
 }
 
 func TestGolden(t *testing.T) {
@@ -165,7 +179,14 @@ func summary(ev Event) string {
 // and returns them decoded, for the golden file.
 // outcomeGolden is how an Outcome is stored in goldens.
 func outcomeGolden(t *testing.T, out Outcome) goldenOutcome {
+	var failure *goldenFailure
+	if out.FailedMessage != "" {
+		f := out.Failure(FailureContext{Now: time.Unix(0, 0).UTC()})
+		failure = &goldenFailure{Info: out.FailedInfo, Shown: out.FailedShown, Kind: f.Kind,
+			StopReason: f.StopReason, AuthRequired: f.AuthRequired, Message: f.Message}
+	}
 	return goldenOutcome{
+		Failure:       failure,
 		ThreadID:      out.ThreadID,
 		Completed:     out.Completed,
 		Interrupted:   out.Interrupted,

@@ -226,6 +226,10 @@ type WebSearchAction struct {
 // accepted too.
 type ErrorInfo struct {
 	Message string `json:"message"`
+	// CodexErrorInfo is the app-server's codexErrorInfo of a failure
+	// ("contextWindowExceeded", {"httpConnectionFailed": {...}}): what
+	// ClassifyFailure reads. codex exec prints none.
+	CodexErrorInfo json.RawMessage `json:"codex_error_info,omitempty"`
 }
 
 // UnmarshalJSON accepts {"message": "..."} or "...".

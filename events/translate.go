@@ -48,8 +48,14 @@ type Outcome struct {
 	// (app-server turn/interrupt; exec has no such event).
 	Interrupted bool
 	// FailedMessage is codex's turn.failed message without any stack
-	// backtrace; empty unless the turn failed.
+	// backtrace; empty unless the turn failed. Failure explains it.
 	FailedMessage string
+	// FailedInfo is the failure's codexErrorInfo (app-server); nil from
+	// codex exec, which prints only the message.
+	FailedInfo json.RawMessage
+	// FailedShown says FailedMessage was the turn's last warning shown
+	// (exec prints an error event before turn.failed with the same text).
+	FailedShown bool
 	// Usage holds this turn's tokens (zero when codex reported none). An
 	// interrupted or failed turn has them when the backend reports them
 	// (app-server).
@@ -99,6 +105,8 @@ type Translator struct {
 	completed   bool
 	interrupted bool
 	failed      string
+	failedInfo  json.RawMessage
+	lastWarning string // the turn's last warning sent
 	usage       Usage
 	contextUsed int
 }
@@ -186,6 +194,8 @@ func (t *Translator) reset() {
 	t.completed = false
 	t.interrupted = false
 	t.failed = ""
+	t.failedInfo = nil
+	t.lastWarning = ""
 	t.usage = Usage{}
 	t.contextUsed = 0
 }
@@ -197,6 +207,8 @@ func (t *Translator) EndTurn() Outcome {
 		Completed:     t.completed,
 		Interrupted:   t.interrupted,
 		FailedMessage: t.failed,
+		FailedInfo:    t.failedInfo,
+		FailedShown:   t.failed != "" && t.failed == t.lastWarning,
 		Usage:         t.usage,
 		ThreadUsage:   t.totals,
 		ContextUsed:   t.contextUsed,
@@ -233,6 +245,7 @@ func (t *Translator) Translate(ev Event) []acpsdk.SessionUpdate {
 		msg := ""
 		if ev.Error != nil {
 			msg = backtrace.Strip(ev.Error.Message)
+			t.failedInfo = ev.Error.CodexErrorInfo
 		}
 		if msg == "" {
 			msg = "codex reported the turn as failed"
@@ -438,7 +451,14 @@ func (t *Translator) warning(msg string) []acpsdk.SessionUpdate {
 	if msg == "" {
 		return nil
 	}
+	t.lastWarning = msg
 	return t.text(chunkMessage, "⚠ "+msg)
+}
+
+// Notice is agent text of codexacp's own (the explanation of a failed
+// turn, Outcome.Failure), in a paragraph of its own after the turn's text.
+func (t *Translator) Notice(msg string) []acpsdk.SessionUpdate {
+	return t.text(chunkMessage, msg)
 }
 
 // tool announces a tool-like item or sends what changed since last time.

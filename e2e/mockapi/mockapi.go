@@ -45,6 +45,13 @@ type Response struct {
 	// style JSON error body carrying ErrorMessage instead of a stream.
 	Status       int
 	ErrorMessage string
+	// ErrorBody, when set, is the "error" object of the HTTP error answer
+	// instead of the default invalid_request_error carrying ErrorMessage.
+	ErrorBody map[string]any
+	// Header is added to the answer (a stream or an HTTP error): codex
+	// reads the account's usage limits from x-codex-* headers
+	// (RateLimitHeaders).
+	Header http.Header
 	// When, if set, keeps the response for a request it matches: a request
 	// takes the first queued response that matches it (one without When
 	// matches any). Concurrent requests, such as a subagent's and its
@@ -239,7 +246,16 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "mockapi: no scripted response left")
 		return
 	}
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
 	if resp.Status != 0 && resp.Status != http.StatusOK {
+		if resp.ErrorBody != nil {
+			writeJSONError(w, resp.Status, resp.ErrorBody)
+			return
+		}
 		writeError(w, resp.Status, resp.ErrorMessage)
 		return
 	}
@@ -249,16 +265,18 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeError(w http.ResponseWriter, status int, message string) {
+	writeJSONError(w, status, map[string]any{
+		"message": message,
+		"type":    "invalid_request_error",
+		"param":   nil,
+		"code":    nil,
+	})
+}
+
+func writeJSONError(w http.ResponseWriter, status int, errObj map[string]any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{ //nolint:errcheck // the client may be gone
-		"error": map[string]any{
-			"message": message,
-			"type":    "invalid_request_error",
-			"param":   nil,
-			"code":    nil,
-		},
-	})
+	json.NewEncoder(w).Encode(map[string]any{"error": errObj}) //nolint:errcheck // the client may be gone
 }
 
 // errHangEnded reports a hanging response whose request or server ended first.

@@ -1,0 +1,37 @@
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/events"
+)
+
+// turnFailure answers a prompt whose turn codex ended as failed
+// (end.FailedMessage is set), on either backend: what happened and what to
+// do (events.ClassifyFailure, docs/errors.md) goes to the editor as agent
+// text and the prompt ends with its stop reason; credentials OpenAI refused
+// answer auth_required, so that the client offers sign-in. Never -32603:
+// that says codexacp broke.
+func (a *Agent) turnFailure(ctx context.Context, s *session, end events.Outcome, log *slog.Logger) (acpsdk.PromptResponse, error) {
+	var limits *events.RateLimits
+	if rl, ok := a.opts.Backend.(rateLimiter); ok {
+		limits = rl.lastRateLimits()
+	}
+	f := end.Failure(events.FailureContext{Now: time.Now(), Limits: limits, CanCompact: a.features()&featCompact != 0})
+	log.Warn("turn failed", "kind", f.Kind, "message", end.FailedMessage)
+	if f.AuthRequired {
+		return acpsdk.PromptResponse{}, authRequired(strings.TrimPrefix(f.Message, "⚠ "))
+	}
+	s.trMu.Lock()
+	updates := s.translator.Notice(f.Message)
+	s.trMu.Unlock()
+	for _, u := range updates {
+		a.sendUpdate(ctx, s.id, u)
+	}
+	return acpsdk.PromptResponse{StopReason: f.StopReason, Usage: end.Usage.ACP()}, nil
+}
