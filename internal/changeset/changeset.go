@@ -201,8 +201,8 @@ type Storage interface {
 
 // Errors of a Log.
 var (
-	ErrTurnRunning = errors.New("a turn is running")
-	ErrNoTurn      = errors.New("no turn is running")
+	ErrTurnRunning   = errors.New("a turn is running")
+	ErrNoTurn        = errors.New("no turn is running")
 	ErrNothingToUndo = errors.New("no turn to undo")
 )
 

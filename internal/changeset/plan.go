@@ -31,10 +31,10 @@ type Writer interface {
 type Op int
 
 const (
-	OpNone    Op = iota // nothing: already as before, or not restorable
-	OpRestore           // write the content before the turns over the file
-	OpRecreate          // write it back: the turns (or someone since) deleted it
-	OpRemove            // remove it (the turns created it)
+	OpNone     Op = iota // nothing: already as before, or not restorable
+	OpRestore            // write the content before the turns over the file
+	OpRecreate           // write it back: the turns (or someone since) deleted it
+	OpRemove             // remove it (the turns created it)
 )
 
 func (o Op) String() string {
