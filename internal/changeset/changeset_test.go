@@ -593,6 +593,15 @@ func TestDirData(t *testing.T) {
 		t.Errorf("a planted blob: %+v, file %q", out[0], files.files["/w/a"])
 	}
 
+	// Keeping the same content again replaces a planted blob of its size.
+	if err := os.WriteFile(blob, []byte("BEFORE"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, l, "t2", [3]string{"/w/b", "before", "b"})
+	if b, _ := os.ReadFile(blob); string(b) != "before" {
+		t.Errorf("the planted blob was kept: %q", b)
+	}
+
 	for name, content := range map[string][]byte{
 		"not json":     []byte("{"),
 		"relative":     []byte(`{"version":1,"turns":[{"id":"t","files":[{"path":"w/a","before":{},"after":{}}]}]}`),
@@ -658,5 +667,43 @@ func TestConcurrentRecord(t *testing.T) {
 	l.EndTurn()
 	if ts := l.Turns(); len(ts[0].Files) != 200 {
 		t.Errorf("%d files recorded, want 200", len(ts[0].Files))
+	}
+}
+
+// A link planted in place of the change-set directory or its blobs is
+// neither written through nor pruned through: the files it points to stay.
+func TestDirRefusesLinks(t *testing.T) {
+	for _, where := range []string{"dir", "blobs"} {
+		t.Run(where, func(t *testing.T) {
+			root := t.TempDir()
+			victim := filepath.Join(root, "project")
+			os.MkdirAll(filepath.Join(victim, blobsName), 0o755)
+			os.WriteFile(filepath.Join(victim, blobsName, "keep.go"), []byte("package x"), 0o644)
+			os.WriteFile(filepath.Join(victim, "keep.go"), []byte("package x"), 0o644)
+			path := filepath.Join(root, "s"+DirSuffix)
+			if where == "dir" {
+				if err := os.Symlink(victim, path); err != nil {
+					t.Skip("no symlinks:", err)
+				}
+			} else {
+				os.Mkdir(path, 0o700)
+				if err := os.Symlink(victim, filepath.Join(path, blobsName)); err != nil {
+					t.Skip("no symlinks:", err)
+				}
+			}
+			l, _ := Open(NewDir(path, Limits{}, 0), Limits{})
+			l.BeginTurn("t1")
+			if err := l.RecordSnapshot("/w/a", Content([]byte("x")), Content([]byte("y"))); err == nil {
+				t.Error("a blob was kept through a link")
+			}
+			if err := l.EndTurn(); err == nil {
+				t.Error("the index was saved through a link")
+			}
+			entries, _ := os.ReadDir(filepath.Join(victim, blobsName))
+			top, _ := os.ReadDir(victim)
+			if len(entries) != 1 || len(top) != 2 {
+				t.Errorf("the link's target changed: blobs %v, top %v", entries, top)
+			}
+		})
 	}
 }

@@ -112,11 +112,32 @@ func NewDir(path string, lim Limits, storeMax int64) *Dir {
 // Path is the directory.
 func (d *Dir) Path() string { return d.path }
 
+// ensure makes the directory and its blobs directory, and checks that
+// both are directories of their own: a link planted in either place
+// would have the log written, and pruned, where it points.
 func (d *Dir) ensure() error {
 	if _, err := os.Lstat(d.path); errors.Is(err, fs.ErrNotExist) && d.storeMax > 0 {
 		PruneStore(filepath.Dir(d.path), d.storeMax, d.path)
 	}
-	return os.MkdirAll(filepath.Join(d.path, blobsName), 0o700)
+	if err := os.MkdirAll(filepath.Join(d.path, blobsName), 0o700); err != nil {
+		return err
+	}
+	if err := realDir(d.path); err != nil {
+		return err
+	}
+	return realDir(filepath.Join(d.path, blobsName))
+}
+
+// realDir checks that p is a directory, not a link to one.
+func realDir(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: %w (%s)", p, regularfile.ErrNotDir, regularfile.Kind(fi.Mode().Type()))
+	}
+	return nil
 }
 
 func (d *Dir) PutBlob(hash string, content []byte) error {
@@ -128,7 +149,9 @@ func (d *Dir) PutBlob(hash string, content []byte) error {
 	}
 	p := filepath.Join(d.path, blobsName, hash)
 	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(content)) {
-		return nil // content-addressed: the same content is there
+		if b, err := d.Blob(hash); err == nil && HashOf(b) == hash {
+			return nil // content-addressed: the same content is there
+		}
 	}
 	return replaceFile(filepath.Join(d.path, blobsName), p, content)
 }
@@ -148,6 +171,11 @@ func (d *Dir) SaveIndex(index []byte) error {
 }
 
 func (d *Dir) Index() ([]byte, error) {
+	if err := realDir(d.path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
 	b, err := regularfile.ReadFile(filepath.Join(d.path, indexName), int64(d.lim.MaxIndexBytes), regularfile.NoFollowLink)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -158,10 +186,23 @@ func (d *Dir) Index() ([]byte, error) {
 // Prune removes the blobs not kept, and anything else in the blobs
 // directory (a temporary file a crash left).
 func (d *Dir) Prune(keep map[string]bool) error {
-	entries, err := os.ReadDir(filepath.Join(d.path, blobsName))
-	if errors.Is(err, fs.ErrNotExist) {
+	blobs := filepath.Join(d.path, blobsName)
+	if err := realDir(d.path); errors.Is(err, fs.ErrNotExist) {
 		return nil
+	} else if err != nil {
+		return err
 	}
+	if err := realDir(blobs); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	f, err := regularfile.OpenDir(blobs, regularfile.NoFollowLink)
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
 	if err != nil {
 		return err
 	}
@@ -170,7 +211,7 @@ func (d *Dir) Prune(keep map[string]bool) error {
 		if keep[e.Name()] {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(d.path, blobsName, e.Name())); err != nil && first == nil {
+		if err := os.RemoveAll(filepath.Join(blobs, e.Name())); err != nil && first == nil {
 			first = err
 		}
 	}
