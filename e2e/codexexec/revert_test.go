@@ -3,6 +3,7 @@ package codexexec_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,6 +159,32 @@ func (f *fixture) rolloutText(t *testing.T, thread string) string {
 	return string(b)
 }
 
+// history is the thread's history as codex.OpenRolloutHistory composes it
+// from its rollout files: what session/load is to replay.
+func (f *fixture) history(t *testing.T, thread string) string {
+	t.Helper()
+	h, err := codex.OpenRolloutHistory(f.home, thread)
+	if err != nil {
+		t.Fatalf("OpenRolloutHistory: %v", err)
+	}
+	defer h.Close()
+	b, err := io.ReadAll(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// holds checks which of the texts a history holds.
+func holds(t *testing.T, what, history string, want map[string]bool) {
+	t.Helper()
+	for text, in := range want {
+		if strings.Contains(history, text) != in {
+			t.Errorf("%s: holds %q: %v, want %v", what, text, !in, in)
+		}
+	}
+}
+
 // thread/revert {threadId, beforeTurnId} on the live app-server thread:
 // the next turn's request no longer carries the reverted turn, a restarted
 // app-server's thread/resume no longer lists it, and the rollout keeps it
@@ -182,14 +209,18 @@ func TestAppServerRevertForgetsTurn(t *testing.T) {
 		t.Errorf("the thread's rollout after revert: banana %v, new turn %v; want true, false (codex changed how it keeps a revert)",
 			strings.Contains(original, "now the word banana"), strings.Contains(original, "which word?"))
 	}
-	p, _ := codex.RolloutPath(f.home, thread)
-	revisions, _ := filepath.Glob(strings.TrimSuffix(p, ".jsonl") + "_*.jsonl")
+	// Named by the time of the revert, maybe another second or day than
+	// the thread's.
+	revisions, _ := filepath.Glob(filepath.Join(f.home, "sessions", "*", "*", "*", "rollout-*-"+thread+"_*.jsonl"))
 	if len(revisions) != 1 {
 		t.Fatalf("revision files %q, want one", revisions)
 	}
 	if b, err := os.ReadFile(revisions[0]); err != nil || !strings.Contains(string(b), "which word?") || strings.Contains(string(b), "remember the word apple") {
 		t.Errorf("the revision file %s (%v): want the new turn only", filepath.Base(revisions[0]), err)
 	}
+
+	holds(t, "the composed history after revert", f.history(t, thread),
+		map[string]bool{"remember the word apple": true, "now the word banana": false, "which word?": true})
 
 	// A restarted app-server resumes the cut history: what session/load
 	// replays (the rollout) and what the model is sent.
@@ -216,6 +247,8 @@ func TestAppServerRevertForgetsTurn(t *testing.T) {
 	if got := f.lastRequest(t); strings.Contains(got, "now the word banana") {
 		t.Errorf("after a restart the request carries the reverted turn:\n%s", got)
 	}
+	holds(t, "the composed history after a restart", f.history(t, thread),
+		map[string]bool{"remember the word apple": true, "now the word banana": false, "which word? again": true})
 }
 
 // thread/fork {threadId, beforeTurnId}: a new thread with the history
@@ -241,6 +274,18 @@ func TestAppServerForkBeforeTurn(t *testing.T) {
 		t.Errorf("the fork's rollout: apple %v, banana %v, which word %v; want false, false, true (codex changed how it keeps a fork)",
 			strings.Contains(rollout, "remember the word apple"), strings.Contains(rollout, "now the word banana"), strings.Contains(rollout, "which word?"))
 	}
+	holds(t, "the fork's composed history", f.history(t, fork.Thread.ID),
+		map[string]bool{"remember the word apple": true, "now the word banana": false, "which word?": true})
+
+	// A whole fork (session/fork) is kept the same way: its history is its
+	// source's by reference.
+	var whole struct{ Thread struct{ ID string } }
+	mustRPC(t, c, "thread/fork", map[string]any{"threadId": thread}, &whole)
+	if r := f.rolloutText(t, whole.Thread.ID); strings.Contains(r, "remember the word apple") {
+		t.Errorf("a whole fork's rollout copies its source's turns (codex changed how it keeps a fork)")
+	}
+	holds(t, "a whole fork's composed history", f.history(t, whole.Thread.ID),
+		map[string]bool{"remember the word apple": true, "now the word banana": true, "which word?": false})
 }
 
 // execTwoTurns runs the kept turn and the turn to undo with codex exec and
@@ -306,4 +351,14 @@ func TestExecThreadRevertedByAppServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	forgotten(t, f.lastRequest(t))
+	// codex exec resume wrote to the revision file.
+	head, err := codex.RolloutHead(f.home, thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(head); !strings.Contains(string(b), "which word?") || !strings.Contains(head, thread+"_") {
+		t.Errorf("the exec turn after the revert is not in the revision file %s", filepath.Base(head))
+	}
+	holds(t, "the exec thread's composed history", f.history(t, thread),
+		map[string]bool{"remember the word apple": true, "now the word banana": false, "which word?": true})
 }
