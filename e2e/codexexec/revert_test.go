@@ -2,6 +2,7 @@ package codexexec_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"io"
 	"os"
@@ -361,4 +362,50 @@ func TestExecThreadRevertedByAppServer(t *testing.T) {
 	}
 	holds(t, "the exec thread's composed history", f.history(t, thread),
 		map[string]bool{"remember the word apple": true, "now the word banana": false, "which word?": true})
+}
+
+// codex.RevertLast on a live app-server thread, and codex.RevertStored on
+// an exec thread (two turns cut at once): what /undo N will call.
+func TestRevertHelpers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	t.Run("app-server", func(t *testing.T) {
+		f := newFixture(t)
+		c := f.appServer(t)
+		thread, undone, w := f.twoAppTurns(t, c)
+		ids, err := c.RevertLast(ctx, thread, 1)
+		if err != nil || len(ids) != 1 || ids[0] != undone {
+			t.Fatalf("RevertLast = %q, %v; want [%s]", ids, err, undone)
+		}
+		f.mock.Enqueue(mockapi.Reply(mockapi.Message("apple")))
+		appTurn(t, c, w, thread, "which word?")
+		forgotten(t, f.lastRequest(t))
+	})
+	t.Run("exec", func(t *testing.T) {
+		f := newFixture(t)
+		thread := f.execTwoTurns(t)
+		f.mock.Enqueue(mockapi.Reply(mockapi.Message("noted banana")))
+		inv := f.invocation("now the word banana, again")
+		inv.ThreadID = thread
+		if _, err := f.run(t, ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		opts := codex.AppServerOptions{Path: f.runner.Path, Env: f.runner.Env, Config: f.runner.Config}
+		if _, err := codex.RevertStored(ctx, opts, thread, 4); !errors.Is(err, codex.ErrNotEnoughTurns) {
+			t.Errorf("RevertStored of 4 of 3 turns: %v, want ErrNotEnoughTurns", err)
+		}
+		start := time.Now()
+		ids, err := codex.RevertStored(ctx, opts, thread, 2)
+		t.Logf("RevertStored (app-server start, resume, list, revert, close): %v", time.Since(start))
+		if err != nil || len(ids) != 2 {
+			t.Fatalf("RevertStored = %q, %v", ids, err)
+		}
+		f.mock.Enqueue(mockapi.Reply(mockapi.Message("apple")))
+		inv = f.invocation("which word?")
+		inv.ThreadID = thread
+		if _, err := f.run(t, ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		forgotten(t, f.lastRequest(t))
+	})
 }
