@@ -2,8 +2,8 @@ package codexexec_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
