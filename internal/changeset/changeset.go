@@ -13,7 +13,9 @@
 // to do with each file given its current content: restore it, bring back a
 // file the turns deleted, remove one they created, or ask first because it
 // changed since (the file tools' stale-hash rule). Apply carries a plan out
-// through a Writer port, Drop forgets the undone turns.
+// through a Writer port, Forget forgets the undone turns; Undo does it all
+// in an order that never pretends (codex forgets the turns before any file
+// is written) and Result.Summary says what it did.
 //
 // The package is pure: it knows nothing of ACP, MCP or codex; files are
 // looked at and written through ports.
