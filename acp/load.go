@@ -279,6 +279,9 @@ func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdat
 		return nil, err
 	}
 	defer h.Close()
+	if h.Broken != nil {
+		a.log.Warn("rollout history incomplete; its newest part is replayed", "session", sessionID, "err", h.Broken)
+	}
 	for _, p := range h.Files {
 		a.observeStored(p, nil)
 	}

@@ -88,6 +88,10 @@ type segment struct {
 // Files are the files it reads (a recording keeps them).
 type RolloutHistory struct {
 	Files []string
+	// Broken says why the chain could not be followed to its start (a
+	// base not found, a loop, past maxChain): the history is then its
+	// newest part only, the files resolved up to there.
+	Broken error
 
 	segs []segment
 	f    *os.File
@@ -100,23 +104,31 @@ type RolloutHistory struct {
 // (codex's rollouts, read as codex's own files: links followed, but never
 // a FIFO or device) and returns it for reading. A thread whose first
 // file names no base and has no revision is that file, as before codex
-// paginated its history.
+// paginated its history. A chain that cannot be followed to its start
+// gives its newest part, with Broken set; a thread without a rollout, or
+// whose newest file cannot be read, is an error.
 func OpenRolloutHistory(home, threadID string) (*RolloutHistory, error) {
 	head, err := RolloutHead(home, threadID)
 	if err != nil {
 		return nil, err
 	}
+	h := &RolloutHistory{}
 	var segs []segment
 	to := int64(-1)
 	seen := map[string]bool{}
 	for path := head; ; {
 		if seen[path] || len(segs) == maxChain {
-			return nil, fmt.Errorf("rollout history of %s: the files' bases loop at %s", threadID, path)
+			h.Broken = fmt.Errorf("rollout history of %s: the files' bases loop at %s, or are more than %d", threadID, path, maxChain)
+			break
 		}
 		seen[path] = true
 		base, err := readHistoryBase(path)
 		if err != nil {
-			return nil, err
+			if len(segs) == 0 {
+				return nil, err
+			}
+			h.Broken = fmt.Errorf("rollout history of %s: %w", threadID, err)
+			break
 		}
 		if base == nil {
 			segs = append(segs, segment{path: path, from: 0, to: to})
@@ -130,10 +142,10 @@ func OpenRolloutHistory(home, threadID string) (*RolloutHistory, error) {
 			to = base.End
 		}
 		if path, err = findBase(home, *base, path); err != nil {
-			return nil, fmt.Errorf("rollout history of %s: %w", threadID, err)
+			h.Broken = fmt.Errorf("rollout history of %s: %w", threadID, err)
+			break
 		}
 	}
-	h := &RolloutHistory{}
 	for i := len(segs) - 1; i >= 0; i-- {
 		h.segs = append(h.segs, segs[i])
 		h.Files = append(h.Files, segs[i].path)

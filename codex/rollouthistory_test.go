@@ -132,27 +132,47 @@ func TestRolloutHistory(t *testing.T) {
 			t.Errorf("history %q, %v", got, err)
 		}
 	})
+	// A chain that cannot be followed to its start: its newest part,
+	// said so.
 	for name, base := range map[string]historyBase{
 		"base not found":        {ThreadID: threadA, End: 2, Offset: 7},
 		"base of a thread gone": {ThreadID: threadB, End: 2, Offset: 7},
 		"base is itself":        {ThreadID: threadA, End: 1, Offset: 0},
-		"negative offset":       {ThreadID: threadA, End: 1, Offset: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newRolloutFixture(t)
-			f.write("rollout-2026-11-27T10-00-00-"+threadA+".jsonl", 0, &base, "apple")
-			if got, err := f.history(threadA); err == nil {
-				t.Errorf("history %q, want an error", got)
+			f.write("rollout-2026-11-27T10-00-00-"+threadA+".jsonl", int(base.End), &base, "apple")
+			h, err := OpenRolloutHistory(f.home, threadA)
+			if err != nil || h.Broken == nil || len(h.Files) != 1 {
+				t.Fatalf("history %+v, %v; want the file itself, broken", h, err)
+			}
+			h.Close()
+			if got, _ := f.history(threadA); got != "apple" {
+				t.Errorf("history %q", got)
 			}
 		})
 	}
-	t.Run("a loop", func(t *testing.T) {
+	t.Run("a base that is not one", func(t *testing.T) {
 		f := newRolloutFixture(t)
-		endsA := f.write("rollout-2026-11-27T10-00-00-"+threadA+".jsonl", 0, nil, "x")
-		f.write("rollout-2026-11-27T10-00-00-"+threadA+".jsonl", 0, &historyBase{ThreadID: threadB, End: 1, Offset: endsA["x"]}, "x")
-		f.write("rollout-2026-11-27T10-00-00-"+threadB+".jsonl", 0, &historyBase{ThreadID: threadA, End: 1, Offset: endsA["x"]}, "x")
-		if got, err := f.history(threadA); err == nil {
-			t.Errorf("history %q, want an error", got)
+		f.write("rollout-2026-11-27T10-00-00-"+threadA+".jsonl", 0, &historyBase{ThreadID: threadA, End: 1, Offset: -1}, "apple")
+		if _, err := OpenRolloutHistory(f.home, threadA); err == nil {
+			t.Error("a negative offset was taken")
+		}
+	})
+	t.Run("a loop", func(t *testing.T) {
+		// Two first files whose bases are each other's session_meta
+		// (ordinal 0, ending where the base says): offsets of three
+		// digits keep the lines' lengths what they were measured with.
+		f := newRolloutFixture(t)
+		meta := func(base string, offset int) string {
+			return fmt.Sprintf(`{"ordinal":0,"type":"session_meta","payload":{"history_base":{"thread_id":%q,"end_ordinal_exclusive":1,"end_byte_offset":%d}}}`+"\n", base, offset)
+		}
+		lenA, lenB := len(meta(threadB, 100)), len(meta(threadA, 100))
+		os.WriteFile(filepath.Join(f.dir, "rollout-2026-11-27T10-00-00-"+threadA+".jsonl"), []byte(meta(threadB, lenB)), 0o644)
+		os.WriteFile(filepath.Join(f.dir, "rollout-2026-11-27T10-00-00-"+threadB+".jsonl"), []byte(meta(threadA, lenA)), 0o644)
+		h, err := OpenRolloutHistory(f.home, threadA)
+		if err != nil || h.Broken == nil || !strings.Contains(h.Broken.Error(), "loop") {
+			t.Errorf("a loop: %+v, %v", h, err)
 		}
 	})
 }
