@@ -15,6 +15,8 @@ import (
 )
 
 // MemStorage is a Storage in memory: a session without a state directory.
+// Its blobs are the process's memory: give its Log Limits whose MaxBytes
+// the process can hold for every session it serves.
 type MemStorage struct {
 	mu    sync.Mutex
 	blobs map[string][]byte
