@@ -223,8 +223,9 @@ type Log struct {
 // openTurn is the turn being recorded.
 type openTurn struct {
 	Turn
-	index     map[string]int // path → Files index
-	keptBytes int64          // contents put during the turn
+	index      map[string]int  // path → Files index
+	unrecorded map[string]bool // paths past MaxTurnFiles, counted once
+	keptBytes  int64           // contents put during the turn
 }
 
 // Open returns the Log kept in store (empty when it holds none). A stored
@@ -269,7 +270,7 @@ func (l *Log) BeginTurn(id string) error {
 	if l.cur != nil {
 		err = l.endLocked()
 	}
-	l.cur = &openTurn{Turn: Turn{ID: id}, index: map[string]int{}}
+	l.cur = &openTurn{Turn: Turn{ID: id}, index: map[string]int{}, unrecorded: map[string]bool{}}
 	return err
 }
 
@@ -305,7 +306,10 @@ func (l *Log) RecordSnapshot(path string, before, after Snapshot) error {
 		return nil
 	}
 	if len(t.Files) >= l.lim.MaxTurnFiles {
-		t.Unrecorded++
+		if !t.unrecorded[path] {
+			t.unrecorded[path] = true
+			t.Unrecorded++
+		}
 		return nil
 	}
 	c := FileChange{Path: path, Before: versionOf(before), After: versionOf(after)}

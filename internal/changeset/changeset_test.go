@@ -406,7 +406,7 @@ func TestLimits(t *testing.T) {
 	})
 	t.Run("turn files", func(t *testing.T) {
 		l, _ := newLog(t, Limits{MaxTurnFiles: 2})
-		turn(t, l, "t1", [3]string{"/w/1", "", "x"}, [3]string{"/w/2", "", "x"}, [3]string{"/w/3", "", "x"}, [3]string{"/w/1", "x", "y"})
+		turn(t, l, "t1", [3]string{"/w/1", "", "x"}, [3]string{"/w/2", "", "x"}, [3]string{"/w/3", "", "x"}, [3]string{"/w/1", "x", "y"}, [3]string{"/w/3", "x", "z"})
 		tr := l.Turns()[0]
 		if len(tr.Files) != 2 || tr.Unrecorded != 1 || tr.Files[0].After.Hash != HashOf([]byte("y")) {
 			t.Errorf("turn %+v", tr)
