@@ -13,7 +13,6 @@ import (
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
-	"github.com/codexacp/codexacp/internal/regularfile"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
@@ -266,10 +265,25 @@ func (a *Agent) storedMode(rec sessionstore.Record, user codex.UserConfig) Mode 
 
 // threadHistory reads the conversation of a session's codex thread from
 // its rollout, with the overwrites' diffs the session kept (its write log, internal/sessionstore).
+// A forked or reverted thread's rollout holds only its own records and
+// names the file its history continues (codex.OpenRolloutHistory).
 func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdate, error) {
-	path, err := a.rolloutPath(threadID)
+	home, err := codex.Home()
 	if err != nil {
 		return nil, err
+	}
+	// Codex's own files under its home; a link codex or the user made is
+	// followed, but a FIFO or device is refused, not waited on or read.
+	h, err := codex.OpenRolloutHistory(home, threadID)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if h.Broken != nil {
+		a.log.Warn("rollout history incomplete; its newest part is replayed", "session", sessionID, "err", h.Broken)
+	}
+	for _, p := range h.Files {
+		a.observeStored(p, nil)
 	}
 	writes, err := a.store.Writes(sessionID)
 	if err != nil {
@@ -281,14 +295,7 @@ func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdat
 		// when there is none), so that a replayed load has the same diffs.
 		a.observeStored(sessionstore.WriteLogPath(p), nil)
 	}
-	// Codex's own file under its home; a link codex or the user made is
-	// followed, but a FIFO or device is refused, not waited on or read.
-	f, _, err := regularfile.Open(path, regularfile.FollowLink)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return events.History(f, events.HistoryOptions{OwnMCPServer: ownServerName, Writes: writes})
+	return events.History(h, events.HistoryOptions{OwnMCPServer: ownServerName, Writes: writes})
 }
 
 // rolloutPath finds codex's rollout of a thread, which session/load reads

@@ -60,7 +60,8 @@ func fakeAppServer(mode string) int {
 	case "ignore-eof":
 		signal.Ignore(os.Interrupt)
 	}
-	f := &fake{out: bufio.NewWriter(os.Stdout), in: bufio.NewReaderSize(os.Stdin, 1<<20)}
+	f := &fake{out: bufio.NewWriter(os.Stdout), in: bufio.NewReaderSize(os.Stdin, 1<<20),
+		turns: []string{"turn-1", "turn-2", "turn-3", "turn-4", "turn-5"}}
 	for {
 		line, err := f.in.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 && mode != "mute" {
@@ -85,6 +86,10 @@ type fake struct {
 	clientInfo  json.RawMessage
 	initialized bool
 	children    []*exec.Cmd
+	// A stored thread of 5 turns, turn-1 … turn-5, for the revert tests:
+	// loaded by thread/resume, cut by thread/revert.
+	loaded bool
+	turns  []string
 }
 
 func (f *fake) write(v any) {
@@ -162,6 +167,42 @@ func (f *fake) handle(line []byte) (code int, exit bool) {
 			"initialized": f.initialized, "jsonrpc": m.JSONRPC != nil})
 	case "echo":
 		reply(m.Params)
+	case "thread/turns/list":
+		// Pages of limit turns, newest first, as codex lists them.
+		var lp struct {
+			Limit         int
+			Cursor        string
+			SortDirection string
+		}
+		json.Unmarshal(m.Params, &lp)
+		start := 0
+		fmt.Sscan(lp.Cursor, &start)
+		var data []any
+		next := any(nil)
+		for i := start; i < len(f.turns); i++ {
+			if len(data) == lp.Limit {
+				next = fmt.Sprint(i)
+				break
+			}
+			data = append(data, map[string]any{"id": f.turns[len(f.turns)-1-i]})
+		}
+		if lp.SortDirection != "desc" {
+			data = nil
+		}
+		reply(map[string]any{"data": data, "nextCursor": next})
+	case "thread/resume":
+		f.loaded = true
+		reply(map[string]any{"thread": map[string]any{"id": p.ThreadID}})
+	case "thread/revert":
+		var rp struct{ BeforeTurnID string }
+		json.Unmarshal(m.Params, &rp)
+		i := slices.Index(f.turns, rp.BeforeTurnID)
+		if !f.loaded || i < 0 {
+			f.write(map[string]any{"id": m.ID, "error": map[string]any{"code": -32600, "message": "thread not found: " + p.ThreadID}})
+			break
+		}
+		f.turns = f.turns[:i]
+		reply(map[string]any{"thread": map[string]any{"id": p.ThreadID, "turns": []any{}}})
 	case "fail":
 		f.write(map[string]any{"id": m.ID, "error": map[string]any{"code": 4242, "message": "nope", "data": map[string]int{"x": 1}}})
 	case "reject":

@@ -1,7 +1,8 @@
 // Package sessionstore keeps what survives a restart of the agent: one
 // record per session (enough to list, load and resume it) and, next to it,
 // the session's write log (the diffs its overwrites showed, which codex's
-// rollout lacks). It is a directory of small JSON files written atomically.
+// rollout lacks) and its change sets for /undo (undo.go). It is a directory
+// of small JSON files written atomically.
 //
 // The directory is data, not trust: every file in it is opened without
 // following a final symlink, without blocking, and only when it is a
@@ -270,8 +271,8 @@ func (st *Store) List(cwd string) ([]Record, error) {
 	return out, nil
 }
 
-// Remove deletes a session's record and its write log; missing ones are
-// no error.
+// Remove deletes a session's record, its write log and its change sets
+// (UndoDirPath); missing ones are no error.
 func (st *Store) Remove(id string) error {
 	p, err := st.Path(id)
 	if err != nil {
@@ -283,6 +284,10 @@ func (st *Store) Remove(id string) error {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("session store: %w", err)
 		}
+	}
+	// RemoveAll removes a link in its place, never what it points to.
+	if err := os.RemoveAll(UndoDirPath(p)); err != nil {
+		return fmt.Errorf("session store: %w", err)
 	}
 	return nil
 }
