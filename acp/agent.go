@@ -20,6 +20,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
@@ -32,7 +33,7 @@ import (
 
 // Options configure an Agent.
 type Options struct {
-	Backend Backend
+	Backend backend.Backend
 	Version string       // reported in agentInfo
 	Logger  *slog.Logger // nil: slog.Default()
 	// Tools serves the file tools to codex. Nil: codex runs without them
@@ -232,6 +233,9 @@ func NewAgent(opts Options) *Agent {
 	if log == nil {
 		log = slog.Default()
 	}
+	if opts.Backend == nil {
+		opts.Backend = noBackend{}
+	}
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
@@ -249,10 +253,25 @@ func NewAgent(opts Options) *Agent {
 	if opts.UserConfig != nil {
 		a.userConfig, a.userConfigReady = onceInBackground(log, "reading codex's settings", opts.UserConfig)
 	}
-	if c, ok := opts.Backend.(commander); ok {
-		c.watchSkills(a.skillsChanged)
+	if a.can(backend.Skills) {
+		opts.Backend.WatchSkills(a.skillsChanged)
 	}
 	return a
+}
+
+// noBackend stands for a missing Options.Backend: it offers nothing, and
+// every turn fails.
+type noBackend struct{ backend.Unsupported }
+
+func (noBackend) Name() string { return "none" }
+
+func (noBackend) Run(context.Context, backend.Turn, backend.Output) error {
+	return errors.New("codexacp has no backend to run codex with")
+}
+
+// can reports whether the backend offers everything in c.
+func (a *Agent) can(c backend.Capabilities) bool {
+	return a.opts.Backend.Capabilities().Has(c)
 }
 
 // Serve speaks ACP on in/out until in ends (the editor closed the pipe) or ctx
@@ -397,7 +416,6 @@ func (a *Agent) closeAllSessions() {
 	regs := a.tools
 	a.tools = map[string]*toolsRegistration{}
 	a.mu.Unlock()
-	p, _ := a.opts.Backend.(forgetter)
 	// Concurrently: every running turn is cancelled at once, not after the
 	// turns of the sessions before it ended.
 	var wg sync.WaitGroup
@@ -405,9 +423,7 @@ func (a *Agent) closeAllSessions() {
 		wg.Go(func() {
 			defer recovery.Recover(a.log, "closing a session", nil)
 			s.close()
-			if p != nil {
-				p.Forget(s.id)
-			}
+			a.opts.Backend.Forget(s.id)
 		})
 	}
 	wg.Wait()
@@ -500,22 +516,22 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 // sessionSetup validates what session/new and session/load share: an
 // absolute existing cwd and additional directories, and the editor's MCP
 // servers as codex config.
-func sessionSetup(cwd string, addDirs []string, servers []acpsdk.McpServer) (string, []string, mcpSetup, error) {
+func sessionSetup(cwd string, addDirs []string, servers []acpsdk.McpServer) (string, []string, []backend.MCPServer, error) {
 	cwd, err := checkDir(cwd, "cwd")
 	if err != nil {
-		return "", nil, mcpSetup{}, err
+		return "", nil, nil, err
 	}
 	var dirs []string
 	for _, d := range addDirs {
 		d, err := checkDir(d, "additionalDirectories")
 		if err != nil {
-			return "", nil, mcpSetup{}, err
+			return "", nil, nil, err
 		}
 		dirs = append(dirs, d)
 	}
 	setup, err := clientMCPConfig(servers)
 	if err != nil {
-		return "", nil, mcpSetup{}, invalidParams(err.Error())
+		return "", nil, nil, invalidParams(err.Error())
 	}
 	return cwd, dirs, setup, nil
 }
@@ -526,9 +542,9 @@ func (a *Agent) addSession(s *session) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	if w, ok := a.opts.Backend.(warmer); ok {
+	if a.can(backend.Warm) {
 		t, _ := a.turn(context.Background(), s, "")
-		w.Warm(t)
+		a.opts.Backend.Warm(t)
 	}
 }
 
@@ -682,8 +698,8 @@ func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest
 	}
 	a.mu.Unlock()
 	s.close()
-	if p, ok := a.opts.Backend.(forgetter); ok && closing {
-		p.Forget(s.id)
+	if closing {
+		a.opts.Backend.Forget(s.id)
 	}
 	return acpsdk.CloseSessionResponse{}, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
@@ -27,13 +28,16 @@ import (
 
 // fakeBackend stands in for codex: each run plays a script.
 type fakeBackend struct {
+	backend.Unsupported
 	mu     sync.Mutex
 	runs   []codex.Invocation
 	script func(ctx context.Context, n int, inv codex.Invocation, onLine func([]byte)) error
 }
 
+func (b *fakeBackend) Name() string { return "unknown" }
+
 // Run implements Backend the way ExecBackend runs codex exec.
-func (b *fakeBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+func (b *fakeBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	return (&ExecBackend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger(), FindRollout: noRollout}).Run(ctx, t, out)
 }
 
@@ -87,7 +91,7 @@ type harness struct {
 	ctx     context.Context
 }
 
-func startAgent(t *testing.T, backend Backend, eopts fakeeditor.Options) *harness {
+func startAgent(t *testing.T, backend backend.Backend, eopts fakeeditor.Options) *harness {
 	t.Helper()
 	return startAgentWith(t, Options{Backend: backend, ContextWindow: 272000}, eopts)
 }
@@ -480,17 +484,14 @@ func TestClientMCPConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		`mcp_servers.my_tools={command="/bin/tool", args=["--x", "a\"b"], env={"K"="v\\1"}}`,
-		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", env_http_headers={"Authorization"="CODEXACP_MCP_HEADER_1_0"}}`,
-		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", env_http_headers={}}`,
+	// Names become TOML bare keys, never ours, never twice.
+	want := []backend.MCPServer{
+		{Name: "my_tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []backend.KeyValue{{Name: "K", Value: "v\\1"}}},
+		{Name: "acp_2", URL: "http://127.0.0.1:9/mcp", Headers: []backend.KeyValue{{Name: "Authorization", Value: "Bearer x"}}},
+		{Name: "acp_3", URL: "http://127.0.0.1:10/mcp"},
 	}
-	if strings.Join(got.config, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got.config, "\n"), strings.Join(want, "\n"))
-	}
-	// Header values travel in codex's environment, never on its command line.
-	if strings.Join(got.env, "|") != "CODEXACP_MCP_HEADER_1_0=Bearer x" {
-		t.Errorf("env = %q", got.env)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
 	if _, err := clientMCPConfig([]acpsdk.McpServer{{Stdio: &acpsdk.McpServerStdio{Name: "x"}}}); err == nil {
 		t.Error("empty command accepted")
@@ -566,7 +567,7 @@ func TestCancelReachesWaitingPrompt(t *testing.T) {
 	}
 	// The guard handles session/cancel synchronously; a request after it is
 	// read after it.
-	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(ModeAsk)}); err != nil {
+	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(backend.ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -731,7 +732,7 @@ func TestSessionUsesProjectSettings(t *testing.T) {
 		if resp.Modes.CurrentModeId != "custom" {
 			t.Errorf("%s: mode %s, want the settings' own", tc.cwd, resp.Modes.CurrentModeId)
 		}
-		p := modePolicy(ModeAuto, s.user, nil)
+		p := backend.ModePolicy(backend.ModeAuto, s.user, nil)
 		if tc.cwd == project && !slices.Contains(p.WorkspaceWrite.WritableRoots, "/project-root") {
 			t.Errorf("auto dropped the project's writable root: %+v", p)
 		}

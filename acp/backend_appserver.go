@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -33,6 +35,8 @@ const interruptGrace = 2 * time.Second
 // codex produces them, and commands that need more than the sandbox are
 // put to the user (see appServerPolicy).
 type AppServerBackend struct {
+	backend.Unsupported // Prepare: a thread needs no preparing between turns
+
 	// MaxWarm bounds the sessions whose thread Warm starts ahead of their
 	// first prompt and that have not taken it yet: a session beyond it
 	// starts its thread at its first prompt. Codex keeps a thread it
@@ -64,10 +68,19 @@ type AppServerBackend struct {
 	closed   bool
 }
 
-var (
-	_ Backend   = (*AppServerBackend)(nil)
-	_ commander = (*AppServerBackend)(nil)
-)
+var _ backend.Backend = (*AppServerBackend)(nil)
+
+// Name implements backend.Backend.
+func (b *AppServerBackend) Name() string { return "app-server" }
+
+// Capabilities implements backend.Backend: the app-server has every
+// command, and steers, forks and deletes threads, applies the service
+// tier on every turn, and starts a session's thread before its first
+// prompt.
+func (b *AppServerBackend) Capabilities() backend.Capabilities {
+	return backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan |
+		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm
+}
 
 // NewAppServerBackend returns a backend that starts codex app-server with
 // opts when the first turn needs it.
@@ -93,11 +106,11 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 // rollout only at its first turn). Beyond MaxWarm sessions waiting for
 // their first prompt, Warm does nothing: a burst of sessions does not
 // start a thread for each at once.
-func (b *AppServerBackend) Warm(t Turn) { b.warm(t, false) }
+func (b *AppServerBackend) Warm(t backend.Turn) { b.warm(t, false) }
 
 // warm starts preparing the session's thread in the background: when
 // needed, also beyond MaxWarm, unless it is being prepared already.
-func (b *AppServerBackend) warm(t Turn, needed bool) {
+func (b *AppServerBackend) warm(t backend.Turn, needed bool) {
 	p := &preparedThread{done: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -160,7 +173,7 @@ func (b *AppServerBackend) waitingWarm() int {
 
 func (b *AppServerBackend) maxWarm() int {
 	if b.MaxWarm == 0 {
-		return DefaultMaxWarm
+		return backend.DefaultMaxWarm
 	}
 	return b.MaxWarm
 }
@@ -176,8 +189,6 @@ func (b *AppServerBackend) Forget(sessionID string) {
 	b.mu.Unlock()
 }
 
-var _ forgetter = (*AppServerBackend)(nil)
-
 // preparedThread is a thread Warm started (or resumed) for a session.
 type preparedThread struct {
 	done   chan struct{}
@@ -188,7 +199,7 @@ type preparedThread struct {
 	pinned bool      // needed by a thread request before the first prompt (under b.mu)
 }
 
-func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
+func (b *AppServerBackend) prepare(t backend.Turn) (*codex.AppServer, string, error) {
 	ctx, cancel := context.WithTimeout(b.life, time.Minute)
 	defer cancel()
 	server, err := b.running(ctx)
@@ -205,7 +216,7 @@ func (b *AppServerBackend) prepare(t Turn) (*codex.AppServer, string, error) {
 // openThread makes the turn's thread live in server: a new one when the
 // turn has none (started is true), else the turn's own, resumed unless
 // server has it loaded already.
-func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServer, t Turn) (thread string, started bool, err error) {
+func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServer, t backend.Turn) (thread string, started bool, err error) {
 	if t.ThreadID == "" {
 		var res struct {
 			Thread struct {
@@ -362,7 +373,7 @@ func (b *AppServerBackend) isLoaded(server *codex.AppServer, thread string) bool
 }
 
 // Run implements Backend.
-func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -420,7 +431,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	}
 	switch t.ServiceTier {
 	case "":
-	case serviceTierOff:
+	case backend.ServiceTierOff:
 		params["serviceTier"] = nil // the thread's tier is kept across turns until cleared
 	default:
 		params["serviceTier"] = t.ServiceTier
@@ -511,16 +522,16 @@ func logKilled(log *slog.Logger, n int, err error) {
 // threadParams are the thread/start (thread == "") or thread/resume
 // parameters: everything exec passes as -c overrides, here per thread, so
 // one process serves sessions with different tokens and MCP servers.
-func threadParams(t Turn, thread string) map[string]any {
+func threadParams(t backend.Turn, thread string) map[string]any {
 	config := map[string]any{}
-	for k, v := range t.editorMCP.thread {
-		config[k] = v
+	for _, s := range t.EditorMCP {
+		config["mcp_servers."+s.Name] = editorServerConfig(s)
 	}
 	// The tag that lets a cancel find this session's commands.
 	config["shell_environment_policy.set."+sessionTagEnv] = t.SessionID
 	params := map[string]any{"cwd": t.Cwd}
 	if t.Tools != nil {
-		config["mcp_servers."+ownServerName] = map[string]any{
+		config["mcp_servers."+backend.OwnServerName] = map[string]any{
 			"url": t.Tools.URL,
 			// Sent over the app-server's stdin, never on a command line.
 			"http_headers":                map[string]any{"Authorization": "Bearer " + t.Tools.Token},
@@ -532,16 +543,35 @@ func threadParams(t Turn, thread string) map[string]any {
 		if t.Catalog != "" {
 			config["model_catalog_json"] = t.Catalog
 		}
-		params["developerInstructions"] = developerInstructions(t.Cwd)
+		params["developerInstructions"] = backend.DeveloperInstructions(t.Cwd)
 	}
 	params["config"] = config
 	_, approval := appServerPolicy(t)
-	params["sandbox"] = turnPolicy(t).Sandbox
+	params["sandbox"] = t.Policy().Sandbox
 	params["approvalPolicy"] = approval
 	if thread != "" {
 		params["threadId"] = thread
 	}
 	return params
+}
+
+// editorServerConfig is one of the editor's MCP servers in a thread's
+// config. Header values go inline: the thread's config travels over the
+// app-server's stdin, and the process's environment is shared by every
+// session.
+func editorServerConfig(s backend.MCPServer) map[string]any {
+	if s.URL != "" {
+		headers := map[string]any{}
+		for _, h := range s.Headers {
+			headers[h.Name] = h.Value
+		}
+		return map[string]any{"url": s.URL, "http_headers": headers}
+	}
+	env := map[string]any{}
+	for _, e := range s.Env {
+		env[e.Name] = e.Value
+	}
+	return map[string]any{"command": s.Command, "args": append([]string{}, s.Args...), "env": env}
 }
 
 // appServerPolicy is the sandbox and approval policy of a turn in the
@@ -560,13 +590,13 @@ func threadParams(t Turn, thread string) map[string]any {
 //
 // Every turn states it in full: a turn's policy stays the thread's until
 // another turn changes it, so leaving it out would keep the previous mode's.
-func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
-	p := turnPolicy(t)
+func appServerPolicy(t backend.Turn) (sandbox map[string]any, approval any) {
+	p := t.Policy()
 	approval = p.Approval
 	if p.Approval == codex.ApprovalGranular {
-		approval = json.RawMessage(p.granular)
+		approval = json.RawMessage(p.Granular)
 	}
-	if t.Mode == ModeReadOnly {
+	if t.Mode == backend.ModeReadOnly {
 		approval = readOnlyApproval
 	}
 	switch p.Sandbox {
@@ -595,23 +625,11 @@ func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
 // "never": it has no one to ask.
 var readOnlyApproval = json.RawMessage(`{"granular":{"mcp_elicitations":true,"rules":false,"sandbox_approval":false,"request_permissions":false,"skill_approval":false}}`)
 
-// turnPolicy is the mode's policy for the turn; a plan turn (Turn.Plan)
-// gets a read-only sandbox, the mode's approval policy kept: plan mode
-// promises nothing is edited until the plan is approved, and codex's
-// collaboration mode alone does not stop a command from writing.
-func turnPolicy(t Turn) policy {
-	p := modePolicy(t.Mode, t.User, t.Dirs)
-	if t.Plan {
-		p.Sandbox = codex.SandboxReadOnly
-	}
-	return p
-}
-
 // turnHandler receives one turn's notifications and requests from the
 // app-server client.
 type turnHandler struct {
 	conv *events.AppServer // used only by Notify, on the client's reader goroutine
-	out  TurnOutput
+	out  backend.Output
 	log  *slog.Logger
 
 	// mu is held while a notification is delivered: once Run has closed
@@ -628,7 +646,7 @@ type turnHandler struct {
 	subagents    subagents      // child threads routed to this turn (subagents_appserver.go)
 }
 
-func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
+func newTurnHandler(out backend.Output, log *slog.Logger) *turnHandler {
 	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: turnDone{},
 		firstStarted: make(chan string, 1)}
 }
@@ -788,7 +806,7 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
 		}
-		d := h.out.ApproveCommand(ctx, CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
+		d := h.out.ApproveCommand(ctx, backend.CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
 		h.log.Info("command approval", "item", p.ItemID, "decision", d)
 		return map[string]any{"decision": d.String()}, nil
 	case "item/fileChange/requestApproval":
@@ -876,23 +894,18 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 		return nil, &codex.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
 	}
 	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" {
-		elicitor, ok := h.out.(mcpElicitor)
-		if !ok || ctx.Err() != nil || (p.Mode != "form" && p.Mode != "url") {
+		if ctx.Err() != nil || (p.Mode != "form" && p.Mode != "url") {
 			h.log.Debug("MCP elicitation declined", "server", p.ServerName, "mode", p.Mode, "kind", p.Meta.Kind)
-			return mcpDecline, nil
+			return backend.MCPDecline, nil
 		}
-		a := elicitor.ElicitMCP(ctx, MCPElicitation{
+		a := h.out.ElicitMCP(ctx, backend.MCPElicitation{
 			ItemID: h.mcpCallItem(p.ServerName, "", nil), Server: p.ServerName, Message: p.Message,
 			Mode: p.Mode, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID,
 		})
 		h.log.Info("MCP server's question", "server", p.ServerName, "mode", p.Mode, "action", a.Action)
 		return a, nil
 	}
-	approver, ok := h.out.(mcpToolApprover)
-	if !ok {
-		return mcpDecline, nil
-	}
-	req := MCPToolApproval{
+	req := backend.MCPToolApproval{
 		ItemID:     h.mcpCallItem(p.ServerName, p.Meta.ToolName, p.Meta.ToolParams),
 		Server:     p.ServerName,
 		Tool:       p.Meta.ToolName,
@@ -900,7 +913,7 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 		Message:    p.Message,
 		ForSession: persistOffers(p.Meta.Persist, "session"),
 	}
-	d := approver.ApproveMCPTool(ctx, req)
+	d := h.out.ApproveMCPTool(ctx, req)
 	h.log.Info("MCP tool approval", "item", req.ItemID, "server", req.Server, "tool", req.Tool, "decision", d)
 	return mcpApprovalAnswer(d), nil
 }
@@ -908,13 +921,13 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 // mcpApprovalAnswer is the elicitation result codex reads as the decision:
 // accept runs the call, with _meta.persist "session" codex also remembers
 // it for the thread; decline and cancel skip it, and the model is told.
-func mcpApprovalAnswer(d ApprovalDecision) map[string]any {
+func mcpApprovalAnswer(d backend.ApprovalDecision) map[string]any {
 	switch d {
-	case ApprovalAccept:
+	case backend.ApprovalAccept:
 		return map[string]any{"action": "accept"}
-	case ApprovalAcceptForSession:
+	case backend.ApprovalAcceptForSession:
 		return map[string]any{"action": "accept", "_meta": map[string]any{"persist": "session"}}
-	case ApprovalCancel:
+	case backend.ApprovalCancel:
 		return map[string]any{"action": "cancel"}
 	default:
 		return map[string]any{"action": "decline"}
@@ -944,7 +957,7 @@ func persistOffers(raw json.RawMessage, want string) bool {
 // image goes as a data URL (no file to write, nor to remove after a
 // crash); a file of the user's by its path, which codex reads and names
 // to the model, as exec's --image does.
-func appServerInput(t Turn) []any {
+func appServerInput(t backend.Turn) []any {
 	input := make([]any, 0, len(t.Images)+1)
 	for _, img := range t.Images {
 		if img.Path != "" {
@@ -993,15 +1006,15 @@ func (b *AppServerBackend) beginActive(sessionID string) (started func(server *c
 	return started, end
 }
 
-// Steer implements steerer: turn/steer adds text to the session's running
+// Steer implements backend.Backend: turn/steer adds text to the session's running
 // turn as the user's message. Codex refuses when that turn is no longer
 // the thread's active one (it is ending).
-func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, images []Image) error {
+func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, images []backend.Image) error {
 	b.mu.Lock()
 	a := b.active[sessionID]
 	b.mu.Unlock()
 	if a == nil {
-		return errNoRunningTurn
+		return backend.ErrNoRunningTurn
 	}
 	// A prompt that comes while the turn is starting (turn/start sent, its
 	// answer not yet handled) waits for it: whether the prompt joins the
@@ -1016,12 +1029,12 @@ func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, im
 	server, thread, turn := a.server, a.thread, a.turn
 	b.mu.Unlock()
 	if turn == "" {
-		return errNoRunningTurn
+		return backend.ErrNoRunningTurn
 	}
 	params := map[string]any{
 		"threadId":       thread,
 		"expectedTurnId": turn,
-		"input":          appServerInput(Turn{Prompt: text, Images: images}),
+		"input":          appServerInput(backend.Turn{Prompt: text, Images: images}),
 	}
 	if err := server.Call(ctx, "turn/steer", params, nil); err != nil {
 		return fmt.Errorf("codex app-server: turn/steer: %w", err)
@@ -1029,10 +1042,10 @@ func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, im
 	return nil
 }
 
-// ForkThread implements threadManager: codex copies t.ThreadID's history
+// ForkThread implements backend.Backend: codex copies t.ThreadID's history
 // into a new thread (`thread/fork`), set up for t's session (its tool
 // token, MCP servers, mode), and loads it. It returns the new thread's id.
-func (b *AppServerBackend) ForkThread(ctx context.Context, t Turn) (string, error) {
+func (b *AppServerBackend) ForkThread(ctx context.Context, t backend.Turn) (string, error) {
 	server, err := b.running(ctx)
 	if err != nil {
 		return "", err
@@ -1055,7 +1068,7 @@ func (b *AppServerBackend) ForkThread(ctx context.Context, t Turn) (string, erro
 	return res.Thread.ID, nil
 }
 
-// DeleteThread implements threadManager: codex deletes the thread and its
+// DeleteThread implements backend.Backend: codex deletes the thread and its
 // rollout (`thread/delete`).
 func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) error {
 	server, err := b.running(ctx)
@@ -1077,7 +1090,7 @@ func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) er
 // with params for a prompt (plus the skill it runs), review/start for a
 // review, thread/compact/start for a compaction (whose answer has no turn:
 // its id comes with turn/started).
-func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServer, h *turnHandler, t Turn, params map[string]any) (string, error) {
+func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServer, h *turnHandler, t backend.Turn, params map[string]any) (string, error) {
 	var started struct {
 		Turn struct {
 			ID string `json:"id"`
@@ -1119,28 +1132,25 @@ func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServe
 	return started.Turn.ID, err
 }
 
-// commandFeatures implements commander: the app-server has every command.
-func (b *AppServerBackend) commandFeatures() commandFeature {
-	return featReview | featCompact | featSkills | featThread | featPlan
-}
-
-// skills implements commander with skills/list for the turn's cwd, once
+// Skills implements backend.Backend with skills/list for the turn's cwd, once
 // the session's thread is ready (so that codex sees the requests in the
 // same order every time); one request for sessions in one cwd that ask at
 // once.
-func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
+func (b *AppServerBackend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
 	b.awaitPrepared(ctx, t.SessionID)
 	server, err := b.running(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
+	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
 }
 
-// threadRequest implements commander. A session before its first turn has
+// threadRequest sends codex a request about the session's thread
+// (method's params get its threadId) and decodes the answer into result
+// (the slash commands' thread operations). A session before its first turn has
 // its thread prepared here (Warm, or now when Warm did not): the request
 // goes to that thread, which the first turn then takes.
-func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method string, params map[string]any, result any) error {
+func (b *AppServerBackend) threadRequest(ctx context.Context, t backend.Turn, method string, params map[string]any, result any) error {
 	prepared := b.awaitPrepared(ctx, t.SessionID)
 	if prepared == nil && t.ThreadID == "" {
 		// Not prepared ahead (beyond MaxWarm): the request needs its
@@ -1170,6 +1180,85 @@ func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method str
 	return nil
 }
 
+// goal is codex's ThreadGoal.
+type goal struct {
+	Objective       string `json:"objective"`
+	Status          string `json:"status"`
+	TokenBudget     *int64 `json:"tokenBudget"`
+	TokensUsed      int64  `json:"tokensUsed"`
+	TimeUsedSeconds int64  `json:"timeUsedSeconds"`
+}
+
+// goalAnswer is what thread/goal/get and thread/goal/set answer.
+type goalAnswer struct {
+	Goal *goal `json:"goal"`
+}
+
+func (a goalAnswer) goal() *backend.Goal {
+	if a.Goal == nil {
+		return nil
+	}
+	g := backend.Goal(*a.Goal)
+	return &g
+}
+
+// Goal implements backend.Backend: thread/goal/get.
+func (b *AppServerBackend) Goal(ctx context.Context, t backend.Turn) (*backend.Goal, error) {
+	var res goalAnswer
+	if err := b.threadRequest(ctx, t, "thread/goal/get", map[string]any{}, &res); err != nil {
+		return nil, err
+	}
+	return res.goal(), nil
+}
+
+// SetGoal implements backend.Backend: thread/goal/set, an active goal the
+// user set.
+func (b *AppServerBackend) SetGoal(ctx context.Context, t backend.Turn, objective string) (*backend.Goal, error) {
+	var res goalAnswer
+	params := map[string]any{"objective": objective, "status": "active", "origin": "user"}
+	if err := b.threadRequest(ctx, t, "thread/goal/set", params, &res); err != nil {
+		return nil, err
+	}
+	return res.goal(), nil
+}
+
+// ClearGoal implements backend.Backend: thread/goal/clear.
+func (b *AppServerBackend) ClearGoal(ctx context.Context, t backend.Turn) error {
+	return b.threadRequest(ctx, t, "thread/goal/clear", map[string]any{}, nil)
+}
+
+// RenameThread implements backend.Backend: thread/name/set.
+func (b *AppServerBackend) RenameThread(ctx context.Context, t backend.Turn, name string) error {
+	return b.threadRequest(ctx, t, "thread/name/set", map[string]any{"name": name}, nil)
+}
+
+// MCPServerStatus implements backend.Backend: mcpServerStatus/list, the
+// tools and auth status only.
+func (b *AppServerBackend) MCPServerStatus(ctx context.Context, t backend.Turn) ([]backend.MCPServerStatus, error) {
+	var res struct {
+		Data []struct {
+			Name          string                     `json:"name"`
+			RuntimeStatus string                     `json:"runtimeStatus"`
+			AuthStatus    string                     `json:"authStatus"`
+			Tools         map[string]json.RawMessage `json:"tools"`
+			ToolsError    any                        `json:"toolsError"`
+		} `json:"data"`
+	}
+	if err := b.threadRequest(ctx, t, "mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly"}, &res); err != nil {
+		return nil, err
+	}
+	out := make([]backend.MCPServerStatus, 0, len(res.Data))
+	for _, m := range res.Data {
+		st := backend.MCPServerStatus{Name: m.Name, RuntimeStatus: m.RuntimeStatus, AuthStatus: m.AuthStatus,
+			Tools: slices.Sorted(maps.Keys(m.Tools))}
+		if m.ToolsError != nil {
+			st.ToolsError = fmt.Sprint(m.ToolsError)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
 // awaitPrepared waits for what Warm is preparing for the session, if
 // anything, and returns it without taking it: the thread is then needed
 // before the first prompt, and no longer counts against MaxWarm.
@@ -1191,8 +1280,8 @@ func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) 
 	}
 }
 
-// watchSkills implements commander.
-func (b *AppServerBackend) watchSkills(f func()) {
+// WatchSkills implements backend.Backend.
+func (b *AppServerBackend) WatchSkills(f func()) {
 	b.mu.Lock()
 	b.onSkills = f
 	b.mu.Unlock()

@@ -14,6 +14,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
@@ -24,8 +26,8 @@ func TestThreadParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turn := Turn{SessionID: "sess_1", Cwd: "/ws", Mode: ModeAsk, Tools: &TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
-		Catalog: "/cache/catalog.json", editorMCP: setup}
+	turn := backend.Turn{SessionID: "sess_1", Cwd: "/ws", Mode: backend.ModeAsk, Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
+		Catalog: "/cache/catalog.json", EditorMCP: setup}
 	start := threadParams(turn, "")
 	if _, ok := start["threadId"]; ok {
 		t.Error("thread/start names a thread")
@@ -53,12 +55,12 @@ func TestThreadParams(t *testing.T) {
 
 // answeringOutput answers every approval with one decision.
 type answeringOutput struct {
-	decision ApprovalDecision
-	asked    []CommandApproval
+	backendtest.NopOutput
+	decision backend.ApprovalDecision
+	asked    []backend.CommandApproval
 }
 
-func (o *answeringOutput) Event(events.Event) {}
-func (o *answeringOutput) ApproveCommand(_ context.Context, req CommandApproval) ApprovalDecision {
+func (o *answeringOutput) ApproveCommand(_ context.Context, req backend.CommandApproval) backend.ApprovalDecision {
 	o.asked = append(o.asked, req)
 	return o.decision
 }
@@ -66,21 +68,21 @@ func (o *answeringOutput) ApproveCommand(_ context.Context, req CommandApproval)
 func TestTurnHandlerRequests(t *testing.T) {
 	for _, tc := range []struct {
 		method, params string
-		decision       ApprovalDecision
+		decision       backend.ApprovalDecision
 		want           string // the JSON answer, or the error code
 	}{
-		{"item/commandExecution/requestApproval", `{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`, ApprovalAccept, `{"decision":"accept"}`},
-		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalAcceptForSession, `{"decision":"acceptForSession"}`},
-		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalDecline, `{"decision":"decline"}`},
-		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalCancel, `{"decision":"cancel"}`},
-		{"item/commandExecution/requestApproval", `[1]`, ApprovalAccept, "-32602"},
-		{"item/fileChange/requestApproval", `{}`, ApprovalAccept, `{"decision":"decline"}`},
-		{"mcpServer/elicitation/request", `{}`, ApprovalAccept, `{"action":"decline"}`},
-		{"item/permissions/requestApproval", `{}`, ApprovalAccept, `{"permissions":{}}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`, backend.ApprovalAccept, `{"decision":"accept"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, backend.ApprovalAcceptForSession, `{"decision":"acceptForSession"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, backend.ApprovalDecline, `{"decision":"decline"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, backend.ApprovalCancel, `{"decision":"cancel"}`},
+		{"item/commandExecution/requestApproval", `[1]`, backend.ApprovalAccept, "-32602"},
+		{"item/fileChange/requestApproval", `{}`, backend.ApprovalAccept, `{"decision":"decline"}`},
+		{"mcpServer/elicitation/request", `{}`, backend.ApprovalAccept, `{"action":"decline"}`},
+		{"item/permissions/requestApproval", `{}`, backend.ApprovalAccept, `{"permissions":{}}`},
 		// An output that cannot ask the user leaves codex's questions unanswered.
-		{"item/tool/requestUserInput", `{"itemId":"q","questions":[{"id":"a","header":"h","question":"?"}]}`, ApprovalAccept, `{"answers":{}}`},
-		{"item/tool/requestUserInput", `[1]`, ApprovalAccept, "-32602"},
-		{"item/tool/call", `{}`, ApprovalAccept, "-32601"},
+		{"item/tool/requestUserInput", `{"itemId":"q","questions":[{"id":"a","header":"h","question":"?"}]}`, backend.ApprovalAccept, `{"answers":{}}`},
+		{"item/tool/requestUserInput", `[1]`, backend.ApprovalAccept, "-32602"},
+		{"item/tool/call", `{}`, backend.ApprovalAccept, "-32601"},
 	} {
 		out := &answeringOutput{decision: tc.decision}
 		h := newTurnHandler(out, discardLogger())
@@ -99,10 +101,10 @@ func TestTurnHandlerRequests(t *testing.T) {
 			t.Errorf("%s %s: got %s, want %s", tc.method, tc.params, got, tc.want)
 		}
 	}
-	out := &answeringOutput{decision: ApprovalAccept}
+	out := &answeringOutput{decision: backend.ApprovalAccept}
 	newTurnHandler(out, discardLogger()).Request(context.Background(), "item/commandExecution/requestApproval",
 		json.RawMessage(`{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`))
-	if len(out.asked) != 1 || out.asked[0] != (CommandApproval{ItemID: "c1", Command: "touch x", Cwd: "/ws", Reason: "why"}) {
+	if len(out.asked) != 1 || out.asked[0] != (backend.CommandApproval{ItemID: "c1", Command: "touch x", Cwd: "/ws", Reason: "why"}) {
 		t.Errorf("asked %+v", out.asked)
 	}
 }
@@ -169,10 +171,10 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 		}
 		return nil, errors.New("no app-server in this test")
 	}
-	b.Warm(Turn{SessionID: "s"})
+	b.Warm(backend.Turn{SessionID: "s"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, Turn{SessionID: "s", Prompt: "hi"}, &answeringOutput{}) }()
+	go func() { done <- b.Run(ctx, backend.Turn{SessionID: "s", Prompt: "hi"}, &answeringOutput{}) }()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run = %v, want cancelled", err)
@@ -188,8 +190,8 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 func TestAppServerForgetsWarmedThread(t *testing.T) {
 	b := NewAppServerBackend(codex.AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex")})
 	defer b.Close()
-	b.Warm(Turn{SessionID: "sess_a"})
-	b.Warm(Turn{SessionID: "sess_b"})
+	b.Warm(backend.Turn{SessionID: "sess_a"})
+	b.Warm(backend.Turn{SessionID: "sess_b"})
 	b.Forget("sess_a")
 	b.mu.Lock()
 	_, a := b.prepared["sess_a"]
@@ -208,7 +210,9 @@ type forgettingBackend struct {
 	forgot []string
 }
 
-func (b *forgettingBackend) Warm(Turn) {}
+func (b *forgettingBackend) Capabilities() backend.Capabilities { return backend.Warm }
+
+func (b *forgettingBackend) Warm(backend.Turn) {}
 
 func (b *forgettingBackend) Forget(id string) {
 	b.mu.Lock()
@@ -266,7 +270,7 @@ func TestAppServerReadUserConfigUsesItsServer(t *testing.T) {
 	if err != nil || uc.SandboxMode != codex.SandboxWorkspaceWrite || uc.ApprovalPolicy != codex.ApprovalNever {
 		t.Fatalf("ReadUserConfig = %+v, %v; want the project's", uc, err)
 	}
-	b.Warm(Turn{SessionID: "s", Cwd: "/w"})
+	b.Warm(backend.Turn{SessionID: "s", Cwd: "/w"})
 	p := b.awaitPrepared(ctx, "s")
 	if p == nil || p.err != nil || p.thread != "th1" {
 		t.Fatalf("prepared = %+v", p)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 )
 
@@ -41,7 +42,9 @@ func TestAppServerWarmBounded(t *testing.T) {
 	b.MaxWarm = 3
 	defer b.Close()
 	cwd := t.TempDir()
-	turn := func(i int) Turn { return Turn{SessionID: fmt.Sprintf("s%02d", i), Cwd: cwd, Mode: ModeAsk} }
+	turn := func(i int) backend.Turn {
+		return backend.Turn{SessionID: fmt.Sprintf("s%02d", i), Cwd: cwd, Mode: backend.ModeAsk}
+	}
 	prepared := func() []string {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -114,7 +117,7 @@ func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 	}
 	warm := func(ids ...string) {
 		for _, id := range ids {
-			b.Warm(Turn{SessionID: id})
+			b.Warm(backend.Turn{SessionID: id})
 		}
 	}
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 )
 
@@ -103,9 +105,9 @@ func (r *liveRunner) waiting() []string {
 
 // sessionTurn is a turn of session id whose thread is named like it, so
 // that a liveRunner tells the sessions' invocations apart.
-func sessionTurn(cwd string, id int) Turn {
+func sessionTurn(cwd string, id int) backend.Turn {
 	name := fmt.Sprintf("s%02d", id)
-	return Turn{SessionID: name, Cwd: cwd, ThreadID: name, Mode: ModeAsk}
+	return backend.Turn{SessionID: name, Cwd: cwd, ThreadID: name, Mode: backend.ModeAsk}
 }
 
 // A burst of sessions has at most MaxWarm codex processes waiting, the
@@ -208,5 +210,27 @@ func TestExecMaxWarmNegative(t *testing.T) {
 	b.Close()
 	if n := r.started(); n != 0 {
 		t.Errorf("%d prestarts, want none", n)
+	}
+}
+
+// The editor's MCP servers as codex exec's -c overrides: header values
+// travel in codex's environment, never on its command line.
+func TestEditorMCPConfig(t *testing.T) {
+	servers := []backend.MCPServer{
+		{Name: "my_tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []backend.KeyValue{{Name: "K", Value: "v\\1"}}},
+		{Name: "acp_2", URL: "http://127.0.0.1:9/mcp", Headers: []backend.KeyValue{{Name: "Authorization", Value: "Bearer x"}}},
+		{Name: "acp_3", URL: "http://127.0.0.1:10/mcp"},
+	}
+	config, env := editorMCPConfig(servers, backend.ModeReadOnly)
+	want := []string{
+		`mcp_servers.my_tools={command="/bin/tool", args=["--x", "a\"b"], env={"K"="v\\1"}}`,
+		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", env_http_headers={"Authorization"="CODEXACP_MCP_HEADER_1_0"}}`,
+		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", env_http_headers={}}`,
+	}
+	if strings.Join(config, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(config, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Join(env, "|") != "CODEXACP_MCP_HEADER_1_0=Bearer x" {
+		t.Errorf("env = %q", env)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -67,13 +68,16 @@ func recordedTurns(tb testing.TB, path string) (turns [][]notification, ids []st
 // backend's turn handler (parsing, conversion, translation, updates): a
 // warm app-server turn without codex. The last recorded turn repeats.
 type playedBackend struct {
+	backend.Unsupported
 	turns [][]notification
 	ids   []string
 	n     int
 	ended time.Time // when the last turn's turn/completed was delivered
 }
 
-func (b *playedBackend) Run(_ context.Context, t Turn, out TurnOutput) error {
+func (b *playedBackend) Name() string { return "played" }
+
+func (b *playedBackend) Run(_ context.Context, t backend.Turn, out backend.Output) error {
 	i := min(b.n, len(b.turns)-1)
 	b.n++
 	if t.ThreadID == "" {

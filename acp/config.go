@@ -8,6 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 )
 
@@ -182,7 +183,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 	}
 	switch string(v.ConfigId) {
 	case configMode:
-		s.setMode(Mode(value))
+		s.setMode(backend.Mode(value))
 		a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 			SessionUpdate: "current_mode_update",
 			CurrentModeId: acpsdk.SessionModeId(value),

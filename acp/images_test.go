@@ -15,8 +15,9 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
@@ -81,11 +82,10 @@ func (r *imageRunner) Discard(inv codex.Invocation) {
 
 func (r *imageRunner) Close() {}
 
-type discardOutput struct{}
+type discardOutput struct{ backendtest.NopOutput }
 
-func (discardOutput) Event(events.Event) {}
-func (discardOutput) ApproveCommand(context.Context, CommandApproval) ApprovalDecision {
-	return ApprovalCancel
+func (discardOutput) ApproveCommand(context.Context, backend.CommandApproval) backend.ApprovalDecision {
+	return backend.ApprovalCancel
 }
 
 // The exec backend's image files exist while codex runs and are gone after
@@ -120,8 +120,8 @@ func TestExecImageFilesLifetime(t *testing.T) {
 					return end(ctx)
 				}
 			}
-			turn := Turn{SessionID: "s1", Cwd: t.TempDir(), Prompt: "what is this?",
-				Images: []Image{{MimeType: "image/png", Data: pngBytes(t)}, {MimeType: "image/jpeg", Data: jpegBytes}}}
+			turn := backend.Turn{SessionID: "s1", Cwd: t.TempDir(), Prompt: "what is this?",
+				Images: []backend.Image{{MimeType: "image/png", Data: pngBytes(t)}, {MimeType: "image/jpeg", Data: jpegBytes}}}
 			err := b.Run(ctx, turn, discardOutput{})
 			if !errors.Is(err, tc.want) {
 				t.Errorf("Run = %v, want %v", err, tc.want)
@@ -141,7 +141,7 @@ func TestExecImageFilesLifetime(t *testing.T) {
 func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 	r := &imageRunner{t: t, end: func(context.Context) error { return nil }}
 	b := &ExecBackend{Runner: r, Logger: discardLogger(), ImageDir: t.TempDir()}
-	turn := Turn{SessionID: "s1", Cwd: t.TempDir(), ThreadID: "t1", Mode: ModeAsk}
+	turn := backend.Turn{SessionID: "s1", Cwd: t.TempDir(), ThreadID: "t1", Mode: backend.ModeAsk}
 	b.Prepare(turn)
 	waitPrestarts(t, b)
 	if len(r.prestarts) != 1 {
@@ -149,7 +149,7 @@ func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 	}
 
 	withImage := turn
-	withImage.Prompt, withImage.Images = "look", []Image{{MimeType: "image/png", Data: pngBytes(t)}}
+	withImage.Prompt, withImage.Images = "look", []backend.Image{{MimeType: "image/png", Data: pngBytes(t)}}
 	if err := b.Run(context.Background(), withImage, discardOutput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 	b.Prepare(turn)
 	waitPrestarts(t, b)
 	changed := withImage
-	changed.Mode = ModeAuto
+	changed.Mode = backend.ModeAuto
 	if err := b.Run(context.Background(), changed, discardOutput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,11 +193,11 @@ func TestExecImageTurnKeepsWaitingCodex(t *testing.T) {
 func TestAppServerInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		turn Turn
+		turn backend.Turn
 		want []any
 	}{
-		{"text", Turn{Prompt: "hi"}, []any{map[string]any{"type": "text", "text": "hi"}}},
-		{"images first", Turn{Prompt: "what is this?", Images: []Image{
+		{"text", backend.Turn{Prompt: "hi"}, []any{map[string]any{"type": "text", "text": "hi"}}},
+		{"images first", backend.Turn{Prompt: "what is this?", Images: []backend.Image{
 			{MimeType: "image/png", Data: pngBytes(t)},
 			{MimeType: "image/png", Path: "/home/u/shot.png"},
 		}}, []any{
@@ -229,7 +229,7 @@ func TestAppServerInput(t *testing.T) {
 // /review and /compact take no images: a prompt with some is refused with
 // a clear error, and codex does not run.
 func TestCommandTurnRefusesImages(t *testing.T) {
-	be := &cmdBackend{feats: featReview | featCompact}
+	be := &cmdBackend{feats: backend.Review | backend.Compact}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	img := acpsdk.ImageBlock(base64.StdEncoding.EncodeToString(pngBytes(t)), "image/png")

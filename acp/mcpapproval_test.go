@@ -9,6 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
@@ -16,10 +17,10 @@ import (
 // decision, and records what it was asked.
 type mcpAnsweringOutput struct {
 	answeringOutput
-	tools []MCPToolApproval
+	tools []backend.MCPToolApproval
 }
 
-func (o *mcpAnsweringOutput) ApproveMCPTool(_ context.Context, req MCPToolApproval) ApprovalDecision {
+func (o *mcpAnsweringOutput) ApproveMCPTool(_ context.Context, req backend.MCPToolApproval) backend.ApprovalDecision {
 	o.tools = append(o.tools, req)
 	return o.decision
 }
@@ -35,18 +36,18 @@ func TestMCPElicitation(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		params   string
-		decision ApprovalDecision
+		decision backend.ApprovalDecision
 		want     string
 		asked    bool
 	}{
-		{"allow once", toolApprovalParams, ApprovalAccept, `{"action":"accept"}`, true},
-		{"allow for the session", toolApprovalParams, ApprovalAcceptForSession, `{"_meta":{"persist":"session"},"action":"accept"}`, true},
-		{"reject", toolApprovalParams, ApprovalDecline, `{"action":"decline"}`, true},
-		{"cancelled turn", toolApprovalParams, ApprovalCancel, `{"action":"cancel"}`, true},
+		{"allow once", toolApprovalParams, backend.ApprovalAccept, `{"action":"accept"}`, true},
+		{"allow for the session", toolApprovalParams, backend.ApprovalAcceptForSession, `{"_meta":{"persist":"session"},"action":"accept"}`, true},
+		{"reject", toolApprovalParams, backend.ApprovalDecline, `{"action":"decline"}`, true},
+		{"cancelled turn", toolApprovalParams, backend.ApprovalCancel, `{"action":"cancel"}`, true},
 		// An MCP server's own question: not offered.
 		{"server elicitation", `{"threadId":"th","serverName":"fixture","mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
-			ApprovalAccept, `{"action":"decline"}`, false},
-		{"no tool name", `{"serverName":"fixture","_meta":{"codex_approval_kind":"mcp_tool_call"}}`, ApprovalAccept, `{"action":"decline"}`, false},
+			backend.ApprovalAccept, `{"action":"decline"}`, false},
+		{"no tool name", `{"serverName":"fixture","_meta":{"codex_approval_kind":"mcp_tool_call"}}`, backend.ApprovalAccept, `{"action":"decline"}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := &mcpAnsweringOutput{answeringOutput: answeringOutput{decision: tc.decision}}
@@ -113,7 +114,7 @@ func TestMCPElicitationFindsItsCall(t *testing.T) {
 		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := &mcpAnsweringOutput{answeringOutput: answeringOutput{decision: ApprovalAccept}}
+			out := &mcpAnsweringOutput{answeringOutput: answeringOutput{decision: backend.ApprovalAccept}}
 			h := newTurnHandler(out, discardLogger())
 			for _, n := range tc.before {
 				h.Notify(n[0].(string), n[1].(json.RawMessage))
@@ -152,30 +153,23 @@ func TestPersistOffers(t *testing.T) {
 // On exec the editor's servers run as configured outside read-only mode;
 // in read-only mode only their read-only tools run (codex's default).
 func TestExecConfigApprovalMode(t *testing.T) {
-	setup, err := clientMCPConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	setup.config = []string{`mcp_servers.x={command="/bin/x", args=[], env={}}`}
+	servers := []backend.MCPServer{{Name: "x", Command: "/bin/x"}}
 	for _, tc := range []struct {
-		mode Mode
+		mode backend.Mode
 		want string
 	}{
-		{ModeReadOnly, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
-		{ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
-		{ModeAuto, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
-		{ModeFullAccess, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{backend.ModeReadOnly, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
+		{backend.ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{backend.ModeAuto, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{backend.ModeFullAccess, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
 	} {
-		got := setup.execConfig(tc.mode)
+		got, _ := editorMCPConfig(servers, tc.mode)
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s: %q, want %q", tc.mode, got, tc.want)
 		}
-		if inv := execInvocation(Turn{Mode: tc.mode, editorMCP: setup}); !strings.Contains(strings.Join(inv.Config, "\n"), tc.want) {
+		if inv := execInvocation(backend.Turn{Mode: tc.mode, EditorMCP: servers}); !strings.Contains(strings.Join(inv.Config, "\n"), tc.want) {
 			t.Errorf("%s: exec invocation config %q lacks %q", tc.mode, inv.Config, tc.want)
 		}
-	}
-	if setup.config[0] != `mcp_servers.x={command="/bin/x", args=[], env={}}` {
-		t.Error("execConfig changed the setup")
 	}
 }
 
@@ -188,16 +182,16 @@ func TestAskApprovalAnswers(t *testing.T) {
 		answer  acpsdk.RequestPermissionResponse
 		always  acpsdk.PermissionOptionId
 		turnEnd bool
-		want    ApprovalDecision
+		want    backend.ApprovalDecision
 	}{
-		{"once", fakeeditor.Select("yes"), "always", false, ApprovalAccept},
-		{"always", fakeeditor.Select("always"), "always", false, ApprovalAcceptForSession},
-		{"always not offered", fakeeditor.Select("always"), "", false, ApprovalDecline},
-		{"empty option, always not offered", fakeeditor.Select(""), "", false, ApprovalDecline},
-		{"reject", fakeeditor.Select("no"), "always", false, ApprovalDecline},
-		{"user cancelled", cancelled, "always", false, ApprovalCancel},
-		{"no option", acpsdk.RequestPermissionResponse{}, "always", false, ApprovalDecline},
-		{"turn ended", fakeeditor.Select("yes"), "always", true, ApprovalCancel},
+		{"once", fakeeditor.Select("yes"), "always", false, backend.ApprovalAccept},
+		{"always", fakeeditor.Select("always"), "always", false, backend.ApprovalAcceptForSession},
+		{"always not offered", fakeeditor.Select("always"), "", false, backend.ApprovalDecline},
+		{"empty option, always not offered", fakeeditor.Select(""), "", false, backend.ApprovalDecline},
+		{"reject", fakeeditor.Select("no"), "always", false, backend.ApprovalDecline},
+		{"user cancelled", cancelled, "always", false, backend.ApprovalCancel},
+		{"no option", acpsdk.RequestPermissionResponse{}, "always", false, backend.ApprovalDecline},
+		{"turn ended", fakeeditor.Select("yes"), "always", true, backend.ApprovalCancel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := startAgent(t, &fakeBackend{}, fakeeditor.Options{Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
@@ -245,11 +239,11 @@ func TestApproveMCPToolUnannounced(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &turnOutput{a: h.agent, s: s, ctx: h.ctx, log: discardLogger()}
-	req := MCPToolApproval{Server: "fixture", Tool: "note", ForSession: true}
-	if d := o.ApproveMCPTool(h.ctx, req); d != ApprovalAccept {
+	req := backend.MCPToolApproval{Server: "fixture", Tool: "note", ForSession: true}
+	if d := o.ApproveMCPTool(h.ctx, req); d != backend.ApprovalAccept {
 		t.Fatalf("first answer %v", d)
 	}
-	if d := o.ApproveMCPTool(h.ctx, req); d != ApprovalDecline {
+	if d := o.ApproveMCPTool(h.ctx, req); d != backend.ApprovalDecline {
 		t.Fatalf("second answer %v", d)
 	}
 	if len(asked) != 2 || asked[0] == asked[1] {

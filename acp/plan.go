@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/backend"
 )
 
 // Plan mode (app-server only; see docs/codex-app-server.md, "Plan mode"):
@@ -31,7 +33,7 @@ const (
 // offersPlanMode: the app-server can run plan-mode turns (Turn.Plan);
 // codex exec has no collaboration modes, so the exec backend offers none.
 func (a *Agent) offersPlanMode() bool {
-	return a.features()&featPlan != 0
+	return a.can(backend.Plan)
 }
 
 // planTurn is /plan [task]: plan mode on, then the task (if any) planned.
@@ -89,12 +91,7 @@ func (s *session) setPlanning(on bool) {
 	s.mu.Unlock()
 }
 
-// planSink is a TurnOutput told about the plan a plan-mode turn proposes.
-type planSink interface {
-	ProposedPlan(text string)
-}
-
-// ProposedPlan implements planSink.
+// ProposedPlan implements backend.Output.
 func (o *turnOutput) ProposedPlan(text string) {
 	o.s.mu.Lock()
 	o.s.proposed = text
@@ -148,10 +145,10 @@ const (
 // askImplement asks the editor whether to leave plan mode and implement
 // plan, and in which mode. ok is false when the user stays in plan mode or
 // the question could not be answered.
-func (a *Agent) askImplement(ctx context.Context, s *session, plan string) (Mode, bool) {
+func (a *Agent) askImplement(ctx context.Context, s *session, plan string) (backend.Mode, bool) {
 	var opts []acpsdk.PermissionOption
 	for _, m := range modes(s.user) {
-		if m.mode == ModeReadOnly {
+		if m.mode == backend.ModeReadOnly {
 			continue // cannot carry a plan out
 		}
 		opts = append(opts, acpsdk.PermissionOption{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 )
@@ -15,14 +16,14 @@ func TestCollaborationModeSequence(t *testing.T) {
 	defer b.Close()
 	b.noteSettings("th", threadSettings{Model: "gpt-x"})
 	for i, tc := range []struct {
-		turn Turn
+		turn backend.Turn
 		want string // JSON; "null": none sent
 	}{
-		{Turn{}, `null`},
-		{Turn{Plan: true}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
-		{Turn{Plan: true, Model: "m2", Effort: "high"}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"m2","reasoning_effort":"high"}}`},
-		{Turn{}, `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
-		{Turn{}, `null`},
+		{backend.Turn{}, `null`},
+		{backend.Turn{Plan: true}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
+		{backend.Turn{Plan: true, Model: "m2", Effort: "high"}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"m2","reasoning_effort":"high"}}`},
+		{backend.Turn{}, `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
+		{backend.Turn{}, `null`},
 	} {
 		got, err := json.Marshal(b.collaborationMode(tc.turn, "th"))
 		if err != nil {
@@ -36,7 +37,7 @@ func TestCollaborationModeSequence(t *testing.T) {
 	b.noteSettings("old", threadSettings{Model: "gpt-x", CollaborationMode: &struct {
 		Mode string `json:"mode"`
 	}{Mode: "plan"}})
-	if got, _ := json.Marshal(b.collaborationMode(Turn{}, "old")); string(got) != `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}` {
+	if got, _ := json.Marshal(b.collaborationMode(backend.Turn{}, "old")); string(got) != `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}` {
 		t.Errorf("resumed plan-mode thread: %s", got)
 	}
 }
@@ -45,7 +46,7 @@ func TestCollaborationModeSequence(t *testing.T) {
 func TestCollabOptionOffered(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		backend Backend
+		backend backend.Backend
 		offered bool
 	}{
 		{"exec", &ExecBackend{}, false},
@@ -53,7 +54,7 @@ func TestCollabOptionOffered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAgent(Options{Backend: tc.backend})
-			s := newSession("sess_x", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s := newSession("sess_x", t.TempDir(), nil, nil, events.Options{})
 			found := false
 			for _, o := range a.configOptions(s) {
 				if o.Select != nil && string(o.Select.Id) == configCollab {

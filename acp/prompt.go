@@ -8,6 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/images"
 )
@@ -97,7 +98,7 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 
 // runTurn runs spec as the session's next turn, with the prompt's images;
 // text is what the user typed.
-func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []Image, spec turnSpec) (_ acpsdk.PromptResponse, err error) {
+func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []backend.Image, spec turnSpec) (_ acpsdk.PromptResponse, err error) {
 	defer a.answerPanic("prompt turn", &err) // the turn still ends (endTurn)
 	turn, window := a.turn(ctx, s, text)
 	spec.apply(&turn)
@@ -177,8 +178,7 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []I
 // backend starts its codex, which then waits for the prompt). Outside a
 // turn (afterTurn false) nothing happens while one runs: its end prepares.
 func (a *Agent) prepareNext(ctx context.Context, s *session, afterTurn bool) {
-	p, ok := a.opts.Backend.(turnPreparer)
-	if !ok {
+	if !a.can(backend.Prepare) {
 		return
 	}
 	t, _ := a.turn(ctx, s, "")
@@ -190,12 +190,12 @@ func (a *Agent) prepareNext(ctx context.Context, s *session, afterTurn bool) {
 	if s.closed || (!afterTurn && s.cancel != nil) {
 		return
 	}
-	p.Prepare(t)
+	a.opts.Backend.Prepare(t)
 }
 
 // turn describes the next turn of the session for the backend.
-func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
-	t := Turn{
+func (a *Agent) turn(ctx context.Context, s *session, text string) (backend.Turn, int) {
+	t := backend.Turn{
 		SessionID: s.id,
 		Cwd:       s.cwd,
 		Dirs:      s.dirs,
@@ -204,7 +204,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 		Mode:      s.currentMode(),
 		Plan:      s.planning(),
 		User:      s.user,
-		editorMCP: s.mcp,
+		EditorMCP: s.mcp,
 	}
 	// Codex's model catalog is ready by now unless the session was made
 	// before it was (creating one waits for it). The wait ends with ctx:
@@ -217,7 +217,7 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (Turn, int) {
 	t.Model, t.Effort, window = a.turnModel(s)
 	t.ServiceTier = a.turnServiceTier(s)
 	if a.opts.Tools != nil {
-		t.Tools = &TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
+		t.Tools = &backend.TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
 		t.Catalog = a.modelInfo().Catalog
 	}
 	return t, window
@@ -239,9 +239,9 @@ func turnError(msg string) *acpsdk.RequestError {
 // reads and the images that go with it (attached before the text, as codex
 // itself does). Resource links become references codex can open with its
 // tools; embedded text resources are inlined with their URI.
-func promptContent(blocks []acpsdk.ContentBlock) (string, []Image, error) {
+func promptContent(blocks []acpsdk.ContentBlock) (string, []backend.Image, error) {
 	var parts []string
-	var imgs []Image
+	var imgs []backend.Image
 	for i, b := range blocks {
 		switch {
 		case b.Text != nil:

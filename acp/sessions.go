@@ -8,23 +8,12 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
-// threadManager is a Backend that can fork and delete codex threads: the
-// app-server (`thread/fork`, `thread/delete`). `codex exec` can do neither,
-// so with the exec backend session/fork is not offered and session/delete
-// removes codexacp's record only (docs/sessions.md).
-type threadManager interface {
-	ForkThread(ctx context.Context, t Turn) (string, error)
-	DeleteThread(ctx context.Context, threadID string) error
-}
-
-var (
-	_ threadManager                 = (*AppServerBackend)(nil)
-	_ acpsdk.ExtensionMethodHandler = (*Agent)(nil)
-)
+var _ acpsdk.ExtensionMethodHandler = (*Agent)(nil)
 
 // methodSessionDelete is ACP's session/delete (stabilised June 2026), which
 // acp-go-sdk v0.13.0 does not route; the input guard hands it to the SDK
@@ -40,8 +29,7 @@ func (a *Agent) canDelete() bool { return a.store != nil }
 
 // canFork: session/fork needs the store and a backend that forks threads.
 func (a *Agent) canFork() bool {
-	_, ok := a.opts.Backend.(threadManager)
-	return a.store != nil && ok
+	return a.store != nil && a.can(backend.Fork)
 }
 
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler.
@@ -76,9 +64,7 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	if s != nil {
 		s.markDeleted()
 		s.close()
-		if p, ok := a.opts.Backend.(turnPreparer); ok {
-			p.Forget(s.id)
-		}
+		a.opts.Backend.Forget(s.id)
 		thread = s.thread()
 	}
 	// The session's last turn may have left its record's save running
@@ -99,8 +85,8 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	default:
 		thread = firstNonEmpty(thread, rec.ThreadID)
 	}
-	if tm, ok := a.opts.Backend.(threadManager); ok && thread != "" {
-		if err := tm.DeleteThread(ctx, thread); err != nil {
+	if a.can(backend.DeleteThread) && thread != "" {
+		if err := a.opts.Backend.DeleteThread(ctx, thread); err != nil {
 			return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot delete session %s: %v", id, err)}
 		}
 	}
@@ -161,12 +147,12 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 		a.attachTools(s)
 		t, _ := a.turn(ctx, s, "")
 		t.ThreadID = src.ThreadID
-		thread, err := a.opts.Backend.(threadManager).ForkThread(ctx, t)
+		thread, err := a.opts.Backend.ForkThread(ctx, t)
 		if err != nil {
 			return acpsdk.UnstableForkSessionResponse{}, &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot fork session %s: %v", req.SessionId, err)}
 		}
 		s.threadID = thread
-		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: ownServerName})
+		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: backend.OwnServerName})
 		// The fork's history holds the source's overwrites.
 		if err := a.store.CopyWrites(string(req.SessionId), s.id); err != nil {
 			a.log.Warn("write log not copied; the fork's overwrites replay without their diffs", "session", s.id, "err", err)

@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"sync"
+
+	"github.com/codexacp/codexacp/backend"
 )
 
 // skillListings lets listings of one workspace's skills that overlap share
@@ -22,8 +24,8 @@ type skillListings struct {
 
 // skillListing is one codex request for a workspace's skills.
 type skillListing struct {
-	done   chan struct{} // closed once skills and err are set
-	skills []Skill       // shared by every caller: read only
+	done   chan struct{}   // closed once skills and err are set
+	skills []backend.Skill // shared by every caller: read only
 	err    error
 	joined int    // callers that joined it (under skillListings.mu)
 	gen    uint64 // skillListings.gen when it started
@@ -43,7 +45,7 @@ func (f *skillListings) changed() {
 // waiting when its own ctx ends; the request itself runs under the ctx of
 // the caller that made it (every listing has the same bound,
 // skillsTimeout).
-func (f *skillListings) list(ctx context.Context, cwd string, list func(context.Context) ([]Skill, error)) ([]Skill, error) {
+func (f *skillListings) list(ctx context.Context, cwd string, list func(context.Context) ([]backend.Skill, error)) ([]backend.Skill, error) {
 	f.mu.Lock()
 	if l := f.inFlight[cwd]; l != nil && l.gen == f.gen {
 		l.joined++

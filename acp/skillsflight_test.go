@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 )
 
@@ -18,23 +19,23 @@ func TestSkillListingsShareARequestInFlight(t *testing.T) {
 	var calls atomic.Int32
 	release := make(chan struct{})
 	started := make(chan struct{})
-	slow := func(context.Context) ([]Skill, error) {
+	slow := func(context.Context) ([]backend.Skill, error) {
 		if calls.Add(1) == 1 {
 			close(started)
 		}
 		<-release
-		return []Skill{{Name: "deploy"}}, nil
+		return []backend.Skill{{Name: "deploy"}}, nil
 	}
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	results := make([][]Skill, 20)
+	results := make([][]backend.Skill, 20)
 	wg.Go(func() { results[0], _ = f.list(ctx, "/w", slow) })
 	waitFor(t, started, "the first listing never started")
 	for i := 1; i < 20; i++ {
 		wg.Go(func() { results[i], _ = f.list(ctx, "/w", slow) })
 	}
 	// The joiners are waiting (or about to): another workspace asks anew.
-	other, err := f.list(ctx, "/other", func(context.Context) ([]Skill, error) { calls.Add(1); return nil, nil })
+	other, err := f.list(ctx, "/other", func(context.Context) ([]backend.Skill, error) { calls.Add(1); return nil, nil })
 	if err != nil || other != nil {
 		t.Fatalf("other workspace: %v, %v", other, err)
 	}
@@ -49,7 +50,7 @@ func TestSkillListingsShareARequestInFlight(t *testing.T) {
 			t.Errorf("listing %d = %v", i, r)
 		}
 	}
-	if _, err := f.list(ctx, "/w", func(context.Context) ([]Skill, error) { calls.Add(1); return nil, errors.New("boom") }); err == nil {
+	if _, err := f.list(ctx, "/w", func(context.Context) ([]backend.Skill, error) { calls.Add(1); return nil, errors.New("boom") }); err == nil {
 		t.Error("a listing after the shared one ended did not ask again")
 	}
 	if n := calls.Load(); n != 3 {
@@ -65,7 +66,7 @@ func TestSkillListingsJoinerCancelled(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.list(context.Background(), "/w", func(context.Context) ([]Skill, error) { close(started); <-release; return nil, nil })
+		f.list(context.Background(), "/w", func(context.Context) ([]backend.Skill, error) { close(started); <-release; return nil, nil })
 	}()
 	waitFor(t, started, "the listing never started")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -104,23 +105,23 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 	var calls atomic.Int32
 	releaseOld, releaseNew := make(chan struct{}), make(chan struct{})
 	startedOld := make(chan struct{})
-	listing := func(release chan struct{}, started chan struct{}, skills ...string) func(context.Context) ([]Skill, error) {
-		return func(context.Context) ([]Skill, error) {
+	listing := func(release chan struct{}, started chan struct{}, skills ...string) func(context.Context) ([]backend.Skill, error) {
+		return func(context.Context) ([]backend.Skill, error) {
 			calls.Add(1)
 			if started != nil {
 				close(started)
 			}
 			<-release
-			var list []Skill
+			var list []backend.Skill
 			for _, name := range skills {
-				list = append(list, Skill{Name: name})
+				list = append(list, backend.Skill{Name: name})
 			}
 			return list, nil
 		}
 	}
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	var before, after, joiner []Skill
+	var before, after, joiner []backend.Skill
 	oldDone := make(chan struct{})
 	go func() {
 		defer close(oldDone)
@@ -174,7 +175,7 @@ func TestAppServerSkillsChangedStartsANewGeneration(t *testing.T) {
 	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
 	defer b.Close()
 	refreshed := make(chan uint64, 1)
-	b.watchSkills(func() {
+	b.WatchSkills(func() {
 		b.listings.mu.Lock()
 		refreshed <- b.listings.gen
 		b.listings.mu.Unlock()

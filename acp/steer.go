@@ -2,10 +2,11 @@ package acp
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/backend"
 )
 
 // A prompt sent while one of the session's turns runs is never lost and
@@ -21,17 +22,6 @@ import (
 // steered ones answer cancelled with the turn they joined, queued ones
 // answer cancelled without running. A prompt sent after a cancel (while the
 // cancelled turn winds down) is not cancelled: it queues, and runs.
-
-// steerer is a Backend that can hand a prompt to the session's running
-// turn (turn/steer on the app-server).
-type steerer interface {
-	// Steer adds the prompt (text and images) to the session's running
-	// turn, as the user's message. It fails when no turn of the session
-	// runs, or codex refuses.
-	Steer(ctx context.Context, sessionID, text string, images []Image) error
-}
-
-var errNoRunningTurn = errors.New("no turn of the session is running")
 
 // turnQueue lets one prompt at a time run a session's turn, and the waiting
 // ones go in the order they came (a sync.Mutex does not promise that).
@@ -115,9 +105,8 @@ func (s *session) joinable() *runningTurn {
 // steer tries to hand the prompt to the running turn. ok is false when it
 // was not (nothing runs, the backend cannot steer, codex refused): the
 // prompt then queues for a turn of its own.
-func (a *Agent) steer(ctx context.Context, s *session, text string, images []Image) (resp acpsdk.PromptResponse, err error, ok bool) {
-	st, can := a.opts.Backend.(steerer)
-	if !can {
+func (a *Agent) steer(ctx context.Context, s *session, text string, images []backend.Image) (resp acpsdk.PromptResponse, err error, ok bool) {
+	if !a.can(backend.Steer) {
 		return resp, nil, false
 	}
 	rt := s.joinable()
@@ -125,7 +114,7 @@ func (a *Agent) steer(ctx context.Context, s *session, text string, images []Ima
 		return resp, nil, false
 	}
 	log := a.log.With("session", s.id)
-	if err := st.Steer(ctx, s.id, text, images); err != nil {
+	if err := a.opts.Backend.Steer(ctx, s.id, text, images); err != nil {
 		log.Info("the running turn cannot take the prompt", "err", err)
 		return resp, nil, false
 	}

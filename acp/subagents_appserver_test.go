@@ -1,21 +1,21 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 )
 
 // eventLog is a TurnOutput that keeps the events it is given.
-type eventLog struct{ evs []events.Event }
+type eventLog struct {
+	backendtest.NopOutput
+	evs []events.Event
+}
 
 func (l *eventLog) Event(ev events.Event) { l.evs = append(l.evs, ev) }
-func (l *eventLog) ApproveCommand(context.Context, CommandApproval) ApprovalDecision {
-	return ApprovalDecline
-}
 
 // A parent item naming a child thread routes it to the turn: the child's
 // tool calls come as they are, its messages for the parent's call that

@@ -12,6 +12,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
@@ -40,6 +41,7 @@ func TestACPMethodName(t *testing.T) {
 // askingBackend's turn is codex asking the user (item/tool/requestUserInput,
 // or method) through the app-server turn handler; it keeps codex's answers.
 type askingBackend struct {
+	backend.Unsupported
 	method string // "": item/tool/requestUserInput
 	params string
 	// trace, when set, is told codex's request and the agent's answer as
@@ -50,7 +52,9 @@ type askingBackend struct {
 	answers []string
 }
 
-func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
+func (b *askingBackend) Name() string { return "asking" }
+
+func (b *askingBackend) Run(ctx context.Context, _ backend.Turn, out backend.Output) error {
 	method := cmp.Or(b.method, "item/tool/requestUserInput")
 	if b.trace != nil {
 		b.trace(false, []byte(`{"id":7,"method":"`+method+`","params":`+b.params+`}`))

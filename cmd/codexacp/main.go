@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/acp"
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -228,7 +229,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case findErr != nil:
 		// Keep serving: the editor shows this error on the first prompt,
 		// which is more useful than an agent that dies at launch.
-		agentOpts.Backend = unavailable{findErr}
+		agentOpts.Backend = unavailable{err: findErr}
 	case o.backend == backendAppServer:
 		asOpts := codex.AppServerOptions{
 			Path: path, Config: o.config, Logger: log, ClientName: "codexacp", ClientVersion: version,
@@ -408,9 +409,14 @@ func inBackground[T any](f func() T) func() T {
 
 // unavailable is the backend when codex cannot be found: every turn fails
 // with the reason and how to install codex.
-type unavailable struct{ err error }
+type unavailable struct {
+	backend.Unsupported
+	err error
+}
 
-func (u unavailable) Run(context.Context, acp.Turn, acp.TurnOutput) error { return u.err }
+func (u unavailable) Name() string { return "unavailable" }
+
+func (u unavailable) Run(context.Context, backend.Turn, backend.Output) error { return u.err }
 
 // Backends (--backend).
 const (
