@@ -20,9 +20,11 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
+	"github.com/codexacp/codexacp/internal/testkit"
 	"github.com/codexacp/codexacp/record"
 )
 
@@ -36,9 +38,9 @@ type fakeBackend struct {
 
 func (b *fakeBackend) Name() string { return "unknown" }
 
-// Run implements Backend the way ExecBackend runs codex exec.
+// Run implements Backend the way codexexec.Backend runs codex exec.
 func (b *fakeBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
-	return (&ExecBackend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger(), FindRollout: noRollout}).Run(ctx, t, out)
+	return (&codexexec.Backend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger(), FindRollout: noRollout}).Run(ctx, t, out)
 }
 
 // noRollout finds no thread's rollout: the tests' threads have none, and
@@ -454,7 +456,7 @@ func TestPromptText(t *testing.T) {
 		{"text", []acpsdk.ContentBlock{acpsdk.TextBlock("fix it")}, "fix it", ""},
 		{"link", []acpsdk.ContentBlock{acpsdk.TextBlock("look at"), acpsdk.ResourceLinkBlock("a.go", "file:///w/a.go")}, "look at\n[@a.go](file:///w/a.go)", ""},
 		{"embedded", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), res}, "see\n<context ref=\"file:///w/a.go\">\npackage a\n</context>", ""},
-		{"image only", []acpsdk.ContentBlock{acpsdk.ImageBlock(pngBase64, "image/png")}, "", "only images"},
+		{"image only", []acpsdk.ContentBlock{acpsdk.ImageBlock(testkit.PNGBase64, "image/png")}, "", "only images"},
 		{"bad image", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), acpsdk.ImageBlock("AAAA", "image/png")}, "", "prompt block 1: the image data is not a PNG"},
 		{"empty", []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}, "", "empty"},
 		{"none", nil, "", "empty"},
@@ -769,5 +771,38 @@ func TestSessionUserConfigLogsAppliedProjectSettings(t *testing.T) {
 				t.Errorf("logged %v, want %v:\n%s", logged, tc.logged, logs)
 			}
 		})
+	}
+}
+
+// forgettingBackend warms sessions (like the app-server backend) and
+// records what it was told to forget.
+type forgettingBackend struct {
+	fakeBackend
+	mu     sync.Mutex
+	forgot []string
+}
+
+func (b *forgettingBackend) Capabilities() backend.Capabilities { return backend.Warm }
+
+func (b *forgettingBackend) Warm(backend.Turn) {}
+
+func (b *forgettingBackend) Forget(id string) {
+	b.mu.Lock()
+	b.forgot = append(b.forgot, id)
+	b.mu.Unlock()
+}
+
+// session/close tells a backend that warms threads to forget the session's.
+func TestCloseForgetsWarmedSession(t *testing.T) {
+	be := &forgettingBackend{}
+	h := startAgent(t, be, fakeeditor.Options{})
+	id := h.newSession(t, t.TempDir())
+	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if len(be.forgot) != 1 || be.forgot[0] != string(id) {
+		t.Errorf("forgot %v, want [%s]", be.forgot, id)
 	}
 }

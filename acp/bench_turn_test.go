@@ -13,6 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -52,7 +53,7 @@ func recordedTurns(tb testing.TB, path string) (turns [][]notification, ids []st
 		}
 		if m.Method == "turn/started" {
 			turns = append(turns, nil)
-			ids = append(ids, turnOf(m.Params))
+			ids = append(ids, turnIDOf(m.Params))
 		}
 		if len(turns) > 0 {
 			turns[len(turns)-1] = append(turns[len(turns)-1], notification{m.Method, m.Params})
@@ -83,13 +84,13 @@ func (b *playedBackend) Run(_ context.Context, t backend.Turn, out backend.Outpu
 	if t.ThreadID == "" {
 		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: loadThreadID})
 	}
-	h := newTurnHandler(out, discardLogger())
-	h.started(b.ids[i])
+	h := appserver.NewTurnHandler(out, discardLogger())
+	h.Started(b.ids[i])
 	for _, n := range b.turns[i] {
 		h.Notify(n.method, n.params)
 	}
-	<-h.ended(b.ids[i])
-	h.close()
+	<-h.Ended(b.ids[i])
+	h.Close()
 	b.ended = time.Now()
 	return nil
 }
@@ -139,4 +140,15 @@ func BenchmarkAppServerTurnOverhead(b *testing.B) {
 			b.ReportMetric(float64(tails[len(tails)/2].Nanoseconds())/1000, "tail-µs")
 		})
 	}
+}
+
+// turnIDOf is the turn a recorded turn/started names.
+func turnIDOf(params json.RawMessage) string {
+	var p struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Turn.ID
 }

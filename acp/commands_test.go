@@ -13,6 +13,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
@@ -60,10 +62,10 @@ func TestSessionCommandsPerBackend(t *testing.T) {
 		backend backend.Backend
 		want    string
 	}{
-		{"exec", &ExecBackend{}, "status init review review-branch review-commit rename"},
-		{"exec listing skills", &ExecBackend{ListSkills: func(context.Context, string) ([]backend.Skill, error) { return nil, nil }},
+		{"exec", &codexexec.Backend{}, "status init review review-branch review-commit rename"},
+		{"exec listing skills", &codexexec.Backend{ListSkills: func(context.Context, string) ([]backend.Skill, error) { return nil, nil }},
 			"status init review review-branch review-commit skills rename greet"},
-		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
+		{"app-server", appserver.New(codex.AppServerOptions{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
 		{"plain backend", &fakeBackend{}, "status init rename"},
 	}
 	for _, tc := range cases {
@@ -173,7 +175,7 @@ func TestExecSkillCommand(t *testing.T) {
 	var listedFor []string
 	var mu sync.Mutex
 	fake := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"th_1"}`, `{"type":"turn.completed","usage":{}}`)}
-	be := &ExecBackend{Runner: lineRunnerFunc(fake.runLines), Logger: discardLogger(),
+	be := &codexexec.Backend{Runner: lineRunnerFunc(fake.runLines), Logger: discardLogger(),
 		ListSkills: func(_ context.Context, cwd string) ([]backend.Skill, error) {
 			mu.Lock()
 			listedFor = append(listedFor, cwd)

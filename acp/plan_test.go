@@ -1,46 +1,14 @@
 package acp
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 )
-
-// The collaborationMode each turn of a thread sends: plan while planning,
-// default once right after (codex keeps a thread's mode), then nothing.
-func TestCollaborationModeSequence(t *testing.T) {
-	b := NewAppServerBackend(codex.AppServerOptions{})
-	defer b.Close()
-	b.noteSettings("th", threadSettings{Model: "gpt-x"})
-	for i, tc := range []struct {
-		turn backend.Turn
-		want string // JSON; "null": none sent
-	}{
-		{backend.Turn{}, `null`},
-		{backend.Turn{Plan: true}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
-		{backend.Turn{Plan: true, Model: "m2", Effort: "high"}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"m2","reasoning_effort":"high"}}`},
-		{backend.Turn{}, `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
-		{backend.Turn{}, `null`},
-	} {
-		got, err := json.Marshal(b.collaborationMode(tc.turn, "th"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != tc.want {
-			t.Errorf("turn %d: collaborationMode = %s, want %s", i, got, tc.want)
-		}
-	}
-	// A thread resumed in plan mode is put back to default.
-	b.noteSettings("old", threadSettings{Model: "gpt-x", CollaborationMode: &struct {
-		Mode string `json:"mode"`
-	}{Mode: "plan"}})
-	if got, _ := json.Marshal(b.collaborationMode(backend.Turn{}, "old")); string(got) != `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}` {
-		t.Errorf("resumed plan-mode thread: %s", got)
-	}
-}
 
 // Plan mode is offered where the backend can plan (the app-server), not on exec.
 func TestCollabOptionOffered(t *testing.T) {
@@ -49,8 +17,8 @@ func TestCollabOptionOffered(t *testing.T) {
 		backend backend.Backend
 		offered bool
 	}{
-		{"exec", &ExecBackend{}, false},
-		{"app-server", NewAppServerBackend(codex.AppServerOptions{}), true},
+		{"exec", &codexexec.Backend{}, false},
+		{"app-server", appserver.New(codex.AppServerOptions{}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAgent(Options{Backend: tc.backend})

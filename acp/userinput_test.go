@@ -13,6 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
@@ -59,7 +60,7 @@ func (b *askingBackend) Run(ctx context.Context, _ backend.Turn, out backend.Out
 	if b.trace != nil {
 		b.trace(false, []byte(`{"id":7,"method":"`+method+`","params":`+b.params+`}`))
 	}
-	res, err := newTurnHandler(out, discardLogger()).Request(ctx, method, json.RawMessage(b.params))
+	res, err := appserver.NewTurnHandler(out, discardLogger()).Request(ctx, method, json.RawMessage(b.params))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
-// Runner runs one codex turn; acp.Backend has the same method, and
+// Runner runs one codex turn; codexexec.LineRunner has the same method, and
 // codex.Runner implements both.
 type Runner interface {
 	Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error

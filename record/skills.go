@@ -7,7 +7,7 @@ import (
 )
 
 // SkillLister lists the skills codex has for a workspace
-// (codex.ConfigServer.ListSkills, acp.ExecBackend.ListSkills).
+// (codex.ConfigServer.ListSkills, codexexec.Backend.ListSkills).
 type SkillLister func(ctx context.Context, cwd string) ([]codex.Skill, error)
 
 // Skills wraps list so that each answer is recorded (a skills entry): a

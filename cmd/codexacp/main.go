@@ -20,6 +20,8 @@ import (
 
 	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -237,7 +239,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if rec != nil {
 			asOpts.Trace = rec.AppServerTrace(asOpts)
 		}
-		be := acp.NewAppServerBackend(asOpts)
+		be := appserver.New(asOpts)
 		defer be.Close()
 		agentOpts.Backend = be
 		if agentOpts.Auth.LoginStatus != nil {
@@ -260,7 +262,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	default:
 		runner := &codex.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
-		var lines acp.LineRunner = runner
+		var lines codexexec.LineRunner = runner
 		cs := &codex.ConfigServer{Options: codex.AppServerOptions{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
 		defer cs.Close()
 		listSkills := cs.ListSkills
@@ -268,7 +270,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			lines = rec.Backend(runner, runner.Command)
 			listSkills = rec.Skills(listSkills)
 		}
-		be := &acp.ExecBackend{Runner: lines, Logger: log, ListSkills: listSkills}
+		be := &codexexec.Backend{Runner: lines, Logger: log, ListSkills: listSkills}
 		if rec != nil {
 			// The rollout records that show refused commands: codex exec
 			// prints nothing for them, and a replay needs them.

@@ -1,4 +1,13 @@
-package acp
+// Package codexexec is the backend that runs each turn as one `codex exec
+// --json` process (`… resume THREAD` after the first): the default. Codex
+// asks no questions there; the sandbox decides what a command may do, and
+// the commands codex refused are read from the thread's rollout
+// (refusals.go). A session's next codex is started ahead and waits for its
+// prompt (Prepare).
+//
+// Named after the command it runs, not "exec", which would shadow os/exec
+// in the files that use both.
+package codexexec
 
 import (
 	"context"
@@ -10,6 +19,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/internal/skillflight"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/images"
@@ -22,7 +32,7 @@ type LineRunner interface {
 	Run(ctx context.Context, inv codex.Invocation, onLine func(line []byte)) error
 }
 
-// ExecBackend runs each turn as one `codex exec` process (`… resume THREAD`
+// Backend runs each turn as one `codex exec` process (`… resume THREAD`
 // after the first). Codex asks no questions there: the sandbox decides what
 // a command may do.
 //
@@ -31,7 +41,7 @@ type LineRunner interface {
 // each turn, and again whenever the session's settings change the command
 // line. A prompt then only writes to it. At most MaxWarm sessions have one
 // at a time, the most recently used (see prestarter).
-type ExecBackend struct {
+type Backend struct {
 	backend.Unsupported // no steering, forking, fast mode, plan mode or thread commands
 
 	Runner LineRunner
@@ -53,7 +63,7 @@ type ExecBackend struct {
 	// started for the question can). Nil: no skill commands.
 	ListSkills func(ctx context.Context, cwd string) ([]backend.Skill, error)
 	// FindRollout finds a thread's rollout, where a turn looks for the
-	// commands codex refused (execrefusals.go). Nil: under codex's home.
+	// commands codex refused (refusals.go). Nil: under codex's home.
 	FindRollout func(threadID string) (string, error)
 	// ObserveRollout, when set, is given each rollout record a turn read
 	// that shows or may show a refused command (a shell call, a refusal):
@@ -62,7 +72,7 @@ type ExecBackend struct {
 	ObserveRollout func(threadID, path string, record []byte)
 	rollouts       rolloutFinder
 
-	listings skillListings // ListSkills calls in flight, by cwd
+	listings skillflight.Group // ListSkills calls in flight, by cwd
 
 	mu      sync.Mutex
 	waiting map[string]*warmCodex // by session id: at most maxWarm
@@ -77,7 +87,7 @@ type ExecBackend struct {
 // next turn.
 type warmCodex struct {
 	inv   codex.Invocation
-	used  uint64 // ExecBackend.uses when the session last asked for it
+	used  uint64 // Backend.uses when the session last asked for it
 	state warmState
 }
 
@@ -106,15 +116,15 @@ type Prestarter interface {
 }
 
 var (
-	_ backend.Backend = (*ExecBackend)(nil)
+	_ backend.Backend = (*Backend)(nil)
 	_ Prestarter      = (*codex.Runner)(nil)
 )
 
 // Name implements backend.Backend.
-func (b *ExecBackend) Name() string { return "exec" }
+func (b *Backend) Name() string { return "exec" }
 
 // Run implements Backend.
-func (b *ExecBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
+func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	log := b.logger()
 	inv := execInvocation(t)
 	if p, ok := b.Runner.(Prestarter); ok {
@@ -186,7 +196,7 @@ func (b *ExecBackend) Run(ctx context.Context, t backend.Turn, out backend.Outpu
 // reviews, and codex exec runs a skill the prompt mentions ($name) —
 // listing them takes ListSkills; a session's next codex starts ahead.
 // Exec has no way to act on a thread between turns.
-func (b *ExecBackend) Capabilities() backend.Capabilities {
+func (b *Backend) Capabilities() backend.Capabilities {
 	c := backend.Review | backend.Warm | backend.Prepare
 	if b.ListSkills != nil {
 		c |= backend.Skills
@@ -198,24 +208,24 @@ func (b *ExecBackend) Capabilities() backend.Capabilities {
 // one cwd that ask at once. A skill's turn needs nothing more: its prompt
 // mentions the skill ($name), and codex exec gives the model the skill's
 // instructions for it.
-func (b *ExecBackend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
+func (b *Backend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
 	if b.ListSkills == nil {
 		return nil, backend.ErrUnsupported
 	}
-	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return b.ListSkills(ctx, t.Cwd) })
+	return b.listings.List(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return b.ListSkills(ctx, t.Cwd) })
 }
 
 // Warm implements backend.Backend: the session's first turn gets its
 // codex now. (WatchSkills does nothing: no codex runs between turns. The
 // skills are listed again at each session/new, load and resume.)
-func (b *ExecBackend) Warm(t backend.Turn) { b.Prepare(t) }
+func (b *Backend) Warm(t backend.Turn) { b.Prepare(t) }
 
 // Prepare has the codex that will run t (its prompt aside) started in the
 // background, replacing the session's waiting one when that was started
 // for another command line, and makes the session the most recently used:
 // beyond MaxWarm sessions, the least recently used one's waiting codex is
 // ended. It does nothing when Runner cannot prestart.
-func (b *ExecBackend) Prepare(t backend.Turn) {
+func (b *Backend) Prepare(t backend.Turn) {
 	if _, ok := b.Runner.(Prestarter); !ok || b.maxWarm() <= 0 {
 		return
 	}
@@ -249,7 +259,7 @@ func (b *ExecBackend) Prepare(t backend.Turn) {
 }
 
 // Forget ends the session's waiting codex: the session closed.
-func (b *ExecBackend) Forget(sessionID string) {
+func (b *Backend) Forget(sessionID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if w := b.waiting[sessionID]; w != nil {
@@ -261,7 +271,7 @@ func (b *ExecBackend) Forget(sessionID string) {
 
 // Close ends every waiting codex, once the prestarter has returned. Turns
 // still running are not affected.
-func (b *ExecBackend) Close() {
+func (b *Backend) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.waiting, b.ending = nil, nil
@@ -280,7 +290,7 @@ func (b *ExecBackend) Close() {
 
 // retire has w's process ended by the prestarter, when it was started or
 // is starting; w has left waiting. Called with b.mu held.
-func (b *ExecBackend) retire(w *warmCodex) {
+func (b *Backend) retire(w *warmCodex) {
 	if w.state != warmWanted {
 		b.ending = append(b.ending, w.inv)
 	}
@@ -288,7 +298,7 @@ func (b *ExecBackend) retire(w *warmCodex) {
 
 // leastRecentlyUsed is the session in waiting that asked for its codex
 // longest ago. Called with b.mu held.
-func (b *ExecBackend) leastRecentlyUsed() (string, *warmCodex) {
+func (b *Backend) leastRecentlyUsed() (string, *warmCodex) {
 	var id string
 	var lru *warmCodex
 	for sid, w := range b.waiting {
@@ -301,7 +311,7 @@ func (b *ExecBackend) leastRecentlyUsed() (string, *warmCodex) {
 
 // kick tells the prestarter there is work, starting it the first time.
 // Called with b.mu held.
-func (b *ExecBackend) kick() {
+func (b *Backend) kick() {
 	if b.stopped == nil {
 		b.wake = make(chan struct{}, 1)
 		b.stopped = make(chan struct{})
@@ -319,7 +329,7 @@ func (b *ExecBackend) kick() {
 // one at a time, so that no more than MaxWarm wait at any moment and a
 // burst of sessions starts only the codex processes of the newest. Prepare
 // starts it; it returns once Close has set closed, and Close waits for it.
-func (b *ExecBackend) prestarter(p Prestarter) {
+func (b *Backend) prestarter(p Prestarter) {
 	defer close(b.stopped)
 	// After a panic, sessions start their codex at their prompt.
 	defer recovery.Recover(b.logger(), "starting codex ahead of prompts", nil)
@@ -366,7 +376,7 @@ func (b *ExecBackend) prestarter(p Prestarter) {
 
 // mostRecentlyWanted is the session in waiting whose codex is still to
 // start and that asked for it last. Called with b.mu held.
-func (b *ExecBackend) mostRecentlyWanted() (string, *warmCodex) {
+func (b *Backend) mostRecentlyWanted() (string, *warmCodex) {
 	var id string
 	var mru *warmCodex
 	for sid, w := range b.waiting {
@@ -377,14 +387,14 @@ func (b *ExecBackend) mostRecentlyWanted() (string, *warmCodex) {
 	return id, mru
 }
 
-func (b *ExecBackend) maxWarm() int {
+func (b *Backend) maxWarm() int {
 	if b.MaxWarm == 0 {
 		return backend.DefaultMaxWarm
 	}
 	return b.MaxWarm
 }
 
-func (b *ExecBackend) idle() time.Duration {
+func (b *Backend) idle() time.Duration {
 	switch {
 	case b.Idle == 0:
 		return DefaultPrestartIdle
@@ -394,7 +404,7 @@ func (b *ExecBackend) idle() time.Duration {
 	return b.Idle
 }
 
-func (b *ExecBackend) logger() *slog.Logger {
+func (b *Backend) logger() *slog.Logger {
 	if b.Logger != nil {
 		return b.Logger
 	}

@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // shAnyAppServer is a stand-in `codex app-server` in sh that answers
@@ -38,7 +39,7 @@ func TestAppServerWarmBounded(t *testing.T) {
 	if err := os.WriteFile(script, []byte(shAnyAppServer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewAppServerBackend(codex.AppServerOptions{Path: script, Logger: discardLogger()})
+	b := New(codex.AppServerOptions{Path: script, Logger: testkit.DiscardLogger()})
 	b.MaxWarm = 3
 	defer b.Close()
 	cwd := t.TempDir()
@@ -87,7 +88,7 @@ func TestAppServerWarmBounded(t *testing.T) {
 // stays its session's. One being prepared counts however long it takes.
 func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 	release := make(chan struct{})
-	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	b := New(codex.AppServerOptions{Logger: testkit.DiscardLogger()})
 	b.MaxWarm = 2
 	defer b.Close()
 	b.start = func(ctx context.Context, _ codex.AppServerOptions) (*codex.AppServer, error) {
@@ -112,7 +113,7 @@ func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 		all := slices.Collect(maps.Values(b.prepared))
 		b.mu.Unlock()
 		for _, p := range all {
-			waitFor(t, p.done, "a session was never prepared")
+			testkit.WaitFor(t, p.done, "a session was never prepared")
 		}
 	}
 	warm := func(ids ...string) {

@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // eventLog is a TurnOutput that keeps the events it is given.
@@ -22,7 +23,7 @@ func (l *eventLog) Event(ev events.Event) { l.evs = append(l.evs, ev) }
 // named it, its reasoning and turn not at all.
 func TestSubagentRouting(t *testing.T) {
 	out := &eventLog{}
-	h := newTurnHandler(out, discardLogger())
+	h := NewTurnHandler(out, testkit.DiscardLogger())
 	routed := map[string]codex.AppServerHandler{}
 	h.subagents.route = func(thread string, c codex.AppServerHandler) func() {
 		routed[thread] = c

@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"context"
@@ -8,26 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-
-	acpsdk "github.com/coder/acp-go-sdk"
+	"time"
 
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
-	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 func TestThreadParams(t *testing.T) {
-	setup, err := clientMCPConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	turn := backend.Turn{SessionID: "sess_1", Cwd: "/ws", Mode: backend.ModeAsk, Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
-		Catalog: "/cache/catalog.json", EditorMCP: setup}
+		Catalog: "/cache/catalog.json"}
 	start := threadParams(turn, "")
 	if _, ok := start["threadId"]; ok {
 		t.Error("thread/start names a thread")
@@ -85,7 +79,7 @@ func TestTurnHandlerRequests(t *testing.T) {
 		{"item/tool/call", `{}`, backend.ApprovalAccept, "-32601"},
 	} {
 		out := &answeringOutput{decision: tc.decision}
-		h := newTurnHandler(out, discardLogger())
+		h := NewTurnHandler(out, testkit.DiscardLogger())
 		res, err := h.Request(context.Background(), tc.method, json.RawMessage(tc.params))
 		got := ""
 		var rpc *codex.RPCError
@@ -102,7 +96,7 @@ func TestTurnHandlerRequests(t *testing.T) {
 		}
 	}
 	out := &answeringOutput{decision: backend.ApprovalAccept}
-	newTurnHandler(out, discardLogger()).Request(context.Background(), "item/commandExecution/requestApproval",
+	NewTurnHandler(out, testkit.DiscardLogger()).Request(context.Background(), "item/commandExecution/requestApproval",
 		json.RawMessage(`{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`))
 	if len(out.asked) != 1 || out.asked[0] != (backend.CommandApproval{ItemID: "c1", Command: "touch x", Cwd: "/ws", Reason: "why"}) {
 		t.Errorf("asked %+v", out.asked)
@@ -117,15 +111,15 @@ func jsonString(v any) string {
 // The handler tells when a turn completed, even when turn/completed came
 // before the caller learnt the turn's id.
 func TestTurnHandlerEnded(t *testing.T) {
-	h := newTurnHandler(&answeringOutput{}, discardLogger())
+	h := NewTurnHandler(&answeringOutput{}, testkit.DiscardLogger())
 	h.Notify("turn/completed", json.RawMessage(`{"threadId":"th","turn":{"id":"t1","status":"completed"}}`))
 	select {
-	case <-h.ended("t1"):
+	case <-h.Ended("t1"):
 	default:
 		t.Fatal("t1 not ended")
 	}
 	select {
-	case <-h.ended("t2"):
+	case <-h.Ended("t2"):
 		t.Fatal("t2 ended")
 	default:
 	}
@@ -144,15 +138,15 @@ func (o *countingOutput) Event(events.Event) { o.events++ }
 // its turn has ended.
 func TestTurnHandlerDropsOthers(t *testing.T) {
 	out := &countingOutput{}
-	h := newTurnHandler(out, discardLogger())
+	h := NewTurnHandler(out, testkit.DiscardLogger())
 	delta := func(turn string) json.RawMessage {
 		return json.RawMessage(`{"threadId":"th","turnId":"` + turn + `","itemId":"m","delta":"x"}`)
 	}
 	h.Notify("item/agentMessage/delta", delta("t1")) // before the id is known: taken
-	h.started("t1")
+	h.Started("t1")
 	h.Notify("item/agentMessage/delta", delta("t0")) // a late one of an earlier turn
 	h.Notify("item/agentMessage/delta", delta("t1"))
-	h.close()
+	h.Close()
 	h.Notify("item/agentMessage/delta", delta("t1"))
 	if out.events != 2 {
 		t.Errorf("events delivered = %d, want 2", out.events)
@@ -163,7 +157,7 @@ func TestTurnHandlerDropsOthers(t *testing.T) {
 // once; the start goes on for whoever needs it next, and Close cuts it short.
 func TestAppServerCancelDuringStart(t *testing.T) {
 	release := make(chan struct{})
-	b := NewAppServerBackend(codex.AppServerOptions{Logger: discardLogger()})
+	b := New(codex.AppServerOptions{Logger: testkit.DiscardLogger()})
 	b.start = func(ctx context.Context, _ codex.AppServerOptions) (*codex.AppServer, error) {
 		select {
 		case <-release:
@@ -188,7 +182,7 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 // A session closed before its first prompt leaves nothing of its warmed
 // thread in the backend.
 func TestAppServerForgetsWarmedThread(t *testing.T) {
-	b := NewAppServerBackend(codex.AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex")})
+	b := New(codex.AppServerOptions{Path: filepath.Join(t.TempDir(), "no-codex")})
 	defer b.Close()
 	b.Warm(backend.Turn{SessionID: "sess_a"})
 	b.Warm(backend.Turn{SessionID: "sess_b"})
@@ -199,39 +193,6 @@ func TestAppServerForgetsWarmedThread(t *testing.T) {
 	b.mu.Unlock()
 	if a || !bb {
 		t.Errorf("prepared after Forget(sess_a): sess_a %v, sess_b %v; want only sess_b", a, bb)
-	}
-}
-
-// forgettingBackend warms sessions (like the app-server backend) and
-// records what it was told to forget.
-type forgettingBackend struct {
-	fakeBackend
-	mu     sync.Mutex
-	forgot []string
-}
-
-func (b *forgettingBackend) Capabilities() backend.Capabilities { return backend.Warm }
-
-func (b *forgettingBackend) Warm(backend.Turn) {}
-
-func (b *forgettingBackend) Forget(id string) {
-	b.mu.Lock()
-	b.forgot = append(b.forgot, id)
-	b.mu.Unlock()
-}
-
-// session/close tells a backend that warms threads to forget the session's.
-func TestCloseForgetsWarmedSession(t *testing.T) {
-	be := &forgettingBackend{}
-	h := startAgent(t, be, fakeeditor.Options{})
-	id := h.newSession(t, t.TempDir())
-	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	be.mu.Lock()
-	defer be.mu.Unlock()
-	if len(be.forgot) != 1 || be.forgot[0] != string(id) {
-		t.Errorf("forgot %v, want [%s]", be.forgot, id)
 	}
 }
 
@@ -258,7 +219,7 @@ func TestAppServerReadUserConfigUsesItsServer(t *testing.T) {
 	if err := os.WriteFile(script, []byte(shAppServer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewAppServerBackend(codex.AppServerOptions{Path: script, Logger: discardLogger()})
+	b := New(codex.AppServerOptions{Path: script, Logger: testkit.DiscardLogger()})
 	defer b.Close()
 	var starts atomic.Int32
 	b.start = func(ctx context.Context, opts codex.AppServerOptions) (*codex.AppServer, error) {
@@ -277,5 +238,25 @@ func TestAppServerReadUserConfigUsesItsServer(t *testing.T) {
 	}
 	if n := starts.Load(); n != 1 {
 		t.Errorf("%d app-servers started, want 1", n)
+	}
+}
+
+// The app-server's skills/changed reaches the listings before the refresh
+// it triggers lists anything.
+func TestAppServerSkillsChangedStartsANewGeneration(t *testing.T) {
+	b := New(codex.AppServerOptions{Logger: testkit.DiscardLogger()})
+	defer b.Close()
+	refreshed := make(chan uint64, 1)
+	b.WatchSkills(func() {
+		refreshed <- b.listings.Generation()
+	})
+	b.unrouted("skills/changed", nil)
+	select {
+	case gen := <-refreshed:
+		if gen != 1 {
+			t.Errorf("the refresh saw generation %d, want 1", gen)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("skills/changed did not refresh")
 	}
 }

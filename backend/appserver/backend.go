@@ -1,4 +1,14 @@
-package acp
+// Package appserver is the backend that runs every session's turns on one
+// long-lived `codex app-server` process: text and command output stream as
+// codex produces them, and codex's questions (command and MCP tool
+// approvals, MCP servers' forms, requestUserInput) go to the user through
+// the turn's backend.Output. Besides turns it steers (turn/steer), forks
+// and deletes threads, runs plan-mode turns (plan.go), follows subagents
+// (subagents.go) and answers the slash commands' thread operations.
+//
+// Everything it sends and reads is codex's app-server protocol
+// (docs/codex-app-server.md); the client is codex.AppServer.
+package appserver
 
 import (
 	"context"
@@ -13,6 +23,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/internal/skillflight"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -29,12 +40,12 @@ const sessionTagEnv = "CODEXACP_SESSION"
 // killed and the prompt answers.
 const interruptGrace = 2 * time.Second
 
-// AppServerBackend runs every session's turns on one `codex app-server`
+// Backend runs every session's turns on one `codex app-server`
 // process, started on first need and started again on the next turn after
 // it died (the thread is then resumed). Text and command output stream as
 // codex produces them, and commands that need more than the sandbox are
 // put to the user (see appServerPolicy).
-type AppServerBackend struct {
+type Backend struct {
 	backend.Unsupported // Prepare: a thread needs no preparing between turns
 
 	// MaxWarm bounds the sessions whose thread Warm starts ahead of their
@@ -52,9 +63,9 @@ type AppServerBackend struct {
 	start func(context.Context, codex.AppServerOptions) (*codex.AppServer, error)
 	now   func() time.Time // the clock of warmStale
 
-	warming  sync.WaitGroup  // Warm's start-up
-	listings skillListings   // skills/list requests in flight, by cwd
-	life     context.Context // ends with Close: cuts a start short
+	warming  sync.WaitGroup    // Warm's start-up
+	listings skillflight.Group // skills/list requests in flight, by cwd
+	life     context.Context   // ends with Close: cuts a start short
 	stop     context.CancelFunc
 
 	mu       sync.Mutex
@@ -62,35 +73,35 @@ type AppServerBackend struct {
 	server   *codex.AppServer
 	loaded   map[string]bool            // threads started or resumed in server
 	prepared map[string]*preparedThread // by session id, until its first turn
-	active   map[string]*activeTurn     // by session id: its running turn (steer.go)
+	active   map[string]*activeTurn     // by session id: its running turn (Steer)
 	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
 	onSkills func()                     // watchSkills
 	closed   bool
 }
 
-var _ backend.Backend = (*AppServerBackend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // Name implements backend.Backend.
-func (b *AppServerBackend) Name() string { return "app-server" }
+func (b *Backend) Name() string { return "app-server" }
 
 // Capabilities implements backend.Backend: the app-server has every
 // command, and steers, forks and deletes threads, applies the service
 // tier on every turn, and starts a session's thread before its first
 // prompt.
-func (b *AppServerBackend) Capabilities() backend.Capabilities {
+func (b *Backend) Capabilities() backend.Capabilities {
 	return backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan |
 		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm
 }
 
-// NewAppServerBackend returns a backend that starts codex app-server with
+// New returns a backend that starts codex app-server with
 // opts when the first turn needs it.
-func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
+func New(opts codex.AppServerOptions) *Backend {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	life, stop := context.WithCancel(context.Background())
-	b := &AppServerBackend{opts: opts, log: log, start: codex.StartAppServer, now: time.Now, life: life, stop: stop,
+	b := &Backend{opts: opts, log: log, start: codex.StartAppServer, now: time.Now, life: life, stop: stop,
 		prepared: map[string]*preparedThread{}, active: map[string]*activeTurn{}, settings: map[string]threadSettings{}}
 	b.opts.Unrouted = b.unrouted
 	return b
@@ -106,11 +117,11 @@ func NewAppServerBackend(opts codex.AppServerOptions) *AppServerBackend {
 // rollout only at its first turn). Beyond MaxWarm sessions waiting for
 // their first prompt, Warm does nothing: a burst of sessions does not
 // start a thread for each at once.
-func (b *AppServerBackend) Warm(t backend.Turn) { b.warm(t, false) }
+func (b *Backend) Warm(t backend.Turn) { b.warm(t, false) }
 
 // warm starts preparing the session's thread in the background: when
 // needed, also beyond MaxWarm, unless it is being prepared already.
-func (b *AppServerBackend) warm(t backend.Turn, needed bool) {
+func (b *Backend) warm(t backend.Turn, needed bool) {
 	p := &preparedThread{done: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -153,7 +164,7 @@ const warmStale = time.Minute
 // those whose thread is being prepared ahead, or was less than warmStale
 // ago, and not needed before their first prompt (a thread request's:
 // beyond the bound).
-func (b *AppServerBackend) waitingWarm() int {
+func (b *Backend) waitingWarm() int {
 	now, n := b.now(), 0
 	for _, p := range b.prepared {
 		if p.pinned {
@@ -171,7 +182,7 @@ func (b *AppServerBackend) waitingWarm() int {
 	return n
 }
 
-func (b *AppServerBackend) maxWarm() int {
+func (b *Backend) maxWarm() int {
 	if b.MaxWarm == 0 {
 		return backend.DefaultMaxWarm
 	}
@@ -183,7 +194,7 @@ func (b *AppServerBackend) maxWarm() int {
 // app-server keeps every thread it loaded until it exits; see
 // docs/codex-app-server.md), so the thread itself stays in codex; only the
 // agent's hold on it goes.
-func (b *AppServerBackend) Forget(sessionID string) {
+func (b *Backend) Forget(sessionID string) {
 	b.mu.Lock()
 	delete(b.prepared, sessionID)
 	b.mu.Unlock()
@@ -199,7 +210,7 @@ type preparedThread struct {
 	pinned bool      // needed by a thread request before the first prompt (under b.mu)
 }
 
-func (b *AppServerBackend) prepare(t backend.Turn) (*codex.AppServer, string, error) {
+func (b *Backend) prepare(t backend.Turn) (*codex.AppServer, string, error) {
 	ctx, cancel := context.WithTimeout(b.life, time.Minute)
 	defer cancel()
 	server, err := b.running(ctx)
@@ -216,7 +227,7 @@ func (b *AppServerBackend) prepare(t backend.Turn) (*codex.AppServer, string, er
 // openThread makes the turn's thread live in server: a new one when the
 // turn has none (started is true), else the turn's own, resumed unless
 // server has it loaded already.
-func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServer, t backend.Turn) (thread string, started bool, err error) {
+func (b *Backend) openThread(ctx context.Context, server *codex.AppServer, t backend.Turn) (thread string, started bool, err error) {
 	if t.ThreadID == "" {
 		var res struct {
 			Thread struct {
@@ -251,7 +262,7 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *codex.AppServ
 
 // takePrepared waits for what Warm prepared for the session (or ctx) and
 // hands it over once: the thread it started in the live app-server, if any.
-func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, server *codex.AppServer) string {
+func (b *Backend) takePrepared(ctx context.Context, sessionID string, server *codex.AppServer) string {
 	b.mu.Lock()
 	p := b.prepared[sessionID]
 	delete(b.prepared, sessionID)
@@ -272,7 +283,7 @@ func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, s
 
 // Close stops the app-server (its commands end with it). Turns started
 // afterwards fail.
-func (b *AppServerBackend) Close() error {
+func (b *Backend) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
@@ -292,7 +303,7 @@ func (b *AppServerBackend) Close() error {
 // of the backend's own app-server, started if none runs: the session's
 // Warm, right after session/new reads them, needs it anyway, so a project
 // with its own settings costs session/new a request, not a second codex.
-func (b *AppServerBackend) ReadUserConfig(ctx context.Context, cwd string) (codex.UserConfig, error) {
+func (b *Backend) ReadUserConfig(ctx context.Context, cwd string) (codex.UserConfig, error) {
 	server, err := b.running(ctx)
 	if err != nil {
 		return codex.UserConfig{}, err
@@ -303,7 +314,7 @@ func (b *AppServerBackend) ReadUserConfig(ctx context.Context, cwd string) (code
 // running returns the live app-server, starting one when there is none or
 // the last one died. The start runs outside b.mu, so that a caller whose
 // ctx ends (a cancel) stops waiting for a slow start.
-func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, error) {
+func (b *Backend) running(ctx context.Context) (*codex.AppServer, error) {
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -358,7 +369,7 @@ func (b *AppServerBackend) running(ctx context.Context) (*codex.AppServer, error
 	}
 }
 
-func (b *AppServerBackend) markLoaded(server *codex.AppServer, thread string) {
+func (b *Backend) markLoaded(server *codex.AppServer, thread string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.server == server {
@@ -366,14 +377,14 @@ func (b *AppServerBackend) markLoaded(server *codex.AppServer, thread string) {
 	}
 }
 
-func (b *AppServerBackend) isLoaded(server *codex.AppServer, thread string) bool {
+func (b *Backend) isLoaded(server *codex.AppServer, thread string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.server == server && b.loaded[thread]
 }
 
 // Run implements Backend.
-func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
+func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -382,7 +393,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.
 		return err
 	}
 	log := b.log.With("session", t.SessionID)
-	h := newTurnHandler(out, log)
+	h := NewTurnHandler(out, log)
 	turnStarted, endActive := b.beginActive(t.SessionID)
 	defer endActive()
 
@@ -402,7 +413,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.
 	defer func() {
 		remove()
 		h.subagents.end()
-		h.close()
+		h.Close()
 	}()
 
 	sandbox, approval := appServerPolicy(t)
@@ -450,12 +461,12 @@ func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.
 	if turnID == "" {
 		return errors.New("codex app-server: turn/start answered without a turn id")
 	}
-	h.started(turnID)
+	h.Started(turnID)
 	log.Debug("app-server turn started", "thread", thread, "turn", turnID)
 	turnStarted(server, thread, turnID)
 
 	select {
-	case <-h.ended(turnID):
+	case <-h.Ended(turnID):
 		// The prompt answers once the subagents the turn started are done,
 		// so that their work and questions are the turn's; a cancel while
 		// they run interrupts them.
@@ -481,7 +492,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptGrace)
 	defer cancel()
 	select {
-	case <-h.ended(turnID):
+	case <-h.Ended(turnID):
 	default:
 		if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turnID}, nil); err != nil {
 			log.Warn("turn/interrupt failed", "err", err)
@@ -494,7 +505,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t backend.Turn, out backend.
 		}
 	}
 	select {
-	case <-h.ended(turnID):
+	case <-h.Ended(turnID):
 	case <-server.Done():
 	case <-stopCtx.Done():
 		log.Warn("codex app-server did not end the interrupted turn", "turn", turnID)
@@ -625,9 +636,9 @@ func appServerPolicy(t backend.Turn) (sandbox map[string]any, approval any) {
 // "never": it has no one to ask.
 var readOnlyApproval = json.RawMessage(`{"granular":{"mcp_elicitations":true,"rules":false,"sandbox_approval":false,"request_permissions":false,"skill_approval":false}}`)
 
-// turnHandler receives one turn's notifications and requests from the
+// TurnHandler receives one turn's notifications and requests from the
 // app-server client.
-type turnHandler struct {
+type TurnHandler struct {
 	conv *events.AppServer // used only by Notify, on the client's reader goroutine
 	out  backend.Output
 	log  *slog.Logger
@@ -643,17 +654,17 @@ type turnHandler struct {
 	// turn's id is not known (a compaction's start does not answer it).
 	firstStarted chan string
 	mcpCalls     []*events.Item // MCP tool calls started and not completed (mcpElicitation)
-	subagents    subagents      // child threads routed to this turn (subagents_appserver.go)
+	subagents    subagents      // child threads routed to this turn (subagents.go)
 }
 
-func newTurnHandler(out backend.Output, log *slog.Logger) *turnHandler {
-	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: turnDone{},
+func NewTurnHandler(out backend.Output, log *slog.Logger) *TurnHandler {
+	return &TurnHandler{conv: events.NewAppServer(), out: out, log: log, completed: turnDone{},
 		firstStarted: make(chan string, 1)}
 }
 
 // ended is closed once turn/completed for the turn has been delivered
 // (possibly before the caller learnt the turn's id).
-func (h *turnHandler) ended(turnID string) <-chan struct{} {
+func (h *TurnHandler) Ended(turnID string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.completed.of(turnID)
@@ -661,14 +672,14 @@ func (h *turnHandler) ended(turnID string) <-chan struct{} {
 
 // started records the turn's id: notifications of other turns (a late one
 // of an interrupted turn) are not this turn's.
-func (h *turnHandler) started(turnID string) {
+func (h *TurnHandler) Started(turnID string) {
 	h.mu.Lock()
 	h.turnID = turnID
 	h.mu.Unlock()
 }
 
 // close waits for a notification being delivered and drops any later one.
-func (h *turnHandler) close() {
+func (h *TurnHandler) Close() {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
@@ -733,7 +744,7 @@ func (d turnDone) close(turn string) {
 }
 
 // Notify implements codex.AppServerHandler.
-func (h *turnHandler) Notify(method string, params json.RawMessage) {
+func (h *TurnHandler) Notify(method string, params json.RawMessage) {
 	n := readNotice(params)
 	turn := n.turn()
 	h.mu.Lock()
@@ -776,7 +787,7 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 // makes what codex sends right after (its subAgentActivity "completed" item
 // for a subagent whose turn just ended) dropped every time rather than
 // shown or not as the goroutines happen to run. h.mu is held.
-func (h *turnHandler) closeIfOver() {
+func (h *TurnHandler) closeIfOver() {
 	if h.closed || h.turnID == "" {
 		return
 	}
@@ -792,7 +803,7 @@ func (h *turnHandler) closeIfOver() {
 
 // Request implements codex.AppServerHandler: approvals go to the user;
 // what codexacp does not offer is declined so that codex never waits.
-func (h *turnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (h *TurnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "item/tool/requestUserInput":
 		return h.userInput(ctx, params)
@@ -823,7 +834,7 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 
 // trackMCPCall keeps the MCP tool calls in progress, which codex's approval
 // questions do not name (mcpElicitation); h.mu is held.
-func (h *turnHandler) trackMCPCall(ev events.Event) {
+func (h *TurnHandler) trackMCPCall(ev events.Event) {
 	if ev.Item == nil || ev.Item.Type != events.ItemMCPToolCall {
 		return
 	}
@@ -839,7 +850,7 @@ func (h *turnHandler) trackMCPCall(ev events.Event) {
 // newest of that server's tool (any of its tools when tool is ""),
 // preferring one with the same arguments. Codex announces the call
 // (item/started) before it asks.
-func (h *turnHandler) mcpCallItem(server, tool string, args json.RawMessage) string {
+func (h *TurnHandler) mcpCallItem(server, tool string, args json.RawMessage) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	found := ""
@@ -875,7 +886,7 @@ func sameJSONArgs(a, b json.RawMessage) bool {
 // MCP server's own questions (mode form or url), which go to an editor
 // that declared elicitation (ElicitMCP); codex's own form modes
 // (openai/form) are declined.
-func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
+func (h *TurnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		ServerName      string          `json:"serverName"`
 		Message         string          `json:"message"`
@@ -981,7 +992,7 @@ type activeTurn struct {
 
 // beginActive makes the session's Run its running turn: started names the
 // turn once codex has started it, end (deferred by Run) removes it.
-func (b *AppServerBackend) beginActive(sessionID string) (started func(server *codex.AppServer, thread, turn string), end func()) {
+func (b *Backend) beginActive(sessionID string) (started func(server *codex.AppServer, thread, turn string), end func()) {
 	a := &activeTurn{ready: make(chan struct{})}
 	b.mu.Lock()
 	b.active[sessionID] = a
@@ -1009,7 +1020,7 @@ func (b *AppServerBackend) beginActive(sessionID string) (started func(server *c
 // Steer implements backend.Backend: turn/steer adds text to the session's running
 // turn as the user's message. Codex refuses when that turn is no longer
 // the thread's active one (it is ending).
-func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, images []backend.Image) error {
+func (b *Backend) Steer(ctx context.Context, sessionID, text string, images []backend.Image) error {
 	b.mu.Lock()
 	a := b.active[sessionID]
 	b.mu.Unlock()
@@ -1045,7 +1056,7 @@ func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, im
 // ForkThread implements backend.Backend: codex copies t.ThreadID's history
 // into a new thread (`thread/fork`), set up for t's session (its tool
 // token, MCP servers, mode), and loads it. It returns the new thread's id.
-func (b *AppServerBackend) ForkThread(ctx context.Context, t backend.Turn) (string, error) {
+func (b *Backend) ForkThread(ctx context.Context, t backend.Turn) (string, error) {
 	server, err := b.running(ctx)
 	if err != nil {
 		return "", err
@@ -1070,7 +1081,7 @@ func (b *AppServerBackend) ForkThread(ctx context.Context, t backend.Turn) (stri
 
 // DeleteThread implements backend.Backend: codex deletes the thread and its
 // rollout (`thread/delete`).
-func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) error {
+func (b *Backend) DeleteThread(ctx context.Context, threadID string) error {
 	server, err := b.running(ctx)
 	if err != nil {
 		return err
@@ -1090,7 +1101,7 @@ func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) er
 // with params for a prompt (plus the skill it runs), review/start for a
 // review, thread/compact/start for a compaction (whose answer has no turn:
 // its id comes with turn/started).
-func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServer, h *turnHandler, t backend.Turn, params map[string]any) (string, error) {
+func (b *Backend) startTurn(ctx context.Context, server *codex.AppServer, h *TurnHandler, t backend.Turn, params map[string]any) (string, error) {
 	var started struct {
 		Turn struct {
 			ID string `json:"id"`
@@ -1136,13 +1147,13 @@ func (b *AppServerBackend) startTurn(ctx context.Context, server *codex.AppServe
 // the session's thread is ready (so that codex sees the requests in the
 // same order every time); one request for sessions in one cwd that ask at
 // once.
-func (b *AppServerBackend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
+func (b *Backend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
 	b.awaitPrepared(ctx, t.SessionID)
 	server, err := b.running(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
+	return b.listings.List(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return codex.ListSkills(ctx, server, t.Cwd) })
 }
 
 // threadRequest sends codex a request about the session's thread
@@ -1150,7 +1161,7 @@ func (b *AppServerBackend) Skills(ctx context.Context, t backend.Turn) ([]backen
 // (the slash commands' thread operations). A session before its first turn has
 // its thread prepared here (Warm, or now when Warm did not): the request
 // goes to that thread, which the first turn then takes.
-func (b *AppServerBackend) threadRequest(ctx context.Context, t backend.Turn, method string, params map[string]any, result any) error {
+func (b *Backend) threadRequest(ctx context.Context, t backend.Turn, method string, params map[string]any, result any) error {
 	prepared := b.awaitPrepared(ctx, t.SessionID)
 	if prepared == nil && t.ThreadID == "" {
 		// Not prepared ahead (beyond MaxWarm): the request needs its
@@ -1203,7 +1214,7 @@ func (a goalAnswer) goal() *backend.Goal {
 }
 
 // Goal implements backend.Backend: thread/goal/get.
-func (b *AppServerBackend) Goal(ctx context.Context, t backend.Turn) (*backend.Goal, error) {
+func (b *Backend) Goal(ctx context.Context, t backend.Turn) (*backend.Goal, error) {
 	var res goalAnswer
 	if err := b.threadRequest(ctx, t, "thread/goal/get", map[string]any{}, &res); err != nil {
 		return nil, err
@@ -1213,7 +1224,7 @@ func (b *AppServerBackend) Goal(ctx context.Context, t backend.Turn) (*backend.G
 
 // SetGoal implements backend.Backend: thread/goal/set, an active goal the
 // user set.
-func (b *AppServerBackend) SetGoal(ctx context.Context, t backend.Turn, objective string) (*backend.Goal, error) {
+func (b *Backend) SetGoal(ctx context.Context, t backend.Turn, objective string) (*backend.Goal, error) {
 	var res goalAnswer
 	params := map[string]any{"objective": objective, "status": "active", "origin": "user"}
 	if err := b.threadRequest(ctx, t, "thread/goal/set", params, &res); err != nil {
@@ -1223,18 +1234,18 @@ func (b *AppServerBackend) SetGoal(ctx context.Context, t backend.Turn, objectiv
 }
 
 // ClearGoal implements backend.Backend: thread/goal/clear.
-func (b *AppServerBackend) ClearGoal(ctx context.Context, t backend.Turn) error {
+func (b *Backend) ClearGoal(ctx context.Context, t backend.Turn) error {
 	return b.threadRequest(ctx, t, "thread/goal/clear", map[string]any{}, nil)
 }
 
 // RenameThread implements backend.Backend: thread/name/set.
-func (b *AppServerBackend) RenameThread(ctx context.Context, t backend.Turn, name string) error {
+func (b *Backend) RenameThread(ctx context.Context, t backend.Turn, name string) error {
 	return b.threadRequest(ctx, t, "thread/name/set", map[string]any{"name": name}, nil)
 }
 
 // MCPServerStatus implements backend.Backend: mcpServerStatus/list, the
 // tools and auth status only.
-func (b *AppServerBackend) MCPServerStatus(ctx context.Context, t backend.Turn) ([]backend.MCPServerStatus, error) {
+func (b *Backend) MCPServerStatus(ctx context.Context, t backend.Turn) ([]backend.MCPServerStatus, error) {
 	var res struct {
 		Data []struct {
 			Name          string                     `json:"name"`
@@ -1262,7 +1273,7 @@ func (b *AppServerBackend) MCPServerStatus(ctx context.Context, t backend.Turn) 
 // awaitPrepared waits for what Warm is preparing for the session, if
 // anything, and returns it without taking it: the thread is then needed
 // before the first prompt, and no longer counts against MaxWarm.
-func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) *preparedThread {
+func (b *Backend) awaitPrepared(ctx context.Context, sessionID string) *preparedThread {
 	b.mu.Lock()
 	p := b.prepared[sessionID]
 	if p != nil {
@@ -1281,7 +1292,7 @@ func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) 
 }
 
 // WatchSkills implements backend.Backend.
-func (b *AppServerBackend) WatchSkills(f func()) {
+func (b *Backend) WatchSkills(f func()) {
 	b.mu.Lock()
 	b.onSkills = f
 	b.mu.Unlock()
@@ -1289,13 +1300,13 @@ func (b *AppServerBackend) WatchSkills(f func()) {
 
 // unrouted receives the app-server's notifications about no thread (on the
 // client's reader goroutine: it must not call the server).
-func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
+func (b *Backend) unrouted(method string, _ json.RawMessage) {
 	if method != "skills/changed" {
 		return
 	}
 	// Before any refresh starts: refreshes must not join a listing that
 	// began before the change.
-	b.listings.changed()
+	b.listings.Changed()
 	b.mu.Lock()
 	f := b.onSkills
 	b.mu.Unlock()
@@ -1314,7 +1325,7 @@ func (b *AppServerBackend) unrouted(method string, _ json.RawMessage) {
 // only; codex takes any string without asking OpenAI, so this
 // confirms that codex will use the key, not that OpenAI accepts it. Errors
 // never quote the key.
-func (b *AppServerBackend) LoginAPIKey(ctx context.Context, key string) error {
+func (b *Backend) LoginAPIKey(ctx context.Context, key string) error {
 	server, err := b.running(ctx)
 	if err != nil {
 		return err
@@ -1341,4 +1352,13 @@ func (b *AppServerBackend) LoginAPIKey(ctx context.Context, key string) error {
 		return fmt.Errorf("codex reports %s after the API-key login", got)
 	}
 	return nil
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

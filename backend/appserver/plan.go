@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"context"
@@ -8,9 +8,15 @@ import (
 	"github.com/codexacp/codexacp/codex"
 )
 
-// What the app-server backend does for plan mode (plan.go): turns with
-// codex's collaborationMode, the proposed plan handed to the agent, and
-// codex's questions to the user.
+// What the app-server backend does for plan mode (the agent's side is
+// acp/plan.go): turns with codex's collaborationMode, the proposed plan
+// handed to the agent, and codex's questions to the user.
+
+// Codex's collaboration modes (turn/start collaborationMode.mode).
+const (
+	collabDefault = "default"
+	collabPlan    = "plan"
+)
 
 // threadSettings is what thread/start and thread/resume answer about the
 // thread's model and collaboration mode.
@@ -21,7 +27,7 @@ type threadSettings struct {
 	} `json:"collaborationMode"`
 }
 
-func (b *AppServerBackend) noteSettings(thread string, ts threadSettings) {
+func (b *Backend) noteSettings(thread string, ts threadSettings) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cur := b.settings[thread]
@@ -39,7 +45,7 @@ func (b *AppServerBackend) noteSettings(thread string, ts threadSettings) {
 // (codex keeps a thread's mode for its next turns), else nil (codex's own
 // default: nothing is sent). Codex requires a model with it; it takes
 // precedence over the turn's model and effort, which it carries.
-func (b *AppServerBackend) collaborationMode(t backend.Turn, thread string) map[string]any {
+func (b *Backend) collaborationMode(t backend.Turn, thread string) map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ts := b.settings[thread]
@@ -65,7 +71,7 @@ func (b *AppServerBackend) collaborationMode(t backend.Turn, thread string) map[
 
 // notePlan hands the turn's proposed plan (a completed plan item) to the
 // agent; h.mu is held.
-func (h *turnHandler) notePlan(n notice) {
+func (h *TurnHandler) notePlan(n notice) {
 	if n.Item.Type != "plan" || n.Item.Text == "" {
 		return
 	}
@@ -74,7 +80,7 @@ func (h *turnHandler) notePlan(n notice) {
 
 // userInput answers item/tool/requestUserInput: the questions go to the
 // user; whatever is not answered is left out, which codex reads as declined.
-func (h *turnHandler) userInput(ctx context.Context, params json.RawMessage) (any, error) {
+func (h *TurnHandler) userInput(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		ItemID    string `json:"itemId"`
 		Questions []struct {

@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type subagents struct {
 // add routes thread to the parent, once: callID is the parent's tool call
 // item that named it (the subagent's messages show there); called from the
 // parent's Notify.
-func (s *subagents) add(parent *turnHandler, thread, callID string) {
+func (s *subagents) add(parent *TurnHandler, thread, callID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended || s.route == nil || s.children[thread] != nil {
@@ -101,7 +101,7 @@ func (s *subagents) end() {
 // childThread receives a child thread's notifications and requests on
 // behalf of the parent turn.
 type childThread struct {
-	parent *turnHandler
+	parent *TurnHandler
 	callID string // the parent's tool call item that named the child
 	remove func()
 
