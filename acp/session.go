@@ -34,7 +34,7 @@ type session struct {
 	toolsToken string
 
 	// turns is held by the Prompt running a turn; turns of a session never
-	// overlap, and waiting prompts run in order (steer.go). translator is
+	// overlap, and waiting prompts run in order (turn.go). translator is
 	// only used while holding it.
 	turns      turnQueue
 	translator *events.Translator
@@ -173,74 +173,6 @@ func (s *session) record() sessionstore.Record {
 		UpdatedAt:             time.Now().UTC(),
 		ThreadUsage:           s.threadUsage,
 	}
-}
-
-// newPrompt registers a prompt and returns its generation, and a context
-// done at the next session/cancel (which covers the prompt from now on,
-// whatever it is waiting for). It does not touch the running turn: the
-// prompt joins it or waits for it (steer.go).
-func (s *session) newPrompt() (gen uint64, cancelled context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latest++
-	if s.nextCancel == nil {
-		s.nextCancel, s.fireCancel = context.WithCancel(context.Background())
-	}
-	return s.latest, s.nextCancel
-}
-
-// promptCancelled reports whether a session/cancel came after the prompt
-// of generation gen was registered, or the session closed.
-func (s *session) promptCancelled(gen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed || gen <= s.cancelledTo
-}
-
-// beginTurn is called with the session's turn acquired. It reports false
-// when a session/cancel came after the prompt was sent, or the session
-// closed; otherwise the turn is the session's running one until endTurn.
-func (s *session) beginTurn(ctx context.Context, gen uint64, cancel context.CancelCauseFunc) (*runningTurn, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || gen <= s.cancelledTo {
-		return nil, false
-	}
-	s.cancel = cancel
-	s.running = &runningTurn{ctx: ctx, done: make(chan struct{})}
-	return s.running, true
-}
-
-// endTurn records the turn's answer for the prompts that joined it.
-func (s *session) endTurn(rt *runningTurn, resp acpsdk.PromptResponse, err error) {
-	s.mu.Lock()
-	s.cancel = nil
-	s.running = nil
-	s.mu.Unlock()
-	rt.resp, rt.err = resp, err
-	close(rt.done)
-}
-
-func (s *session) cancelTurn(cause error) {
-	s.mu.Lock()
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
-	}
-}
-
-// cancelPrompts is session/cancel: the running turn ends, and a prompt
-// still waiting for it to finish answers cancelled instead of starting.
-func (s *session) cancelPrompts() {
-	s.mu.Lock()
-	s.cancelledTo = s.latest
-	if s.fireCancel != nil {
-		s.fireCancel()
-		s.nextCancel, s.fireCancel = nil, nil
-	}
-	s.mu.Unlock()
-	s.cancelTurn(errCancelledByClient)
 }
 
 func (s *session) alwaysAllowed(kind acpsdk.ToolKind) bool {

@@ -5,7 +5,9 @@
 package testkit
 
 import (
+	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -40,3 +42,28 @@ func PNG(t testing.TB) []byte {
 
 // JPEGBytes are magic bytes enough for http.DetectContentType.
 var JPEGBytes = []byte("\xFF\xD8\xFF\xE0\x00\x10JFIF\x00")
+
+// NotificationBurst is n notifications of every kind an editor may send,
+// with a request after every tenth of them.
+func NotificationBurst(n int, knownSession string) (burst []byte, requests int) {
+	var b bytes.Buffer
+	for i := range n {
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"no/such_notification","params":{"n":%d}}`+"\n", i)
+		case 1:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"_zed/extension","params":{}}`+"\n")
+		case 2:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sess_unknown%d"}}`+"\n", i)
+		case 3:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", knownSession)
+		case 4:
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`+"\n", 1_000_000+i)
+		}
+		if (i+1)%(n/10) == 0 {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"burst-%d","method":"initialize","params":{"protocolVersion":1}}`+"\n", requests)
+			requests++
+		}
+	}
+	return b.Bytes(), requests
+}

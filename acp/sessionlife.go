@@ -1,15 +1,26 @@
 package acp
 
+// Session lifecycle: session/new, fork, close and delete, and what they
+// share (a session's setup, its registration with the agent and the
+// backend, its close). Restoring a stored session (list, load, resume) is
+// sessionload.go; the session itself is session.go.
+
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
@@ -190,4 +201,156 @@ func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionstore.Record, error) {
 		return sessionstore.Record{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	return rec, nil
+}
+
+// NewSession implements acpsdk.Agent.
+func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	a.announcementsDone(ctx)
+	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	if err := a.requireAuth(ctx); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	if err := a.settingsReady(ctx); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
+	s.user = a.sessionUserConfig(ctx, cwd)
+	s.mode = defaultMode(s.user)
+	a.addSession(s)
+	// Stored before the answer: a client may load the session from another
+	// agent process right away (acpx starts one per prompt).
+	a.persist(s)
+	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
+	a.announceCommands(ctx, s)
+
+	return acpsdk.NewSessionResponse{
+		SessionId:     acpsdk.SessionId(s.id),
+		Modes:         modeState(s.currentMode(), s.user),
+		ConfigOptions: a.configOptions(s),
+	}, nil
+}
+
+// sessionSetup validates what session/new and session/load share: an
+// absolute existing cwd and additional directories, and the editor's MCP
+// servers as codex config.
+func sessionSetup(cwd string, addDirs []string, servers []acpsdk.McpServer) (string, []string, []backend.MCPServer, error) {
+	cwd, err := checkDir(cwd, "cwd")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var dirs []string
+	for _, d := range addDirs {
+		d, err := checkDir(d, "additionalDirectories")
+		if err != nil {
+			return "", nil, nil, err
+		}
+		dirs = append(dirs, d)
+	}
+	setup, err := clientMCPConfig(servers)
+	if err != nil {
+		return "", nil, nil, invalidParams(err.Error())
+	}
+	return cwd, dirs, setup, nil
+}
+
+// addSession attaches the session's tools and makes it reachable by id.
+func (a *Agent) addSession(s *session) {
+	a.attachTools(s)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	if a.can(backend.Warm) {
+		t, _ := a.turn(context.Background(), s, "")
+		a.opts.Backend.Warm(t)
+	}
+}
+
+// checkDir requires an absolute path to an existing directory and returns it
+// cleaned.
+func checkDir(p, field string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", invalidParams(fmt.Sprintf("%s must be an absolute path: %q", field, p))
+	}
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", invalidParams(fmt.Sprintf("%s does not exist: %s", field, p))
+	}
+	if !fi.IsDir() {
+		return "", invalidParams(fmt.Sprintf("%s is not a directory: %s", field, p))
+	}
+	return p, nil
+}
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "sess_" + hex.EncodeToString(b[:])
+}
+
+// session returns the live session id: -32602 for an id this agent cannot
+// have issued, -32002 (Resource not found) for one it does not have live.
+func (a *Agent) session(id acpsdk.SessionId) (*session, error) {
+	if !sessionstore.ValidSessionID(string(id)) {
+		return nil, invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[string(id)]
+	if !ok {
+		return nil, unknownSession(id)
+	}
+	return s, nil
+}
+
+// CloseSession implements acpsdk.Agent. The stored record stays: a closed
+// session can be loaded or resumed again.
+func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return acpsdk.CloseSessionResponse{}, err
+	}
+	a.mu.Lock()
+	// A concurrent load may have replaced s already; it closed s then.
+	closing := a.sessions[s.id] == s
+	if closing {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
+	s.close()
+	if closing {
+		a.opts.Backend.Forget(s.id)
+	}
+	return acpsdk.CloseSessionResponse{}, nil
+}
+
+func (a *Agent) closeAllSessions() {
+	a.mu.Lock()
+	all := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.sessions = map[string]*session{}
+	regs := a.tools
+	a.tools = map[string]*toolsRegistration{}
+	a.mu.Unlock()
+	// Concurrently: every running turn is cancelled at once, not after the
+	// turns of the sessions before it ended.
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Go(func() {
+			defer recovery.Recover(a.log, "closing a session", nil)
+			s.close()
+			a.opts.Backend.Forget(s.id)
+		})
+	}
+	wg.Wait()
+	for _, reg := range regs {
+		reg.unregister()
+	}
 }
