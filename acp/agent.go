@@ -5,14 +5,10 @@ package acp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -20,8 +16,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/sessionstore"
@@ -32,7 +28,7 @@ import (
 
 // Options configure an Agent.
 type Options struct {
-	Backend Backend
+	Backend backend.Backend
 	Version string       // reported in agentInfo
 	Logger  *slog.Logger // nil: slog.Default()
 	// Tools serves the file tools to codex. Nil: codex runs without them
@@ -232,6 +228,9 @@ func NewAgent(opts Options) *Agent {
 	if log == nil {
 		log = slog.Default()
 	}
+	if opts.Backend == nil {
+		opts.Backend = noBackend{}
+	}
 	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
 	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
@@ -249,10 +248,25 @@ func NewAgent(opts Options) *Agent {
 	if opts.UserConfig != nil {
 		a.userConfig, a.userConfigReady = onceInBackground(log, "reading codex's settings", opts.UserConfig)
 	}
-	if c, ok := opts.Backend.(commander); ok {
-		c.watchSkills(a.skillsChanged)
+	if a.can(backend.Skills) {
+		opts.Backend.WatchSkills(a.skillsChanged)
 	}
 	return a
+}
+
+// noBackend stands for a missing Options.Backend: it offers nothing, and
+// every turn fails.
+type noBackend struct{ backend.Unsupported }
+
+func (noBackend) Name() string { return "none" }
+
+func (noBackend) Run(context.Context, backend.Turn, backend.Output) error {
+	return errors.New("codexacp has no backend to run codex with")
+}
+
+// can reports whether the backend offers everything in c.
+func (a *Agent) can(c backend.Capabilities) bool {
+	return a.opts.Backend.Capabilities().Has(c)
 }
 
 // Serve speaks ACP on in/out until in ends (the editor closed the pipe) or ctx
@@ -387,35 +401,6 @@ func (a *Agent) everyAnnouncementDone(ctx context.Context) {
 	}
 }
 
-func (a *Agent) closeAllSessions() {
-	a.mu.Lock()
-	all := make([]*session, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		all = append(all, s)
-	}
-	a.sessions = map[string]*session{}
-	regs := a.tools
-	a.tools = map[string]*toolsRegistration{}
-	a.mu.Unlock()
-	p, _ := a.opts.Backend.(forgetter)
-	// Concurrently: every running turn is cancelled at once, not after the
-	// turns of the sessions before it ended.
-	var wg sync.WaitGroup
-	for _, s := range all {
-		wg.Go(func() {
-			defer recovery.Recover(a.log, "closing a session", nil)
-			s.close()
-			if p != nil {
-				p.Forget(s.id)
-			}
-		})
-	}
-	wg.Wait()
-	for _, reg := range regs {
-		reg.unregister()
-	}
-}
-
 // Initialize implements acpsdk.Agent.
 func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	a.mu.Lock()
@@ -465,71 +450,6 @@ func clientName(info *acpsdk.Implementation) string {
 // method works now (auth.go).
 func (a *Agent) Authenticate(ctx context.Context, req acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
 	return acpsdk.AuthenticateResponse{}, a.authenticate(ctx, req.MethodId)
-}
-
-// NewSession implements acpsdk.Agent.
-func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
-	a.announcementsDone(ctx)
-	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
-	if err != nil {
-		return acpsdk.NewSessionResponse{}, err
-	}
-	if err := a.requireAuth(ctx); err != nil {
-		return acpsdk.NewSessionResponse{}, err
-	}
-	if err := a.settingsReady(ctx); err != nil {
-		return acpsdk.NewSessionResponse{}, err
-	}
-	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
-	s.user = a.sessionUserConfig(ctx, cwd)
-	s.mode = defaultMode(s.user)
-	a.addSession(s)
-	// Stored before the answer: a client may load the session from another
-	// agent process right away (acpx starts one per prompt).
-	a.persist(s)
-	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
-	a.announceCommands(ctx, s)
-
-	return acpsdk.NewSessionResponse{
-		SessionId:     acpsdk.SessionId(s.id),
-		Modes:         modeState(s.currentMode(), s.user),
-		ConfigOptions: a.configOptions(s),
-	}, nil
-}
-
-// sessionSetup validates what session/new and session/load share: an
-// absolute existing cwd and additional directories, and the editor's MCP
-// servers as codex config.
-func sessionSetup(cwd string, addDirs []string, servers []acpsdk.McpServer) (string, []string, mcpSetup, error) {
-	cwd, err := checkDir(cwd, "cwd")
-	if err != nil {
-		return "", nil, mcpSetup{}, err
-	}
-	var dirs []string
-	for _, d := range addDirs {
-		d, err := checkDir(d, "additionalDirectories")
-		if err != nil {
-			return "", nil, mcpSetup{}, err
-		}
-		dirs = append(dirs, d)
-	}
-	setup, err := clientMCPConfig(servers)
-	if err != nil {
-		return "", nil, mcpSetup{}, invalidParams(err.Error())
-	}
-	return cwd, dirs, setup, nil
-}
-
-// addSession attaches the session's tools and makes it reachable by id.
-func (a *Agent) addSession(s *session) {
-	a.attachTools(s)
-	a.mu.Lock()
-	a.sessions[s.id] = s
-	a.mu.Unlock()
-	if w, ok := a.opts.Backend.(warmer); ok {
-		t, _ := a.turn(context.Background(), s, "")
-		w.Warm(t)
-	}
 }
 
 // toolsRegistration is a session id's tool server on the shared host. It
@@ -586,106 +506,6 @@ func (a *Agent) attachTools(s *session) {
 	a.mu.Lock()
 	a.tools[s.id] = reg
 	a.mu.Unlock()
-}
-
-// checkDir requires an absolute path to an existing directory and returns it
-// cleaned.
-func checkDir(p, field string) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", invalidParams(fmt.Sprintf("%s must be an absolute path: %q", field, p))
-	}
-	p = filepath.Clean(p)
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", invalidParams(fmt.Sprintf("%s does not exist: %s", field, p))
-	}
-	if !fi.IsDir() {
-		return "", invalidParams(fmt.Sprintf("%s is not a directory: %s", field, p))
-	}
-	return p, nil
-}
-
-func newSessionID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return "sess_" + hex.EncodeToString(b[:])
-}
-
-// session returns the live session id: -32602 for an id this agent cannot
-// have issued, -32002 (Resource not found) for one it does not have live.
-func (a *Agent) session(id acpsdk.SessionId) (*session, error) {
-	if !sessionstore.ValidSessionID(string(id)) {
-		return nil, invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s, ok := a.sessions[string(id)]
-	if !ok {
-		return nil, unknownSession(id)
-	}
-	return s, nil
-}
-
-// SetSessionMode implements acpsdk.Agent.
-func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	s, err := a.session(req.SessionId)
-	if err != nil {
-		return acpsdk.SetSessionModeResponse{}, err
-	}
-	// Its updates come after the session's commands, whatever the timing.
-	s.commandsAnnounced(ctx)
-	m, ok := parseMode(string(req.ModeId), s.user)
-	if !ok {
-		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList(s.user)))
-	}
-	s.setMode(m)
-	a.persist(s)
-	a.prepareNext(ctx, s, false)
-	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
-		SessionUpdate: "current_mode_update",
-		CurrentModeId: acpsdk.SessionModeId(m),
-	}})
-	// The mode picker among the config options shows the same setting.
-	a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
-	return acpsdk.SetSessionModeResponse{}, nil
-}
-
-// Cancel implements acpsdk.Agent. It only signals: the running Prompt answers
-// "cancelled" once codex has stopped. (Sending a request from here would
-// deadlock the SDK's notification loop.)
-func (a *Agent) Cancel(ctx context.Context, req acpsdk.CancelNotification) error {
-	s, err := a.session(req.SessionId)
-	if err != nil {
-		// A notification has no answer to carry the error, and a cancel
-		// racing a close or a restart is harmless.
-		a.log.Debug("session/cancel ignored", "session", req.SessionId, "err", err)
-		return nil
-	}
-	s.cancelPrompts()
-	return nil
-}
-
-// CloseSession implements acpsdk.Agent. The stored record stays: a closed
-// session can be loaded or resumed again.
-func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
-	s, err := a.session(req.SessionId)
-	if err != nil {
-		return acpsdk.CloseSessionResponse{}, err
-	}
-	a.mu.Lock()
-	// A concurrent load may have replaced s already; it closed s then.
-	closing := a.sessions[s.id] == s
-	if closing {
-		delete(a.sessions, s.id)
-	}
-	a.mu.Unlock()
-	s.close()
-	if p, ok := a.opts.Backend.(forgetter); ok && closing {
-		p.Forget(s.id)
-	}
-	return acpsdk.CloseSessionResponse{}, nil
 }
 
 // sendUpdate delivers one session update. It ignores the caller's

@@ -19,24 +19,30 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
+	"github.com/codexacp/codexacp/internal/testkit"
 	"github.com/codexacp/codexacp/record"
 )
 
 // fakeBackend stands in for codex: each run plays a script.
 type fakeBackend struct {
+	backend.Unsupported
 	mu     sync.Mutex
 	runs   []execrun.Invocation
 	script func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error
 }
 
-// Run implements Backend the way ExecBackend runs codex exec.
-func (b *fakeBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
-	return (&ExecBackend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger(), FindRollout: noRollout}).Run(ctx, t, out)
+func (b *fakeBackend) Name() string { return "unknown" }
+
+// Run implements Backend the way codexexec.Backend runs codex exec.
+func (b *fakeBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
+	return (&codexexec.Backend{Runner: lineRunnerFunc(b.runLines), Logger: discardLogger(), FindRollout: noRollout}).Run(ctx, t, out)
 }
 
 // noRollout finds no thread's rollout: the tests' threads have none, and
@@ -89,7 +95,7 @@ type harness struct {
 	ctx     context.Context
 }
 
-func startAgent(t *testing.T, backend Backend, eopts fakeeditor.Options) *harness {
+func startAgent(t *testing.T, backend backend.Backend, eopts fakeeditor.Options) *harness {
 	t.Helper()
 	return startAgentWith(t, Options{Backend: backend, ContextWindow: 272000}, eopts)
 }
@@ -434,7 +440,7 @@ func TestPromptText(t *testing.T) {
 		{"text", []acpsdk.ContentBlock{acpsdk.TextBlock("fix it")}, "fix it", ""},
 		{"link", []acpsdk.ContentBlock{acpsdk.TextBlock("look at"), acpsdk.ResourceLinkBlock("a.go", "file:///w/a.go")}, "look at\n[@a.go](file:///w/a.go)", ""},
 		{"embedded", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), res}, "see\n<context ref=\"file:///w/a.go\">\npackage a\n</context>", ""},
-		{"image only", []acpsdk.ContentBlock{acpsdk.ImageBlock(pngBase64, "image/png")}, "", "only images"},
+		{"image only", []acpsdk.ContentBlock{acpsdk.ImageBlock(testkit.PNGBase64, "image/png")}, "", "only images"},
 		{"bad image", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), acpsdk.ImageBlock("AAAA", "image/png")}, "", "prompt block 1: the image data is not a PNG"},
 		{"empty", []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}, "", "empty"},
 		{"none", nil, "", "empty"},
@@ -464,17 +470,14 @@ func TestClientMCPConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		`mcp_servers.my_tools={command="/bin/tool", args=["--x", "a\"b"], env={"K"="v\\1"}}`,
-		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", env_http_headers={"Authorization"="CODEXACP_MCP_HEADER_1_0"}}`,
-		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", env_http_headers={}}`,
+	// Names become TOML bare keys, never ours, never twice.
+	want := []backend.MCPServer{
+		{Name: "my_tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []backend.KeyValue{{Name: "K", Value: "v\\1"}}},
+		{Name: "acp_2", URL: "http://127.0.0.1:9/mcp", Headers: []backend.KeyValue{{Name: "Authorization", Value: "Bearer x"}}},
+		{Name: "acp_3", URL: "http://127.0.0.1:10/mcp"},
 	}
-	if strings.Join(got.config, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got.config, "\n"), strings.Join(want, "\n"))
-	}
-	// Header values travel in codex's environment, never on its command line.
-	if strings.Join(got.env, "|") != "CODEXACP_MCP_HEADER_1_0=Bearer x" {
-		t.Errorf("env = %q", got.env)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
 	if _, err := clientMCPConfig([]acpsdk.McpServer{{Stdio: &acpsdk.McpServerStdio{Name: "x"}}}); err == nil {
 		t.Error("empty command accepted")
@@ -550,7 +553,7 @@ func TestCancelReachesWaitingPrompt(t *testing.T) {
 	}
 	// The guard handles session/cancel synchronously; a request after it is
 	// read after it.
-	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(ModeAsk)}); err != nil {
+	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(backend.ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -715,7 +718,7 @@ func TestSessionUsesProjectSettings(t *testing.T) {
 		if resp.Modes.CurrentModeId != "custom" {
 			t.Errorf("%s: mode %s, want the settings' own", tc.cwd, resp.Modes.CurrentModeId)
 		}
-		p := modePolicy(ModeAuto, s.user, nil)
+		p := backend.ModePolicy(backend.ModeAuto, s.user, nil)
 		if tc.cwd == project && !slices.Contains(p.WorkspaceWrite.WritableRoots, "/project-root") {
 			t.Errorf("auto dropped the project's writable root: %+v", p)
 		}
@@ -752,5 +755,38 @@ func TestSessionUserConfigLogsAppliedProjectSettings(t *testing.T) {
 				t.Errorf("logged %v, want %v:\n%s", logged, tc.logged, logs)
 			}
 		})
+	}
+}
+
+// forgettingBackend warms sessions (like the app-server backend) and
+// records what it was told to forget.
+type forgettingBackend struct {
+	fakeBackend
+	mu     sync.Mutex
+	forgot []string
+}
+
+func (b *forgettingBackend) Capabilities() backend.Capabilities { return backend.Warm }
+
+func (b *forgettingBackend) Warm(backend.Turn) {}
+
+func (b *forgettingBackend) Forget(id string) {
+	b.mu.Lock()
+	b.forgot = append(b.forgot, id)
+	b.mu.Unlock()
+}
+
+// session/close tells a backend that warms threads to forget the session's.
+func TestCloseForgetsWarmedSession(t *testing.T) {
+	be := &forgettingBackend{}
+	h := startAgent(t, be, fakeeditor.Options{})
+	id := h.newSession(t, t.TempDir())
+	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if len(be.forgot) != 1 || be.forgot[0] != string(id) {
+		t.Errorf("forgot %v, want [%s]", be.forgot, id)
 	}
 }

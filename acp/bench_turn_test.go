@@ -12,6 +12,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -51,7 +53,7 @@ func recordedTurns(tb testing.TB, path string) (turns [][]notification, ids []st
 		}
 		if m.Method == "turn/started" {
 			turns = append(turns, nil)
-			ids = append(ids, turnOf(m.Params))
+			ids = append(ids, turnIDOf(m.Params))
 		}
 		if len(turns) > 0 {
 			turns[len(turns)-1] = append(turns[len(turns)-1], notification{m.Method, m.Params})
@@ -67,25 +69,28 @@ func recordedTurns(tb testing.TB, path string) (turns [][]notification, ids []st
 // backend's turn handler (parsing, conversion, translation, updates): a
 // warm app-server turn without codex. The last recorded turn repeats.
 type playedBackend struct {
+	backend.Unsupported
 	turns [][]notification
 	ids   []string
 	n     int
 	ended time.Time // when the last turn's turn/completed was delivered
 }
 
-func (b *playedBackend) Run(_ context.Context, t Turn, out TurnOutput) error {
+func (b *playedBackend) Name() string { return "played" }
+
+func (b *playedBackend) Run(_ context.Context, t backend.Turn, out backend.Output) error {
 	i := min(b.n, len(b.turns)-1)
 	b.n++
 	if t.ThreadID == "" {
 		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: loadThreadID})
 	}
-	h := newTurnHandler(out, discardLogger())
-	h.started(b.ids[i])
+	h := appserver.NewTurnHandler(out, discardLogger())
+	h.Started(b.ids[i])
 	for _, n := range b.turns[i] {
 		h.Notify(n.method, n.params)
 	}
-	<-h.ended(b.ids[i])
-	h.close()
+	<-h.Ended(b.ids[i])
+	h.Close()
 	b.ended = time.Now()
 	return nil
 }
@@ -135,4 +140,15 @@ func BenchmarkAppServerTurnOverhead(b *testing.B) {
 			b.ReportMetric(float64(tails[len(tails)/2].Nanoseconds())/1000, "tail-µs")
 		})
 	}
+}
+
+// turnIDOf is the turn a recorded turn/started names.
+func turnIDOf(params json.RawMessage) string {
+	var p struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Turn.ID
 }

@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
@@ -22,8 +22,8 @@ import (
 type command struct {
 	name        string
 	description string
-	hint        string         // what to type after the name; "": it takes nothing
-	needs       commandFeature // what the backend must be able to do; 0: nothing
+	hint        string               // what to type after the name; "": it takes nothing
+	needs       backend.Capabilities // what the backend must offer; 0: nothing
 	// Exactly one of local and turn is set. local answers at once, without
 	// a model request and without disturbing a running turn: its text is
 	// shown as the agent's message. turn makes the codex turn the command
@@ -35,14 +35,14 @@ type command struct {
 // turnSpec is what a command's turn runs.
 type turnSpec struct {
 	prompt  string // what codex reads (review: extra instructions)
-	review  *ReviewTarget
+	review  *backend.ReviewTarget
 	compact bool
-	skill   *Skill
+	skill   *backend.Skill
 	plan    bool // enter plan mode first (planCommand)
 }
 
 // apply makes t the command's turn.
-func (c turnSpec) apply(t *Turn) {
+func (c turnSpec) apply(t *backend.Turn) {
 	t.Prompt, t.Review, t.Compact, t.Skill = c.prompt, c.review, c.compact, c.skill
 }
 
@@ -54,21 +54,21 @@ var builtinCommands = []command{
 	{name: "init", description: "Create an AGENTS.md for this repository, written through the editor as an edit you review",
 		hint: "what else AGENTS.md should cover (optional)", turn: initTurn},
 	{name: "review", description: "Ask codex to review the working tree (staged, unstaged and untracked changes); with text, review what it says",
-		hint: "what to review (optional)", needs: featReview, turn: reviewTurn},
+		hint: "what to review (optional)", needs: backend.Review, turn: reviewTurn},
 	{name: "review-branch", description: "Ask codex to review the changes of this branch against a base branch",
-		hint: "base branch", needs: featReview, turn: reviewBranchTurn},
+		hint: "base branch", needs: backend.Review, turn: reviewBranchTurn},
 	{name: "review-commit", description: "Ask codex to review the changes a commit introduced",
-		hint: "commit", needs: featReview, turn: reviewCommitTurn},
+		hint: "commit", needs: backend.Review, turn: reviewCommitTurn},
 	{name: "compact", description: "Summarise the conversation so far to free codex's context window",
-		needs: featCompact, turn: func(*session, string) (turnSpec, error) { return turnSpec{compact: true}, nil }},
+		needs: backend.Compact, turn: func(*session, string) (turnSpec, error) { return turnSpec{compact: true}, nil }},
 	{name: "goal", description: "Show the thread's goal; with text, set it as the goal codex works towards; `clear` removes it",
-		hint: "objective, or clear (empty: show)", needs: featThread, local: (*Agent).goalCommand},
+		hint: "objective, or clear (empty: show)", needs: backend.ThreadCommands, local: (*Agent).goalCommand},
 	{name: "skills", description: "List the skills codex has for this workspace (each is a command too)",
-		needs: featSkills, local: (*Agent).skillsCommand},
+		needs: backend.Skills, local: (*Agent).skillsCommand},
 	{name: "mcp", description: "List the MCP servers codex uses in this session and their status",
-		needs: featThread, local: (*Agent).mcpCommand},
+		needs: backend.ThreadCommands, local: (*Agent).mcpCommand},
 	{name: "plan", description: "Switch to plan mode: codex explores and proposes a plan, then asks before implementing it; with text, plan that task now",
-		hint: "task to plan (optional)", needs: featPlan, turn: planTurn},
+		hint: "task to plan (optional)", needs: backend.Plan, turn: planTurn},
 	{name: "rename", description: "Rename this session",
 		hint: "new title", local: (*Agent).renameCommand},
 }
@@ -91,25 +91,16 @@ func parseCommand(text string) (name, args string, ok bool) {
 	return name, args, true
 }
 
-// features are what the backend can do for commands.
-func (a *Agent) features() commandFeature {
-	if c, ok := a.opts.Backend.(commander); ok {
-		return c.commandFeatures()
-	}
-	return 0
-}
-
 // sessionCommands are the commands offered in the session: the builtin
 // ones the backend supports, then the session's skills.
 func (a *Agent) sessionCommands(s *session) []command {
-	feats := a.features()
 	var cmds []command
 	for _, c := range builtinCommands {
-		if c.needs&feats == c.needs {
+		if a.can(c.needs) {
 			cmds = append(cmds, c)
 		}
 	}
-	if feats&featSkills == 0 {
+	if !a.can(backend.Skills) {
 		return cmds
 	}
 	s.mu.Lock()
@@ -127,7 +118,7 @@ func (a *Agent) sessionCommands(s *session) []command {
 
 // skillCommand runs a skill the way codex does when the user names it: the
 // text mentions it ($name) and the input carries the skill item.
-func skillCommand(sk Skill) command {
+func skillCommand(sk backend.Skill) command {
 	desc := sk.Description
 	if desc == "" {
 		desc = "Run the " + sk.Name + " skill"
@@ -195,10 +186,10 @@ func (a *Agent) announceCommands(ctx context.Context, s *session) {
 func (a *Agent) refreshCommands(ctx context.Context, s *session) {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
-	if c, ok := a.opts.Backend.(commander); ok && c.commandFeatures()&featSkills != 0 {
+	if a.can(backend.Skills) {
 		ctx, cancel := context.WithTimeout(ctx, skillsTimeout)
 		t, _ := a.turn(ctx, s, "")
-		skills, err := c.skills(ctx, t)
+		skills, err := a.opts.Backend.Skills(ctx, t)
 		cancel()
 		if err != nil {
 			a.log.Warn("cannot list codex's skills; they are not offered as commands", "session", s.id, "err", err)
@@ -314,7 +305,7 @@ func initTurn(_ *session, args string) (turnSpec, error) {
 }
 
 func reviewTurn(_ *session, args string) (turnSpec, error) {
-	return turnSpec{prompt: args, review: &ReviewTarget{}}, nil
+	return turnSpec{prompt: args, review: &backend.ReviewTarget{}}, nil
 }
 
 func reviewBranchTurn(_ *session, args string) (turnSpec, error) {
@@ -322,7 +313,7 @@ func reviewBranchTurn(_ *session, args string) (turnSpec, error) {
 	if !ok {
 		return turnSpec{}, invalidParams("/review-branch needs the base branch to compare with, e.g. /review-branch main")
 	}
-	return turnSpec{review: &ReviewTarget{Branch: branch}}, nil
+	return turnSpec{review: &backend.ReviewTarget{Branch: branch}}, nil
 }
 
 func reviewCommitTurn(_ *session, args string) (turnSpec, error) {
@@ -330,7 +321,7 @@ func reviewCommitTurn(_ *session, args string) (turnSpec, error) {
 	if !ok {
 		return turnSpec{}, invalidParams("/review-commit needs the commit to review (a hash or a ref such as HEAD~1), e.g. /review-commit HEAD")
 	}
-	return turnSpec{review: &ReviewTarget{Commit: sha}}, nil
+	return turnSpec{review: &backend.ReviewTarget{Commit: sha}}, nil
 }
 
 // oneWord is args when it is one word that is not an option.
@@ -364,7 +355,7 @@ func (a *Agent) statusCommand(ctx context.Context, s *session, _ string) (string
 	s.mu.Unlock()
 	fmt.Fprintf(&b, "**Session status**\n\n")
 	fmt.Fprintf(&b, "- Model: %s\n- Reasoning effort: %s\n- Mode: %s\n", model, effort, mode)
-	fmt.Fprintf(&b, "- Backend: %s\n", backendName(a.opts.Backend))
+	fmt.Fprintf(&b, "- Backend: %s\n", a.opts.Backend.Name())
 	if thread == "" {
 		thread = "none yet (starts with the first prompt)"
 	}
@@ -394,17 +385,6 @@ func (a *Agent) statusCommand(ctx context.Context, s *session, _ string) (string
 	return b.String(), nil
 }
 
-// backendName is how the README and --backend name the backend.
-func backendName(b Backend) string {
-	switch b.(type) {
-	case *AppServerBackend:
-		return "app-server"
-	case *ExecBackend:
-		return "exec"
-	}
-	return "unknown"
-}
-
 // renameCommand sets the session's title: ours (session/list), the
 // editor's (session_info_update) and, where the backend has threads, the
 // codex thread's name.
@@ -413,10 +393,9 @@ func (a *Agent) renameCommand(ctx context.Context, s *session, args string) (str
 	if title == "" {
 		return "", invalidParams("/rename needs the new title, e.g. /rename Fix the login bug")
 	}
-	if a.features()&featThread != 0 && s.thread() != "" {
-		c := a.opts.Backend.(commander)
+	if a.can(backend.ThreadCommands) && s.thread() != "" {
 		t, _ := a.turn(ctx, s, "")
-		if err := c.threadRequest(ctx, t, "thread/name/set", map[string]any{"name": title}, nil); err != nil {
+		if err := a.opts.Backend.RenameThread(ctx, t, title); err != nil {
 			return "", err
 		}
 	}
@@ -428,16 +407,8 @@ func (a *Agent) renameCommand(ctx context.Context, s *session, args string) (str
 	return "Renamed the session to “" + title + "”.", nil
 }
 
-// threadGoal is codex's ThreadGoal.
-type threadGoal struct {
-	Objective       string `json:"objective"`
-	Status          string `json:"status"`
-	TokenBudget     *int64 `json:"tokenBudget"`
-	TokensUsed      int64  `json:"tokensUsed"`
-	TimeUsedSeconds int64  `json:"timeUsedSeconds"`
-}
-
-func (g *threadGoal) String() string {
+// goalText shows a thread's goal (nil: none is set).
+func goalText(g *backend.Goal) string {
 	if g == nil {
 		return "No goal is set. Set one with /goal followed by the objective."
 	}
@@ -450,28 +421,25 @@ func (g *threadGoal) String() string {
 
 // goalCommand shows, sets or clears the thread's goal.
 func (a *Agent) goalCommand(ctx context.Context, s *session, args string) (string, error) {
-	c := a.opts.Backend.(commander)
 	t, _ := a.turn(ctx, s, "")
-	var res struct {
-		Goal *threadGoal `json:"goal"`
-	}
 	switch args {
 	case "":
-		if err := c.threadRequest(ctx, t, "thread/goal/get", map[string]any{}, &res); err != nil {
+		g, err := a.opts.Backend.Goal(ctx, t)
+		if err != nil {
 			return "", err
 		}
-		return res.Goal.String(), nil
+		return goalText(g), nil
 	case "clear":
-		if err := c.threadRequest(ctx, t, "thread/goal/clear", map[string]any{}, nil); err != nil {
+		if err := a.opts.Backend.ClearGoal(ctx, t); err != nil {
 			return "", err
 		}
 		return "Goal cleared.", nil
 	}
-	params := map[string]any{"objective": args, "status": "active", "origin": "user"}
-	if err := c.threadRequest(ctx, t, "thread/goal/set", params, &res); err != nil {
+	g, err := a.opts.Backend.SetGoal(ctx, t, args)
+	if err != nil {
 		return "", err
 	}
-	return "Goal set. " + res.Goal.String(), nil
+	return "Goal set. " + goalText(g), nil
 }
 
 // skillsCommand lists the session's skills.
@@ -490,47 +458,30 @@ func (a *Agent) skillsCommand(_ context.Context, s *session, _ string) (string, 
 	return b.String(), nil
 }
 
-// mcpServerStatus is codex's McpServerStatus, as far as /mcp shows it.
-type mcpServerStatus struct {
-	Name          string                     `json:"name"`
-	RuntimeStatus string                     `json:"runtimeStatus"`
-	AuthStatus    string                     `json:"authStatus"`
-	Tools         map[string]json.RawMessage `json:"tools"`
-	ToolsError    any                        `json:"toolsError"`
-}
-
 // mcpCommand lists the MCP servers codex has for the session's thread.
 func (a *Agent) mcpCommand(ctx context.Context, s *session, _ string) (string, error) {
-	c := a.opts.Backend.(commander)
 	t, _ := a.turn(ctx, s, "")
-	var res struct {
-		Data []mcpServerStatus `json:"data"`
-	}
-	if err := c.threadRequest(ctx, t, "mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly"}, &res); err != nil {
+	servers, err := a.opts.Backend.MCPServerStatus(ctx, t)
+	if err != nil {
 		return "", err
 	}
-	if len(res.Data) == 0 {
+	if len(servers) == 0 {
 		return "Codex uses no MCP servers in this session.", nil
 	}
 	var b strings.Builder
 	b.WriteString("**MCP servers**\n\n")
-	for _, m := range res.Data {
+	for _, m := range servers {
 		status := firstNonEmpty(m.RuntimeStatus, "unknown")
 		name := m.Name
-		if name == ownServerName {
+		if name == backend.OwnServerName {
 			name += " (codexacp's file tools)"
 		}
-		tools := make([]string, 0, len(m.Tools))
-		for t := range m.Tools {
-			tools = append(tools, t)
+		fmt.Fprintf(&b, "- %s: %s, auth %s, %d tools", name, status, firstNonEmpty(m.AuthStatus, "unknown"), len(m.Tools))
+		if len(m.Tools) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(m.Tools, ", "))
 		}
-		slices.Sort(tools)
-		fmt.Fprintf(&b, "- %s: %s, auth %s, %d tools", name, status, firstNonEmpty(m.AuthStatus, "unknown"), len(tools))
-		if len(tools) > 0 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(tools, ", "))
-		}
-		if m.ToolsError != nil {
-			fmt.Fprintf(&b, "; tool discovery failed: %v", m.ToolsError)
+		if m.ToolsError != "" {
+			fmt.Fprintf(&b, "; tool discovery failed: %s", m.ToolsError)
 		}
 		b.WriteString("\n")
 	}

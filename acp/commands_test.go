@@ -12,8 +12,11 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/codex/appserver"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -54,22 +57,22 @@ func commandNames(cmds []command) string {
 // Each backend offers what it can run, and skills follow the builtin
 // commands, less one that has a builtin's name.
 func TestSessionCommandsPerBackend(t *testing.T) {
-	skills := []Skill{{Name: "greet", Description: "Say hello", Scope: "repo"}, {Name: "review", Scope: "user"}}
+	skills := []backend.Skill{{Name: "greet", Description: "Say hello", Scope: "repo"}, {Name: "review", Scope: "user"}}
 	cases := []struct {
 		name    string
-		backend Backend
+		backend backend.Backend
 		want    string
 	}{
-		{"exec", &ExecBackend{}, "status init review review-branch review-commit rename"},
-		{"exec listing skills", &ExecBackend{ListSkills: func(context.Context, string) ([]Skill, error) { return nil, nil }},
+		{"exec", &codexexec.Backend{}, "status init review review-branch review-commit rename"},
+		{"exec listing skills", &codexexec.Backend{ListSkills: func(context.Context, string) ([]backend.Skill, error) { return nil, nil }},
 			"status init review review-branch review-commit skills rename greet"},
-		{"app-server", NewAppServerBackend(appserver.Options{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
+		{"app-server", appserver.New(codexapp.Options{}), "status init review review-branch review-commit compact goal skills mcp plan rename greet"},
 		{"plain backend", &fakeBackend{}, "status init rename"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAgent(Options{Backend: tc.backend, Logger: discardLogger()})
-			s := newSession("sess_1", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s := newSession("sess_1", t.TempDir(), nil, nil, events.Options{})
 			s.skills = skills
 			if got := commandNames(a.sessionCommands(s)); got != tc.want {
 				t.Errorf("commands = %s\nwant       %s", got, tc.want)
@@ -83,20 +86,22 @@ func TestSessionCommandsPerBackend(t *testing.T) {
 	}
 }
 
-// cmdBackend is a commander that records the turns and thread requests it
-// gets; each turn completes at once.
+// cmdBackend is a backend with commands that records the turns and thread
+// operations it gets; each turn completes at once.
 type cmdBackend struct {
-	feats     commandFeature
-	skillList []Skill
+	backend.Unsupported
+	feats     backend.Capabilities
+	skillList []backend.Skill
 
 	mu       sync.Mutex
-	turns    []Turn
+	turns    []backend.Turn
 	requests []string
-	params   []map[string]any
 	changed  func()
 }
 
-func (b *cmdBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+func (b *cmdBackend) Name() string { return "unknown" }
+
+func (b *cmdBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	b.mu.Lock()
 	b.turns = append(b.turns, t)
 	b.mu.Unlock()
@@ -108,7 +113,7 @@ func (b *cmdBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 }
 
 // playEvents hands out the events of the given codex exec JSONL lines.
-func playEvents(out TurnOutput, lines ...string) error {
+func playEvents(out backend.Output, lines ...string) error {
 	for _, l := range lines {
 		ev, err := events.Parse([]byte(l))
 		if err != nil {
@@ -119,33 +124,36 @@ func playEvents(out TurnOutput, lines ...string) error {
 	return nil
 }
 
-func (b *cmdBackend) commandFeatures() commandFeature { return b.feats }
+func (b *cmdBackend) Capabilities() backend.Capabilities { return b.feats }
 
-func (b *cmdBackend) skills(context.Context, Turn) ([]Skill, error) { return b.skillList, nil }
+func (b *cmdBackend) Skills(context.Context, backend.Turn) ([]backend.Skill, error) {
+	return b.skillList, nil
+}
 
-func (b *cmdBackend) threadRequest(_ context.Context, t Turn, method string, params map[string]any, result any) error {
+// request records a thread operation.
+func (b *cmdBackend) request(op string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.requests = append(b.requests, method)
-	b.params = append(b.params, params)
-	if method == "thread/goal/get" {
-		r := result.(*struct {
-			Goal *threadGoal `json:"goal"`
-		})
-		r.Goal = &threadGoal{Objective: "ship it", Status: "active", TokensUsed: 7}
-	}
+	b.requests = append(b.requests, op)
+}
+
+func (b *cmdBackend) Goal(context.Context, backend.Turn) (*backend.Goal, error) {
+	b.request("goal")
+	return &backend.Goal{Objective: "ship it", Status: "active", TokensUsed: 7}, nil
+}
+
+func (b *cmdBackend) RenameThread(_ context.Context, _ backend.Turn, name string) error {
+	b.request("rename " + name)
 	return nil
 }
 
-func (b *cmdBackend) watchSkills(f func()) {
+func (b *cmdBackend) WatchSkills(f func()) {
 	b.mu.Lock()
 	b.changed = f
 	b.mu.Unlock()
 }
 
-var _ commander = (*cmdBackend)(nil)
-
-func (b *cmdBackend) lastTurn(t *testing.T) Turn {
+func (b *cmdBackend) lastTurn(t *testing.T) backend.Turn {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -168,12 +176,12 @@ func TestExecSkillCommand(t *testing.T) {
 	var listedFor []string
 	var mu sync.Mutex
 	fake := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"th_1"}`, `{"type":"turn.completed","usage":{}}`)}
-	be := &ExecBackend{Runner: lineRunnerFunc(fake.runLines), Logger: discardLogger(),
-		ListSkills: func(_ context.Context, cwd string) ([]Skill, error) {
+	be := &codexexec.Backend{Runner: lineRunnerFunc(fake.runLines), Logger: discardLogger(),
+		ListSkills: func(_ context.Context, cwd string) ([]backend.Skill, error) {
 			mu.Lock()
 			listedFor = append(listedFor, cwd)
 			mu.Unlock()
-			return []Skill{{Name: "greet", Description: "Say hello", Path: cwd + "/.agents/skills/greet/SKILL.md", Scope: "repo"}}, nil
+			return []backend.Skill{{Name: "greet", Description: "Say hello", Path: cwd + "/.agents/skills/greet/SKILL.md", Scope: "repo"}}, nil
 		}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	cwd := t.TempDir()
@@ -209,8 +217,8 @@ func commandNamesOf(cmds []acpsdk.AvailableCommand) string {
 }
 
 func TestCommandDispatch(t *testing.T) {
-	be := &cmdBackend{feats: featReview | featCompact | featSkills | featThread | featPlan,
-		skillList: []Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}
+	be := &cmdBackend{feats: backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan,
+		skillList: []backend.Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 
@@ -226,49 +234,49 @@ func TestCommandDispatch(t *testing.T) {
 	cases := []struct {
 		prompt  string
 		turn    bool // a codex turn runs
-		check   func(t *testing.T, tr Turn)
+		check   func(t *testing.T, tr backend.Turn)
 		message string // in the agent's answer of a local command
 		errCode int
 	}{
 		{prompt: "/status", message: "Backend: unknown"},
-		{prompt: "/foo bar", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/foo bar", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if tr.Prompt != "/foo bar" || tr.Review != nil || tr.Skill != nil {
 				t.Errorf("unknown command reached codex as %+v", tr)
 			}
 		}},
-		{prompt: "/init mention the Makefile", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/init mention the Makefile", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if !strings.Contains(tr.Prompt, "write_text_file") || !strings.HasSuffix(tr.Prompt, "The user adds: mention the Makefile") {
 				t.Errorf("init prompt = %q", tr.Prompt)
 			}
 		}},
-		{prompt: "/review", turn: true, check: func(t *testing.T, tr Turn) {
-			if tr.Review == nil || *tr.Review != (ReviewTarget{}) || tr.Prompt != "" {
+		{prompt: "/review", turn: true, check: func(t *testing.T, tr backend.Turn) {
+			if tr.Review == nil || *tr.Review != (backend.ReviewTarget{}) || tr.Prompt != "" {
 				t.Errorf("review turn = %+v", tr)
 			}
 		}},
-		{prompt: "/review only the parser", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/review only the parser", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if tr.Review == nil || tr.Prompt != "only the parser" {
 				t.Errorf("review turn = %+v", tr)
 			}
 		}},
-		{prompt: "/review-branch main", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/review-branch main", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if tr.Review == nil || tr.Review.Branch != "main" {
 				t.Errorf("review turn = %+v", tr)
 			}
 		}},
-		{prompt: "/review-commit HEAD~1", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/review-commit HEAD~1", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if tr.Review == nil || tr.Review.Commit != "HEAD~1" {
 				t.Errorf("review turn = %+v", tr)
 			}
 		}},
 		{prompt: "/review-branch", errCode: -32602},
 		{prompt: "/review-commit --all", errCode: -32602},
-		{prompt: "/compact", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/compact", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if !tr.Compact {
 				t.Errorf("compact turn = %+v", tr)
 			}
 		}},
-		{prompt: "/greet the team", turn: true, check: func(t *testing.T, tr Turn) {
+		{prompt: "/greet the team", turn: true, check: func(t *testing.T, tr backend.Turn) {
 			if tr.Skill == nil || tr.Skill.Path != "/w/.agents/skills/greet/SKILL.md" || tr.Prompt != "$greet the team" {
 				t.Errorf("skill turn = %+v", tr)
 			}
@@ -318,7 +326,7 @@ func TestCommandDispatch(t *testing.T) {
 	be.mu.Lock()
 	requests := strings.Join(be.requests, " ")
 	be.mu.Unlock()
-	if requests != "thread/goal/get thread/name/set" {
+	if requests != "goal rename Parser work" {
 		t.Errorf("thread requests = %s", requests)
 	}
 	var title string
@@ -333,7 +341,7 @@ func TestCommandDispatch(t *testing.T) {
 
 	// Codex reports changed skills: the session gets its commands again.
 	be.mu.Lock()
-	be.skillList = append(be.skillList, Skill{Name: "lint", Description: "Lint it", Scope: "user"})
+	be.skillList = append(be.skillList, backend.Skill{Name: "lint", Description: "Lint it", Scope: "user"})
 	changed := be.changed
 	be.mu.Unlock()
 	changed()
@@ -411,12 +419,12 @@ func TestStatusCommandUntestedCodex(t *testing.T) {
 // and answers the list as it was before the change.
 type gatedSkills struct {
 	*cmdBackend
-	before, after []Skill
+	before, after []backend.Skill
 	calls         atomic.Int32
 	started, gate chan struct{}
 }
 
-func (b *gatedSkills) skills(context.Context, Turn) ([]Skill, error) {
+func (b *gatedSkills) Skills(context.Context, backend.Turn) ([]backend.Skill, error) {
 	switch b.calls.Add(1) {
 	case 1:
 		return b.before, nil
@@ -431,9 +439,9 @@ func (b *gatedSkills) skills(context.Context, Turn) ([]Skill, error) {
 // Two refreshes of a session's skills run one after the other: the newer
 // list is the one the editor is left with, not the slower older one.
 func TestSkillRefreshesSerialized(t *testing.T) {
-	greet := Skill{Name: "greet", Scope: "repo"}
-	be := &gatedSkills{cmdBackend: &cmdBackend{feats: featSkills}, before: []Skill{greet},
-		after: []Skill{greet, {Name: "lint", Scope: "user"}}, started: make(chan struct{}), gate: make(chan struct{})}
+	greet := backend.Skill{Name: "greet", Scope: "repo"}
+	be := &gatedSkills{cmdBackend: &cmdBackend{feats: backend.Skills}, before: []backend.Skill{greet},
+		after: []backend.Skill{greet, {Name: "lint", Scope: "user"}}, started: make(chan struct{}), gate: make(chan struct{})}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	if _, err := h.editor.WaitForCommands(h.ctx, sid); err != nil {
@@ -480,9 +488,9 @@ func TestSkillRefreshesSerialized(t *testing.T) {
 // announcement: nothing about it reaches the editor before the answer to
 // session/new, and the session is not refreshed a second time needlessly.
 func TestSkillsChangedBeforeAnnouncement(t *testing.T) {
-	be := &gatedSkills{cmdBackend: &cmdBackend{feats: featSkills}}
+	be := &gatedSkills{cmdBackend: &cmdBackend{feats: backend.Skills}}
 	h := startAgent(t, be, fakeeditor.Options{})
-	s := newSession(newSessionID(), t.TempDir(), nil, mcpSetup{}, events.Options{})
+	s := newSession(newSessionID(), t.TempDir(), nil, nil, events.Options{})
 	h.agent.addSession(s) // live, but its session/new not answered yet
 	be.changed()
 	// Refreshing would have listed the skills, then sent them.
@@ -497,9 +505,9 @@ type slowSkills struct {
 	gate chan struct{}
 }
 
-func (b *slowSkills) skills(ctx context.Context, t Turn) ([]Skill, error) {
+func (b *slowSkills) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
 	<-b.gate
-	return b.cmdBackend.skills(ctx, t)
+	return b.cmdBackend.Skills(ctx, t)
 }
 
 // The SDK cancels a session/prompt's context when another session/prompt
@@ -507,8 +515,8 @@ func (b *slowSkills) skills(ctx context.Context, t Turn) ([]Skill, error) {
 // commands (its skills still being listed) must not take that for the end
 // of the wait and go to codex as text: only session/cancel cancels it.
 func TestSlashCommandSurvivesAnotherPrompt(t *testing.T) {
-	be := &slowSkills{gate: make(chan struct{}), cmdBackend: &cmdBackend{feats: featSkills,
-		skillList: []Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}}
+	be := &slowSkills{gate: make(chan struct{}), cmdBackend: &cmdBackend{feats: backend.Skills,
+		skillList: []backend.Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	skill := h.promptInBackground(sid, "/greet Ada")

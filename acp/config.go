@@ -8,6 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 )
 
@@ -182,7 +183,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 	}
 	switch string(v.ConfigId) {
 	case configMode:
-		s.setMode(Mode(value))
+		s.setMode(backend.Mode(value))
 		a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 			SessionUpdate: "current_mode_update",
 			CurrentModeId: acpsdk.SessionModeId(value),
@@ -236,4 +237,28 @@ func (a *Agent) turnModel(s *session) (model, effort string, window int) {
 		effort = a.sessionEffort(s, m)
 	}
 	return model, effort, window
+}
+
+// SetSessionMode implements acpsdk.Agent.
+func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionModeResponse{}, err
+	}
+	// Its updates come after the session's commands, whatever the timing.
+	s.commandsAnnounced(ctx)
+	m, ok := parseMode(string(req.ModeId), s.user)
+	if !ok {
+		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList(s.user)))
+	}
+	s.setMode(m)
+	a.persist(s)
+	a.prepareNext(ctx, s, false)
+	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
+		SessionUpdate: "current_mode_update",
+		CurrentModeId: acpsdk.SessionModeId(m),
+	}})
+	// The mode picker among the config options shows the same setting.
+	a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
+	return acpsdk.SetSessionModeResponse{}, nil
 }

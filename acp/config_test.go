@@ -168,7 +168,7 @@ func TestTurnWaitsForTheCatalogUntilCancelled(t *testing.T) {
 		<-release // codex is slow to answer
 		return ModelInfo{Catalog: "/cache/b.json"}
 	}})
-	s := newSession(newSessionID(), t.TempDir(), nil, mcpSetup{}, events.Options{})
+	s := newSession(newSessionID(), t.TempDir(), nil, nil, events.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if turn, _ := a.turn(ctx, s, "hi"); turn.Catalog != "" || turn.Tools != nil {
@@ -204,7 +204,7 @@ func TestTurnCarriesTheCatalog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAgent(tc.opts)
-			s := newSession(newSessionID(), t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s := newSession(newSessionID(), t.TempDir(), nil, nil, events.Options{})
 			if turn, _ := a.turn(context.Background(), s, "hi"); turn.Catalog != tc.want {
 				t.Errorf("turn catalog %q, want %q", turn.Catalog, tc.want)
 			}

@@ -14,6 +14,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/stress"
@@ -59,7 +60,7 @@ func (th *toolsHarness) askedSince(before int) bool {
 func TestAutoModeProtectsByResolvedLocation(t *testing.T) {
 	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
-	}}, ModeAuto)
+	}}, backend.ModeAuto)
 	ws := th.cwd
 	mustWrite(t, filepath.Join(ws, ".git", "config"), "[core]\n")
 	mustSymlink(t, ".git", filepath.Join(ws, "g"))
@@ -112,7 +113,7 @@ func TestAutoModeProtectsByResolvedLocation(t *testing.T) {
 // A workspace that itself lies under a directory named .codex is not
 // protected as a whole: only what lies below a root counts.
 func TestWorkspaceUnderDotCodexDoesNotAsk(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeAuto)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	nested := filepath.Join(th.cwd, ".codex", "project")
 	if err := os.MkdirAll(nested, 0o755); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestCodexHomeProtectedByLocation(t *testing.T) {
 		{"workspace inside the home", func(ws string) string { return filepath.Dir(ws) }, "a.txt", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, ModeAuto)
+			th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, backend.ModeAuto)
 			ws := th.cwd
 			if err := os.MkdirAll(filepath.Join(ws, "state"), 0o755); err != nil {
 				t.Fatal(err)
@@ -183,7 +184,7 @@ func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
 					_ = os.Remove(path)
 					_ = os.Symlink(outside, path)
 					return fakeeditor.Select("allow_once")
-				}}, ModeAsk)
+				}}, backend.ModeAsk)
 			path = filepath.Join(th.cwd, "a.txt")
 			mustWrite(t, path, "one\n")
 			res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})
@@ -207,7 +208,7 @@ func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 		t.Run(route.name, func(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), "victim")
 			mustWrite(t, outside, "precious\n")
-			th := startTools(t, fakeeditor.Options{FS: route.fs, WriteThrough: true}, ModeAuto)
+			th := startTools(t, fakeeditor.Options{FS: route.fs, WriteThrough: true}, backend.ModeAuto)
 			path := filepath.Join(th.cwd, "a.txt")
 			mustWrite(t, path, "inside\n")
 			stop := make(chan struct{})
@@ -295,7 +296,7 @@ func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 // A dangling link inside the workspace is refused before the editor is
 // asked to write anything, wherever it points.
 func TestDanglingLinkRefusedBeforeEditor(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, ModeAuto)
+	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, backend.ModeAuto)
 	out := filepath.Join(t.TempDir(), "created-outside")
 	link := filepath.Join(th.cwd, "link")
 	mustSymlink(t, out, link)
@@ -320,7 +321,7 @@ func TestEditorThatNeverAnswersReleasesTheFile(t *testing.T) {
 	th := startToolsWith(t, Options{EditorTimeout: 200 * time.Millisecond}, fakeeditor.Options{FS: true,
 		BeforeFS: func(ctx context.Context, method, path string) {
 			hang.Do(func() { <-ctx.Done() }) // the first request is never answered
-		}}, ModeAuto)
+		}}, backend.ModeAuto)
 	path := filepath.Join(th.cwd, "a.txt")
 	mustWrite(t, path, "one\n")
 	res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})
@@ -340,7 +341,7 @@ func TestTurnEndReleasesPendingEditorRead(t *testing.T) {
 	var once sync.Once
 	th := startTools(t, fakeeditor.Options{FS: true, BeforeFS: func(ctx context.Context, method, path string) {
 		once.Do(func() { close(reading); <-ctx.Done() })
-	}}, ModeAuto)
+	}}, backend.ModeAuto)
 	path := filepath.Join(th.cwd, "a.txt")
 	mustWrite(t, path, "one\n")
 	result := make(chan *mcpsdk.CallToolResult, 1)
@@ -369,7 +370,7 @@ func TestTurnEndReleasesPendingEditorRead(t *testing.T) {
 // A file over the editor's message size is read by line ranges and refused
 // for edits up front; a large write never makes a line over 10 MiB.
 func TestLargeFilesThroughTheEditor(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeAuto)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	big := filepath.Join(th.cwd, "big.txt")
 	var b strings.Builder
 	for i := 0; b.Len() < 6<<20; i++ {
@@ -443,7 +444,7 @@ func TestManySessionsEditOneFileThroughAliases(t *testing.T) {
 	if raceEnabled {
 		edits = 20 // the same interleavings, fewer of them
 	}
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeAuto)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	real := filepath.Join(th.cwd, "shared.txt")
 	alias := filepath.Join(th.cwd, "alias.txt")
 	mustWrite(t, real, "END\n")
@@ -455,7 +456,7 @@ func TestManySessionsEditOneFileThroughAliases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := th.editor.Conn.SetSessionMode(th.ctx, acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: acpsdk.SessionModeId(ModeAuto)}); err != nil {
+		if _, err := th.editor.Conn.SetSessionMode(th.ctx, acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: acpsdk.SessionModeId(backend.ModeAuto)}); err != nil {
 			t.Fatal(err)
 		}
 		go th.prompt(resp.SessionId, "edit")

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
@@ -246,9 +247,9 @@ func (s *session) hardLinkAllowed(ctx context.Context, t *writeTarget) error {
 		return nil
 	}
 	switch s.toolMode() {
-	case ModeFullAccess:
+	case backend.ModeFullAccess:
 		return nil
-	case ModeAsk:
+	case backend.ModeAsk:
 		if n := noteOf(ctx); n != nil && n.linked != nil && os.SameFile(n.linked, t.info) {
 			return nil
 		}

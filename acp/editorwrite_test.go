@@ -11,6 +11,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
@@ -123,7 +124,7 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 					if tc.after != nil {
 						tc.after(e)
 					}
-				}}, ModeAuto)
+				}}, backend.ModeAuto)
 			e.ws, e.path = th.cwd, filepath.Join(th.cwd, "a.txt")
 			if !tc.newFile {
 				mustWrite(t, e.path, "one\n")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/internal/forms"
 )
 
@@ -46,7 +47,7 @@ func (a *Agent) elicitationModes() (form, url bool) {
 // but answers "method not found" does not have it after all: ok is false
 // (the caller asks permission questions instead), and the agent asks it
 // no more forms.
-func (o *turnOutput) askForm(ctx context.Context, qs []UserQuestion) (answers map[string][]string, ok bool) {
+func (o *turnOutput) askForm(ctx context.Context, qs []backend.UserQuestion) (answers map[string][]string, ok bool) {
 	f := forms.NewQuestionForm(qs)
 	raw, err := o.elicit(ctx, forms.Request{Mode: "form", Message: f.Message, RequestedSchema: &f.Schema})
 	switch {

@@ -9,13 +9,16 @@ import (
 	"log/slog"
 
 	"github.com/codexacp/codexacp/acp"
+	"github.com/codexacp/codexacp/backend"
 )
 
-// noTurns is a Backend for the example: the command uses acp.ExecBackend
-// or acp.AppServerBackend.
-type noTurns struct{}
+// noTurns is a backend for the example (the command uses one of
+// backend/codexexec or backend/appserver): embedding backend.Unsupported,
+// it offers nothing beyond Run.
+type noTurns struct{ backend.Unsupported }
 
-func (noTurns) Run(context.Context, acp.Turn, acp.TurnOutput) error { return nil }
+func (noTurns) Name() string                                            { return "none" }
+func (noTurns) Run(context.Context, backend.Turn, backend.Output) error { return nil }
 
 // An agent speaks ACP on any reader and writer (the command passes stdin
 // and stdout); Serve returns nil once the input ends.

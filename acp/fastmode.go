@@ -5,6 +5,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 )
 
@@ -18,7 +19,6 @@ import (
 // what it says. "off" is no tier, the standard speed.
 const (
 	configServiceTier = "service_tier"
-	serviceTierOff    = "off"
 )
 
 // configuredServiceTier is the user's -c service_tier= as codex reads it:
@@ -37,27 +37,19 @@ func (a *Agent) sessionServiceTier(s *session, m codex.Model) string {
 	tier := s.serviceTier
 	s.mu.Unlock()
 	tier = firstNonEmpty(tier, a.configuredServiceTier())
-	if tier == serviceTierOff || !slices.ContainsFunc(m.ServiceTiers, func(t codex.ServiceTier) bool { return t.ID == tier }) {
-		return serviceTierOff
+	if tier == backend.ServiceTierOff || !slices.ContainsFunc(m.ServiceTiers, func(t codex.ServiceTier) bool { return t.ID == tier }) {
+		return backend.ServiceTierOff
 	}
 	return tier
 }
 
-// serviceTierSetter is a Backend that applies Turn.ServiceTier on every
-// turn.
-type serviceTierSetter interface {
-	setsServiceTier()
-}
-
-func (b *AppServerBackend) setsServiceTier() {}
-
 // fastModeOption is the picker for model m; nil when m has no tiers or the
 // backend cannot apply them.
 func (a *Agent) fastModeOption(s *session, m codex.Model) []acpsdk.SessionConfigOption {
-	if _, ok := a.opts.Backend.(serviceTierSetter); !ok || len(m.ServiceTiers) == 0 {
+	if !a.can(backend.FastMode) || len(m.ServiceTiers) == 0 {
 		return nil
 	}
-	choices := acpsdk.SessionConfigSelectOptionsUngrouped{selectOption(serviceTierOff, "Off", "Standard speed")}
+	choices := acpsdk.SessionConfigSelectOptionsUngrouped{selectOption(backend.ServiceTierOff, "Off", "Standard speed")}
 	for _, t := range m.ServiceTiers {
 		choices = append(choices, selectOption(t.ID, t.Name, t.Description))
 	}

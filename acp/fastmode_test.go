@@ -9,6 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
@@ -17,11 +18,12 @@ import (
 // tierBackend is a backend that applies service tiers (as the app-server
 // does) and records each turn.
 type tierBackend struct {
+	backend.Unsupported
 	mu    sync.Mutex
-	turns []Turn
+	turns []backend.Turn
 }
 
-func (b *tierBackend) Run(_ context.Context, t Turn, out TurnOutput) error {
+func (b *tierBackend) Run(_ context.Context, t backend.Turn, out backend.Output) error {
 	b.mu.Lock()
 	b.turns = append(b.turns, t)
 	b.mu.Unlock()
@@ -31,9 +33,11 @@ func (b *tierBackend) Run(_ context.Context, t Turn, out TurnOutput) error {
 	return nil
 }
 
-func (b *tierBackend) setsServiceTier() {}
+func (b *tierBackend) Name() string { return "tiers" }
 
-func (b *tierBackend) last() Turn {
+func (b *tierBackend) Capabilities() backend.Capabilities { return backend.FastMode }
+
+func (b *tierBackend) last() backend.Turn {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.turns[len(b.turns)-1]
@@ -67,7 +71,7 @@ func TestFastModeOption(t *testing.T) {
 			t.Errorf("option %q: %v", o.Select.Name, values)
 		}
 	}
-	prompt := func() Turn {
+	prompt := func() backend.Turn {
 		t.Helper()
 		if _, err := h.editor.Conn.Prompt(h.ctx, acpsdk.PromptRequest{SessionId: id, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hi")}}); err != nil {
 			t.Fatal(err)
@@ -130,7 +134,7 @@ func TestFastModeOption(t *testing.T) {
 func TestFastModeDefaultsAndBackends(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		backend    Backend
+		backend    backend.Backend
 		configured string
 		want       string // "-": not offered
 	}{

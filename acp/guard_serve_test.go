@@ -2,7 +2,6 @@ package acp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // rawEditor drives Agent.Serve line by line, for input an SDK client would
@@ -105,31 +106,6 @@ func (e *rawEditor) initialize(tb testing.TB) {
 	}
 }
 
-// notificationBurst is n notifications of every kind an editor may send,
-// with a request after every tenth of them.
-func notificationBurst(n int, knownSession string) (burst []byte, requests int) {
-	var b bytes.Buffer
-	for i := range n {
-		switch i % 5 {
-		case 0:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"no/such_notification","params":{"n":%d}}`+"\n", i)
-		case 1:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"_zed/extension","params":{}}`+"\n")
-		case 2:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sess_unknown%d"}}`+"\n", i)
-		case 3:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", knownSession)
-		case 4:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`+"\n", 1_000_000+i)
-		}
-		if (i+1)%(n/10) == 0 {
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"burst-%d","method":"initialize","params":{"protocolVersion":1}}`+"\n", requests)
-			requests++
-		}
-	}
-	return b.Bytes(), requests
-}
-
 // gatedLogger blocks the SDK's notification loop in its first "failed to
 // handle notification" log until release is closed: a notification handler
 // slower than the editor sends, so that a queue in the SDK would fill up.
@@ -171,7 +147,7 @@ func TestServeSurvivesNotificationBurst(t *testing.T) {
 		t.Fatalf("session/new: %s", m.line)
 	}
 
-	burst, requests := notificationBurst(100_000, session.SessionID)
+	burst, requests := testkit.NotificationBurst(100_000, session.SessionID)
 	e.out <- burst
 	answered := map[string]bool{}
 	for n := 0; n < requests; {

@@ -11,6 +11,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -49,7 +50,7 @@ func (th *toolsHarness) editorWritesSince(before int) int {
 // an editor that writes in place without changing the outside file: auto
 // mode refuses it, saying why; nothing is sent to the editor.
 func TestHardLinkRefusedInAutoThroughTheEditor(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, ModeAuto)
+	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, backend.ModeAuto)
 	path := filepath.Join(th.cwd, "a.txt")
 	outside := hardLinkedOutside(t, path)
 	before := len(th.editor.Calls())
@@ -79,7 +80,7 @@ func TestHardLinkAsksWithTheReason(t *testing.T) {
 		Permission: func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 			questions = append(questions, req)
 			return fakeeditor.Select("allow_always")
-		}}, ModeAsk)
+		}}, backend.ModeAsk)
 	plain := filepath.Join(th.cwd, "plain.txt")
 	mustWrite(t, plain, "one\n")
 	if res := th.call(t, "edit_text_file", map[string]any{"path": plain, "old_string": "one", "new_string": "two"}); res.IsError {
@@ -125,7 +126,7 @@ func TestHardLinkMadeDuringTheQuestionRefused(t *testing.T) {
 				t.Errorf("link: %v", err)
 			}
 			return fakeeditor.Select("allow_once")
-		}}, ModeAsk)
+		}}, backend.ModeAsk)
 	path = filepath.Join(th.cwd, "a.txt")
 	mustWrite(t, path, "one\n")
 	res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})
@@ -144,11 +145,11 @@ func TestHardLinkFullAccessAndLocalRoute(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		fs          bool
-		mode        Mode
+		mode        backend.Mode
 		wantOutside string
 	}{
-		{"full access, editor", true, ModeFullAccess, "precious two\n"},
-		{"auto, local disk", false, ModeAuto, "precious one\n"},
+		{"full access, editor", true, backend.ModeFullAccess, "precious two\n"},
+		{"auto, local disk", false, backend.ModeAuto, "precious one\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			th := startTools(t, fakeeditor.Options{FS: tc.fs, WriteThrough: true}, tc.mode)

@@ -18,7 +18,7 @@ import (
 // edit, not at all.
 func TestKeepOverwrite(t *testing.T) {
 	a := &Agent{store: sessionstore.New(t.TempDir(), nil), log: discardLogger()}
-	s := newSession(sidHere, "/w", nil, mcpSetup{}, events.Options{})
+	s := newSession(sidHere, "/w", nil, nil, events.Options{})
 	if err := a.store.Save(s.record()); err != nil {
 		t.Fatal(err)
 	}

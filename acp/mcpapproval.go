@@ -2,33 +2,12 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/backend"
 )
-
-// MCPToolApproval is codex asking whether a tool of one of the editor's MCP
-// servers may run (app-server: an mcpServer/elicitation/request whose
-// _meta.codex_approval_kind is "mcp_tool_call"). Codex asks for every tool
-// not annotated readOnlyHint, in modes whose approval policy lets it ask
-// (read-only, through readOnlyApproval, ask and auto); in full-access it
-// runs.
-type MCPToolApproval struct {
-	ItemID     string          // codex's mcpToolCall item (its tool call); "" when none was seen
-	Server     string          // the server's name as codex knows it
-	Tool       string          // the tool's name
-	Arguments  json.RawMessage // the call's arguments; may be empty
-	Message    string          // codex's question
-	ForSession bool            // codex can remember a yes for the rest of the session
-}
-
-// mcpToolApprover is a TurnOutput that can put MCP tool calls to the user.
-type mcpToolApprover interface {
-	ApproveMCPTool(ctx context.Context, req MCPToolApproval) ApprovalDecision
-}
-
-var _ mcpToolApprover = (*turnOutput)(nil)
 
 // Permission options of an MCP tool approval.
 const (
@@ -40,11 +19,11 @@ const (
 // ApproveMCPTool asks the editor, attaching the question to the call's tool
 // call. It returns ApprovalCancel when the turn ends while the user is
 // asked.
-func (o *turnOutput) ApproveMCPTool(ctx context.Context, req MCPToolApproval) ApprovalDecision {
+func (o *turnOutput) ApproveMCPTool(ctx context.Context, req backend.MCPToolApproval) backend.ApprovalDecision {
 	ctx, stop := mergeContext(ctx, o.ctx)
 	defer stop()
 	if ctx.Err() != nil {
-		return ApprovalCancel
+		return backend.ApprovalCancel
 	}
 	id, ok := o.toolCallOf(req.ItemID)
 	if !ok {
@@ -79,7 +58,7 @@ func (o *turnOutput) ApproveMCPTool(ctx context.Context, req MCPToolApproval) Ap
 	d := o.askApproval(ctx, "MCP tool", update, options, optToolOnce, always)
 	if !ok {
 		status := acpsdk.ToolCallStatusFailed
-		if d == ApprovalAccept || d == ApprovalAcceptForSession {
+		if d == backend.ApprovalAccept || d == backend.ApprovalAcceptForSession {
 			status = acpsdk.ToolCallStatusCompleted
 		}
 		o.a.sendUpdate(ctx, o.s.id, acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(status)))

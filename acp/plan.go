@@ -2,10 +2,11 @@ package acp
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/backend"
 )
 
 // Plan mode (app-server only; see docs/codex-app-server.md, "Plan mode"):
@@ -31,7 +32,7 @@ const (
 // offersPlanMode: the app-server can run plan-mode turns (Turn.Plan);
 // codex exec has no collaboration modes, so the exec backend offers none.
 func (a *Agent) offersPlanMode() bool {
-	return a.features()&featPlan != 0
+	return a.can(backend.Plan)
 }
 
 // planTurn is /plan [task]: plan mode on, then the task (if any) planned.
@@ -89,53 +90,11 @@ func (s *session) setPlanning(on bool) {
 	s.mu.Unlock()
 }
 
-// planSink is a TurnOutput told about the plan a plan-mode turn proposes.
-type planSink interface {
-	ProposedPlan(text string)
-}
-
-// ProposedPlan implements planSink.
+// ProposedPlan implements backend.Output.
 func (o *turnOutput) ProposedPlan(text string) {
 	o.s.mu.Lock()
 	o.s.proposed = text
 	o.s.mu.Unlock()
-}
-
-// takeProposedPlan returns the plan the last turn proposed, once.
-func (s *session) takeProposedPlan() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.proposed
-	s.proposed = ""
-	return p
-}
-
-// afterPlanTurn runs once a turn of the prompt ended: when it was a
-// plan-mode turn that proposed a plan, the editor is asked whether to carry
-// it out, and on yes the implementing turn runs; its answer is the prompt's.
-func (a *Agent) afterPlanTurn(ctx context.Context, s *session, resp acpsdk.PromptResponse, err error) (acpsdk.PromptResponse, error) {
-	plan := s.takeProposedPlan()
-	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn || plan == "" || !s.planning() {
-		return resp, err
-	}
-	mode, ok := a.askImplement(ctx, s, plan)
-	if ctx.Err() != nil {
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled, Usage: resp.Usage}, nil
-	}
-	if !ok {
-		a.log.Info("plan kept; the session stays in plan mode", "session", s.id)
-		return resp, nil
-	}
-	a.log.Info("plan approved; implementing", "session", s.id, "mode", mode)
-	s.setPlanning(false)
-	s.setMode(mode)
-	a.persist(s)
-	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
-		SessionUpdate: "current_mode_update",
-		CurrentModeId: acpsdk.SessionModeId(mode),
-	}})
-	a.sendUpdate(ctx, s.id, configUpdate(a.configOptions(s)))
-	return a.runTurn(ctx, s, implementPrompt, nil, turnSpec{prompt: implementPrompt})
 }
 
 // Options of the switch_mode question: "implement:<mode>" per mode that can
@@ -144,50 +103,3 @@ const (
 	optImplementPrefix = "implement:"
 	optPlanStay        = "stay"
 )
-
-// askImplement asks the editor whether to leave plan mode and implement
-// plan, and in which mode. ok is false when the user stays in plan mode or
-// the question could not be answered.
-func (a *Agent) askImplement(ctx context.Context, s *session, plan string) (Mode, bool) {
-	var opts []acpsdk.PermissionOption
-	for _, m := range modes(s.user) {
-		if m.mode == ModeReadOnly {
-			continue // cannot carry a plan out
-		}
-		opts = append(opts, acpsdk.PermissionOption{
-			OptionId: acpsdk.PermissionOptionId(optImplementPrefix + string(m.mode)),
-			Name:     "Yes, implement it in " + m.name + " mode",
-			Kind:     acpsdk.PermissionOptionKindAllowOnce,
-		})
-	}
-	opts = append(opts, acpsdk.PermissionOption{OptionId: optPlanStay, Name: "No, keep planning", Kind: acpsdk.PermissionOptionKindRejectOnce})
-	s.mu.Lock()
-	s.planAsks++
-	id := acpsdk.ToolCallId(fmt.Sprintf("plan-switch-%d", s.planAsks))
-	s.mu.Unlock()
-	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(s.id),
-		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: id,
-			Title:      acpsdk.Ptr("Leave plan mode and implement the plan?"),
-			Kind:       acpsdk.Ptr(acpsdk.ToolKindSwitchMode),
-			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
-			Content:    []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(clip(plan, 16384)))},
-		},
-		Options: opts,
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			a.log.Warn("plan switch question failed", "session", s.id, "err", err)
-		}
-		return "", false
-	}
-	if resp.Outcome.Selected == nil {
-		return "", false
-	}
-	m, ok := strings.CutPrefix(string(resp.Outcome.Selected.OptionId), optImplementPrefix)
-	if !ok {
-		return "", false
-	}
-	return parseMode(m, s.user)
-}

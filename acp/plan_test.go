@@ -1,59 +1,28 @@
 package acp
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	"github.com/codexacp/codexacp/backend/codexexec"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 )
-
-// The collaborationMode each turn of a thread sends: plan while planning,
-// default once right after (codex keeps a thread's mode), then nothing.
-func TestCollaborationModeSequence(t *testing.T) {
-	b := NewAppServerBackend(appserver.Options{})
-	defer b.Close()
-	b.noteSettings("th", threadSettings{Model: "gpt-x"})
-	for i, tc := range []struct {
-		turn Turn
-		want string // JSON; "null": none sent
-	}{
-		{Turn{}, `null`},
-		{Turn{Plan: true}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
-		{Turn{Plan: true, Model: "m2", Effort: "high"}, `{"mode":"plan","settings":{"developer_instructions":null,"model":"m2","reasoning_effort":"high"}}`},
-		{Turn{}, `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}`},
-		{Turn{}, `null`},
-	} {
-		got, err := json.Marshal(b.collaborationMode(tc.turn, "th"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != tc.want {
-			t.Errorf("turn %d: collaborationMode = %s, want %s", i, got, tc.want)
-		}
-	}
-	// A thread resumed in plan mode is put back to default.
-	b.noteSettings("old", threadSettings{Model: "gpt-x", CollaborationMode: &struct {
-		Mode string `json:"mode"`
-	}{Mode: "plan"}})
-	if got, _ := json.Marshal(b.collaborationMode(Turn{}, "old")); string(got) != `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}` {
-		t.Errorf("resumed plan-mode thread: %s", got)
-	}
-}
 
 // Plan mode is offered where the backend can plan (the app-server), not on exec.
 func TestCollabOptionOffered(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		backend Backend
+		backend backend.Backend
 		offered bool
 	}{
-		{"exec", &ExecBackend{}, false},
-		{"app-server", NewAppServerBackend(appserver.Options{}), true},
+		{"exec", &codexexec.Backend{}, false},
+		{"app-server", appserver.New(codexapp.Options{}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAgent(Options{Backend: tc.backend})
-			s := newSession("sess_x", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s := newSession("sess_x", t.TempDir(), nil, nil, events.Options{})
 			found := false
 			for _, o := range a.configOptions(s) {
 				if o.Select != nil && string(o.Select.Id) == configCollab {

@@ -17,6 +17,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -34,7 +35,9 @@ type panickyBackend struct {
 	turnPanicked atomic.Bool
 }
 
-func (b *panickyBackend) Warm(t Turn) {
+func (b *panickyBackend) Capabilities() backend.Capabilities { return backend.Warm }
+
+func (b *panickyBackend) Warm(t backend.Turn) {
 	if t.Cwd == b.warmPanicsIn {
 		panic(recovery.Injected("warm"))
 	}
@@ -144,7 +147,7 @@ func TestPanicInATurnEvent(t *testing.T) {
 	h := startAgentWith(t, opts, fakeeditor.Options{})
 	other := h.newSession(t, t.TempDir())
 	sid := h.newSession(t, t.TempDir())
-	setMode(t, h, sid, ModeAuto)
+	setMode(t, h, sid, backend.ModeAuto)
 
 	_, err := h.prompt(sid, "hello")
 	wantInternalError(t, err, "codex event thread.started")
@@ -190,7 +193,7 @@ func TestShellEditsWithAnUntrackedLockLink(t *testing.T) {
 	be := &fakeBackend{script: shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })}
 	h := startAgent(t, be, fakeeditor.Options{FS: true})
 	sid := h.newSession(t, cwd)
-	setMode(t, h, sid, ModeAuto)
+	setMode(t, h, sid, backend.ModeAuto)
 	resp, err := h.prompt(sid, "go")
 	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("prompt = %+v, %v", resp, err)

@@ -10,6 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/sessionstore"
@@ -24,16 +25,16 @@ var (
 type session struct {
 	id   string
 	cwd  string
-	dirs []string         // additional workspace directories
-	mcp  mcpSetup         // the editor's MCP servers, as codex config and env
-	user codex.UserConfig // the user's sandbox and approval settings, under the modes
+	dirs []string            // additional workspace directories
+	mcp  []backend.MCPServer // the editor's MCP servers
+	user codex.UserConfig    // the user's sandbox and approval settings, under the modes
 
 	// toolsToken authenticates this session's codex runs to the embedded
 	// MCP server (the agent owns the registration, see toolsRegistration).
 	toolsToken string
 
 	// turns is held by the Prompt running a turn; turns of a session never
-	// overlap, and waiting prompts run in order (steer.go). translator is
+	// overlap, and waiting prompts run in order (turn.go). translator is
 	// only used while holding it.
 	turns      turnQueue
 	translator *events.Translator
@@ -42,7 +43,7 @@ type session struct {
 	trMu sync.Mutex
 
 	mu          sync.Mutex
-	mode        Mode
+	mode        backend.Mode
 	model       string // chosen in the picker; "" lets codex's configuration decide
 	effort      string // likewise
 	serviceTier string // likewise (the fast-mode picker)
@@ -69,8 +70,8 @@ type session struct {
 	runAlways atomic.Bool
 	calls     turnCalls // the running turn's file-tool calls
 
-	skills        []Skill       // codex's skills for the workspace, offered as commands
-	commandsReady chan struct{} // closed once the session's commands were sent (commands.go)
+	skills        []backend.Skill // codex's skills for the workspace, offered as commands
+	commandsReady chan struct{}   // closed once the session's commands were sent (commands.go)
 	// refreshing serializes refreshCommands: listing the skills and sending
 	// them, so that an older list never overwrites a newer one.
 	refreshing sync.Mutex
@@ -78,8 +79,8 @@ type session struct {
 
 // newSession makes a session; a restored one passes its thread and token
 // totals in topts (ThreadID, ThreadUsage).
-func newSession(id, cwd string, dirs []string, mcp mcpSetup, topts events.Options) *session {
-	topts.OwnMCPServer = ownServerName
+func newSession(id, cwd string, dirs []string, mcp []backend.MCPServer, topts events.Options) *session {
+	topts.OwnMCPServer = backend.OwnServerName
 	return &session{
 		id:         id,
 		cwd:        cwd,
@@ -91,7 +92,7 @@ func newSession(id, cwd string, dirs []string, mcp mcpSetup, topts events.Option
 	}
 }
 
-func (s *session) currentMode() Mode {
+func (s *session) currentMode() backend.Mode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mode
@@ -101,17 +102,17 @@ func (s *session) currentMode() Mode {
 // in the session's mode (for ModeCustom, the one matching the user's
 // settings). While planning it is read-only whatever the mode: nothing is
 // edited until the user approves the plan (plan.go).
-func (s *session) toolMode() Mode {
+func (s *session) toolMode() backend.Mode {
 	s.mu.Lock()
 	m, planning := s.mode, s.plan
 	s.mu.Unlock()
 	if planning {
-		return ModeReadOnly
+		return backend.ModeReadOnly
 	}
-	return modePolicy(m, s.user, nil).Tools
+	return backend.ModePolicy(m, s.user, nil).Tools
 }
 
-func (s *session) setMode(m Mode) {
+func (s *session) setMode(m backend.Mode) {
 	s.mu.Lock()
 	s.mode = m
 	s.mu.Unlock()
@@ -172,74 +173,6 @@ func (s *session) record() sessionstore.Record {
 		UpdatedAt:             time.Now().UTC(),
 		ThreadUsage:           s.threadUsage,
 	}
-}
-
-// newPrompt registers a prompt and returns its generation, and a context
-// done at the next session/cancel (which covers the prompt from now on,
-// whatever it is waiting for). It does not touch the running turn: the
-// prompt joins it or waits for it (steer.go).
-func (s *session) newPrompt() (gen uint64, cancelled context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latest++
-	if s.nextCancel == nil {
-		s.nextCancel, s.fireCancel = context.WithCancel(context.Background())
-	}
-	return s.latest, s.nextCancel
-}
-
-// promptCancelled reports whether a session/cancel came after the prompt
-// of generation gen was registered, or the session closed.
-func (s *session) promptCancelled(gen uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed || gen <= s.cancelledTo
-}
-
-// beginTurn is called with the session's turn acquired. It reports false
-// when a session/cancel came after the prompt was sent, or the session
-// closed; otherwise the turn is the session's running one until endTurn.
-func (s *session) beginTurn(ctx context.Context, gen uint64, cancel context.CancelCauseFunc) (*runningTurn, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || gen <= s.cancelledTo {
-		return nil, false
-	}
-	s.cancel = cancel
-	s.running = &runningTurn{ctx: ctx, done: make(chan struct{})}
-	return s.running, true
-}
-
-// endTurn records the turn's answer for the prompts that joined it.
-func (s *session) endTurn(rt *runningTurn, resp acpsdk.PromptResponse, err error) {
-	s.mu.Lock()
-	s.cancel = nil
-	s.running = nil
-	s.mu.Unlock()
-	rt.resp, rt.err = resp, err
-	close(rt.done)
-}
-
-func (s *session) cancelTurn(cause error) {
-	s.mu.Lock()
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
-	}
-}
-
-// cancelPrompts is session/cancel: the running turn ends, and a prompt
-// still waiting for it to finish answers cancelled instead of starting.
-func (s *session) cancelPrompts() {
-	s.mu.Lock()
-	s.cancelledTo = s.latest
-	if s.fireCancel != nil {
-		s.fireCancel()
-		s.nextCancel, s.fireCancel = nil, nil
-	}
-	s.mu.Unlock()
-	s.cancelTurn(errCancelledByClient)
 }
 
 func (s *session) alwaysAllowed(kind acpsdk.ToolKind) bool {

@@ -12,6 +12,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/shelledits"
@@ -49,9 +50,9 @@ var anonShellEdits atomic.Uint64
 // files without being approved one by one.
 func shellMayWrite(s *session) bool {
 	switch s.toolMode() {
-	case ModeAuto, ModeFullAccess:
+	case backend.ModeAuto, backend.ModeFullAccess:
 		return true
-	case ModeAsk:
+	case backend.ModeAsk:
 		return s.runAlways.Load()
 	}
 	return false
@@ -107,7 +108,7 @@ func (o *turnOutput) shellEvent(ev events.Event) {
 				o.reportShellEdits(it)
 			}
 		case events.ItemMCPToolCall:
-			if it.Server == ownServerName {
+			if it.Server == backend.OwnServerName {
 				var args struct {
 					Path string `json:"path"`
 				}

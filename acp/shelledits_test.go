@@ -11,6 +11,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
@@ -46,7 +47,7 @@ func writeTestFile(t *testing.T, path, content string) {
 	}
 }
 
-func setMode(t *testing.T, h *harness, sid acpsdk.SessionId, mode Mode) {
+func setMode(t *testing.T, h *harness, sid acpsdk.SessionId, mode backend.Mode) {
 	t.Helper()
 	if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(mode)}); err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestShellEditsFollowTheCommand(t *testing.T) {
 	})}
 	h := startAgent(t, be, fakeeditor.Options{FS: true})
 	sid := h.newSession(t, cwd)
-	setMode(t, h, sid, ModeAuto)
+	setMode(t, h, sid, backend.ModeAuto)
 	if _, err := h.prompt(sid, "go"); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestShellEditsLeaveOwnToolEditsOut(t *testing.T) {
 	}}
 	h := startAgent(t, be, fakeeditor.Options{FS: true})
 	sid := h.newSession(t, cwd)
-	setMode(t, h, sid, ModeFullAccess)
+	setMode(t, h, sid, backend.ModeFullAccess)
 	if _, err := h.prompt(sid, "go"); err != nil {
 		t.Fatal(err)
 	}
@@ -224,27 +225,27 @@ func TestShellEditsUpdate(t *testing.T) {
 // that session only, not in another with the same id (another agent's).
 func TestShellMayWrite(t *testing.T) {
 	for _, tc := range []struct {
-		mode      Mode
+		mode      backend.Mode
 		runAlways bool
 		want      bool
 	}{
-		{ModeReadOnly, false, false},
-		{ModeReadOnly, true, false},
-		{ModeAsk, false, false},
-		{ModeAsk, true, true},
-		{ModeAuto, false, true},
-		{ModeFullAccess, false, true},
+		{backend.ModeReadOnly, false, false},
+		{backend.ModeReadOnly, true, false},
+		{backend.ModeAsk, false, false},
+		{backend.ModeAsk, true, true},
+		{backend.ModeAuto, false, true},
+		{backend.ModeFullAccess, false, true},
 	} {
 		t.Run(fmt.Sprintf("%s always=%v", tc.mode, tc.runAlways), func(t *testing.T) {
-			s := newSession("sess_same", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			s := newSession("sess_same", t.TempDir(), nil, nil, events.Options{})
 			s.mode = tc.mode
-			other := newSession("sess_same", t.TempDir(), nil, mcpSetup{}, events.Options{})
+			other := newSession("sess_same", t.TempDir(), nil, nil, events.Options{})
 			other.mode = tc.mode
 			s.runAlways.Store(tc.runAlways)
 			if got := shellMayWrite(s); got != tc.want {
 				t.Errorf("shellMayWrite = %v, want %v", got, tc.want)
 			}
-			if got, want := shellMayWrite(other), tc.mode == ModeAuto || tc.mode == ModeFullAccess; got != want {
+			if got, want := shellMayWrite(other), tc.mode == backend.ModeAuto || tc.mode == backend.ModeFullAccess; got != want {
 				t.Errorf("another session with the same id: shellMayWrite = %v, want %v", got, want)
 			}
 		})

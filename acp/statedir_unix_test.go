@@ -16,6 +16,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
@@ -49,7 +50,7 @@ func plantStateDir(t *testing.T, state, cwd string) {
 		}
 	}
 	rec := func(id string) sessionstore.Record {
-		return sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeAsk), UpdatedAt: time.Now()}
+		return sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(backend.ModeAsk), UpdatedAt: time.Now()}
 	}
 	must(st.Save(rec(sidFIFOLog)))
 	must(st.Save(rec(sidZeroLog)))
@@ -147,7 +148,7 @@ func TestForeignRecordGrantsNoMode(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	st := sessionstore.New(state, nil)
 	for _, id := range []string{sidHere, sidElsewhere} {
-		if err := st.Save(sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeFullAccess)}); err != nil {
+		if err := st.Save(sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(backend.ModeFullAccess)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +160,7 @@ func TestForeignRecordGrantsNoMode(t *testing.T) {
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[string]Mode{sidHere: ModeFullAccess, sidElsewhere: DefaultMode} {
+	for id, want := range map[string]backend.Mode{sidHere: backend.ModeFullAccess, sidElsewhere: DefaultMode} {
 		load, err := h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}})
 		if err != nil {
 			t.Fatal(err)

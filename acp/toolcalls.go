@@ -11,6 +11,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/sessionstore"
@@ -93,10 +94,10 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	// under all of them, wherever they are: auto mode refuses, ask mode
 	// asks whatever was allowed before.
 	links, linked := 0, fs.FileInfo(nil)
-	if mode != ModeFullAccess {
+	if mode != backend.ModeFullAccess {
 		links, linked = r.editorLinks(ch)
 	}
-	if links > 1 && mode != ModeAsk {
+	if links > 1 && mode != backend.ModeAsk {
 		return hardLinkError(ch.Path, links)
 	}
 	s.setChange(c.ID, ch)
@@ -106,7 +107,7 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 	// workspace-write sandbox keeps those read-only, and these tools
 	// bypass it.
 	protected := ""
-	if mode != ModeFullAccess {
+	if mode != backend.ModeFullAccess {
 		protected = s.protectedDir(ch.Path)
 	}
 	update := &acpsdk.SessionToolCallUpdate{
@@ -114,7 +115,7 @@ func (r *toolReporter) BeforeWrite(ctx context.Context, c *mcp.Call, ch *fsops.C
 		ToolCallId:    acpsdk.ToolCallId(c.ID),
 		Status:        acpsdk.Ptr(acpsdk.ToolCallStatusInProgress),
 	}
-	if protected == "" && links <= 1 && (mode != ModeAsk || s.alwaysAllowed(acpsdk.ToolKindEdit)) {
+	if protected == "" && links <= 1 && (mode != backend.ModeAsk || s.alwaysAllowed(acpsdk.ToolKindEdit)) {
 		// No question to ask: show where the edit lands; the diff comes with
 		// the completion (sending a large file's texts once, not twice).
 		update.Locations = changeLocations(ch)

@@ -14,6 +14,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/bearer"
@@ -35,14 +36,14 @@ type toolsHarness struct {
 	turnStarted <-chan struct{}
 }
 
-func startTools(tb testing.TB, eopts fakeeditor.Options, mode Mode) *toolsHarness {
+func startTools(tb testing.TB, eopts fakeeditor.Options, mode backend.Mode) *toolsHarness {
 	tb.Helper()
 	return startToolsWith(tb, Options{}, eopts, mode)
 }
 
 // startToolsWith is startTools with agent options (Backend and Tools are set
 // here).
-func startToolsWith(tb testing.TB, opts Options, eopts fakeeditor.Options, mode Mode) *toolsHarness {
+func startToolsWith(tb testing.TB, opts Options, eopts fakeeditor.Options, mode backend.Mode) *toolsHarness {
 	tb.Helper()
 	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -132,7 +133,7 @@ func TestEditorFSErrorsMapByMeaning(t *testing.T) {
 		{"other", &acpsdk.RequestError{Code: -32603, Message: "buffer is locked"}, -32603, "buffer is locked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+			th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 			path := filepath.Join(th.cwd, "a.txt")
 			th.editor.SetBuffer(path, "one\n")
 			th.editor.FailFS(path, tc.err)
@@ -146,7 +147,7 @@ func TestEditorFSErrorsMapByMeaning(t *testing.T) {
 }
 
 func TestEditorWriteFailureNeverFallsBackToDisk(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestEditorWriteFailureNeverFallsBackToDisk(t *testing.T) {
 }
 
 func TestEditorWithoutFSUsesDisk(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: false}, ModeFullAccess)
+	th := startTools(t, fakeeditor.Options{FS: false}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestEditorWithoutFSUsesDisk(t *testing.T) {
 }
 
 func TestBinaryAndDirectoryOnDiskRefusedBeforeEditor(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	bin := filepath.Join(th.cwd, "blob.bin")
 	if err := os.WriteFile(bin, []byte("ab\x00cd"), 0o644); err != nil {
 		t.Fatal(err)
@@ -199,7 +200,7 @@ func TestBinaryAndDirectoryOnDiskRefusedBeforeEditor(t *testing.T) {
 func TestPermissionCancelledWritesNothing(t *testing.T) {
 	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
-	}}, ModeAsk)
+	}}, backend.ModeAsk)
 	path := filepath.Join(th.cwd, "a.txt")
 	th.editor.SetBuffer(path, "one\n")
 	res := th.call(t, "edit_text_file", map[string]any{"path": path, "old_string": "one", "new_string": "two"})
@@ -227,7 +228,7 @@ func TestInWorkspaceResolvesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra := t.TempDir()
-	s := newSession("s", root, []string{extra}, mcpSetup{}, events.Options{})
+	s := newSession("s", root, []string{extra}, nil, events.Options{})
 	for _, tc := range []struct {
 		path string
 		want bool
@@ -260,7 +261,7 @@ func BenchmarkEditToolCallEndToEnd(b *testing.B) {
 		lines int
 	}{{"small", 10}, {"1MB", 20000}} {
 		b.Run(size.name, func(b *testing.B) {
-			th := startTools(b, fakeeditor.Options{FS: true}, ModeFullAccess)
+			th := startTools(b, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 			path := filepath.Join(th.cwd, "big.txt")
 			var content strings.Builder
 			for i := 0; content.Len() < size.lines*50 || i < size.lines; i++ {
@@ -324,7 +325,7 @@ func TestDiffContentLargeFileSendsHunks(t *testing.T) {
 // A client that advertises fs but answers "method not found" wrote nothing:
 // the disk is used, once per method, and later calls go straight to disk.
 func TestEditorMethodNotFoundFallsBackToDisk(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true, FSNotImplemented: true}, ModeFullAccess)
+	th := startTools(t, fakeeditor.Options{FS: true, FSNotImplemented: true}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -348,7 +349,7 @@ func TestEditorMethodNotFoundFallsBackToDisk(t *testing.T) {
 }
 
 func TestReadToolCallUpdates(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeAsk)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAsk)
 	path := filepath.Join(th.cwd, "src", "a.go")
 	th.editor.SetBuffer(path, "package a\n")
 	res := th.call(t, "read_text_file", map[string]any{"path": path})
@@ -413,7 +414,7 @@ func TestHunkContentsKeepsHeaderLikeLines(t *testing.T) {
 func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
 	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
-	}}, ModeAuto)
+	}}, backend.ModeAuto)
 	for _, tc := range []struct {
 		rel  string
 		asks bool
@@ -453,7 +454,7 @@ func TestCancelWhilePermissionPending(t *testing.T) {
 		close(asked)
 		<-answer // the user takes their time
 		return fakeeditor.Select("allow_once")
-	}}, ModeAsk)
+	}}, backend.ModeAsk)
 	defer close(answer)
 	path := filepath.Join(th.cwd, "a.txt")
 	th.editor.SetBuffer(path, "one\n")
@@ -493,7 +494,7 @@ func TestCancelWhilePermissionPending(t *testing.T) {
 // A write arriving while no turn runs (a codex that outlived its turn) is
 // refused and reported nowhere.
 func TestWriteOutsideTurnRefused(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	if err := th.editor.Conn.Cancel(th.ctx, acpsdk.CancelNotification{SessionId: th.session}); err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ func TestWriteCreateParentsAsksAndCreates(t *testing.T) {
 					title = *req.ToolCall.Title
 				}
 				return fakeeditor.Select(tc.option)
-			}}, ModeAsk)
+			}}, backend.ModeAsk)
 			path := filepath.Join(th.cwd, "new", "deeper", "a.txt")
 			res := th.call(t, "write_text_file", map[string]any{"path": path, "content": "x\n", "create_parents": true})
 			if res.IsError == tc.want {
@@ -574,7 +575,7 @@ func TestToolCallGivenUpAtTurnEnd(t *testing.T) {
 		}
 	}
 	defer release()
-	th := startToolsWith(t, Options{LocalFiles: disk, toolCallGrace: time.Millisecond}, fakeeditor.Options{FS: false}, ModeFullAccess)
+	th := startToolsWith(t, Options{LocalFiles: disk, toolCallGrace: time.Millisecond}, fakeeditor.Options{FS: false}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)

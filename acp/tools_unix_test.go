@@ -9,12 +9,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
 func TestEditorReadRefusesNonRegularFiles(t *testing.T) {
-	th := startTools(t, fakeeditor.Options{FS: true}, ModeFullAccess)
+	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	fifo := filepath.Join(th.cwd, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestReadHugeFileBothRoutes(t *testing.T) {
 		size int64
 	}{{"local", false, 64 << 30}, {"editor", true, 64 << 20}} {
 		t.Run(tc.name, func(t *testing.T) {
-			th := startTools(t, fakeeditor.Options{FS: tc.fs}, ModeReadOnly)
+			th := startTools(t, fakeeditor.Options{FS: tc.fs}, backend.ModeReadOnly)
 			big := filepath.Join(th.cwd, "big.log")
 			mustWrite(t, big, "first line\nsecond line\n")
 			if err := os.Truncate(big, tc.size); err != nil {

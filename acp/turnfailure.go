@@ -8,6 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -18,11 +19,8 @@ import (
 // answer auth_required, so that the client offers sign-in. Never -32603:
 // that says codexacp broke.
 func (a *Agent) turnFailure(ctx context.Context, s *session, end events.Outcome, log *slog.Logger) (acpsdk.PromptResponse, error) {
-	var limits *events.RateLimits
-	if rl, ok := a.opts.Backend.(rateLimiter); ok {
-		limits = rl.lastRateLimits()
-	}
-	f := end.Failure(events.FailureContext{Now: time.Now(), Limits: limits, CanCompact: a.features()&featCompact != 0})
+	be := a.opts.Backend
+	f := end.Failure(events.FailureContext{Now: time.Now(), Limits: be.LastRateLimits(), CanCompact: be.Capabilities().Has(backend.Compact)})
 	log.Warn("turn failed", "kind", f.Kind, "message", end.FailedMessage)
 	if f.AuthRequired {
 		return acpsdk.PromptResponse{}, authRequired(strings.TrimPrefix(f.Message, "⚠ "))

@@ -2,13 +2,13 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
@@ -33,8 +33,9 @@ func newFailingBackend(t *testing.T, fixture string) *failingBackend {
 
 type limitedBackend struct{ *failingBackend }
 
-func (b limitedBackend) lastRateLimits() *events.RateLimits { return b.limits }
-func (b limitedBackend) rateLimitStatus(context.Context) ([]events.RateLimits, error) {
+func (b limitedBackend) Capabilities() backend.Capabilities { return backend.RateLimits }
+func (b limitedBackend) LastRateLimits() *events.RateLimits { return b.limits }
+func (b limitedBackend) RateLimits(context.Context) ([]events.RateLimits, error) {
 	return []events.RateLimits{*b.limits}, nil
 }
 
@@ -115,34 +116,13 @@ func TestTurnFailureUsageLimitSaysWhenItResets(t *testing.T) {
 	}
 }
 
-func TestRateLimitStore(t *testing.T) {
-	var r rateLimitStore
-	if r.notify("skills/changed", nil) || r.latest() != nil {
-		t.Fatal("another method was taken")
-	}
-	updated := json.RawMessage(`{"rateLimits":{"limitId":"codex","primary":{"usedPercent":100,"windowDurationMins":300,"resetsAt":1795828807},"secondary":null,"credits":null}}`)
-	if !r.notify("account/rateLimits/updated", updated) || r.latest() == nil || r.latest().Primary.UsedPercent != 100 {
-		t.Fatalf("latest = %+v", r.latest())
-	}
-	// An all-null snapshot (a response without the headers) keeps what was known.
-	r.notify("account/rateLimits/updated", json.RawMessage(`{"rateLimits":{"limitId":"codex","primary":null,"secondary":null,"credits":null}}`))
-	if r.latest() == nil || r.latest().Primary == nil {
-		t.Error("an empty snapshot erased the limits")
-	}
-	r.notify("account/rateLimits/updated", json.RawMessage(`{"rateLimits":{"limitId":"gpt-x","primary":{"usedPercent":5}}}`))
-	r.notify("account/rateLimits/updated", json.RawMessage(`not json`))
-	if all := r.all(); len(all) != 2 || all[0].LimitID != "codex" || all[1].LimitID != "gpt-x" {
-		t.Errorf("all = %+v", all)
-	}
-}
-
 func TestStatusShowsUsageLimits(t *testing.T) {
 	reset := time.Now().Add(2 * time.Hour).Unix()
 	mins := int64(300)
 	b := newFailingBackend(t, "turn_failed_usage_limit.jsonl")
 	b.limits = &events.RateLimits{LimitID: "codex", Primary: &events.RateLimitWindow{UsedPercent: 42, WindowMinutes: &mins, ResetsAt: &reset}}
 	for _, tc := range []struct {
-		backend Backend
+		backend backend.Backend
 		want    string
 	}{
 		{limitedBackend{b}, "- Usage limit (5 h window): 42% used, resets at "},

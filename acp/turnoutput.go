@@ -7,6 +7,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -22,7 +23,7 @@ type turnOutput struct {
 	edits shellEdits // files the turn's shell commands change (shelledits.go)
 }
 
-var _ TurnOutput = (*turnOutput)(nil)
+var _ backend.Output = (*turnOutput)(nil)
 
 // Event implements TurnOutput.
 func (o *turnOutput) Event(ev events.Event) {
@@ -63,14 +64,14 @@ const (
 // question to the command's tool call. A command allowed to run may write
 // outside the sandbox: its edits are followed from a baseline taken before
 // the answer lets codex run it.
-func (o *turnOutput) ApproveCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
+func (o *turnOutput) ApproveCommand(ctx context.Context, req backend.CommandApproval) backend.ApprovalDecision {
 	defer o.recoverTurn("command approval") // declined, and the turn ends
 	d := o.askCommand(ctx, req)
 	switch d {
-	case ApprovalAcceptForSession:
+	case backend.ApprovalAcceptForSession:
 		o.s.runAlways.Store(true)
 		fallthrough
-	case ApprovalAccept:
+	case backend.ApprovalAccept:
 		o.beginShellEdits(true)
 	}
 	return d
@@ -88,11 +89,11 @@ func (o *turnOutput) toolCallOf(itemID string) (id acpsdk.ToolCallId, ok bool) {
 }
 
 // askCommand puts a command approval to the user.
-func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) ApprovalDecision {
+func (o *turnOutput) askCommand(ctx context.Context, req backend.CommandApproval) backend.ApprovalDecision {
 	ctx, stop := mergeContext(ctx, o.ctx)
 	defer stop()
 	if ctx.Err() != nil {
-		return ApprovalCancel
+		return backend.ApprovalCancel
 	}
 	id, ok := o.toolCallOf(req.ItemID)
 	if !ok {
@@ -129,7 +130,7 @@ func (o *turnOutput) askCommand(ctx context.Context, req CommandApproval) Approv
 // always ("" when not offered) accepts for the session. A question that
 // ended with the turn, or that the user cancelled, cancels; a failed
 // request or any other answer declines.
-func (o *turnOutput) askApproval(ctx context.Context, what string, call acpsdk.ToolCallUpdate, options []acpsdk.PermissionOption, once, always acpsdk.PermissionOptionId) ApprovalDecision {
+func (o *turnOutput) askApproval(ctx context.Context, what string, call acpsdk.ToolCallUpdate, options []acpsdk.PermissionOption, once, always acpsdk.PermissionOptionId) backend.ApprovalDecision {
 	resp, err := o.a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(o.s.id),
 		ToolCall:  call,
@@ -139,21 +140,21 @@ func (o *turnOutput) askApproval(ctx context.Context, what string, call acpsdk.T
 	case err != nil:
 		if ctx.Err() == nil {
 			o.log.Warn(what+" permission request failed", "err", err)
-			return ApprovalDecline
+			return backend.ApprovalDecline
 		}
-		return ApprovalCancel
+		return backend.ApprovalCancel
 	case ctx.Err() != nil, resp.Outcome.Cancelled != nil:
-		return ApprovalCancel
+		return backend.ApprovalCancel
 	case resp.Outcome.Selected == nil:
-		return ApprovalDecline
+		return backend.ApprovalDecline
 	}
 	switch resp.Outcome.Selected.OptionId {
 	case once:
-		return ApprovalAccept
+		return backend.ApprovalAccept
 	case always:
 		if always != "" {
-			return ApprovalAcceptForSession
+			return backend.ApprovalAcceptForSession
 		}
 	}
-	return ApprovalDecline
+	return backend.ApprovalDecline
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/backend"
 )
 
 // AskUser implements userAsker. To an editor that declares form
@@ -15,7 +17,7 @@ import (
 // permission question (its options are the answers; a free-text question
 // cannot be asked that way and stays unanswered), and a dismissed question,
 // a failed request or a cancelled turn leaves the rest unanswered.
-func (o *turnOutput) AskUser(ctx context.Context, itemID string, qs []UserQuestion) map[string][]string {
+func (o *turnOutput) AskUser(ctx context.Context, itemID string, qs []backend.UserQuestion) map[string][]string {
 	ctx, stop := mergeContext(ctx, o.ctx)
 	defer stop()
 	if len(qs) > 0 && o.a.asksForms() {
@@ -43,7 +45,7 @@ func (o *turnOutput) AskUser(ctx context.Context, itemID string, qs []UserQuesti
 
 // askOption asks one question as a permission request; ok is false when
 // the user dismissed it.
-func (o *turnOutput) askOption(ctx context.Context, itemID string, q UserQuestion) (string, bool) {
+func (o *turnOutput) askOption(ctx context.Context, itemID string, q backend.UserQuestion) (string, bool) {
 	var opts []acpsdk.PermissionOption
 	for i, opt := range q.Options {
 		name := opt.Label

@@ -12,7 +12,9 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/record"
@@ -40,22 +42,25 @@ func TestACPMethodName(t *testing.T) {
 // askingBackend's turn is codex asking the user (item/tool/requestUserInput,
 // or method) through the app-server turn handler; it keeps codex's answers.
 type askingBackend struct {
+	backend.Unsupported
 	method string // "": item/tool/requestUserInput
 	params string
 	// trace, when set, is told codex's request and the agent's answer as
-	// the app-server client tells a recorder (appserver.Options.Trace).
+	// the app-server client tells a recorder (codexapp.Options.Trace).
 	trace func(sent bool, line []byte)
 
 	mu      sync.Mutex
 	answers []string
 }
 
-func (b *askingBackend) Run(ctx context.Context, _ Turn, out TurnOutput) error {
+func (b *askingBackend) Name() string { return "asking" }
+
+func (b *askingBackend) Run(ctx context.Context, _ backend.Turn, out backend.Output) error {
 	method := cmp.Or(b.method, "item/tool/requestUserInput")
 	if b.trace != nil {
 		b.trace(false, []byte(`{"id":7,"method":"`+method+`","params":`+b.params+`}`))
 	}
-	res, err := newTurnHandler(out, discardLogger()).Request(ctx, method, json.RawMessage(b.params))
+	res, err := appserver.NewTurnHandler(out, discardLogger()).Request(ctx, method, json.RawMessage(b.params))
 	if err != nil {
 		return err
 	}
@@ -216,7 +221,7 @@ func recordedAnswer(t *testing.T, be *askingBackend, content map[string]any, wan
 	rec := record.New(&buf)
 	rec.SetBackend(record.BackendAppServer)
 	rec.Start("codexacp test", 0)
-	be.trace = rec.AppServerTrace(appserver.Options{Env: []string{}})
+	be.trace = rec.AppServerTrace(codexapp.Options{Env: []string{}})
 	be.trace(true, []byte(`{"id":1,"method":"initialize","params":{}}`)) // the app-server run the turn belongs to
 	h := startAgentTapped(t, Options{Backend: be, ContextWindow: 272000}, fakeeditor.Options{
 		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/regularfile"
@@ -148,11 +149,11 @@ var errReadOnly = errors.New("the session is read-only")
 func (s *session) writeAllowed(path string) error {
 	mode := s.toolMode()
 	switch {
-	case mode == ModeReadOnly && s.planning():
+	case mode == backend.ModeReadOnly && s.planning():
 		return denied(path, "The session is in plan mode: nothing is edited until the user approves the plan. Put the change in your proposed plan instead.", errReadOnly)
-	case mode == ModeReadOnly:
+	case mode == backend.ModeReadOnly:
 		return denied(path, "The session is in read-only mode: files cannot be changed. Tell the user what you would change instead.", errReadOnly)
-	case mode != ModeFullAccess && !s.inWorkspace(path):
+	case mode != backend.ModeFullAccess && !s.inWorkspace(path):
 		return denied(path, fmt.Sprintf("The path is outside the workspace (%s); only files inside it can be changed in %s mode.",
 			strings.Join(s.roots(), ", "), mode), nil)
 	}

@@ -164,7 +164,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		e := start(t, setup{fs: true})
 		pid, _ := e.waitingProcess()
 		e.stop()
-		// Ended by the agent itself (ExecBackend.Close), not only by the
+		// Ended by the agent itself (codexexec.Backend.Close), not only by the
 		// kernel's parent-death signal.
 		if !strings.Contains(e.stderr.String(), `msg="waiting codex ended" pid=`+strconv.Itoa(pid)) {
 			t.Errorf("the agent exited without ending its waiting codex %d", pid)

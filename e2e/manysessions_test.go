@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/acp"
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/e2e/codextest"
 	"github.com/codexacp/codexacp/e2e/mockapi"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -280,7 +280,7 @@ func BenchmarkManySessions(b *testing.B) {
 }
 
 // Many pipelined session/new on the exec backend never have more than
-// acp.DefaultMaxWarm `codex exec` processes alive (none runs a turn here:
+// backend.DefaultMaxWarm `codex exec` processes alive (none runs a turn here:
 // each is one waiting for its session's prompt), counted in /proc from the
 // burst until they stop changing; closing stdin ends the agent and every
 // codex it started.
@@ -289,8 +289,8 @@ func TestManySessionsExecBoundsWaitingCodex(t *testing.T) {
 	b.sessions(2, 1)
 	b.sessions(3, 40)
 	b.settle(2*time.Second, time.Minute)
-	if n := b.procs.execPeak(); n > acp.DefaultMaxWarm || n == 0 {
-		t.Errorf("%d codex exec processes alive at once for 41 sessions, want 1 to %d", n, acp.DefaultMaxWarm)
+	if n := b.procs.execPeak(); n > backend.DefaultMaxWarm || n == 0 {
+		t.Errorf("%d codex exec processes alive at once for 41 sessions, want 1 to %d", n, backend.DefaultMaxWarm)
 	}
 	b.closeAndWait(30 * time.Second)
 	b.procs.stop()

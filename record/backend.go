@@ -12,7 +12,7 @@ import (
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
-// Runner runs one codex turn; acp.Backend has the same method, and
+// Runner runs one codex turn; codexexec.LineRunner has the same method, and
 // execrun.Runner implements both.
 type Runner interface {
 	Run(ctx context.Context, inv execrun.Invocation, onLine func(line []byte)) error

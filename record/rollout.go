@@ -8,7 +8,7 @@ import (
 
 // Rollout records a record of codex's rollout of threadID (the file at
 // path) that an exec turn read to find the commands codex refused, which
-// codex exec prints nothing for (acp.ExecBackend.ObserveRollout): a
+// codex exec prints nothing for (codexexec.Backend.ObserveRollout): a
 // replay's fake codex appends it to a rollout under its own codex home at
 // the recorded point, so that the agent finds it as it did. The entry
 // belongs to the thread's latest run, which is in progress, or has just

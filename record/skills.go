@@ -7,7 +7,7 @@ import (
 )
 
 // SkillLister lists the skills codex has for a workspace
-// (appserver.ConfigServer.ListSkills, acp.ExecBackend.ListSkills).
+// (appserver.ConfigServer.ListSkills, codexexec.Backend.ListSkills).
 type SkillLister func(ctx context.Context, cwd string) ([]codex.Skill, error)
 
 // Skills wraps list so that each answer is recorded (a skills entry): a

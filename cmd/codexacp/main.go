@@ -19,8 +19,11 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/acp"
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/appserver"
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/codex/appserver"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/images"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -230,15 +233,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case findErr != nil:
 		// Keep serving: the editor shows this error on the first prompt,
 		// which is more useful than an agent that dies at launch.
-		agentOpts.Backend = unavailable{findErr}
+		agentOpts.Backend = unavailable{err: findErr}
 	case o.backend == backendAppServer:
-		asOpts := appserver.Options{
+		asOpts := codexapp.Options{
 			Path: path, Config: o.config, Logger: log, ClientName: "codexacp", ClientVersion: version,
 		}
 		if rec != nil {
 			asOpts.Trace = rec.AppServerTrace(asOpts)
 		}
-		be := acp.NewAppServerBackend(asOpts)
+		be := appserver.New(asOpts)
 		defer be.Close()
 		agentOpts.Backend = be
 		if agentOpts.Auth.LoginStatus != nil {
@@ -250,7 +253,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// project settings come from the turns' app-server, which the
 		// session's thread needs right after anyway (one codex start, not
 		// two, before the first prompt).
-		cs := &appserver.ConfigServer{Options: appserver.Options{Path: path, Config: o.config, Logger: log}}
+		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Logger: log}}
 		defer cs.Close()
 		agentOpts.UserConfig = prepareUserConfig(ctx, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
 			defer cs.Close()
@@ -261,15 +264,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	default:
 		runner := &execrun.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
-		var lines acp.LineRunner = runner
-		cs := &appserver.ConfigServer{Options: appserver.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
+		var lines codexexec.LineRunner = runner
+		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
 		defer cs.Close()
 		listSkills := cs.ListSkills
 		if rec != nil {
 			lines = rec.Backend(runner, runner.Command)
 			listSkills = rec.Skills(listSkills)
 		}
-		be := &acp.ExecBackend{Runner: lines, Logger: log, ListSkills: listSkills}
+		be := &codexexec.Backend{Runner: lines, Logger: log, ListSkills: listSkills}
 		if rec != nil {
 			// The rollout records that show refused commands: codex exec
 			// prints nothing for them, and a replay needs them.
@@ -367,7 +370,7 @@ func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, con
 // useConfigServer makes cs the source of the user's codex settings: read
 // at start (prepareUserConfig; a recording, rec, notes them), and in each
 // session's cwd where a project layer may change them.
-func useConfigServer(ctx context.Context, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *appserver.ConfigServer) {
+func useConfigServer(ctx context.Context, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *codexapp.ConfigServer) {
 	opts.UserConfig = prepareUserConfig(ctx, log, rec, cs.UserConfig)
 	opts.ProjectUserConfig = cs.ProjectUserConfig
 }
@@ -410,9 +413,14 @@ func inBackground[T any](f func() T) func() T {
 
 // unavailable is the backend when codex cannot be found: every turn fails
 // with the reason and how to install codex.
-type unavailable struct{ err error }
+type unavailable struct {
+	backend.Unsupported
+	err error
+}
 
-func (u unavailable) Run(context.Context, acp.Turn, acp.TurnOutput) error { return u.err }
+func (u unavailable) Name() string { return "unavailable" }
+
+func (u unavailable) Run(context.Context, backend.Turn, backend.Output) error { return u.err }
 
 // Backends (--backend).
 const (

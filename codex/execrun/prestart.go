@@ -17,7 +17,7 @@ import (
 //
 // A process that waits longer than idle (when idle > 0) is ended, and so is
 // one whose invocation Discard names or that Close finds. The caller keeps
-// the number of waiting processes bounded (the agent: acp.ExecBackend's
+// the number of waiting processes bounded (the agent: codexexec.Backend's
 // MaxWarm, all sessions together); Prestart of an invocation that already has a live waiting process does
 // nothing. Errors are the ones Run would return at start.
 func (r *Runner) Prestart(inv Invocation, idle time.Duration) error {

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 func TestReadLine(t *testing.T) {
@@ -239,7 +241,7 @@ func TestGuardOversizedLines(t *testing.T) {
 // session/cancel reaches the agent. The log gets a summary, not a line each.
 func TestGuardNotificationBurst(t *testing.T) {
 	const n = 100_000
-	burst, requests := notificationBurst(n, "sess_known")
+	burst, requests := testkit.NotificationBurst(n, "sess_known")
 	var logged bytes.Buffer
 	toSDK, toEditor, cancelled := runGuard(t, burst, maxLineBytes, slog.New(slog.NewTextHandler(&logged, nil)))
 
@@ -281,31 +283,6 @@ func TestGuardNotificationBurst(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// notificationBurst is n notifications of every kind an editor may send,
-// with a request after every tenth of them.
-func notificationBurst(n int, knownSession string) (burst []byte, requests int) {
-	var b bytes.Buffer
-	for i := range n {
-		switch i % 5 {
-		case 0:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"no/such_notification","params":{"n":%d}}`+"\n", i)
-		case 1:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"_zed/extension","params":{}}`+"\n")
-		case 2:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sess_unknown%d"}}`+"\n", i)
-		case 3:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", knownSession)
-		case 4:
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`+"\n", 1_000_000+i)
-		}
-		if (i+1)%(n/10) == 0 {
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"burst-%d","method":"initialize","params":{"protocolVersion":1}}`+"\n", requests)
-			requests++
-		}
-	}
-	return b.Bytes(), requests
-}
 
 // BenchmarkGuardLargeResponse: the guard's cost on a large editor answer
 // (fs/read_text_file of a 9 MiB file), which it checks before passing on.

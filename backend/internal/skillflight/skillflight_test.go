@@ -1,4 +1,4 @@
-package acp
+package skillflight
 
 import (
 	"context"
@@ -8,33 +8,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // Listings of one workspace that overlap share one request; another
 // workspace's, and one that starts after the request ended, ask again.
 func TestSkillListingsShareARequestInFlight(t *testing.T) {
-	var f skillListings
+	var f Group
 	var calls atomic.Int32
 	release := make(chan struct{})
 	started := make(chan struct{})
-	slow := func(context.Context) ([]Skill, error) {
+	slow := func(context.Context) ([]codex.Skill, error) {
 		if calls.Add(1) == 1 {
 			close(started)
 		}
 		<-release
-		return []Skill{{Name: "deploy"}}, nil
+		return []codex.Skill{{Name: "deploy"}}, nil
 	}
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	results := make([][]Skill, 20)
-	wg.Go(func() { results[0], _ = f.list(ctx, "/w", slow) })
-	waitFor(t, started, "the first listing never started")
+	results := make([][]codex.Skill, 20)
+	wg.Go(func() { results[0], _ = f.List(ctx, "/w", slow) })
+	testkit.WaitFor(t, started, "the first listing never started")
 	for i := 1; i < 20; i++ {
-		wg.Go(func() { results[i], _ = f.list(ctx, "/w", slow) })
+		wg.Go(func() { results[i], _ = f.List(ctx, "/w", slow) })
 	}
 	// The joiners are waiting (or about to): another workspace asks anew.
-	other, err := f.list(ctx, "/other", func(context.Context) ([]Skill, error) { calls.Add(1); return nil, nil })
+	other, err := f.List(ctx, "/other", func(context.Context) ([]codex.Skill, error) { calls.Add(1); return nil, nil })
 	if err != nil || other != nil {
 		t.Fatalf("other workspace: %v, %v", other, err)
 	}
@@ -49,7 +50,7 @@ func TestSkillListingsShareARequestInFlight(t *testing.T) {
 			t.Errorf("listing %d = %v", i, r)
 		}
 	}
-	if _, err := f.list(ctx, "/w", func(context.Context) ([]Skill, error) { calls.Add(1); return nil, errors.New("boom") }); err == nil {
+	if _, err := f.List(ctx, "/w", func(context.Context) ([]codex.Skill, error) { calls.Add(1); return nil, errors.New("boom") }); err == nil {
 		t.Error("a listing after the shared one ended did not ask again")
 	}
 	if n := calls.Load(); n != 3 {
@@ -59,26 +60,26 @@ func TestSkillListingsShareARequestInFlight(t *testing.T) {
 
 // A caller that joined a listing stops waiting when its own context ends.
 func TestSkillListingsJoinerCancelled(t *testing.T) {
-	var f skillListings
+	var f Group
 	release := make(chan struct{})
 	started := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.list(context.Background(), "/w", func(context.Context) ([]Skill, error) { close(started); <-release; return nil, nil })
+		f.List(context.Background(), "/w", func(context.Context) ([]codex.Skill, error) { close(started); <-release; return nil, nil })
 	}()
-	waitFor(t, started, "the listing never started")
+	testkit.WaitFor(t, started, "the listing never started")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.list(ctx, "/w", nil); !errors.Is(err, context.Canceled) {
+	if _, err := f.List(ctx, "/w", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("joiner with a cancelled context: %v", err)
 	}
 	close(release)
-	waitFor(t, done, "the listing never ended")
+	testkit.WaitFor(t, done, "the listing never ended")
 }
 
 // waitJoined waits until n callers have joined cwd's listing in flight.
-func waitJoined(t *testing.T, f *skillListings, cwd string, n int) {
+func waitJoined(t *testing.T, f *Group, cwd string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -100,39 +101,39 @@ func waitJoined(t *testing.T, f *skillListings, cwd string, n int) {
 // again rather than join one that started before, which may have read the
 // old skills; later callers join the new one.
 func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
-	var f skillListings
+	var f Group
 	var calls atomic.Int32
 	releaseOld, releaseNew := make(chan struct{}), make(chan struct{})
 	startedOld := make(chan struct{})
-	listing := func(release chan struct{}, started chan struct{}, skills ...string) func(context.Context) ([]Skill, error) {
-		return func(context.Context) ([]Skill, error) {
+	listing := func(release chan struct{}, started chan struct{}, skills ...string) func(context.Context) ([]codex.Skill, error) {
+		return func(context.Context) ([]codex.Skill, error) {
 			calls.Add(1)
 			if started != nil {
 				close(started)
 			}
 			<-release
-			var list []Skill
+			var list []codex.Skill
 			for _, name := range skills {
-				list = append(list, Skill{Name: name})
+				list = append(list, codex.Skill{Name: name})
 			}
 			return list, nil
 		}
 	}
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	var before, after, joiner []Skill
+	var before, after, joiner []codex.Skill
 	oldDone := make(chan struct{})
 	go func() {
 		defer close(oldDone)
-		before, _ = f.list(ctx, "/w", listing(releaseOld, startedOld, "deploy"))
+		before, _ = f.List(ctx, "/w", listing(releaseOld, startedOld, "deploy"))
 	}()
-	waitFor(t, startedOld, "the first listing never started")
+	testkit.WaitFor(t, startedOld, "the first listing never started")
 	f.mu.Lock()
 	first := f.inFlight["/w"]
 	f.mu.Unlock()
 
-	f.changed()
-	wg.Go(func() { after, _ = f.list(ctx, "/w", listing(releaseNew, nil, "deploy", "review")) })
+	f.Changed()
+	wg.Go(func() { after, _ = f.List(ctx, "/w", listing(releaseNew, nil, "deploy", "review")) })
 	// Either the listing asks codex (2 calls) or it joined the first.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -143,7 +144,7 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 			close(releaseOld)
 			close(releaseNew)
 			wg.Wait()
-			waitFor(t, oldDone, "the first listing never ended")
+			testkit.WaitFor(t, oldDone, "the first listing never ended")
 			t.Fatalf("a listing after the skills changed joined the one before: got %v", after)
 		}
 		if calls.Load() == 2 {
@@ -155,8 +156,8 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	close(releaseOld) // the old listing ends: the new one stays the one to join
-	waitFor(t, oldDone, "the first listing never ended")
-	wg.Go(func() { joiner, _ = f.list(ctx, "/w", listing(releaseNew, nil, "stale")) })
+	testkit.WaitFor(t, oldDone, "the first listing never ended")
+	wg.Go(func() { joiner, _ = f.List(ctx, "/w", listing(releaseNew, nil, "stale")) })
 	waitJoined(t, &f, "/w", 1)
 	close(releaseNew)
 	wg.Wait()
@@ -165,27 +166,5 @@ func TestSkillListingsAfterChangeAskAgain(t *testing.T) {
 	}
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d requests, want 2", n)
-	}
-}
-
-// The app-server's skills/changed reaches the listings before the refresh
-// it triggers lists anything.
-func TestAppServerSkillsChangedStartsANewGeneration(t *testing.T) {
-	b := NewAppServerBackend(appserver.Options{Logger: discardLogger()})
-	defer b.Close()
-	refreshed := make(chan uint64, 1)
-	b.watchSkills(func() {
-		b.listings.mu.Lock()
-		refreshed <- b.listings.gen
-		b.listings.mu.Unlock()
-	})
-	b.unrouted("skills/changed", nil)
-	select {
-	case gen := <-refreshed:
-		if gen != 1 {
-			t.Errorf("the refresh saw generation %d, want 1", gen)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("skills/changed did not refresh")
 	}
 }

@@ -1,30 +1,30 @@
 package acp
 
+// Session lifecycle: session/new, fork, close and delete, and what they
+// share (a session's setup, its registration with the agent and the
+// backend, its close). Restoring a stored session (list, load, resume) is
+// sessionload.go; the session itself is session.go.
+
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
-// threadManager is a Backend that can fork and delete codex threads: the
-// app-server (`thread/fork`, `thread/delete`). `codex exec` can do neither,
-// so with the exec backend session/fork is not offered and session/delete
-// removes codexacp's record only (docs/sessions.md).
-type threadManager interface {
-	ForkThread(ctx context.Context, t Turn) (string, error)
-	DeleteThread(ctx context.Context, threadID string) error
-}
-
-var (
-	_ threadManager                 = (*AppServerBackend)(nil)
-	_ acpsdk.ExtensionMethodHandler = (*Agent)(nil)
-)
+var _ acpsdk.ExtensionMethodHandler = (*Agent)(nil)
 
 // methodSessionDelete is ACP's session/delete (stabilised June 2026), which
 // acp-go-sdk v0.13.0 does not route; the input guard hands it to the SDK
@@ -40,8 +40,7 @@ func (a *Agent) canDelete() bool { return a.store != nil }
 
 // canFork: session/fork needs the store and a backend that forks threads.
 func (a *Agent) canFork() bool {
-	_, ok := a.opts.Backend.(threadManager)
-	return a.store != nil && ok
+	return a.store != nil && a.can(backend.Fork)
 }
 
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler.
@@ -76,9 +75,7 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	if s != nil {
 		s.markDeleted()
 		s.close()
-		if p, ok := a.opts.Backend.(turnPreparer); ok {
-			p.Forget(s.id)
-		}
+		a.opts.Backend.Forget(s.id)
 		thread = s.thread()
 	}
 	// The session's last turn may have left its record's save running
@@ -99,8 +96,8 @@ func (a *Agent) DeleteSession(ctx context.Context, id acpsdk.SessionId) error {
 	default:
 		thread = firstNonEmpty(thread, rec.ThreadID)
 	}
-	if tm, ok := a.opts.Backend.(threadManager); ok && thread != "" {
-		if err := tm.DeleteThread(ctx, thread); err != nil {
+	if a.can(backend.DeleteThread) && thread != "" {
+		if err := a.opts.Backend.DeleteThread(ctx, thread); err != nil {
 			return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot delete session %s: %v", id, err)}
 		}
 	}
@@ -161,12 +158,12 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 		a.attachTools(s)
 		t, _ := a.turn(ctx, s, "")
 		t.ThreadID = src.ThreadID
-		thread, err := a.opts.Backend.(threadManager).ForkThread(ctx, t)
+		thread, err := a.opts.Backend.ForkThread(ctx, t)
 		if err != nil {
 			return acpsdk.UnstableForkSessionResponse{}, &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("cannot fork session %s: %v", req.SessionId, err)}
 		}
 		s.threadID = thread
-		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: ownServerName})
+		s.translator = events.NewTranslator(events.Options{ContextWindow: a.modelInfo().ContextWindow, ThreadID: thread, OwnMCPServer: backend.OwnServerName})
 		// The fork's history holds the source's overwrites.
 		if err := a.store.CopyWrites(string(req.SessionId), s.id); err != nil {
 			a.log.Warn("write log not copied; the fork's overwrites replay without their diffs", "session", s.id, "err", err)
@@ -204,4 +201,156 @@ func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionstore.Record, error) {
 		return sessionstore.Record{}, &acpsdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	return rec, nil
+}
+
+// NewSession implements acpsdk.Agent.
+func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	a.announcementsDone(ctx)
+	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	if err := a.requireAuth(ctx); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	if err := a.settingsReady(ctx); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
+	s.user = a.sessionUserConfig(ctx, cwd)
+	s.mode = defaultMode(s.user)
+	a.addSession(s)
+	// Stored before the answer: a client may load the session from another
+	// agent process right away (acpx starts one per prompt).
+	a.persist(s)
+	a.log.Info("session/new", "session", s.id, "cwd", cwd, "mcp_servers", len(req.McpServers))
+	a.announceCommands(ctx, s)
+
+	return acpsdk.NewSessionResponse{
+		SessionId:     acpsdk.SessionId(s.id),
+		Modes:         modeState(s.currentMode(), s.user),
+		ConfigOptions: a.configOptions(s),
+	}, nil
+}
+
+// sessionSetup validates what session/new and session/load share: an
+// absolute existing cwd and additional directories, and the editor's MCP
+// servers as codex config.
+func sessionSetup(cwd string, addDirs []string, servers []acpsdk.McpServer) (string, []string, []backend.MCPServer, error) {
+	cwd, err := checkDir(cwd, "cwd")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var dirs []string
+	for _, d := range addDirs {
+		d, err := checkDir(d, "additionalDirectories")
+		if err != nil {
+			return "", nil, nil, err
+		}
+		dirs = append(dirs, d)
+	}
+	setup, err := clientMCPConfig(servers)
+	if err != nil {
+		return "", nil, nil, invalidParams(err.Error())
+	}
+	return cwd, dirs, setup, nil
+}
+
+// addSession attaches the session's tools and makes it reachable by id.
+func (a *Agent) addSession(s *session) {
+	a.attachTools(s)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	if a.can(backend.Warm) {
+		t, _ := a.turn(context.Background(), s, "")
+		a.opts.Backend.Warm(t)
+	}
+}
+
+// checkDir requires an absolute path to an existing directory and returns it
+// cleaned.
+func checkDir(p, field string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", invalidParams(fmt.Sprintf("%s must be an absolute path: %q", field, p))
+	}
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", invalidParams(fmt.Sprintf("%s does not exist: %s", field, p))
+	}
+	if !fi.IsDir() {
+		return "", invalidParams(fmt.Sprintf("%s is not a directory: %s", field, p))
+	}
+	return p, nil
+}
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "sess_" + hex.EncodeToString(b[:])
+}
+
+// session returns the live session id: -32602 for an id this agent cannot
+// have issued, -32002 (Resource not found) for one it does not have live.
+func (a *Agent) session(id acpsdk.SessionId) (*session, error) {
+	if !sessionstore.ValidSessionID(string(id)) {
+		return nil, invalidParams(fmt.Sprintf("%v: %q", sessionstore.ErrBadSessionID, id))
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[string(id)]
+	if !ok {
+		return nil, unknownSession(id)
+	}
+	return s, nil
+}
+
+// CloseSession implements acpsdk.Agent. The stored record stays: a closed
+// session can be loaded or resumed again.
+func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return acpsdk.CloseSessionResponse{}, err
+	}
+	a.mu.Lock()
+	// A concurrent load may have replaced s already; it closed s then.
+	closing := a.sessions[s.id] == s
+	if closing {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
+	s.close()
+	if closing {
+		a.opts.Backend.Forget(s.id)
+	}
+	return acpsdk.CloseSessionResponse{}, nil
+}
+
+func (a *Agent) closeAllSessions() {
+	a.mu.Lock()
+	all := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.sessions = map[string]*session{}
+	regs := a.tools
+	a.tools = map[string]*toolsRegistration{}
+	a.mu.Unlock()
+	// Concurrently: every running turn is cancelled at once, not after the
+	// turns of the sessions before it ended.
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Go(func() {
+			defer recovery.Recover(a.log, "closing a session", nil)
+			s.close()
+			a.opts.Backend.Forget(s.id)
+		})
+	}
+	wg.Wait()
+	for _, reg := range regs {
+		reg.unregister()
+	}
 }

@@ -1,16 +1,22 @@
-package acp
+package appserver
 
 import (
 	"context"
 	"encoding/json"
 
-	"github.com/codexacp/codexacp/codex/appserver"
-	"github.com/codexacp/codexacp/internal/forms"
+	"github.com/codexacp/codexacp/backend"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 )
 
-// What the app-server backend does for plan mode (plan.go): turns with
-// codex's collaborationMode, the proposed plan handed to the agent, and
-// codex's questions to the user.
+// What the app-server backend does for plan mode (the agent's side is
+// acp/plan.go): turns with codex's collaborationMode, the proposed plan
+// handed to the agent, and codex's questions to the user.
+
+// Codex's collaboration modes (turn/start collaborationMode.mode).
+const (
+	collabDefault = "default"
+	collabPlan    = "plan"
+)
 
 // threadSettings is what thread/start and thread/resume answer about the
 // thread's model and collaboration mode.
@@ -21,7 +27,7 @@ type threadSettings struct {
 	} `json:"collaborationMode"`
 }
 
-func (b *AppServerBackend) noteSettings(thread string, ts threadSettings) {
+func (b *Backend) noteSettings(thread string, ts threadSettings) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cur := b.settings[thread]
@@ -39,7 +45,7 @@ func (b *AppServerBackend) noteSettings(thread string, ts threadSettings) {
 // (codex keeps a thread's mode for its next turns), else nil (codex's own
 // default: nothing is sent). Codex requires a model with it; it takes
 // precedence over the turn's model and effort, which it carries.
-func (b *AppServerBackend) collaborationMode(t Turn, thread string) map[string]any {
+func (b *Backend) collaborationMode(t backend.Turn, thread string) map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ts := b.settings[thread]
@@ -65,33 +71,16 @@ func (b *AppServerBackend) collaborationMode(t Turn, thread string) map[string]a
 
 // notePlan hands the turn's proposed plan (a completed plan item) to the
 // agent; h.mu is held.
-func (h *turnHandler) notePlan(n notice) {
+func (h *TurnHandler) notePlan(n notice) {
 	if n.Item.Type != "plan" || n.Item.Text == "" {
 		return
 	}
-	if sink, ok := h.out.(planSink); ok {
-		sink.ProposedPlan(n.Item.Text)
-	}
-}
-
-// UserQuestion is one of codex's questions to the user
-// (item/tool/requestUserInput), put to the editor as a form of
-// internal/forms.
-type UserQuestion = forms.Question
-
-// UserOption is one answer codex offers.
-type UserOption = forms.Option
-
-// userAsker is a TurnOutput that can put codex's questions to the user. It
-// returns the answers by question id; a question left out was not answered
-// (declined, cancelled, or not answerable in the editor).
-type userAsker interface {
-	AskUser(ctx context.Context, itemID string, qs []UserQuestion) map[string][]string
+	h.out.ProposedPlan(n.Item.Text)
 }
 
 // userInput answers item/tool/requestUserInput: the questions go to the
 // user; whatever is not answered is left out, which codex reads as declined.
-func (h *turnHandler) userInput(ctx context.Context, params json.RawMessage) (any, error) {
+func (h *TurnHandler) userInput(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		ItemID    string `json:"itemId"`
 		Questions []struct {
@@ -107,19 +96,19 @@ func (h *turnHandler) userInput(ctx context.Context, params json.RawMessage) (an
 		} `json:"questions"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &appserver.RPCError{Code: -32602, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
+		return nil, &codexapp.RPCError{Code: -32602, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
 	}
-	qs := make([]UserQuestion, 0, len(p.Questions))
+	qs := make([]backend.UserQuestion, 0, len(p.Questions))
 	for _, q := range p.Questions {
-		uq := UserQuestion{ID: q.ID, Header: q.Header, Question: q.Question, Other: q.IsOther, Secret: q.IsSecret}
+		uq := backend.UserQuestion{ID: q.ID, Header: q.Header, Question: q.Question, Other: q.IsOther, Secret: q.IsSecret}
 		for _, o := range q.Options {
-			uq.Options = append(uq.Options, UserOption{Label: o.Label, Description: o.Description})
+			uq.Options = append(uq.Options, backend.UserOption{Label: o.Label, Description: o.Description})
 		}
 		qs = append(qs, uq)
 	}
 	answers := map[string]any{}
-	if asker, ok := h.out.(userAsker); ok && ctx.Err() == nil {
-		for id, a := range asker.AskUser(ctx, p.ItemID, qs) {
+	if ctx.Err() == nil {
+		for id, a := range h.out.AskUser(ctx, p.ItemID, qs) {
 			answers[id] = map[string]any{"answers": a}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
@@ -25,7 +26,7 @@ func TestServeSessionDelete(t *testing.T) {
 	}
 	st := sessionstore.New(dir, nil)
 	id := newSessionID()
-	if err := st.Save(sessionstore.Record{SessionID: id, ThreadID: "th", Cwd: dir, Mode: string(ModeAsk)}); err != nil {
+	if err := st.Save(sessionstore.Record{SessionID: id, ThreadID: "th", Cwd: dir, Mode: string(backend.ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {

@@ -10,6 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -250,17 +251,17 @@ func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId,
 // agent's user's, or writable by others: sessionstore.Record.Foreign). Then the
 // session gets the mode session/new would give it: a record grants no
 // more than a new session has (docs/sessions.md).
-func (a *Agent) storedMode(rec sessionstore.Record, user codex.UserConfig) Mode {
+func (a *Agent) storedMode(rec sessionstore.Record, user codex.UserConfig) backend.Mode {
 	if _, ok := parseMode(rec.Mode, user); !ok {
 		// Not offered any more (the user's own settings, since removed).
 		return defaultMode(user)
 	}
-	if rec.Foreign != "" && Mode(rec.Mode) != defaultMode(user) {
+	if rec.Foreign != "" && backend.Mode(rec.Mode) != defaultMode(user) {
 		a.log.Warn("stored mode not granted: the record may not be the user's own", "session", rec.SessionID,
 			"stored_mode", rec.Mode, "mode", defaultMode(user), "why", rec.Foreign)
 		return defaultMode(user)
 	}
-	return Mode(rec.Mode)
+	return backend.Mode(rec.Mode)
 }
 
 // threadHistory reads the conversation of a session's codex thread from
@@ -295,7 +296,7 @@ func (a *Agent) threadHistory(sessionID, threadID string) ([]acpsdk.SessionUpdat
 		// when there is none), so that a replayed load has the same diffs.
 		a.observeStored(sessionstore.WriteLogPath(p), nil)
 	}
-	return events.History(h, events.HistoryOptions{OwnMCPServer: ownServerName, Writes: writes})
+	return events.History(h, events.HistoryOptions{OwnMCPServer: backend.OwnServerName, Writes: writes})
 }
 
 // rolloutPath finds codex's rollout of a thread, which session/load reads

@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"context"
@@ -8,25 +8,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/codex/appserver"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
-	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 func TestThreadParams(t *testing.T) {
-	setup, err := clientMCPConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := Turn{SessionID: "sess_1", Cwd: "/ws", Mode: ModeAsk, Tools: &TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
-		Catalog: "/cache/catalog.json", editorMCP: setup}
+	turn := backend.Turn{SessionID: "sess_1", Cwd: "/ws", Mode: backend.ModeAsk, Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
+		Catalog: "/cache/catalog.json"}
 	start := threadParams(turn, "")
 	if _, ok := start["threadId"]; ok {
 		t.Error("thread/start names a thread")
@@ -54,12 +50,12 @@ func TestThreadParams(t *testing.T) {
 
 // answeringOutput answers every approval with one decision.
 type answeringOutput struct {
-	decision ApprovalDecision
-	asked    []CommandApproval
+	backendtest.NopOutput
+	decision backend.ApprovalDecision
+	asked    []backend.CommandApproval
 }
 
-func (o *answeringOutput) Event(events.Event) {}
-func (o *answeringOutput) ApproveCommand(_ context.Context, req CommandApproval) ApprovalDecision {
+func (o *answeringOutput) ApproveCommand(_ context.Context, req backend.CommandApproval) backend.ApprovalDecision {
 	o.asked = append(o.asked, req)
 	return o.decision
 }
@@ -67,27 +63,27 @@ func (o *answeringOutput) ApproveCommand(_ context.Context, req CommandApproval)
 func TestTurnHandlerRequests(t *testing.T) {
 	for _, tc := range []struct {
 		method, params string
-		decision       ApprovalDecision
+		decision       backend.ApprovalDecision
 		want           string // the JSON answer, or the error code
 	}{
-		{"item/commandExecution/requestApproval", `{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`, ApprovalAccept, `{"decision":"accept"}`},
-		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalAcceptForSession, `{"decision":"acceptForSession"}`},
-		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalDecline, `{"decision":"decline"}`},
-		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, ApprovalCancel, `{"decision":"cancel"}`},
-		{"item/commandExecution/requestApproval", `[1]`, ApprovalAccept, "-32602"},
-		{"item/fileChange/requestApproval", `{}`, ApprovalAccept, `{"decision":"decline"}`},
-		{"mcpServer/elicitation/request", `{}`, ApprovalAccept, `{"action":"decline"}`},
-		{"item/permissions/requestApproval", `{}`, ApprovalAccept, `{"permissions":{}}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`, backend.ApprovalAccept, `{"decision":"accept"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, backend.ApprovalAcceptForSession, `{"decision":"acceptForSession"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, backend.ApprovalDecline, `{"decision":"decline"}`},
+		{"item/commandExecution/requestApproval", `{"itemId":"c1"}`, backend.ApprovalCancel, `{"decision":"cancel"}`},
+		{"item/commandExecution/requestApproval", `[1]`, backend.ApprovalAccept, "-32602"},
+		{"item/fileChange/requestApproval", `{}`, backend.ApprovalAccept, `{"decision":"decline"}`},
+		{"mcpServer/elicitation/request", `{}`, backend.ApprovalAccept, `{"action":"decline"}`},
+		{"item/permissions/requestApproval", `{}`, backend.ApprovalAccept, `{"permissions":{}}`},
 		// An output that cannot ask the user leaves codex's questions unanswered.
-		{"item/tool/requestUserInput", `{"itemId":"q","questions":[{"id":"a","header":"h","question":"?"}]}`, ApprovalAccept, `{"answers":{}}`},
-		{"item/tool/requestUserInput", `[1]`, ApprovalAccept, "-32602"},
-		{"item/tool/call", `{}`, ApprovalAccept, "-32601"},
+		{"item/tool/requestUserInput", `{"itemId":"q","questions":[{"id":"a","header":"h","question":"?"}]}`, backend.ApprovalAccept, `{"answers":{}}`},
+		{"item/tool/requestUserInput", `[1]`, backend.ApprovalAccept, "-32602"},
+		{"item/tool/call", `{}`, backend.ApprovalAccept, "-32601"},
 	} {
 		out := &answeringOutput{decision: tc.decision}
-		h := newTurnHandler(out, discardLogger())
+		h := NewTurnHandler(out, testkit.DiscardLogger())
 		res, err := h.Request(context.Background(), tc.method, json.RawMessage(tc.params))
 		got := ""
-		var rpc *appserver.RPCError
+		var rpc *codexapp.RPCError
 		switch {
 		case errors.As(err, &rpc):
 			got = fmt.Sprint(rpc.Code)
@@ -100,10 +96,10 @@ func TestTurnHandlerRequests(t *testing.T) {
 			t.Errorf("%s %s: got %s, want %s", tc.method, tc.params, got, tc.want)
 		}
 	}
-	out := &answeringOutput{decision: ApprovalAccept}
-	newTurnHandler(out, discardLogger()).Request(context.Background(), "item/commandExecution/requestApproval",
+	out := &answeringOutput{decision: backend.ApprovalAccept}
+	NewTurnHandler(out, testkit.DiscardLogger()).Request(context.Background(), "item/commandExecution/requestApproval",
 		json.RawMessage(`{"itemId":"c1","command":"touch x","cwd":"/ws","reason":"why"}`))
-	if len(out.asked) != 1 || out.asked[0] != (CommandApproval{ItemID: "c1", Command: "touch x", Cwd: "/ws", Reason: "why"}) {
+	if len(out.asked) != 1 || out.asked[0] != (backend.CommandApproval{ItemID: "c1", Command: "touch x", Cwd: "/ws", Reason: "why"}) {
 		t.Errorf("asked %+v", out.asked)
 	}
 }
@@ -116,15 +112,15 @@ func jsonString(v any) string {
 // The handler tells when a turn completed, even when turn/completed came
 // before the caller learnt the turn's id.
 func TestTurnHandlerEnded(t *testing.T) {
-	h := newTurnHandler(&answeringOutput{}, discardLogger())
+	h := NewTurnHandler(&answeringOutput{}, testkit.DiscardLogger())
 	h.Notify("turn/completed", json.RawMessage(`{"threadId":"th","turn":{"id":"t1","status":"completed"}}`))
 	select {
-	case <-h.ended("t1"):
+	case <-h.Ended("t1"):
 	default:
 		t.Fatal("t1 not ended")
 	}
 	select {
-	case <-h.ended("t2"):
+	case <-h.Ended("t2"):
 		t.Fatal("t2 ended")
 	default:
 	}
@@ -143,15 +139,15 @@ func (o *countingOutput) Event(events.Event) { o.events++ }
 // its turn has ended.
 func TestTurnHandlerDropsOthers(t *testing.T) {
 	out := &countingOutput{}
-	h := newTurnHandler(out, discardLogger())
+	h := NewTurnHandler(out, testkit.DiscardLogger())
 	delta := func(turn string) json.RawMessage {
 		return json.RawMessage(`{"threadId":"th","turnId":"` + turn + `","itemId":"m","delta":"x"}`)
 	}
 	h.Notify("item/agentMessage/delta", delta("t1")) // before the id is known: taken
-	h.started("t1")
+	h.Started("t1")
 	h.Notify("item/agentMessage/delta", delta("t0")) // a late one of an earlier turn
 	h.Notify("item/agentMessage/delta", delta("t1"))
-	h.close()
+	h.Close()
 	h.Notify("item/agentMessage/delta", delta("t1"))
 	if out.events != 2 {
 		t.Errorf("events delivered = %d, want 2", out.events)
@@ -162,18 +158,18 @@ func TestTurnHandlerDropsOthers(t *testing.T) {
 // once; the start goes on for whoever needs it next, and Close cuts it short.
 func TestAppServerCancelDuringStart(t *testing.T) {
 	release := make(chan struct{})
-	b := NewAppServerBackend(appserver.Options{Logger: discardLogger()})
-	b.start = func(ctx context.Context, _ appserver.Options) (*appserver.Server, error) {
+	b := New(codexapp.Options{Logger: testkit.DiscardLogger()})
+	b.start = func(ctx context.Context, _ codexapp.Options) (*codexapp.Server, error) {
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
 		return nil, errors.New("no app-server in this test")
 	}
-	b.Warm(Turn{SessionID: "s"})
+	b.Warm(backend.Turn{SessionID: "s"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, Turn{SessionID: "s", Prompt: "hi"}, &answeringOutput{}) }()
+	go func() { done <- b.Run(ctx, backend.Turn{SessionID: "s", Prompt: "hi"}, &answeringOutput{}) }()
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run = %v, want cancelled", err)
@@ -187,10 +183,10 @@ func TestAppServerCancelDuringStart(t *testing.T) {
 // A session closed before its first prompt leaves nothing of its warmed
 // thread in the backend.
 func TestAppServerForgetsWarmedThread(t *testing.T) {
-	b := NewAppServerBackend(appserver.Options{Path: filepath.Join(t.TempDir(), "no-codex")})
+	b := New(codexapp.Options{Path: filepath.Join(t.TempDir(), "no-codex")})
 	defer b.Close()
-	b.Warm(Turn{SessionID: "sess_a"})
-	b.Warm(Turn{SessionID: "sess_b"})
+	b.Warm(backend.Turn{SessionID: "sess_a"})
+	b.Warm(backend.Turn{SessionID: "sess_b"})
 	b.Forget("sess_a")
 	b.mu.Lock()
 	_, a := b.prepared["sess_a"]
@@ -198,37 +194,6 @@ func TestAppServerForgetsWarmedThread(t *testing.T) {
 	b.mu.Unlock()
 	if a || !bb {
 		t.Errorf("prepared after Forget(sess_a): sess_a %v, sess_b %v; want only sess_b", a, bb)
-	}
-}
-
-// forgettingBackend warms sessions (like the app-server backend) and
-// records what it was told to forget.
-type forgettingBackend struct {
-	fakeBackend
-	mu     sync.Mutex
-	forgot []string
-}
-
-func (b *forgettingBackend) Warm(Turn) {}
-
-func (b *forgettingBackend) Forget(id string) {
-	b.mu.Lock()
-	b.forgot = append(b.forgot, id)
-	b.mu.Unlock()
-}
-
-// session/close tells a backend that warms threads to forget the session's.
-func TestCloseForgetsWarmedSession(t *testing.T) {
-	be := &forgettingBackend{}
-	h := startAgent(t, be, fakeeditor.Options{})
-	id := h.newSession(t, t.TempDir())
-	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	be.mu.Lock()
-	defer be.mu.Unlock()
-	if len(be.forgot) != 1 || be.forgot[0] != string(id) {
-		t.Errorf("forgot %v, want [%s]", be.forgot, id)
 	}
 }
 
@@ -255,24 +220,44 @@ func TestAppServerReadUserConfigUsesItsServer(t *testing.T) {
 	if err := os.WriteFile(script, []byte(shAppServer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewAppServerBackend(appserver.Options{Path: script, Logger: discardLogger()})
+	b := New(codexapp.Options{Path: script, Logger: testkit.DiscardLogger()})
 	defer b.Close()
 	var starts atomic.Int32
-	b.start = func(ctx context.Context, opts appserver.Options) (*appserver.Server, error) {
+	b.start = func(ctx context.Context, opts codexapp.Options) (*codexapp.Server, error) {
 		starts.Add(1)
-		return appserver.Start(ctx, opts)
+		return codexapp.Start(ctx, opts)
 	}
 	ctx := context.Background()
 	uc, err := b.ReadUserConfig(ctx, "/w")
 	if err != nil || uc.SandboxMode != codex.SandboxWorkspaceWrite || uc.ApprovalPolicy != codex.ApprovalNever {
 		t.Fatalf("ReadUserConfig = %+v, %v; want the project's", uc, err)
 	}
-	b.Warm(Turn{SessionID: "s", Cwd: "/w"})
+	b.Warm(backend.Turn{SessionID: "s", Cwd: "/w"})
 	p := b.awaitPrepared(ctx, "s")
 	if p == nil || p.err != nil || p.thread != "th1" {
 		t.Fatalf("prepared = %+v", p)
 	}
 	if n := starts.Load(); n != 1 {
 		t.Errorf("%d app-servers started, want 1", n)
+	}
+}
+
+// The app-server's skills/changed reaches the listings before the refresh
+// it triggers lists anything.
+func TestAppServerSkillsChangedStartsANewGeneration(t *testing.T) {
+	b := New(codexapp.Options{Logger: testkit.DiscardLogger()})
+	defer b.Close()
+	refreshed := make(chan uint64, 1)
+	b.WatchSkills(func() {
+		refreshed <- b.listings.Generation()
+	})
+	b.unrouted("skills/changed", nil)
+	select {
+	case gen := <-refreshed:
+		if gen != 1 {
+			t.Errorf("the refresh saw generation %d, want 1", gen)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("skills/changed did not refresh")
 	}
 }

@@ -1,11 +1,11 @@
-package acp
+package appserver
 
 import (
 	"context"
 	"encoding/json"
 	"sync"
 
-	"github.com/codexacp/codexacp/codex/appserver"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -23,7 +23,7 @@ import (
 
 // subagents are the child threads routed to one parent turn.
 type subagents struct {
-	route func(thread string, h appserver.Handler) (remove func()) // nil: not routed (tests)
+	route func(thread string, h codexapp.Handler) (remove func()) // nil: not routed (tests)
 
 	mu       sync.Mutex
 	children map[string]*childThread
@@ -33,7 +33,7 @@ type subagents struct {
 // add routes thread to the parent, once: callID is the parent's tool call
 // item that named it (the subagent's messages show there); called from the
 // parent's Notify.
-func (s *subagents) add(parent *turnHandler, thread, callID string) {
+func (s *subagents) add(parent *TurnHandler, thread, callID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended || s.route == nil || s.children[thread] != nil {
@@ -101,7 +101,7 @@ func (s *subagents) end() {
 // childThread receives a child thread's notifications and requests on
 // behalf of the parent turn.
 type childThread struct {
-	parent *turnHandler
+	parent *TurnHandler
 	callID string // the parent's tool call item that named the child
 	remove func()
 
@@ -121,7 +121,7 @@ func (c *childThread) current() (string, <-chan struct{}) {
 	return c.turn, c.done.of(c.turn)
 }
 
-// Notify implements appserver.Handler: the child's turn is tracked,
+// Notify implements codexapp.Handler: the child's turn is tracked,
 // its tool calls and messages go to the parent turn's output
 // (events.ChildEvent).
 func (c *childThread) Notify(method string, params json.RawMessage) {
@@ -161,7 +161,7 @@ func (c *childThread) Notify(method string, params json.RawMessage) {
 	h.closeIfOver()
 }
 
-// Request implements appserver.Handler: the child's approvals and
+// Request implements codexapp.Handler: the child's approvals and
 // questions are the parent turn's.
 func (c *childThread) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	return c.parent.Request(ctx, method, params)

@@ -9,8 +9,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend/codexexec"
 	"github.com/codexacp/codexacp/codex/execrun"
-	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
 
@@ -56,7 +56,7 @@ func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
 		onLine([]byte(`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}`))
 		return nil
 	})
-	be := &ExecBackend{Runner: runner, Logger: discardLogger(), FindRollout: func(id string) (string, error) {
+	be := &codexexec.Backend{Runner: runner, Logger: discardLogger(), FindRollout: func(id string) (string, error) {
 		if id != "th-1" {
 			t.Errorf("looked for the rollout of %q", id)
 		}
@@ -116,28 +116,5 @@ func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
 	}
 	if calls != 2 {
 		t.Errorf("%d tool calls after a second turn that refused nothing new, want 2", calls)
-	}
-}
-
-// BenchmarkRefusalTailPoll is a turn's poll before each JSONL event: one
-// short record appended, read and scanned. The read buffer is the tail's,
-// made once per turn (before: 64 KiB allocated per poll).
-func BenchmarkRefusalTailPoll(b *testing.B) {
-	rollout := filepath.Join(b.TempDir(), "rollout.jsonl")
-	f, err := os.OpenFile(rollout, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	tail := newRefusalTail(func(string) (string, error) { return rollout, nil }, "th-1", discardLogger(), nil)
-	defer tail.close()
-	record := []byte(`{"type":"event_msg","payload":{"type":"token_count","info":null}}` + "\n")
-	emit := func(events.Event) {}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := f.Write(record); err != nil {
-			b.Fatal(err)
-		}
-		tail.poll(emit, false)
 	}
 }

@@ -1,13 +1,25 @@
-package acp
+// Package codexexec is the backend that runs each turn as one `codex exec
+// --json` process (`… resume THREAD` after the first): the default. Codex
+// asks no questions there; the sandbox decides what a command may do, and
+// the commands codex refused are read from the thread's rollout
+// (refusals.go). A session's next codex is started ahead and waits for its
+// prompt (Prepare).
+//
+// Named after the command it runs, not "exec", which would shadow os/exec
+// in the files that use both.
+package codexexec
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/internal/skillflight"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
@@ -21,7 +33,7 @@ type LineRunner interface {
 	Run(ctx context.Context, inv execrun.Invocation, onLine func(line []byte)) error
 }
 
-// ExecBackend runs each turn as one `codex exec` process (`… resume THREAD`
+// Backend runs each turn as one `codex exec` process (`… resume THREAD`
 // after the first). Codex asks no questions there: the sandbox decides what
 // a command may do.
 //
@@ -30,7 +42,9 @@ type LineRunner interface {
 // each turn, and again whenever the session's settings change the command
 // line. A prompt then only writes to it. At most MaxWarm sessions have one
 // at a time, the most recently used (see prestarter).
-type ExecBackend struct {
+type Backend struct {
+	backend.Unsupported // no steering, forking, fast mode, plan mode or thread commands
+
 	Runner LineRunner
 	Logger *slog.Logger // nil: slog.Default()
 	// Idle ends a session's waiting codex after this long without a prompt;
@@ -48,9 +62,9 @@ type ExecBackend struct {
 	// ListSkills lists the skills codex has for a workspace
 	// (appserver.ConfigServer.ListSkills: codex exec cannot list them, an app-server
 	// started for the question can). Nil: no skill commands.
-	ListSkills func(ctx context.Context, cwd string) ([]Skill, error)
+	ListSkills func(ctx context.Context, cwd string) ([]backend.Skill, error)
 	// FindRollout finds a thread's rollout, where a turn looks for the
-	// commands codex refused (execrefusals.go). Nil: under codex's home.
+	// commands codex refused (refusals.go). Nil: under codex's home.
 	FindRollout func(threadID string) (string, error)
 	// ObserveRollout, when set, is given each rollout record a turn read
 	// that shows or may show a refused command (a shell call, a refusal):
@@ -59,7 +73,7 @@ type ExecBackend struct {
 	ObserveRollout func(threadID, path string, record []byte)
 	rollouts       rolloutFinder
 
-	listings skillListings // ListSkills calls in flight, by cwd
+	listings skillflight.Group // ListSkills calls in flight, by cwd
 
 	mu      sync.Mutex
 	waiting map[string]*warmCodex // by session id: at most maxWarm
@@ -74,7 +88,7 @@ type ExecBackend struct {
 // next turn.
 type warmCodex struct {
 	inv   execrun.Invocation
-	used  uint64 // ExecBackend.uses when the session last asked for it
+	used  uint64 // Backend.uses when the session last asked for it
 	state warmState
 }
 
@@ -93,14 +107,6 @@ const (
 // left alone.
 const DefaultPrestartIdle = 10 * time.Minute
 
-// DefaultMaxWarm is how many sessions at most are kept ready for their
-// next prompt ahead of it, on either backend: waiting `codex exec`
-// processes (~64 MB resident each), or app-server threads started before
-// the session's first prompt. An editor works in a few sessions at a
-// time; a burst of hundreds (an editor restoring them, a script) must not
-// start hundreds of codex processes or threads.
-const DefaultMaxWarm = 4
-
 // Prestarter is a LineRunner that can start a turn's codex before its
 // prompt: execrun.Runner.
 type Prestarter interface {
@@ -111,15 +117,15 @@ type Prestarter interface {
 }
 
 var (
-	_ Backend      = (*ExecBackend)(nil)
-	_ warmer       = (*ExecBackend)(nil)
-	_ turnPreparer = (*ExecBackend)(nil)
-	_ commander    = (*ExecBackend)(nil)
-	_ Prestarter   = (*execrun.Runner)(nil)
+	_ backend.Backend = (*Backend)(nil)
+	_ Prestarter      = (*execrun.Runner)(nil)
 )
 
+// Name implements backend.Backend.
+func (b *Backend) Name() string { return "exec" }
+
 // Run implements Backend.
-func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	log := b.logger()
 	inv := execInvocation(t)
 	if p, ok := b.Runner.(Prestarter); ok {
@@ -187,45 +193,40 @@ func (b *ExecBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
 	return err
 }
 
-// commandFeatures implements commander: `codex exec review` runs reviews,
-// and codex exec runs a skill the prompt mentions ($name) — listing them
-// takes ListSkills. Exec has no way to act on a thread between turns.
-func (b *ExecBackend) commandFeatures() commandFeature {
+// Capabilities implements backend.Backend: `codex exec review` runs
+// reviews, and codex exec runs a skill the prompt mentions ($name) —
+// listing them takes ListSkills; a session's next codex starts ahead.
+// Exec has no way to act on a thread between turns.
+func (b *Backend) Capabilities() backend.Capabilities {
+	c := backend.Review | backend.Warm | backend.Prepare
 	if b.ListSkills != nil {
-		return featReview | featSkills
+		c |= backend.Skills
 	}
-	return featReview
+	return c
 }
 
-// skills implements commander with ListSkills, one call for sessions in
+// Skills implements backend.Backend with ListSkills, one call for sessions in
 // one cwd that ask at once. A skill's turn needs nothing more: its prompt
 // mentions the skill ($name), and codex exec gives the model the skill's
 // instructions for it.
-func (b *ExecBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
+func (b *Backend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
 	if b.ListSkills == nil {
-		return nil, errors.ErrUnsupported
+		return nil, backend.ErrUnsupported
 	}
-	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return b.ListSkills(ctx, t.Cwd) })
+	return b.listings.List(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return b.ListSkills(ctx, t.Cwd) })
 }
 
-func (b *ExecBackend) threadRequest(context.Context, Turn, string, map[string]any, any) error {
-	return errors.ErrUnsupported
-}
-
-// watchSkills implements commander: nothing to watch, no codex runs
-// between turns. The skills are listed again at each session/new, load and
-// resume.
-func (b *ExecBackend) watchSkills(func()) {}
-
-// Warm implements warmer: the session's first turn gets its codex now.
-func (b *ExecBackend) Warm(t Turn) { b.Prepare(t) }
+// Warm implements backend.Backend: the session's first turn gets its
+// codex now. (WatchSkills does nothing: no codex runs between turns. The
+// skills are listed again at each session/new, load and resume.)
+func (b *Backend) Warm(t backend.Turn) { b.Prepare(t) }
 
 // Prepare has the codex that will run t (its prompt aside) started in the
 // background, replacing the session's waiting one when that was started
 // for another command line, and makes the session the most recently used:
 // beyond MaxWarm sessions, the least recently used one's waiting codex is
 // ended. It does nothing when Runner cannot prestart.
-func (b *ExecBackend) Prepare(t Turn) {
+func (b *Backend) Prepare(t backend.Turn) {
 	if _, ok := b.Runner.(Prestarter); !ok || b.maxWarm() <= 0 {
 		return
 	}
@@ -259,7 +260,7 @@ func (b *ExecBackend) Prepare(t Turn) {
 }
 
 // Forget ends the session's waiting codex: the session closed.
-func (b *ExecBackend) Forget(sessionID string) {
+func (b *Backend) Forget(sessionID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if w := b.waiting[sessionID]; w != nil {
@@ -271,7 +272,7 @@ func (b *ExecBackend) Forget(sessionID string) {
 
 // Close ends every waiting codex, once the prestarter has returned. Turns
 // still running are not affected.
-func (b *ExecBackend) Close() {
+func (b *Backend) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.waiting, b.ending = nil, nil
@@ -290,7 +291,7 @@ func (b *ExecBackend) Close() {
 
 // retire has w's process ended by the prestarter, when it was started or
 // is starting; w has left waiting. Called with b.mu held.
-func (b *ExecBackend) retire(w *warmCodex) {
+func (b *Backend) retire(w *warmCodex) {
 	if w.state != warmWanted {
 		b.ending = append(b.ending, w.inv)
 	}
@@ -298,7 +299,7 @@ func (b *ExecBackend) retire(w *warmCodex) {
 
 // leastRecentlyUsed is the session in waiting that asked for its codex
 // longest ago. Called with b.mu held.
-func (b *ExecBackend) leastRecentlyUsed() (string, *warmCodex) {
+func (b *Backend) leastRecentlyUsed() (string, *warmCodex) {
 	var id string
 	var lru *warmCodex
 	for sid, w := range b.waiting {
@@ -311,7 +312,7 @@ func (b *ExecBackend) leastRecentlyUsed() (string, *warmCodex) {
 
 // kick tells the prestarter there is work, starting it the first time.
 // Called with b.mu held.
-func (b *ExecBackend) kick() {
+func (b *Backend) kick() {
 	if b.stopped == nil {
 		b.wake = make(chan struct{}, 1)
 		b.stopped = make(chan struct{})
@@ -329,7 +330,7 @@ func (b *ExecBackend) kick() {
 // one at a time, so that no more than MaxWarm wait at any moment and a
 // burst of sessions starts only the codex processes of the newest. Prepare
 // starts it; it returns once Close has set closed, and Close waits for it.
-func (b *ExecBackend) prestarter(p Prestarter) {
+func (b *Backend) prestarter(p Prestarter) {
 	defer close(b.stopped)
 	// After a panic, sessions start their codex at their prompt.
 	defer recovery.Recover(b.logger(), "starting codex ahead of prompts", nil)
@@ -376,7 +377,7 @@ func (b *ExecBackend) prestarter(p Prestarter) {
 
 // mostRecentlyWanted is the session in waiting whose codex is still to
 // start and that asked for it last. Called with b.mu held.
-func (b *ExecBackend) mostRecentlyWanted() (string, *warmCodex) {
+func (b *Backend) mostRecentlyWanted() (string, *warmCodex) {
 	var id string
 	var mru *warmCodex
 	for sid, w := range b.waiting {
@@ -387,14 +388,14 @@ func (b *ExecBackend) mostRecentlyWanted() (string, *warmCodex) {
 	return id, mru
 }
 
-func (b *ExecBackend) maxWarm() int {
+func (b *Backend) maxWarm() int {
 	if b.MaxWarm == 0 {
-		return DefaultMaxWarm
+		return backend.DefaultMaxWarm
 	}
 	return b.MaxWarm
 }
 
-func (b *ExecBackend) idle() time.Duration {
+func (b *Backend) idle() time.Duration {
 	switch {
 	case b.Idle == 0:
 		return DefaultPrestartIdle
@@ -404,7 +405,7 @@ func (b *ExecBackend) idle() time.Duration {
 	return b.Idle
 }
 
-func (b *ExecBackend) logger() *slog.Logger {
+func (b *Backend) logger() *slog.Logger {
 	if b.Logger != nil {
 		return b.Logger
 	}
@@ -431,17 +432,16 @@ const toolsTokenEnv = "CODEXACP_MCP_TOKEN"
 // the session's additional directories join the writable roots — a -c of
 // the list replaces it, so it carries the user's roots too. Approvals are
 // not passed: codex exec asks nothing.
-func execInvocation(t Turn) execrun.Invocation {
-	p := modePolicy(t.Mode, t.User, t.Dirs)
+func execInvocation(t backend.Turn) execrun.Invocation {
+	p := backend.ModePolicy(t.Mode, t.User, t.Dirs)
 	inv := execrun.Invocation{
 		Cwd:      t.Cwd,
 		ThreadID: t.ThreadID,
 		Prompt:   t.Prompt,
 		Sandbox:  p.Sandbox,
 		Model:    t.Model,
-		Config:   t.editorMCP.execConfig(p.Tools), // custom: as the preset it amounts to
-		Env:      append([]string(nil), t.editorMCP.env...),
 	}
+	inv.Config, inv.Env = editorMCPConfig(t.EditorMCP, p.Tools) // custom: as the preset it amounts to
 	if t.Review != nil {
 		inv.Review = &execrun.Review{Branch: t.Review.Branch, Commit: t.Review.Commit}
 	}
@@ -453,12 +453,12 @@ func execInvocation(t Turn) execrun.Invocation {
 	}
 	if t.Tools != nil {
 		inv.Config = append(inv.Config,
-			"mcp_servers."+ownServerName+"={url="+tomlString(t.Tools.URL)+
+			"mcp_servers."+backend.OwnServerName+"={url="+tomlString(t.Tools.URL)+
 				", bearer_token_env_var="+tomlString(toolsTokenEnv)+
 				", required=true, default_tools_approval_mode=\"approve\""+
 				// A permission prompt waits for the user; codex must not time out first.
 				", tool_timeout_sec=86400}",
-			"developer_instructions="+tomlString(developerInstructions(t.Cwd)),
+			"developer_instructions="+tomlString(backend.DeveloperInstructions(t.Cwd)),
 		)
 		if t.Catalog != "" {
 			inv.Config = append(inv.Config, "model_catalog_json="+tomlString(t.Catalog))
@@ -466,4 +466,97 @@ func execInvocation(t Turn) execrun.Invocation {
 		inv.Env = append(inv.Env, toolsTokenEnv+"="+t.Tools.Token)
 	}
 	return inv
+}
+
+// editorMCPConfig renders the editor's MCP servers as codex -c overrides
+// (mcp_servers.NAME={...}) and the environment they need. HTTP header
+// values (often credentials) travel in the environment through
+// env_http_headers, so they never appear on codex's command line. (Stdio
+// servers' env stays inline: passing it through codex's own environment
+// could change codex itself, e.g. OPENAI_API_KEY.)
+//
+// Codex asks before it runs an MCP tool it cannot tell is read-only (no
+// readOnlyHint), and codex exec has no one to ask: under its approval
+// policy "never" such a call fails ("MCP tool call requires approval, but
+// approval policy is never"). So outside read-only mode (mode is the
+// preset whose tool behaviour applies) the servers are registered with
+// default_tools_approval_mode="approve": their tools run as the editor's
+// configuration has them, as they would in the editor's other agents. In
+// read-only mode only their read-only tools run: nothing there may change
+// anything, and an MCP server runs outside codex's sandbox. (The
+// app-server backend puts each such call to the user instead.)
+func editorMCPConfig(servers []backend.MCPServer, mode backend.Mode) (config, env []string) {
+	for i, s := range servers {
+		var table string
+		if s.URL != "" {
+			headers := make([][2]string, 0, len(s.Headers))
+			for j, h := range s.Headers {
+				envName := fmt.Sprintf("CODEXACP_MCP_HEADER_%d_%d", i, j)
+				headers = append(headers, [2]string{h.Name, envName})
+				env = append(env, envName+"="+h.Value)
+			}
+			table = "{url=" + tomlString(s.URL) + ", env_http_headers=" + tomlInlineTable(headers)
+		} else {
+			vars := make([][2]string, 0, len(s.Env))
+			for _, e := range s.Env {
+				vars = append(vars, [2]string{e.Name, e.Value})
+			}
+			table = "{" + strings.Join([]string{
+				"command=" + tomlString(s.Command),
+				"args=" + tomlStringArray(s.Args),
+				"env=" + tomlInlineTable(vars),
+			}, ", ")
+		}
+		if mode != backend.ModeReadOnly {
+			table += `, default_tools_approval_mode="approve"`
+		}
+		config = append(config, "mcp_servers."+s.Name+"="+table+"}")
+	}
+	return config, env
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func tomlStringArray(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// tomlInlineTable renders key/value string pairs; keys are always quoted so
+// any name survives.
+func tomlInlineTable(kv [][2]string) string {
+	parts := make([]string, len(kv))
+	for i, p := range kv {
+		parts[i] = tomlString(p[0]) + "=" + tomlString(p[1])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

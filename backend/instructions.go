@@ -1,10 +1,11 @@
-package acp
+package backend
 
 import "strings"
 
-// developerInstructions tell the model to read and change files only through
-// our tools, so every edit is seen (and, in ask mode, approved) in the editor.
-func developerInstructions(cwd string) string {
+// DeveloperInstructions tell the model to read and change files only
+// through our tools, so every edit is seen (and, in ask mode, approved) in
+// the editor; cwd is the workspace.
+func DeveloperInstructions(cwd string) string {
 	return strings.Join([]string{
 		"You are running inside the user's editor through codexacp. Read and change files ONLY with the tools of the `acp` MCP server (namespace mcp__acp): they go through the editor, so you see unsaved changes and the user reviews every edit.",
 		"Never create, modify or delete files with shell commands (no sed -i, tee, redirection, heredocs, scripts or patches); use the shell only to run and inspect.",

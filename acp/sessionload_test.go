@@ -13,6 +13,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/acpschema"
@@ -154,7 +155,7 @@ func TestLoadSessionErrors(t *testing.T) {
 
 	// A stored session whose codex thread is gone cannot be loaded.
 	st := sessionstore.New(state, nil)
-	if err := st.Save(sessionstore.Record{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(ModeAsk)}); err != nil {
+	if err := st.Save(sessionstore.Record{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(backend.ModeAsk)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = h.editor.Conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: sidGone, Cwd: cwd, McpServers: []acpsdk.McpServer{}})
@@ -174,9 +175,9 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 	cwd, other := t.TempDir(), t.TempDir()
 	st := sessionstore.New(state, nil)
 	for _, rec := range []sessionstore.Record{
-		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeAsk)},
-		{SessionID: sidElsewhere, ThreadID: loadThreadID, Cwd: other, Mode: string(ModeAsk)},
-		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(ModeAsk)},
+		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: string(backend.ModeAsk)},
+		{SessionID: sidElsewhere, ThreadID: loadThreadID, Cwd: other, Mode: string(backend.ModeAsk)},
+		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(backend.ModeAsk)},
 	} {
 		if err := st.Save(rec); err != nil {
 			t.Fatal(err)
@@ -333,8 +334,8 @@ func TestResumeSessionRestoresWithoutHistory(t *testing.T) {
 	cwd := t.TempDir()
 	st := sessionstore.New(state, nil)
 	for _, rec := range []sessionstore.Record{
-		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: string(ModeAuto), Title: "earlier"},
-		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(ModeAsk)},
+		{SessionID: sidHere, ThreadID: loadThreadID, Cwd: cwd, Mode: string(backend.ModeAuto), Title: "earlier"},
+		{SessionID: sidGone, ThreadID: "no-such-thread", Cwd: cwd, Mode: string(backend.ModeAsk)},
 	} {
 		if err := st.Save(rec); err != nil {
 			t.Fatal(err)
@@ -353,7 +354,7 @@ func TestResumeSessionRestoresWithoutHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Modes == nil || resp.Modes.CurrentModeId != acpsdk.SessionModeId(ModeAuto) {
+	if resp.Modes == nil || resp.Modes.CurrentModeId != acpsdk.SessionModeId(backend.ModeAuto) {
 		t.Errorf("restored mode = %+v", resp.Modes)
 	}
 	if n := len(h.editor.Updates()); n != 0 {
@@ -566,7 +567,7 @@ func TestTurnEndedReportsNewThreadOrTitle(t *testing.T) {
 		{"new thread", "th1", "t", "th2", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSession("sess_1", "/ws", nil, mcpSetup{}, events.Options{})
+			s := newSession("sess_1", "/ws", nil, nil, events.Options{})
 			s.threadID, s.title = tc.thread, tc.title
 			if got, _ := s.turnEnded("prompt", events.Outcome{ThreadID: tc.outThread}); got != tc.want {
 				t.Errorf("changed = %v, want %v", got, tc.want)

@@ -1,34 +1,35 @@
-package acp
+package appserver
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
-	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/backend/backendtest"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // eventLog is a TurnOutput that keeps the events it is given.
-type eventLog struct{ evs []events.Event }
+type eventLog struct {
+	backendtest.NopOutput
+	evs []events.Event
+}
 
 func (l *eventLog) Event(ev events.Event) { l.evs = append(l.evs, ev) }
-func (l *eventLog) ApproveCommand(context.Context, CommandApproval) ApprovalDecision {
-	return ApprovalDecline
-}
 
 // A parent item naming a child thread routes it to the turn: the child's
 // tool calls come as they are, its messages for the parent's call that
 // named it, its reasoning and turn not at all.
 func TestSubagentRouting(t *testing.T) {
 	out := &eventLog{}
-	h := newTurnHandler(out, discardLogger())
-	routed := map[string]appserver.Handler{}
-	h.subagents.route = func(thread string, c appserver.Handler) func() {
+	h := NewTurnHandler(out, testkit.DiscardLogger())
+	routed := map[string]codexapp.Handler{}
+	h.subagents.route = func(thread string, c codexapp.Handler) func() {
 		routed[thread] = c
 		return func() {}
 	}
-	notify := func(to appserver.Handler, method, params string) {
+	notify := func(to codexapp.Handler, method, params string) {
 		to.Notify(method, json.RawMessage(params))
 	}
 	notify(h, "item/completed", `{"threadId":"th_p","turnId":"tu","item":{"type":"subAgentActivity","id":"call_spawn","kind":"started","agentThreadId":"th_c","agentPath":"/root/c"}}`)

@@ -10,6 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 )
@@ -70,7 +71,9 @@ type steeringBackend struct {
 	steered  []string
 }
 
-func (b *steeringBackend) Steer(ctx context.Context, sessionID, text string, images []Image) error {
+func (b *steeringBackend) Capabilities() backend.Capabilities { return backend.Steer }
+
+func (b *steeringBackend) Steer(ctx context.Context, sessionID, text string, images []backend.Image) error {
 	if b.steerErr != nil {
 		return b.steerErr
 	}
@@ -135,7 +138,7 @@ func TestPromptWhileTurnRuns(t *testing.T) {
 				onLine([]byte(`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`))
 				return nil
 			}}
-			var be Backend = fb
+			var be backend.Backend = fb
 			var sb *steeringBackend
 			if tc.steer {
 				sb = &steeringBackend{fakeBackend: fb, steerErr: tc.steerErr}
@@ -161,7 +164,7 @@ func TestPromptWhileTurnRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 				// A request after the notification is read after it.
-				if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(ModeAsk)}); err != nil {
+				if _, err := h.editor.Conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: acpsdk.SessionModeId(backend.ModeAsk)}); err != nil {
 					t.Fatal(err)
 				}
 			}

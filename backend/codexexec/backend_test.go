@@ -1,19 +1,23 @@
-package acp
+package codexexec
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // waitPrestarts waits until the exec backend's prestarter has nothing left
 // to do: every wanted codex started, every retired one ended.
-func waitPrestarts(t testing.TB, b *ExecBackend) {
+func waitPrestarts(t testing.TB, b *Backend) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -103,9 +107,9 @@ func (r *liveRunner) waiting() []string {
 
 // sessionTurn is a turn of session id whose thread is named like it, so
 // that a liveRunner tells the sessions' invocations apart.
-func sessionTurn(cwd string, id int) Turn {
+func sessionTurn(cwd string, id int) backend.Turn {
 	name := fmt.Sprintf("s%02d", id)
-	return Turn{SessionID: name, Cwd: cwd, ThreadID: name, Mode: ModeAsk}
+	return backend.Turn{SessionID: name, Cwd: cwd, ThreadID: name, Mode: backend.ModeAsk}
 }
 
 // A burst of sessions has at most MaxWarm codex processes waiting, the
@@ -113,10 +117,10 @@ func sessionTurn(cwd string, id int) Turn {
 // for while a start was under way and pushed out since are never started.
 func TestExecWaitingCodexBounded(t *testing.T) {
 	r := &liveRunner{release: make(chan struct{}), reached: make(chan struct{})}
-	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: 3}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger(), MaxWarm: 3}
 	cwd := t.TempDir()
 	b.Prepare(sessionTurn(cwd, 1))
-	waitFor(t, r.reached, "the first start never began")
+	testkit.WaitFor(t, r.reached, "the first start never began")
 	for i := 2; i <= 50; i++ {
 		b.Prepare(sessionTurn(cwd, i))
 	}
@@ -141,7 +145,7 @@ func TestExecWaitingCodexBounded(t *testing.T) {
 	}
 	// A session pushed out starts its next turn cold, then has its codex
 	// started again when it is prepared after the turn.
-	if err := b.Run(context.Background(), sessionTurn(cwd, 49), discardOutput{}); err != nil {
+	if err := b.Run(context.Background(), sessionTurn(cwd, 49), backendtest.NopOutput{}); err != nil {
 		t.Fatal(err)
 	}
 	b.Prepare(sessionTurn(cwd, 49))
@@ -173,7 +177,7 @@ func TestExecWaitingCodexBounded(t *testing.T) {
 // MaxWarm codex processes waiting, and Close waits for the prestarter.
 func TestExecWaitingCodexBoundedConcurrently(t *testing.T) {
 	r := &liveRunner{}
-	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: 2}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger(), MaxWarm: 2}
 	cwd := t.TempDir()
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -203,10 +207,55 @@ func TestExecWaitingCodexBoundedConcurrently(t *testing.T) {
 // A negative MaxWarm starts nothing ahead.
 func TestExecMaxWarmNegative(t *testing.T) {
 	r := &liveRunner{}
-	b := &ExecBackend{Runner: r, Logger: discardLogger(), MaxWarm: -1}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger(), MaxWarm: -1}
 	b.Prepare(sessionTurn(t.TempDir(), 1))
 	b.Close()
 	if n := r.started(); n != 0 {
 		t.Errorf("%d prestarts, want none", n)
+	}
+}
+
+// The editor's MCP servers as codex exec's -c overrides: header values
+// travel in codex's environment, never on its command line.
+func TestEditorMCPConfig(t *testing.T) {
+	servers := []backend.MCPServer{
+		{Name: "my_tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []backend.KeyValue{{Name: "K", Value: "v\\1"}}},
+		{Name: "acp_2", URL: "http://127.0.0.1:9/mcp", Headers: []backend.KeyValue{{Name: "Authorization", Value: "Bearer x"}}},
+		{Name: "acp_3", URL: "http://127.0.0.1:10/mcp"},
+	}
+	config, env := editorMCPConfig(servers, backend.ModeReadOnly)
+	want := []string{
+		`mcp_servers.my_tools={command="/bin/tool", args=["--x", "a\"b"], env={"K"="v\\1"}}`,
+		`mcp_servers.acp_2={url="http://127.0.0.1:9/mcp", env_http_headers={"Authorization"="CODEXACP_MCP_HEADER_1_0"}}`,
+		`mcp_servers.acp_3={url="http://127.0.0.1:10/mcp", env_http_headers={}}`,
+	}
+	if strings.Join(config, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(config, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Join(env, "|") != "CODEXACP_MCP_HEADER_1_0=Bearer x" {
+		t.Errorf("env = %q", env)
+	}
+}
+
+// On exec the editor's servers run as configured outside read-only mode;
+// in read-only mode only their read-only tools run (codex's default).
+func TestExecConfigApprovalMode(t *testing.T) {
+	servers := []backend.MCPServer{{Name: "x", Command: "/bin/x"}}
+	for _, tc := range []struct {
+		mode backend.Mode
+		want string
+	}{
+		{backend.ModeReadOnly, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
+		{backend.ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{backend.ModeAuto, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{backend.ModeFullAccess, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+	} {
+		got, _ := editorMCPConfig(servers, tc.mode)
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: %q, want %q", tc.mode, got, tc.want)
+		}
+		if inv := execInvocation(backend.Turn{Mode: tc.mode, EditorMCP: servers}); !strings.Contains(strings.Join(inv.Config, "\n"), tc.want) {
+			t.Errorf("%s: exec invocation config %q lacks %q", tc.mode, inv.Config, tc.want)
+		}
 	}
 }

@@ -1,4 +1,14 @@
-package acp
+// Package appserver is the backend that runs every session's turns on one
+// long-lived `codex app-server` process: text and command output stream as
+// codex produces them, and codex's questions (command and MCP tool
+// approvals, MCP servers' forms, requestUserInput) go to the user through
+// the turn's backend.Output. Besides turns it steers (turn/steer), forks
+// and deletes threads, runs plan-mode turns (plan.go), follows subagents
+// (subagents.go) and answers the slash commands' thread operations.
+//
+// Everything it sends and reads is codex's app-server protocol
+// (docs/codex-app-server.md); the client is codexapp.Server.
+package appserver
 
 import (
 	"context"
@@ -6,13 +16,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/internal/skillflight"
 	"github.com/codexacp/codexacp/codex"
-	"github.com/codexacp/codexacp/codex/appserver"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -29,12 +42,14 @@ const sessionTagEnv = "CODEXACP_SESSION"
 // killed and the prompt answers.
 const interruptGrace = 2 * time.Second
 
-// AppServerBackend runs every session's turns on one `codex app-server`
+// Backend runs every session's turns on one `codex app-server`
 // process, started on first need and started again on the next turn after
 // it died (the thread is then resumed). Text and command output stream as
 // codex produces them, and commands that need more than the sandbox are
 // put to the user (see appServerPolicy).
-type AppServerBackend struct {
+type Backend struct {
+	backend.Unsupported // Prepare: a thread needs no preparing between turns
+
 	// MaxWarm bounds the sessions whose thread Warm starts ahead of their
 	// first prompt and that have not taken it yet: a session beyond it
 	// starts its thread at its first prompt. Codex keeps a thread it
@@ -45,22 +60,22 @@ type AppServerBackend struct {
 	// the first Warm.
 	MaxWarm int
 
-	opts  appserver.Options
+	opts  codexapp.Options
 	log   *slog.Logger
-	start func(context.Context, appserver.Options) (*appserver.Server, error)
+	start func(context.Context, codexapp.Options) (*codexapp.Server, error)
 	now   func() time.Time // the clock of warmStale
 
-	warming  sync.WaitGroup  // Warm's start-up
-	listings skillListings   // skills/list requests in flight, by cwd
-	life     context.Context // ends with Close: cuts a start short
+	warming  sync.WaitGroup    // Warm's start-up
+	listings skillflight.Group // skills/list requests in flight, by cwd
+	life     context.Context   // ends with Close: cuts a start short
 	stop     context.CancelFunc
 
 	mu       sync.Mutex
 	starting chan struct{} // closed when a start in progress ends
-	server   *appserver.Server
+	server   *codexapp.Server
 	loaded   map[string]bool            // threads started or resumed in server
 	prepared map[string]*preparedThread // by session id, until its first turn
-	active   map[string]*activeTurn     // by session id: its running turn (steer.go)
+	active   map[string]*activeTurn     // by session id: its running turn (Steer)
 	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
 	onSkills func()                     // watchSkills
 	closed   bool
@@ -68,20 +83,29 @@ type AppServerBackend struct {
 	limits rateLimitStore // the account's usage limits codex sent (ratelimits.go)
 }
 
-var (
-	_ Backend   = (*AppServerBackend)(nil)
-	_ commander = (*AppServerBackend)(nil)
-)
+var _ backend.Backend = (*Backend)(nil)
 
-// NewAppServerBackend returns a backend that starts codex app-server with
+// Name implements backend.Backend.
+func (b *Backend) Name() string { return "app-server" }
+
+// Capabilities implements backend.Backend: the app-server has every
+// command, and steers, forks and deletes threads, applies the service
+// tier on every turn, and starts a session's thread before its first
+// prompt.
+func (b *Backend) Capabilities() backend.Capabilities {
+	return backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan |
+		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm | backend.RateLimits
+}
+
+// New returns a backend that starts codex app-server with
 // opts when the first turn needs it.
-func NewAppServerBackend(opts appserver.Options) *AppServerBackend {
+func New(opts codexapp.Options) *Backend {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	life, stop := context.WithCancel(context.Background())
-	b := &AppServerBackend{opts: opts, log: log, start: appserver.Start, now: time.Now, life: life, stop: stop,
+	b := &Backend{opts: opts, log: log, start: codexapp.Start, now: time.Now, life: life, stop: stop,
 		prepared: map[string]*preparedThread{}, active: map[string]*activeTurn{}, settings: map[string]threadSettings{}}
 	b.opts.Unrouted = b.unrouted
 	return b
@@ -97,11 +121,11 @@ func NewAppServerBackend(opts appserver.Options) *AppServerBackend {
 // rollout only at its first turn). Beyond MaxWarm sessions waiting for
 // their first prompt, Warm does nothing: a burst of sessions does not
 // start a thread for each at once.
-func (b *AppServerBackend) Warm(t Turn) { b.warm(t, false) }
+func (b *Backend) Warm(t backend.Turn) { b.warm(t, false) }
 
 // warm starts preparing the session's thread in the background: when
 // needed, also beyond MaxWarm, unless it is being prepared already.
-func (b *AppServerBackend) warm(t Turn, needed bool) {
+func (b *Backend) warm(t backend.Turn, needed bool) {
 	p := &preparedThread{done: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -144,7 +168,7 @@ const warmStale = time.Minute
 // those whose thread is being prepared ahead, or was less than warmStale
 // ago, and not needed before their first prompt (a thread request's:
 // beyond the bound).
-func (b *AppServerBackend) waitingWarm() int {
+func (b *Backend) waitingWarm() int {
 	now, n := b.now(), 0
 	for _, p := range b.prepared {
 		if p.pinned {
@@ -162,9 +186,9 @@ func (b *AppServerBackend) waitingWarm() int {
 	return n
 }
 
-func (b *AppServerBackend) maxWarm() int {
+func (b *Backend) maxWarm() int {
 	if b.MaxWarm == 0 {
-		return DefaultMaxWarm
+		return backend.DefaultMaxWarm
 	}
 	return b.MaxWarm
 }
@@ -174,25 +198,23 @@ func (b *AppServerBackend) maxWarm() int {
 // app-server keeps every thread it loaded until it exits; see
 // docs/codex-app-server.md), so the thread itself stays in codex; only the
 // agent's hold on it goes.
-func (b *AppServerBackend) Forget(sessionID string) {
+func (b *Backend) Forget(sessionID string) {
 	b.mu.Lock()
 	delete(b.prepared, sessionID)
 	b.mu.Unlock()
 }
 
-var _ forgetter = (*AppServerBackend)(nil)
-
 // preparedThread is a thread Warm started (or resumed) for a session.
 type preparedThread struct {
 	done   chan struct{}
-	server *appserver.Server // the process it lives in
-	thread string            // started here; "" when Warm resumed the session's own
+	server *codexapp.Server // the process it lives in
+	thread string           // started here; "" when Warm resumed the session's own
 	err    error
 	ready  time.Time // when done was closed
 	pinned bool      // needed by a thread request before the first prompt (under b.mu)
 }
 
-func (b *AppServerBackend) prepare(t Turn) (*appserver.Server, string, error) {
+func (b *Backend) prepare(t backend.Turn) (*codexapp.Server, string, error) {
 	ctx, cancel := context.WithTimeout(b.life, time.Minute)
 	defer cancel()
 	server, err := b.running(ctx)
@@ -209,7 +231,7 @@ func (b *AppServerBackend) prepare(t Turn) (*appserver.Server, string, error) {
 // openThread makes the turn's thread live in server: a new one when the
 // turn has none (started is true), else the turn's own, resumed unless
 // server has it loaded already.
-func (b *AppServerBackend) openThread(ctx context.Context, server *appserver.Server, t Turn) (thread string, started bool, err error) {
+func (b *Backend) openThread(ctx context.Context, server *codexapp.Server, t backend.Turn) (thread string, started bool, err error) {
 	if t.ThreadID == "" {
 		var res struct {
 			Thread struct {
@@ -229,7 +251,7 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *appserver.Ser
 	}
 	var resumed threadSettings
 	if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), &resumed); err != nil {
-		var rpc *appserver.RPCError
+		var rpc *codexapp.RPCError
 		if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
 			// Codex lets one process at a time continue a thread, and an
 			// app-server holds its threads until it exits.
@@ -244,7 +266,7 @@ func (b *AppServerBackend) openThread(ctx context.Context, server *appserver.Ser
 
 // takePrepared waits for what Warm prepared for the session (or ctx) and
 // hands it over once: the thread it started in the live app-server, if any.
-func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, server *appserver.Server) string {
+func (b *Backend) takePrepared(ctx context.Context, sessionID string, server *codexapp.Server) string {
 	b.mu.Lock()
 	p := b.prepared[sessionID]
 	delete(b.prepared, sessionID)
@@ -265,7 +287,7 @@ func (b *AppServerBackend) takePrepared(ctx context.Context, sessionID string, s
 
 // Close stops the app-server (its commands end with it). Turns started
 // afterwards fail.
-func (b *AppServerBackend) Close() error {
+func (b *Backend) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
@@ -281,22 +303,22 @@ func (b *AppServerBackend) Close() error {
 	return server.Close()
 }
 
-// ReadUserConfig is codex's settings in cwd (appserver.ReadUserConfig), asked
+// ReadUserConfig is codex's settings in cwd (codexapp.ReadUserConfig), asked
 // of the backend's own app-server, started if none runs: the session's
 // Warm, right after session/new reads them, needs it anyway, so a project
 // with its own settings costs session/new a request, not a second codex.
-func (b *AppServerBackend) ReadUserConfig(ctx context.Context, cwd string) (codex.UserConfig, error) {
+func (b *Backend) ReadUserConfig(ctx context.Context, cwd string) (codex.UserConfig, error) {
 	server, err := b.running(ctx)
 	if err != nil {
 		return codex.UserConfig{}, err
 	}
-	return appserver.ReadUserConfig(ctx, server, cwd)
+	return codexapp.ReadUserConfig(ctx, server, cwd)
 }
 
 // running returns the live app-server, starting one when there is none or
 // the last one died. The start runs outside b.mu, so that a caller whose
 // ctx ends (a cancel) stops waiting for a slow start.
-func (b *AppServerBackend) running(ctx context.Context) (*appserver.Server, error) {
+func (b *Backend) running(ctx context.Context) (*codexapp.Server, error) {
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -351,7 +373,7 @@ func (b *AppServerBackend) running(ctx context.Context) (*appserver.Server, erro
 	}
 }
 
-func (b *AppServerBackend) markLoaded(server *appserver.Server, thread string) {
+func (b *Backend) markLoaded(server *codexapp.Server, thread string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.server == server {
@@ -359,14 +381,14 @@ func (b *AppServerBackend) markLoaded(server *appserver.Server, thread string) {
 	}
 }
 
-func (b *AppServerBackend) isLoaded(server *appserver.Server, thread string) bool {
+func (b *Backend) isLoaded(server *codexapp.Server, thread string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.server == server && b.loaded[thread]
 }
 
 // Run implements Backend.
-func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) error {
+func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -375,7 +397,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 		return err
 	}
 	log := b.log.With("session", t.SessionID)
-	h := newTurnHandler(out, log)
+	h := NewTurnHandler(out, log)
 	turnStarted, endActive := b.beginActive(t.SessionID)
 	defer endActive()
 
@@ -395,7 +417,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	defer func() {
 		remove()
 		h.subagents.end()
-		h.close()
+		h.Close()
 	}()
 
 	sandbox, approval := appServerPolicy(t)
@@ -424,7 +446,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	}
 	switch t.ServiceTier {
 	case "":
-	case serviceTierOff:
+	case backend.ServiceTierOff:
 		params["serviceTier"] = nil // the thread's tier is kept across turns until cleared
 	default:
 		params["serviceTier"] = t.ServiceTier
@@ -443,12 +465,12 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	if turnID == "" {
 		return errors.New("codex app-server: turn/start answered without a turn id")
 	}
-	h.started(turnID)
+	h.Started(turnID)
 	log.Debug("app-server turn started", "thread", thread, "turn", turnID)
 	turnStarted(server, thread, turnID)
 
 	select {
-	case <-h.ended(turnID):
+	case <-h.Ended(turnID):
 		// The prompt answers once the subagents the turn started are done,
 		// so that their work and questions are the turn's; a cancel while
 		// they run interrupts them.
@@ -474,7 +496,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptGrace)
 	defer cancel()
 	select {
-	case <-h.ended(turnID):
+	case <-h.Ended(turnID):
 	default:
 		if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turnID}, nil); err != nil {
 			log.Warn("turn/interrupt failed", "err", err)
@@ -487,7 +509,7 @@ func (b *AppServerBackend) Run(ctx context.Context, t Turn, out TurnOutput) erro
 		}
 	}
 	select {
-	case <-h.ended(turnID):
+	case <-h.Ended(turnID):
 	case <-server.Done():
 	case <-stopCtx.Done():
 		log.Warn("codex app-server did not end the interrupted turn", "turn", turnID)
@@ -515,16 +537,16 @@ func logKilled(log *slog.Logger, n int, err error) {
 // threadParams are the thread/start (thread == "") or thread/resume
 // parameters: everything exec passes as -c overrides, here per thread, so
 // one process serves sessions with different tokens and MCP servers.
-func threadParams(t Turn, thread string) map[string]any {
+func threadParams(t backend.Turn, thread string) map[string]any {
 	config := map[string]any{}
-	for k, v := range t.editorMCP.thread {
-		config[k] = v
+	for _, s := range t.EditorMCP {
+		config["mcp_servers."+s.Name] = editorServerConfig(s)
 	}
 	// The tag that lets a cancel find this session's commands.
 	config["shell_environment_policy.set."+sessionTagEnv] = t.SessionID
 	params := map[string]any{"cwd": t.Cwd}
 	if t.Tools != nil {
-		config["mcp_servers."+ownServerName] = map[string]any{
+		config["mcp_servers."+backend.OwnServerName] = map[string]any{
 			"url": t.Tools.URL,
 			// Sent over the app-server's stdin, never on a command line.
 			"http_headers":                map[string]any{"Authorization": "Bearer " + t.Tools.Token},
@@ -536,16 +558,35 @@ func threadParams(t Turn, thread string) map[string]any {
 		if t.Catalog != "" {
 			config["model_catalog_json"] = t.Catalog
 		}
-		params["developerInstructions"] = developerInstructions(t.Cwd)
+		params["developerInstructions"] = backend.DeveloperInstructions(t.Cwd)
 	}
 	params["config"] = config
 	_, approval := appServerPolicy(t)
-	params["sandbox"] = turnPolicy(t).Sandbox
+	params["sandbox"] = t.Policy().Sandbox
 	params["approvalPolicy"] = approval
 	if thread != "" {
 		params["threadId"] = thread
 	}
 	return params
+}
+
+// editorServerConfig is one of the editor's MCP servers in a thread's
+// config. Header values go inline: the thread's config travels over the
+// app-server's stdin, and the process's environment is shared by every
+// session.
+func editorServerConfig(s backend.MCPServer) map[string]any {
+	if s.URL != "" {
+		headers := map[string]any{}
+		for _, h := range s.Headers {
+			headers[h.Name] = h.Value
+		}
+		return map[string]any{"url": s.URL, "http_headers": headers}
+	}
+	env := map[string]any{}
+	for _, e := range s.Env {
+		env[e.Name] = e.Value
+	}
+	return map[string]any{"command": s.Command, "args": append([]string{}, s.Args...), "env": env}
 }
 
 // appServerPolicy is the sandbox and approval policy of a turn in the
@@ -564,13 +605,13 @@ func threadParams(t Turn, thread string) map[string]any {
 //
 // Every turn states it in full: a turn's policy stays the thread's until
 // another turn changes it, so leaving it out would keep the previous mode's.
-func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
-	p := turnPolicy(t)
+func appServerPolicy(t backend.Turn) (sandbox map[string]any, approval any) {
+	p := t.Policy()
 	approval = p.Approval
 	if p.Approval == codex.ApprovalGranular {
-		approval = json.RawMessage(p.granular)
+		approval = json.RawMessage(p.Granular)
 	}
-	if t.Mode == ModeReadOnly {
+	if t.Mode == backend.ModeReadOnly {
 		approval = readOnlyApproval
 	}
 	switch p.Sandbox {
@@ -599,23 +640,11 @@ func appServerPolicy(t Turn) (sandbox map[string]any, approval any) {
 // "never": it has no one to ask.
 var readOnlyApproval = json.RawMessage(`{"granular":{"mcp_elicitations":true,"rules":false,"sandbox_approval":false,"request_permissions":false,"skill_approval":false}}`)
 
-// turnPolicy is the mode's policy for the turn; a plan turn (Turn.Plan)
-// gets a read-only sandbox, the mode's approval policy kept: plan mode
-// promises nothing is edited until the plan is approved, and codex's
-// collaboration mode alone does not stop a command from writing.
-func turnPolicy(t Turn) policy {
-	p := modePolicy(t.Mode, t.User, t.Dirs)
-	if t.Plan {
-		p.Sandbox = codex.SandboxReadOnly
-	}
-	return p
-}
-
-// turnHandler receives one turn's notifications and requests from the
+// TurnHandler receives one turn's notifications and requests from the
 // app-server client.
-type turnHandler struct {
+type TurnHandler struct {
 	conv *events.AppServer // used only by Notify, on the client's reader goroutine
-	out  TurnOutput
+	out  backend.Output
 	log  *slog.Logger
 
 	// mu is held while a notification is delivered: once Run has closed
@@ -629,17 +658,17 @@ type turnHandler struct {
 	// turn's id is not known (a compaction's start does not answer it).
 	firstStarted chan string
 	mcpCalls     []*events.Item // MCP tool calls started and not completed (mcpElicitation)
-	subagents    subagents      // child threads routed to this turn (subagents_appserver.go)
+	subagents    subagents      // child threads routed to this turn (subagents.go)
 }
 
-func newTurnHandler(out TurnOutput, log *slog.Logger) *turnHandler {
-	return &turnHandler{conv: events.NewAppServer(), out: out, log: log, completed: turnDone{},
+func NewTurnHandler(out backend.Output, log *slog.Logger) *TurnHandler {
+	return &TurnHandler{conv: events.NewAppServer(), out: out, log: log, completed: turnDone{},
 		firstStarted: make(chan string, 1)}
 }
 
 // ended is closed once turn/completed for the turn has been delivered
 // (possibly before the caller learnt the turn's id).
-func (h *turnHandler) ended(turnID string) <-chan struct{} {
+func (h *TurnHandler) Ended(turnID string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.completed.of(turnID)
@@ -647,14 +676,14 @@ func (h *turnHandler) ended(turnID string) <-chan struct{} {
 
 // started records the turn's id: notifications of other turns (a late one
 // of an interrupted turn) are not this turn's.
-func (h *turnHandler) started(turnID string) {
+func (h *TurnHandler) Started(turnID string) {
 	h.mu.Lock()
 	h.turnID = turnID
 	h.mu.Unlock()
 }
 
 // close waits for a notification being delivered and drops any later one.
-func (h *turnHandler) close() {
+func (h *TurnHandler) Close() {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
@@ -718,8 +747,8 @@ func (d turnDone) close(turn string) {
 	}
 }
 
-// Notify implements appserver.Handler.
-func (h *turnHandler) Notify(method string, params json.RawMessage) {
+// Notify implements codexapp.Handler.
+func (h *TurnHandler) Notify(method string, params json.RawMessage) {
 	n := readNotice(params)
 	turn := n.turn()
 	h.mu.Lock()
@@ -762,7 +791,7 @@ func (h *turnHandler) Notify(method string, params json.RawMessage) {
 // makes what codex sends right after (its subAgentActivity "completed" item
 // for a subagent whose turn just ended) dropped every time rather than
 // shown or not as the goroutines happen to run. h.mu is held.
-func (h *turnHandler) closeIfOver() {
+func (h *TurnHandler) closeIfOver() {
 	if h.closed || h.turnID == "" {
 		return
 	}
@@ -776,9 +805,9 @@ func (h *turnHandler) closeIfOver() {
 	}
 }
 
-// Request implements appserver.Handler: approvals go to the user;
+// Request implements codexapp.Handler: approvals go to the user;
 // what codexacp does not offer is declined so that codex never waits.
-func (h *turnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (h *TurnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "item/tool/requestUserInput":
 		return h.userInput(ctx, params)
@@ -790,9 +819,9 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 			Reason  string `json:"reason"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &appserver.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
+			return nil, &codexapp.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
 		}
-		d := h.out.ApproveCommand(ctx, CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
+		d := h.out.ApproveCommand(ctx, backend.CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
 		h.log.Info("command approval", "item", p.ItemID, "decision", d)
 		return map[string]any{"decision": d.String()}, nil
 	case "item/fileChange/requestApproval":
@@ -804,12 +833,12 @@ func (h *turnHandler) Request(ctx context.Context, method string, params json.Ra
 		return h.mcpElicitation(ctx, params)
 	}
 	h.log.Debug("app-server request not supported", "method", method)
-	return nil, &appserver.RPCError{Code: -32601, Message: "codexacp does not support " + method}
+	return nil, &codexapp.RPCError{Code: -32601, Message: "codexacp does not support " + method}
 }
 
 // trackMCPCall keeps the MCP tool calls in progress, which codex's approval
 // questions do not name (mcpElicitation); h.mu is held.
-func (h *turnHandler) trackMCPCall(ev events.Event) {
+func (h *TurnHandler) trackMCPCall(ev events.Event) {
 	if ev.Item == nil || ev.Item.Type != events.ItemMCPToolCall {
 		return
 	}
@@ -825,7 +854,7 @@ func (h *turnHandler) trackMCPCall(ev events.Event) {
 // newest of that server's tool (any of its tools when tool is ""),
 // preferring one with the same arguments. Codex announces the call
 // (item/started) before it asks.
-func (h *turnHandler) mcpCallItem(server, tool string, args json.RawMessage) string {
+func (h *TurnHandler) mcpCallItem(server, tool string, args json.RawMessage) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	found := ""
@@ -861,7 +890,7 @@ func sameJSONArgs(a, b json.RawMessage) bool {
 // MCP server's own questions (mode form or url), which go to an editor
 // that declared elicitation (ElicitMCP); codex's own form modes
 // (openai/form) are declined.
-func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
+func (h *TurnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		ServerName      string          `json:"serverName"`
 		Message         string          `json:"message"`
@@ -877,26 +906,21 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &appserver.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
+		return nil, &codexapp.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
 	}
 	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" {
-		elicitor, ok := h.out.(mcpElicitor)
-		if !ok || ctx.Err() != nil || (p.Mode != "form" && p.Mode != "url") {
+		if ctx.Err() != nil || (p.Mode != "form" && p.Mode != "url") {
 			h.log.Debug("MCP elicitation declined", "server", p.ServerName, "mode", p.Mode, "kind", p.Meta.Kind)
-			return mcpDecline, nil
+			return backend.MCPDecline, nil
 		}
-		a := elicitor.ElicitMCP(ctx, MCPElicitation{
+		a := h.out.ElicitMCP(ctx, backend.MCPElicitation{
 			ItemID: h.mcpCallItem(p.ServerName, "", nil), Server: p.ServerName, Message: p.Message,
 			Mode: p.Mode, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID,
 		})
 		h.log.Info("MCP server's question", "server", p.ServerName, "mode", p.Mode, "action", a.Action)
 		return a, nil
 	}
-	approver, ok := h.out.(mcpToolApprover)
-	if !ok {
-		return mcpDecline, nil
-	}
-	req := MCPToolApproval{
+	req := backend.MCPToolApproval{
 		ItemID:     h.mcpCallItem(p.ServerName, p.Meta.ToolName, p.Meta.ToolParams),
 		Server:     p.ServerName,
 		Tool:       p.Meta.ToolName,
@@ -904,7 +928,7 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 		Message:    p.Message,
 		ForSession: persistOffers(p.Meta.Persist, "session"),
 	}
-	d := approver.ApproveMCPTool(ctx, req)
+	d := h.out.ApproveMCPTool(ctx, req)
 	h.log.Info("MCP tool approval", "item", req.ItemID, "server", req.Server, "tool", req.Tool, "decision", d)
 	return mcpApprovalAnswer(d), nil
 }
@@ -912,13 +936,13 @@ func (h *turnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 // mcpApprovalAnswer is the elicitation result codex reads as the decision:
 // accept runs the call, with _meta.persist "session" codex also remembers
 // it for the thread; decline and cancel skip it, and the model is told.
-func mcpApprovalAnswer(d ApprovalDecision) map[string]any {
+func mcpApprovalAnswer(d backend.ApprovalDecision) map[string]any {
 	switch d {
-	case ApprovalAccept:
+	case backend.ApprovalAccept:
 		return map[string]any{"action": "accept"}
-	case ApprovalAcceptForSession:
+	case backend.ApprovalAcceptForSession:
 		return map[string]any{"action": "accept", "_meta": map[string]any{"persist": "session"}}
-	case ApprovalCancel:
+	case backend.ApprovalCancel:
 		return map[string]any{"action": "cancel"}
 	default:
 		return map[string]any{"action": "decline"}
@@ -948,7 +972,7 @@ func persistOffers(raw json.RawMessage, want string) bool {
 // image goes as a data URL (no file to write, nor to remove after a
 // crash); a file of the user's by its path, which codex reads and names
 // to the model, as exec's --image does.
-func appServerInput(t Turn) []any {
+func appServerInput(t backend.Turn) []any {
 	input := make([]any, 0, len(t.Images)+1)
 	for _, img := range t.Images {
 		if img.Path != "" {
@@ -966,20 +990,20 @@ func appServerInput(t Turn) []any {
 // guarded by the backend's mu.
 type activeTurn struct {
 	ready        chan struct{}
-	server       *appserver.Server
+	server       *codexapp.Server
 	thread, turn string
 }
 
 // beginActive makes the session's Run its running turn: started names the
 // turn once codex has started it, end (deferred by Run) removes it.
-func (b *AppServerBackend) beginActive(sessionID string) (started func(server *appserver.Server, thread, turn string), end func()) {
+func (b *Backend) beginActive(sessionID string) (started func(server *codexapp.Server, thread, turn string), end func()) {
 	a := &activeTurn{ready: make(chan struct{})}
 	b.mu.Lock()
 	b.active[sessionID] = a
 	b.mu.Unlock()
 	var once sync.Once
 	markReady := func() { once.Do(func() { close(a.ready) }) }
-	started = func(server *appserver.Server, thread, turn string) {
+	started = func(server *codexapp.Server, thread, turn string) {
 		b.mu.Lock()
 		a.server, a.thread, a.turn = server, thread, turn
 		b.mu.Unlock()
@@ -997,15 +1021,15 @@ func (b *AppServerBackend) beginActive(sessionID string) (started func(server *a
 	return started, end
 }
 
-// Steer implements steerer: turn/steer adds text to the session's running
+// Steer implements backend.Backend: turn/steer adds text to the session's running
 // turn as the user's message. Codex refuses when that turn is no longer
 // the thread's active one (it is ending).
-func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, images []Image) error {
+func (b *Backend) Steer(ctx context.Context, sessionID, text string, images []backend.Image) error {
 	b.mu.Lock()
 	a := b.active[sessionID]
 	b.mu.Unlock()
 	if a == nil {
-		return errNoRunningTurn
+		return backend.ErrNoRunningTurn
 	}
 	// A prompt that comes while the turn is starting (turn/start sent, its
 	// answer not yet handled) waits for it: whether the prompt joins the
@@ -1020,12 +1044,12 @@ func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, im
 	server, thread, turn := a.server, a.thread, a.turn
 	b.mu.Unlock()
 	if turn == "" {
-		return errNoRunningTurn
+		return backend.ErrNoRunningTurn
 	}
 	params := map[string]any{
 		"threadId":       thread,
 		"expectedTurnId": turn,
-		"input":          appServerInput(Turn{Prompt: text, Images: images}),
+		"input":          appServerInput(backend.Turn{Prompt: text, Images: images}),
 	}
 	if err := server.Call(ctx, "turn/steer", params, nil); err != nil {
 		return fmt.Errorf("codex app-server: turn/steer: %w", err)
@@ -1033,10 +1057,10 @@ func (b *AppServerBackend) Steer(ctx context.Context, sessionID, text string, im
 	return nil
 }
 
-// ForkThread implements threadManager: codex copies t.ThreadID's history
+// ForkThread implements backend.Backend: codex copies t.ThreadID's history
 // into a new thread (`thread/fork`), set up for t's session (its tool
 // token, MCP servers, mode), and loads it. It returns the new thread's id.
-func (b *AppServerBackend) ForkThread(ctx context.Context, t Turn) (string, error) {
+func (b *Backend) ForkThread(ctx context.Context, t backend.Turn) (string, error) {
 	server, err := b.running(ctx)
 	if err != nil {
 		return "", err
@@ -1059,9 +1083,9 @@ func (b *AppServerBackend) ForkThread(ctx context.Context, t Turn) (string, erro
 	return res.Thread.ID, nil
 }
 
-// DeleteThread implements threadManager: codex deletes the thread and its
+// DeleteThread implements backend.Backend: codex deletes the thread and its
 // rollout (`thread/delete`).
-func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) error {
+func (b *Backend) DeleteThread(ctx context.Context, threadID string) error {
 	server, err := b.running(ctx)
 	if err != nil {
 		return err
@@ -1081,7 +1105,7 @@ func (b *AppServerBackend) DeleteThread(ctx context.Context, threadID string) er
 // with params for a prompt (plus the skill it runs), review/start for a
 // review, thread/compact/start for a compaction (whose answer has no turn:
 // its id comes with turn/started).
-func (b *AppServerBackend) startTurn(ctx context.Context, server *appserver.Server, h *turnHandler, t Turn, params map[string]any) (string, error) {
+func (b *Backend) startTurn(ctx context.Context, server *codexapp.Server, h *TurnHandler, t backend.Turn, params map[string]any) (string, error) {
 	var started struct {
 		Turn struct {
 			ID string `json:"id"`
@@ -1109,7 +1133,7 @@ func (b *AppServerBackend) startTurn(ctx context.Context, server *appserver.Serv
 		case id := <-h.firstStarted:
 			return id, nil
 		case <-server.Done():
-			return "", appserver.ErrClosed
+			return "", codexapp.ErrClosed
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
@@ -1123,28 +1147,25 @@ func (b *AppServerBackend) startTurn(ctx context.Context, server *appserver.Serv
 	return started.Turn.ID, err
 }
 
-// commandFeatures implements commander: the app-server has every command.
-func (b *AppServerBackend) commandFeatures() commandFeature {
-	return featReview | featCompact | featSkills | featThread | featPlan
-}
-
-// skills implements commander with skills/list for the turn's cwd, once
+// Skills implements backend.Backend with skills/list for the turn's cwd, once
 // the session's thread is ready (so that codex sees the requests in the
 // same order every time); one request for sessions in one cwd that ask at
 // once.
-func (b *AppServerBackend) skills(ctx context.Context, t Turn) ([]Skill, error) {
+func (b *Backend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, error) {
 	b.awaitPrepared(ctx, t.SessionID)
 	server, err := b.running(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return b.listings.list(ctx, t.Cwd, func(ctx context.Context) ([]Skill, error) { return appserver.ListSkills(ctx, server, t.Cwd) })
+	return b.listings.List(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return codexapp.ListSkills(ctx, server, t.Cwd) })
 }
 
-// threadRequest implements commander. A session before its first turn has
+// threadRequest sends codex a request about the session's thread
+// (method's params get its threadId) and decodes the answer into result
+// (the slash commands' thread operations). A session before its first turn has
 // its thread prepared here (Warm, or now when Warm did not): the request
 // goes to that thread, which the first turn then takes.
-func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method string, params map[string]any, result any) error {
+func (b *Backend) threadRequest(ctx context.Context, t backend.Turn, method string, params map[string]any, result any) error {
 	prepared := b.awaitPrepared(ctx, t.SessionID)
 	if prepared == nil && t.ThreadID == "" {
 		// Not prepared ahead (beyond MaxWarm): the request needs its
@@ -1174,10 +1195,89 @@ func (b *AppServerBackend) threadRequest(ctx context.Context, t Turn, method str
 	return nil
 }
 
+// goal is codex's ThreadGoal.
+type goal struct {
+	Objective       string `json:"objective"`
+	Status          string `json:"status"`
+	TokenBudget     *int64 `json:"tokenBudget"`
+	TokensUsed      int64  `json:"tokensUsed"`
+	TimeUsedSeconds int64  `json:"timeUsedSeconds"`
+}
+
+// goalAnswer is what thread/goal/get and thread/goal/set answer.
+type goalAnswer struct {
+	Goal *goal `json:"goal"`
+}
+
+func (a goalAnswer) goal() *backend.Goal {
+	if a.Goal == nil {
+		return nil
+	}
+	g := backend.Goal(*a.Goal)
+	return &g
+}
+
+// Goal implements backend.Backend: thread/goal/get.
+func (b *Backend) Goal(ctx context.Context, t backend.Turn) (*backend.Goal, error) {
+	var res goalAnswer
+	if err := b.threadRequest(ctx, t, "thread/goal/get", map[string]any{}, &res); err != nil {
+		return nil, err
+	}
+	return res.goal(), nil
+}
+
+// SetGoal implements backend.Backend: thread/goal/set, an active goal the
+// user set.
+func (b *Backend) SetGoal(ctx context.Context, t backend.Turn, objective string) (*backend.Goal, error) {
+	var res goalAnswer
+	params := map[string]any{"objective": objective, "status": "active", "origin": "user"}
+	if err := b.threadRequest(ctx, t, "thread/goal/set", params, &res); err != nil {
+		return nil, err
+	}
+	return res.goal(), nil
+}
+
+// ClearGoal implements backend.Backend: thread/goal/clear.
+func (b *Backend) ClearGoal(ctx context.Context, t backend.Turn) error {
+	return b.threadRequest(ctx, t, "thread/goal/clear", map[string]any{}, nil)
+}
+
+// RenameThread implements backend.Backend: thread/name/set.
+func (b *Backend) RenameThread(ctx context.Context, t backend.Turn, name string) error {
+	return b.threadRequest(ctx, t, "thread/name/set", map[string]any{"name": name}, nil)
+}
+
+// MCPServerStatus implements backend.Backend: mcpServerStatus/list, the
+// tools and auth status only.
+func (b *Backend) MCPServerStatus(ctx context.Context, t backend.Turn) ([]backend.MCPServerStatus, error) {
+	var res struct {
+		Data []struct {
+			Name          string                     `json:"name"`
+			RuntimeStatus string                     `json:"runtimeStatus"`
+			AuthStatus    string                     `json:"authStatus"`
+			Tools         map[string]json.RawMessage `json:"tools"`
+			ToolsError    any                        `json:"toolsError"`
+		} `json:"data"`
+	}
+	if err := b.threadRequest(ctx, t, "mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly"}, &res); err != nil {
+		return nil, err
+	}
+	out := make([]backend.MCPServerStatus, 0, len(res.Data))
+	for _, m := range res.Data {
+		st := backend.MCPServerStatus{Name: m.Name, RuntimeStatus: m.RuntimeStatus, AuthStatus: m.AuthStatus,
+			Tools: slices.Sorted(maps.Keys(m.Tools))}
+		if m.ToolsError != nil {
+			st.ToolsError = fmt.Sprint(m.ToolsError)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
 // awaitPrepared waits for what Warm is preparing for the session, if
 // anything, and returns it without taking it: the thread is then needed
 // before the first prompt, and no longer counts against MaxWarm.
-func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) *preparedThread {
+func (b *Backend) awaitPrepared(ctx context.Context, sessionID string) *preparedThread {
 	b.mu.Lock()
 	p := b.prepared[sessionID]
 	if p != nil {
@@ -1195,8 +1295,8 @@ func (b *AppServerBackend) awaitPrepared(ctx context.Context, sessionID string) 
 	}
 }
 
-// watchSkills implements commander.
-func (b *AppServerBackend) watchSkills(f func()) {
+// WatchSkills implements backend.Backend.
+func (b *Backend) WatchSkills(f func()) {
 	b.mu.Lock()
 	b.onSkills = f
 	b.mu.Unlock()
@@ -1204,13 +1304,13 @@ func (b *AppServerBackend) watchSkills(f func()) {
 
 // unrouted receives the app-server's notifications about no thread (on the
 // client's reader goroutine: it must not call the server).
-func (b *AppServerBackend) unrouted(method string, params json.RawMessage) {
+func (b *Backend) unrouted(method string, params json.RawMessage) {
 	if b.limits.notify(method, params) || method != "skills/changed" {
 		return
 	}
 	// Before any refresh starts: refreshes must not join a listing that
 	// began before the change.
-	b.listings.changed()
+	b.listings.Changed()
 	b.mu.Lock()
 	f := b.onSkills
 	b.mu.Unlock()
@@ -1229,7 +1329,7 @@ func (b *AppServerBackend) unrouted(method string, params json.RawMessage) {
 // only; codex takes any string without asking OpenAI, so this
 // confirms that codex will use the key, not that OpenAI accepts it. Errors
 // never quote the key.
-func (b *AppServerBackend) LoginAPIKey(ctx context.Context, key string) error {
+func (b *Backend) LoginAPIKey(ctx context.Context, key string) error {
 	server, err := b.running(ctx)
 	if err != nil {
 		return err
@@ -1256,4 +1356,13 @@ func (b *AppServerBackend) LoginAPIKey(ctx context.Context, key string) error {
 		return fmt.Errorf("codex reports %s after the API-key login", got)
 	}
 	return nil
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package acp
+package appserver
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/backend"
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // shAnyAppServer is a stand-in `codex app-server` in sh that answers
@@ -37,11 +39,13 @@ func TestAppServerWarmBounded(t *testing.T) {
 	if err := os.WriteFile(script, []byte(shAnyAppServer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewAppServerBackend(appserver.Options{Path: script, Logger: discardLogger()})
+	b := New(codexapp.Options{Path: script, Logger: testkit.DiscardLogger()})
 	b.MaxWarm = 3
 	defer b.Close()
 	cwd := t.TempDir()
-	turn := func(i int) Turn { return Turn{SessionID: fmt.Sprintf("s%02d", i), Cwd: cwd, Mode: ModeAsk} }
+	turn := func(i int) backend.Turn {
+		return backend.Turn{SessionID: fmt.Sprintf("s%02d", i), Cwd: cwd, Mode: backend.ModeAsk}
+	}
 	prepared := func() []string {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -84,10 +88,10 @@ func TestAppServerWarmBounded(t *testing.T) {
 // stays its session's. One being prepared counts however long it takes.
 func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 	release := make(chan struct{})
-	b := NewAppServerBackend(appserver.Options{Logger: discardLogger()})
+	b := New(codexapp.Options{Logger: testkit.DiscardLogger()})
 	b.MaxWarm = 2
 	defer b.Close()
-	b.start = func(ctx context.Context, _ appserver.Options) (*appserver.Server, error) {
+	b.start = func(ctx context.Context, _ codexapp.Options) (*codexapp.Server, error) {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -109,12 +113,12 @@ func TestAppServerWarmStaleStopsCounting(t *testing.T) {
 		all := slices.Collect(maps.Values(b.prepared))
 		b.mu.Unlock()
 		for _, p := range all {
-			waitFor(t, p.done, "a session was never prepared")
+			testkit.WaitFor(t, p.done, "a session was never prepared")
 		}
 	}
 	warm := func(ids ...string) {
 		for _, id := range ids {
-			b.Warm(Turn{SessionID: id})
+			b.Warm(backend.Turn{SessionID: id})
 		}
 	}
 
