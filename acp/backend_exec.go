@@ -457,7 +457,7 @@ func execInvocation(t Turn) codex.Invocation {
 				", required=true, default_tools_approval_mode=\"approve\""+
 				// A permission prompt waits for the user; codex must not time out first.
 				", tool_timeout_sec=86400}",
-			"developer_instructions="+tomlString(developerInstructions(t.Cwd)),
+			"developer_instructions="+tomlString(developerInstructions(t.Cwd)+t.editorMCP.execAskNote(p.Tools)),
 		)
 		if t.Catalog != "" {
 			inv.Config = append(inv.Config, "model_catalog_json="+tomlString(t.Catalog))

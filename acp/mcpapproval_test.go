@@ -149,8 +149,10 @@ func TestPersistOffers(t *testing.T) {
 	}
 }
 
-// On exec the editor's servers run as configured outside read-only mode;
-// in read-only mode only their read-only tools run (codex's default).
+// On exec the editor's servers run as configured in auto and full-access;
+// in read-only and ask mode only their read-only tools run (codex's
+// default): codex exec cannot ask, and ask mode must not do less asking
+// than its name says. In ask mode the model is told why.
 func TestExecConfigApprovalMode(t *testing.T) {
 	setup, err := clientMCPConfig(nil)
 	if err != nil {
@@ -162,7 +164,7 @@ func TestExecConfigApprovalMode(t *testing.T) {
 		want string
 	}{
 		{ModeReadOnly, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
-		{ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
 		{ModeAuto, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
 		{ModeFullAccess, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
 	} {
@@ -170,8 +172,13 @@ func TestExecConfigApprovalMode(t *testing.T) {
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s: %q, want %q", tc.mode, got, tc.want)
 		}
-		if inv := execInvocation(Turn{Mode: tc.mode, editorMCP: setup}); !strings.Contains(strings.Join(inv.Config, "\n"), tc.want) {
+		inv := execInvocation(Turn{Mode: tc.mode, editorMCP: setup, Tools: &TurnTools{URL: "http://127.0.0.1:1/mcp"}})
+		config := strings.Join(inv.Config, "\n")
+		if !strings.Contains(config, tc.want) {
 			t.Errorf("%s: exec invocation config %q lacks %q", tc.mode, inv.Config, tc.want)
+		}
+		if told := strings.Contains(config, "codex exec cannot ask"); told != (tc.mode == ModeAsk) {
+			t.Errorf("%s: the model is told why the editor's tools are refused: %v", tc.mode, told)
 		}
 	}
 	if setup.config[0] != `mcp_servers.x={command="/bin/x", args=[], env={}}` {

@@ -86,21 +86,34 @@ func clientMCPConfig(servers []acpsdk.McpServer) (mcpSetup, error) {
 // runs an MCP tool it cannot tell is read-only (no readOnlyHint), and codex
 // exec has no one to ask: under its approval policy "never" such a call
 // fails ("MCP tool call requires approval, but approval policy is never").
-// So outside read-only mode the editor's servers are registered with
+// So in auto and full-access the editor's servers are registered with
 // default_tools_approval_mode="approve": their tools run as the editor's
 // configuration has them, as they would in the editor's other agents. In
 // read-only mode only their read-only tools run: nothing there may change
-// anything, and an MCP server runs outside codex's sandbox. (The app-server
-// backend puts each such call to the user instead; see mcpapproval.go.)
+// anything, and an MCP server runs outside codex's sandbox. Ask mode
+// refuses them too: it must not run without a question what its name says
+// it asks about, and exec cannot ask (execAskNote tells the model why).
+// (The app-server backend puts each such call to the user instead; see
+// mcpapproval.go.)
 func (m mcpSetup) execConfig(mode Mode) []string {
 	out := make([]string, len(m.config))
 	for i, c := range m.config {
-		if mode != ModeReadOnly {
+		if mode != ModeReadOnly && mode != ModeAsk {
 			c = strings.TrimSuffix(c, "}") + `, default_tools_approval_mode="approve"}`
 		}
 		out[i] = c
 	}
 	return out
+}
+
+// execAskNote is what the model is told, on exec in ask mode with editor
+// MCP servers, about their refused tools, so that it can tell the user
+// why and what to do; "" otherwise.
+func (m mcpSetup) execAskNote(mode Mode) string {
+	if mode != ModeAsk || len(m.config) == 0 {
+		return ""
+	}
+	return "\nTools of the editor's other MCP servers that are not read-only are refused in this session's Ask mode: codex exec cannot ask the user to approve them. If the user needs one, tell them so and that Auto mode, or codexacp's app-server backend (which asks), runs it."
 }
 
 func sanitizeName(name string) string {

@@ -18,8 +18,9 @@ import (
 
 // The editor's own MCP servers (session/new mcpServers) in every mode: a
 // tool codex cannot tell is read-only asks the editor on the app-server
-// backend (read-only, ask and auto), runs as configured on exec (no one to
-// ask), and is refused in read-only mode on exec; read-only tools run
+// backend (read-only, ask and auto), runs as configured on exec in auto and
+// full-access (no one to ask), and is refused in read-only and ask mode on
+// exec (ask mode must not run it without a question); read-only tools run
 // everywhere.
 // docs/codex.md, "The editor's MCP servers".
 
@@ -101,7 +102,7 @@ func notesOf(t *testing.T, path string) string {
 }
 
 // codexRefusal is what codex tells the model when a tool needs an approval
-// its policy cannot give (read-only mode on exec).
+// its policy cannot give (read-only and ask mode on exec).
 const codexRefusal = "MCP tool call requires approval, but approval policy is never"
 
 func TestEditorMCPToolsInEveryMode(t *testing.T) {
@@ -111,7 +112,7 @@ func TestEditorMCPToolsInEveryMode(t *testing.T) {
 		asks          bool // after the editor was asked (allow once)
 	}{
 		{"exec", "read-only", false, false},
-		{"exec", "ask", true, false},
+		{"exec", "ask", false, false},
 		{"exec", "auto", true, false},
 		{"exec", "full-access", true, false},
 		{"app-server", "read-only", true, true},
