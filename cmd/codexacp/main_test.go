@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -23,9 +24,14 @@ func TestParseFlags(t *testing.T) {
 		wantPath   string
 		wantConfig []string
 		wantLevel  string
+		wantBack   string // "": app-server, the default
 		wantErr    string
 	}{
 		{name: "defaults", wantLevel: "info"},
+		{name: "exec by flag", args: []string{"--backend", "exec"}, wantLevel: "info", wantBack: "exec"},
+		{name: "exec by env", env: map[string]string{"CODEXACP_BACKEND": "exec"}, wantLevel: "info", wantBack: "exec"},
+		{name: "flag wins over env", args: []string{"--backend", "app-server"}, env: map[string]string{"CODEXACP_BACKEND": "exec"}, wantLevel: "info"},
+		{name: "bad backend", args: []string{"--backend", "remote"}, wantErr: "unknown backend"},
 		{name: "flags", args: []string{"--codex-path", "/opt/codex", "-c", `model="gpt-5.5"`, "-c", "x=1", "--log-level", "debug"},
 			wantPath: "/opt/codex", wantConfig: []string{`model="gpt-5.5"`, "x=1"}, wantLevel: "debug"},
 		{name: "env", env: map[string]string{"CODEXACP_CODEX_PATH": "/env/codex", "CODEXACP_CONFIG": "a=1\n\n b=2 \n", "CODEXACP_LOG_LEVEL": "warn"},
@@ -37,7 +43,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL", "CODEXACP_STATE_DIR"} {
+			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL", "CODEXACP_STATE_DIR", "CODEXACP_BACKEND"} {
 				t.Setenv(k, tc.env[k])
 			}
 			var stderr bytes.Buffer
@@ -53,6 +59,9 @@ func TestParseFlags(t *testing.T) {
 			}
 			if o.codexPath != tc.wantPath || strings.Join(o.config, "|") != strings.Join(tc.wantConfig, "|") || o.logLevel != tc.wantLevel {
 				t.Errorf("got path %q config %q level %q", o.codexPath, o.config, o.logLevel)
+			}
+			if want := cmp.Or(tc.wantBack, "app-server"); o.backend != want {
+				t.Errorf("backend %q, want %q", o.backend, want)
 			}
 		})
 	}
@@ -152,7 +161,7 @@ func TestDoctor(t *testing.T) {
 	}
 	for _, want := range []string{"ok   codex", "codex-cli " + codex.NewestTested, "ok   model catalog", "without apply_patch",
 		"ok   model         codex's default, context window 1000 tokens", "ok   state dir     " + filepath.Join(state, "sessions"), "ok   tool server   listens on http://127.0.0.1:",
-		"ok   exec          codex exec runs (selected)", "ok   app-server    codex app-server answered in "} {
+		"ok   exec          codex exec runs\n", "ok   app-server    codex app-server answered in ", " ms (selected)\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}
