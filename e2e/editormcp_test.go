@@ -328,3 +328,35 @@ func TestAppServerReadOnlyAsksOnlyForMCPTools(t *testing.T) {
 		t.Errorf("notes = %q after the editor allowed the call", got)
 	}
 }
+
+// TestDefaultBackendMCPTurn: a user who configured nothing (no --backend,
+// the default ask mode) gets a turn on the app-server in which a tool of
+// the editor's MCP server that is not read-only is put to the user before
+// it runs, and the answer streams. Its corpus transcript is the one
+// recorded on the newest tested codex (issue 25): codex 0.171 adds
+// environmentId to MCP items and elicitations.
+func TestDefaultBackendMCPTurn(t *testing.T) {
+	e := start(t, setup{fs: true})
+	if e.backend != "app-server" {
+		t.Fatalf("default backend %q, want app-server", e.backend)
+	}
+	notes := e.mcpSession(t, "ask")
+	e.mock.Enqueue(
+		mockapi.Reply(fixtureCall(t, "call_note", "note", map[string]any{"text": "remember the milk"})),
+		mockapi.Reply(mockapi.Message("Noted.")),
+	)
+	if r := e.mustPrompt("note it down"); r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("stopReason = %q", r.StopReason)
+	}
+	if out := toolOutput(t, e, "call_note"); !strings.Contains(out, "noted: remember the milk") || notesOf(t, notes) != "remember the milk\n" {
+		t.Errorf("note did not run: model got %s, notes %q", out, notesOf(t, notes))
+	}
+	perms := permissionRequests(e)
+	if len(perms) != 1 {
+		t.Fatalf("permission requests = %d, want 1 (the note call)", len(perms))
+	}
+	checkFixtureQuestion(t, e, perms[0], "note", `{"text":"remember the milk"}`)
+	if !strings.Contains(e.stderr.String(), "backend=app-server") {
+		t.Errorf("the agent did not log the app-server backend:\n%s", e.stderr.String())
+	}
+}
