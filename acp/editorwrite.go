@@ -195,7 +195,7 @@ func replacedError(path, now string) *fsops.Error {
 // here; both need the user's eye.
 func differsError(path string) *fsops.Error {
 	return &fsops.Error{Code: fsops.CodePermission,
-		Message: fmt.Sprintf("Path changed during the write, or the editor saved more: %s does not hold what was written", path),
+		Message: fmt.Sprintf("Path changed during the write: %s does not hold what was written, or the editor saved more than the write", path),
 		Hint: "The file on disk now differs from what was written. Either the editor saved text of its own with it " +
 			"(unsaved changes in its buffer, which the edit's diff does not show), or the file was replaced while the editor " +
 			"wrote it (through a symbolic link there for a moment, the write may have gone to a file outside the workspace). " +
