@@ -12,6 +12,12 @@ bench:
 e2e-install:
     cd e2e && npm ci
 
+# the e2e suite on the oldest supported codex (codex.OldestTested), as CI's second run: installs it into
+# e2e/codex-oldest/node_modules first (about 400 MB)
+e2e-oldest:
+    cd e2e/codex-oldest && npm ci
+    CODEXACP_E2E=1 CODEXACP_CODEX_PATH="$PWD/e2e/codex-oldest/node_modules/.bin/codex" go test -count=1 ./e2e/
+
 # codexacp vs raw codex exec on the same scripted turn (needs `just e2e-install`)
 bench-turn:
     go test -run '^$' -bench TurnVsRawCodex -benchtime=20x ./e2e/

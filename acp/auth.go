@@ -53,8 +53,10 @@ type Auth struct {
 	// now reports an API-key login (the app-server backend: its
 	// account/login/start and account/read, the key sent on the process's
 	// stdin). Codex saves it in its home as `codex login --with-api-key`
-	// does. It does not check the key with OpenAI: nothing does before the
-	// first model request. Set, the API-key methods are offered.
+	// does, replacing the login stored there, so authenticate calls it only
+	// when LoginStatus says codex has none. It does not check the key with
+	// OpenAI: nothing does before the first model request. Set, the API-key
+	// methods are offered.
 	SaveAPIKey func(ctx context.Context, key string) error
 	// Getenv reads the agent's environment; nil: os.Getenv.
 	Getenv func(string) string
@@ -210,7 +212,7 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 	if a.keyMethods() {
 		desc := "Use an OpenAI API key from %s in the agent's environment."
 		if !a.opts.Auth.EnvKeys {
-			desc = "Save the OpenAI API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does)."
+			desc = "Save the OpenAI API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does) when codex has none; a login codex already has (ChatGPT) is kept. To use the key instead, run `codex logout` first."
 		}
 		for _, k := range authKeyVars {
 			methods = append(methods, acpsdk.AuthMethod{EnvVar: &acpsdk.AuthMethodEnvVarInline{
@@ -262,6 +264,21 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 		}
 		if a.opts.Auth.SaveAPIKey == nil {
 			return nil // codex exec reads it from the environment each turn
+		}
+		// Saving replaces whatever login codex's home holds (a ChatGPT
+		// login's tokens included; docs/codex.md#pinned-codex-facts), so a
+		// login codex has is kept, as codex exec keeps it over a key in the
+		// environment; an unreadable status saves nothing.
+		switch err := a.opts.Auth.LoginStatus(ctx); {
+		case ctx.Err() != nil:
+			return err
+		case err == nil:
+			a.log.Info("codex has a login of its own: kept, the API key is not saved", "from", k.env)
+			a.setLoggedIn(nil)
+			return nil
+		case !errors.Is(err, errNotLoggedIn):
+			return authRequired("cannot check codex's login, so the API key from " + k.env +
+				" is not saved (it would replace a ChatGPT login): " + err.Error())
 		}
 		err := a.opts.Auth.SaveAPIKey(ctx, key)
 		if ctx.Err() != nil {

@@ -372,3 +372,52 @@ func checkSchema(t *testing.T, raw [][]byte) {
 		}
 	}
 }
+
+// TestAuthenticateKeyKeepsLogin: an API-key method on the app-server
+// backend saves the key as codex's login only when codex has none. codex's
+// account/login/start with an API key replaces what auth.json holds
+// (measured: a ChatGPT login's tokens are gone), so a login codex already
+// has is kept — acpx, for one, authenticates with openai-api-key whenever
+// OPENAI_API_KEY is set — and a status that cannot be read saves nothing.
+func TestAuthenticateKeyKeepsLogin(t *testing.T) {
+	const key = "sk-unit-secret-0123456789"
+	for _, tc := range []struct {
+		name      string
+		status    error
+		wantSaved bool
+		wantText  string // "": success
+	}{
+		{"chatgpt login kept", nil, false, ""},
+		{"no login: key saved", errNotLoggedInFake, true, ""},
+		{"status unknown: nothing saved", errors.New("codex login status: exit status 2"), false, "cannot check codex's login"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			login := &fakeLogin{status: tc.status}
+			auth := login.auth(map[string]string{"OPENAI_API_KEY": key})
+			auth.EnvKeys = false
+			saved := false
+			auth.SaveAPIKey = func(context.Context, string) error { saved = true; return nil }
+			h := startAgentWith(t, Options{Backend: &fakeBackend{}, Auth: auth}, fakeeditor.Options{})
+			init, err := h.editor.Initialize(h.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range init.AuthMethods {
+				if m.EnvVar != nil && !strings.Contains(*m.EnvVar.Description, "a login codex already has (ChatGPT) is kept") {
+					t.Errorf("method %s's description does not say a login is kept: %q", m.EnvVar.Id, *m.EnvVar.Description)
+				}
+			}
+			_, err = h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: AuthOpenAIAPIKey})
+			if saved != tc.wantSaved {
+				t.Errorf("key saved: %v, want %v", saved, tc.wantSaved)
+			}
+			if tc.wantText == "" {
+				if err != nil {
+					t.Fatalf("authenticate: %v", err)
+				}
+				return
+			}
+			wantAuthRequired(t, err, tc.wantText)
+		})
+	}
+}

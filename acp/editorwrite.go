@@ -107,7 +107,7 @@ func (t *writeTarget) landed(data []byte) error {
 		return nil
 	}
 	if !holdsText(f, data) {
-		return replacedError(t.path, "does not hold what was written")
+		return differsError(t.path)
 	}
 	if n := linkCount(f, fi); n > 1 {
 		// Written in place, but in another file, of other names.
@@ -184,6 +184,23 @@ func replacedError(path, now string) *fsops.Error {
 		Message: fmt.Sprintf("Path changed during the write: %s %s", path, now),
 		Hint: "The file was replaced while the editor wrote it: the editor may have written through a symbolic link " +
 			"that was there for a moment, to a file outside the workspace. Tell the user; read the file again before retrying."}
+}
+
+// differsError is the tool error of an editor write after which the path
+// names a new file holding other content than was written. Either the file
+// was replaced during the write (an editor following a link there for a
+// moment wrote elsewhere), or the editor saved more than the write: an
+// editor that writes into its open buffer and saves it (Neovim with
+// codecompanion.nvim, docs/interop.md) saves the buffer's unsaved text with
+// it, which the edit's diff does not show. Which one cannot be told from
+// here; both need the user's eye.
+func differsError(path string) *fsops.Error {
+	return &fsops.Error{Code: fsops.CodePermission,
+		Message: fmt.Sprintf("Path changed during the write: %s does not hold what was written, or the editor saved more than the write", path),
+		Hint: "The file on disk now differs from what was written. Either the editor saved text of its own with it " +
+			"(unsaved changes in its buffer, which the edit's diff does not show), or the file was replaced while the editor " +
+			"wrote it (through a symbolic link there for a moment, the write may have gone to a file outside the workspace). " +
+			"Tell the user to review the file; read it again before retrying."}
 }
 
 // Hard links: a file with more than one name changes under every name when

@@ -65,7 +65,7 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 				_ = os.Remove(e.path)
 				mustWrite(t, e.path, "inside\n")
 			},
-			msg: "Path changed during the write: {path} does not hold what was written", outside: true},
+			msg: "Path changed during the write: {path} does not hold what was written, or the editor saved more than the write", outside: true},
 		{name: "new file, link to a new outside file", writeThrough: true, newFile: true, before: swapForLink,
 			msg: "Path changed during the write: {path} now leads to {outside}", outside: true},
 		{name: "hard link swapped in", writeThrough: true,
@@ -106,7 +106,18 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 		}},
 		{name: "new file, other content", writeThrough: false, newFile: true, after: func(e env) {
 			mustWrite(t, e.path, "three\n")
-		}, msg: "Path changed during the write: {path} does not hold what was written"},
+		}, msg: "Path changed during the write: {path} does not hold what was written, or the editor saved more than the write"},
+		// An editor that writes into its open buffer and saves it
+		// (Neovim with codecompanion.nvim) saves the buffer's unsaved text
+		// with the edit: the user is told, not left with a diff that
+		// misses it.
+		{name: "saved by rename with unsaved text of the buffer", writeThrough: false, after: func(e env) {
+			tmp := e.path + ".save"
+			mustWrite(t, tmp, "two\nunsaved line typed by the user\n")
+			if err := os.Rename(tmp, e.path); err != nil {
+				t.Error(err)
+			}
+		}, msg: "Path changed during the write: {path} does not hold what was written, or the editor saved more than the write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var e env

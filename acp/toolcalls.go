@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -282,66 +281,11 @@ func fullDiffContent(ch *fsops.Change) []acpsdk.ToolCallContent {
 		return []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(ch.Path, string(ch.New))}
 	}
 	if len(ch.Old)+len(ch.New) > wholeFileDiffLimit && ch.Diff != "" {
-		if hunks := hunkContents(ch.Path, ch.Diff); len(hunks) > 0 {
+		if hunks := events.HunkContents(ch.Path, ch.Diff); len(hunks) > 0 {
 			return hunks
 		}
 	}
 	return []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(ch.Path, string(ch.New), string(ch.Old))}
-}
-
-// hunkContents turns a unified diff into one diff content per hunk, old and
-// new text each made of the hunk's context and changed lines.
-func hunkContents(path, diff string) []acpsdk.ToolCallContent {
-	var out []acpsdk.ToolCallContent
-	var old, new strings.Builder
-	lastSide := byte(0)
-	inHunk := false // the "--- "/"+++ " headers come only before the first hunk
-	flush := func() {
-		if old.Len() > 0 || new.Len() > 0 {
-			out = append(out, acpsdk.ToolDiffContent(path, new.String(), old.String()))
-		}
-		old.Reset()
-		new.Reset()
-	}
-	trimLast := func(b *strings.Builder) {
-		s := strings.TrimSuffix(b.String(), "\n")
-		b.Reset()
-		b.WriteString(s)
-	}
-	for _, line := range strings.SplitAfter(diff, "\n") {
-		switch {
-		case !inHunk && (strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ ")):
-		case strings.HasPrefix(line, "@@"):
-			inHunk = true
-			flush()
-		case strings.HasPrefix(line, `\`):
-			// "\ No newline at end of file" applies to the line before it.
-			switch lastSide {
-			case ' ':
-				trimLast(&old)
-				trimLast(&new)
-			case '-':
-				trimLast(&old)
-			case '+':
-				trimLast(&new)
-			}
-		case line == "":
-		default:
-			lastSide = line[0]
-			text := line[1:]
-			switch lastSide {
-			case ' ':
-				old.WriteString(text)
-				new.WriteString(text)
-			case '-':
-				old.WriteString(text)
-			case '+':
-				new.WriteString(text)
-			}
-		}
-	}
-	flush()
-	return out
 }
 
 func changeLocations(ch *fsops.Change) []acpsdk.ToolCallLocation {
@@ -379,7 +323,7 @@ func (a *Agent) keepOverwrite(s *session, c *mcp.Call, ch *fsops.Change, shown [
 	w := events.KnownWrite{Path: c.Path, Hash: fsops.HashOf(ch.New), Content: shown}
 	err := a.store.KeepWrite(s.id, w)
 	if errors.Is(err, sessionstore.ErrWriteTooLarge) {
-		if w.Content = hunkContents(ch.Path, ch.Diff); len(w.Content) > 0 {
+		if w.Content = events.HunkContents(ch.Path, ch.Diff); len(w.Content) > 0 {
 			err = a.store.KeepWrite(s.id, w)
 		}
 	}

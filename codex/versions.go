@@ -7,17 +7,16 @@ import (
 	"strings"
 )
 
-// The codex versions codexacp's tests passed on: CI runs the e2e suite with
-// the codex e2e/package.json pins (a test checks the pin lies in this
-// range). A codex outside it is told to the user (doctor, the agent's log,
-// /status), not refused. See docs/codex.md, "Which codex".
+// The codex versions codexacp's tests passed on: CI runs the e2e suite
+// with the codex e2e/package.json pins (the newest) and again with the one
+// e2e/codex-oldest/package.json pins (the oldest); a test checks the pins
+// are these. A codex outside the range is told to the user (doctor, the
+// agent's log, /status), not refused. See docs/codex.md, "Which codex".
 const (
-	// OldestTested is the oldest codex the e2e suite passed on.
+	// OldestTested is the oldest codex the e2e suite passes on in CI.
 	OldestTested = "0.169.0"
-	// NewestTested is the newest codex the e2e suite passed on in CI. 0.171.0
-	// was measured passing it too (issue 25), but by hand, not in CI: until
-	// CI runs it, it stays outside.
-	NewestTested = "0.169.0"
+	// NewestTested is the newest codex the e2e suite passes on in CI.
+	NewestTested = "0.171.0"
 )
 
 // TestedRange names the tested versions for a message: "0.169.0", or

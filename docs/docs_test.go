@@ -1,6 +1,7 @@
 // Package docs holds the documentation of codexacp (Markdown) and the
 // tests that keep it in step with the code: the package table of
-// architecture.md and the README's layout against `go list ./...`.
+// architecture.md and the README's layout against `go list ./...`, and
+// the README's quickstart, run as a newcomer would (quickstart_test.go).
 package docs
 
 import (

@@ -56,7 +56,7 @@ func BenchmarkTurnVsRawCodex(b *testing.B) {
 	captureDir := b.TempDir()
 	os.Setenv("CAPTURE_DIR", captureDir) // inherited by the agent and so by codex
 	defer os.Unsetenv("CAPTURE_DIR")
-	e := start(b, setup{fs: true, codexPath: wrapper})
+	e := start(b, setup{backend: "exec", fs: true, codexPath: wrapper})
 
 	runAgent := func() time.Duration {
 		e.session = e.newSession()

@@ -101,6 +101,7 @@ var appServerCorpusTests = map[string]bool{
 	"TestAppServerSubagentVisible":                      true,
 	"TestAppServerSubagentCancelled":                    true,
 	"TestAppServerRenameAndMCP":                         true,
+	"TestDefaultBackendMCPTurn":                         true, // recorded on codex 0.171.0 (issue 25)
 }
 
 // execCorpusTests are tests of the exec backend alone, saved as

@@ -18,8 +18,9 @@ import (
 
 // The editor's own MCP servers (session/new mcpServers) in every mode: a
 // tool codex cannot tell is read-only asks the editor on the app-server
-// backend (read-only, ask and auto), runs as configured on exec (no one to
-// ask), and is refused in read-only mode on exec; read-only tools run
+// backend (read-only, ask and auto), runs as configured on exec in auto and
+// full-access (no one to ask), and is refused in read-only and ask mode on
+// exec (ask mode must not run it without a question); read-only tools run
 // everywhere.
 // docs/codex.md, "The editor's MCP servers".
 
@@ -101,7 +102,7 @@ func notesOf(t *testing.T, path string) string {
 }
 
 // codexRefusal is what codex tells the model when a tool needs an approval
-// its policy cannot give (read-only mode on exec).
+// its policy cannot give (read-only and ask mode on exec).
 const codexRefusal = "MCP tool call requires approval, but approval policy is never"
 
 func TestEditorMCPToolsInEveryMode(t *testing.T) {
@@ -111,7 +112,7 @@ func TestEditorMCPToolsInEveryMode(t *testing.T) {
 		asks          bool // after the editor was asked (allow once)
 	}{
 		{"exec", "read-only", false, false},
-		{"exec", "ask", true, false},
+		{"exec", "ask", false, false},
 		{"exec", "auto", true, false},
 		{"exec", "full-access", true, false},
 		{"app-server", "read-only", true, true},
@@ -325,5 +326,37 @@ func TestAppServerReadOnlyAsksOnlyForMCPTools(t *testing.T) {
 	checkFixtureQuestion(t, e, perms[0], "note", `{"text":"read-only note"}`)
 	if got := notesOf(t, notes); got != "read-only note\n" {
 		t.Errorf("notes = %q after the editor allowed the call", got)
+	}
+}
+
+// TestDefaultBackendMCPTurn: a user who configured nothing (no --backend,
+// the default ask mode) gets a turn on the app-server in which a tool of
+// the editor's MCP server that is not read-only is put to the user before
+// it runs, and the answer streams. Its corpus transcript is the one
+// recorded on the newest tested codex (issue 25): codex 0.171 adds
+// environmentId to MCP items and elicitations.
+func TestDefaultBackendMCPTurn(t *testing.T) {
+	e := start(t, setup{fs: true})
+	if e.backend != "app-server" {
+		t.Fatalf("default backend %q, want app-server", e.backend)
+	}
+	notes := e.mcpSession(t, "ask")
+	e.mock.Enqueue(
+		mockapi.Reply(fixtureCall(t, "call_note", "note", map[string]any{"text": "remember the milk"})),
+		mockapi.Reply(mockapi.Message("Noted.")),
+	)
+	if r := e.mustPrompt("note it down"); r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("stopReason = %q", r.StopReason)
+	}
+	if out := toolOutput(t, e, "call_note"); !strings.Contains(out, "noted: remember the milk") || notesOf(t, notes) != "remember the milk\n" {
+		t.Errorf("note did not run: model got %s, notes %q", out, notesOf(t, notes))
+	}
+	perms := permissionRequests(e)
+	if len(perms) != 1 {
+		t.Fatalf("permission requests = %d, want 1 (the note call)", len(perms))
+	}
+	checkFixtureQuestion(t, e, perms[0], "note", `{"text":"remember the milk"}`)
+	if !strings.Contains(e.stderr.String(), "backend=app-server") {
+		t.Errorf("the agent did not log the app-server backend:\n%s", e.stderr.String())
 	}
 }

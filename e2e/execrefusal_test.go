@@ -15,7 +15,7 @@ import (
 // more than the sandbox, and prints nothing for it: the editor still gets
 // a failed execute tool call with codex's reason and the way to be asked.
 func TestExecRefusedCommandShown(t *testing.T) {
-	e := start(t, setup{fs: true, mode: "auto"})
+	e := start(t, setup{backend: "exec", fs: true, mode: "auto"})
 	outside := filepath.Join(filepath.Dir(e.cwd), "outside.txt")
 	args, err := json.Marshal(map[string]any{"cmd": "touch " + outside, "sandbox_permissions": "require_escalated",
 		"justification": "write outside the workspace"})

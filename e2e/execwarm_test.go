@@ -56,7 +56,7 @@ func awaitGone(t *testing.T, pid int) {
 // session/new, and after each turn for the next (a resume of the thread).
 // The prompt is written to it; a turn behaves as before.
 func TestExecStartsCodexAheadOfThePrompt(t *testing.T) {
-	e := start(t, setup{fs: true})
+	e := start(t, setup{backend: "exec", fs: true})
 	first, cmdline := e.waitingProcess()
 	if strings.Contains(cmdline, " resume ") {
 		t.Errorf("the first turn's codex resumes: %s", cmdline)
@@ -89,7 +89,7 @@ func TestExecStartsCodexAheadOfThePrompt(t *testing.T) {
 // A change of mode, model or effort changes codex's command line: the
 // waiting codex is replaced, and the next turn runs with the new settings.
 func TestExecWaitingCodexFollowsSettings(t *testing.T) {
-	e := start(t, setup{fs: true})
+	e := start(t, setup{backend: "exec", fs: true})
 	pid, _ := e.waitingProcess()
 	if _, err := e.editor.Conn.SetSessionMode(e.ctx, acpsdk.SetSessionModeRequest{SessionId: e.session, ModeId: "full-access"}); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestExecWaitingCodexFollowsSettings(t *testing.T) {
 // waiting codex that died is replaced without the user noticing.
 func TestExecWaitingCodexIsReaped(t *testing.T) {
 	t.Run("close", func(t *testing.T) {
-		e := start(t, setup{fs: true})
+		e := start(t, setup{backend: "exec", fs: true})
 		pid, _ := e.waitingProcess()
 		if _, err := e.editor.Conn.CloseSession(e.ctx, acpsdk.CloseSessionRequest{SessionId: e.session}); err != nil {
 			t.Fatal(err)
@@ -135,7 +135,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
-		e := start(t, setup{fs: true})
+		e := start(t, setup{backend: "exec", fs: true})
 		resp, hold := mockapi.Hang(mockapi.Reasoning("working on it"))
 		e.mock.Enqueue(resp)
 		defer hold.Release()
@@ -161,7 +161,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		}
 	})
 	t.Run("exit", func(t *testing.T) {
-		e := start(t, setup{fs: true})
+		e := start(t, setup{backend: "exec", fs: true})
 		pid, _ := e.waitingProcess()
 		e.stop()
 		// Ended by the agent itself (codexexec.Backend.Close), not only by the
@@ -175,7 +175,7 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		}
 	})
 	t.Run("died while waiting", func(t *testing.T) {
-		e := start(t, setup{fs: true})
+		e := start(t, setup{backend: "exec", fs: true})
 		pid, _ := e.waitingProcess()
 		p, err := os.FindProcess(pid)
 		if err != nil {

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 }
 
 type setup struct {
-	backend    string // --backend: exec (default) or app-server
+	backend    string // --backend: app-server or exec; "": no flag, the agent's default (defaultBackend)
 	fs         bool
 	permission func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
 	// elicitation, when set, makes the editor declare form elicitation and
@@ -85,6 +86,10 @@ type env struct {
 // once per backend (eachBackend).
 var backends = []string{"exec", "app-server"}
 
+// defaultBackend is the agent's backend when no --backend is given: a test
+// that names none runs on it.
+const defaultBackend = "app-server"
+
 // codexCommand tells each backend's codex process by its command line.
 var codexCommand = map[string]string{"exec": " exec ", "app-server": " app-server"}
 
@@ -116,7 +121,7 @@ func start(t testing.TB, s setup) *env {
 		args = append(args, "--backend", s.backend)
 	}
 	args = append(args, s.args...)
-	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv, backend: s.backend}
+	e := &env{t: t, mock: mock, cwd: cwd, codexHome: home, args: args, baseEnv: baseEnv, backend: cmp.Or(s.backend, defaultBackend)}
 	// The test's temporary directory holds the workspace and codex's home.
 	e.launch(s, recordCorpus(t, filepath.Dir(cwd), false))
 	e.session = e.newSession()

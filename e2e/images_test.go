@@ -197,7 +197,7 @@ func TestImageFilesGoneAfterTurn(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := start(t, setup{fs: true})
+			e := start(t, setup{backend: "exec", fs: true})
 			resp, hold := mockapi.Hang(mockapi.Reasoning("looking"))
 			if tc.end == nil {
 				resp = mockapi.HTTPError(400, "bad image")
@@ -254,7 +254,7 @@ func TestImageFilesGoneAfterTurn(t *testing.T) {
 // line); the codex waiting for the session's next prompt, started without
 // them, is left for the turn after.
 func TestExecImageTurnLeavesWaitingCodex(t *testing.T) {
-	e := start(t, setup{fs: true})
+	e := start(t, setup{backend: "exec", fs: true})
 	e.mock.Enqueue(mockapi.Reply(mockapi.Message("first")))
 	e.mustPrompt("first")
 	waiting, cmdline := e.waitingProcess()

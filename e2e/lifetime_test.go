@@ -100,7 +100,7 @@ kill -KILL $$
 	if err := os.WriteFile(codex, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := start(t, setup{fs: true, codexPath: codex})
+	e := start(t, setup{backend: "exec", fs: true, codexPath: codex})
 	_, err := e.prompt("hi")
 	var re *acpsdk.RequestError
 	if !errors.As(err, &re) {

@@ -110,8 +110,11 @@ func TestLoadReplaysToolCalls(t *testing.T) {
 		if edit == nil || edit.Status != acpsdk.ToolCallStatusCompleted || len(edit.Locations) != 1 || edit.Locations[0].Path != path {
 			t.Fatalf("edit replayed as %+v", edit)
 		}
-		if b, _ := json.Marshal(edit.Content); !strings.Contains(string(b), "-old line") || !strings.Contains(string(b), "+new line") {
-			t.Errorf("edit diff not replayed: %s", b)
+		// As the live turn showed it: diff content (the changed region).
+		if len(edit.Content) != 1 || edit.Content[0].Diff == nil || edit.Content[0].Diff.NewText != "new line\n" ||
+			edit.Content[0].Diff.OldText == nil || *edit.Content[0].Diff.OldText != "old line\n" {
+			b, _ := json.Marshal(edit.Content)
+			t.Errorf("edit replayed as %s, want the diff old line → new line", b)
 		}
 	})
 }

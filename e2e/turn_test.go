@@ -280,7 +280,7 @@ func testSessionLoadAfterRestart(t *testing.T, backend string) {
 // Codex exits before printing any JSONL when a required MCP server cannot
 // start: the prompt fails with codex's own words from stderr.
 func TestCodexStartupFailureShowsStderr(t *testing.T) {
-	e := start(t, setup{fs: true, args: []string{"-c", `mcp_servers.broken={command="/nonexistent/mcp-server", required=true}`}})
+	e := start(t, setup{backend: "exec", fs: true, args: []string{"-c", `mcp_servers.broken={command="/nonexistent/mcp-server", required=true}`}})
 	_, err := e.prompt("hi")
 	var re *acpsdk.RequestError
 	if !errors.As(err, &re) {

@@ -235,10 +235,14 @@ func (e *asError) info() *ErrorInfo {
 // text is the message with its additional details, as codex exec prints
 // them: "message (details)".
 func (e *asError) text() string {
+	msg := e.Message
 	if e.AdditionalDetails != "" && e.AdditionalDetails != e.Message {
-		return e.Message + " (" + e.AdditionalDetails + ")"
+		msg += " (" + e.AdditionalDetails + ")"
 	}
-	return e.Message
+	if note := errorInfoNote(e.CodexErrorInfo); note != "" {
+		msg = strings.TrimSuffix(msg, ".") + ". " + note
+	}
+	return msg
 }
 
 func (c *AppServer) turnStarted(params json.RawMessage) ([]Event, error) {
@@ -421,6 +425,7 @@ type asItem struct {
 
 	asAgentItem
 	asImageItem
+	asModeration // agentMessage (appserver_v171.go)
 }
 
 // UnmarshalJSON reads "content" only for reasoning items: a userMessage's
@@ -482,6 +487,9 @@ func (c *AppServer) item(done bool, a *asItem) *Item {
 	switch a.Type {
 	case "agentMessage":
 		it.Type, it.Text = ItemAgentMessage, a.Text
+		if it.Withheld = a.withheld(); it.Withheld != "" {
+			it.Text = ""
+		}
 	case "plan":
 		// A proposed plan (plan mode) is Markdown for the user to read:
 		// shown as a message, streamed by item/plan/delta. Codex's final

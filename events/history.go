@@ -271,7 +271,14 @@ func mcpHistoryCall(id acpsdk.ToolCallId, it *rolloutItem, opts HistoryOptions, 
 		}
 		if json.Unmarshal(it.Result.StructuredContent, &res) == nil {
 			if res.Diff != "" {
+				// As the live turn: diff content, here the changed
+				// regions the recorded diff holds (the whole file's old
+				// text is not in the rollout); the diff as text when it
+				// cannot be read as hunks.
 				tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(fenced(res.Diff)))}
+				if hunks := HunkContents(args.Path, res.Diff); args.Path != "" && len(hunks) > 0 {
+					tc.Content = hunks
+				}
 			}
 			switch {
 			case it.Tool != "write_text_file" || args.Path == "":

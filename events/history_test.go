@@ -219,3 +219,58 @@ func TestHistoryProposedPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryEditShowsDiff: a loaded session shows a file tool's edit as
+// ACP diff content, as the live turn did, its old and new text the changed
+// region the recorded diff holds (a hunk each), not the diff as text.
+func TestHistoryEditShowsDiff(t *testing.T) {
+	diff := "--- /w/a.go\n+++ /w/a.go\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -20,2 +20,2 @@\n x\n-y\n\\ No newline at end of file\n+Y\n\\ No newline at end of file\n"
+	result, _ := json.Marshal(map[string]any{"path": "/w/a.go", "diff": diff, "hash": "h"})
+	line := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":"c1","server":"acp","tool":"edit_text_file",` +
+		`"arguments":{"path":"/w/a.go","old_string":"b","new_string":"B"},"status":"completed","result":{"content":[],"structuredContent":` + string(result) + `}}}}` + "\n"
+	us, err := History(strings.NewReader(line), HistoryOptions{OwnMCPServer: "acp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var content []acpsdk.ToolCallContent
+	for _, u := range us {
+		if u.ToolCall != nil {
+			content = u.ToolCall.Content
+		}
+	}
+	want := []acpsdk.ToolCallContent{
+		acpsdk.ToolDiffContent("/w/a.go", "a\nB\nc\n", "a\nb\nc\n"),
+		acpsdk.ToolDiffContent("/w/a.go", "x\nY", "x\ny"),
+	}
+	if got, _ := json.Marshal(content); string(got) != mustJSON(t, want) {
+		t.Errorf("content = %s\nwant      %s", got, mustJSON(t, want))
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestHunkContents(t *testing.T) {
+	for _, tc := range []struct {
+		name, diff string
+		want       []acpsdk.ToolCallContent
+	}{
+		{"no hunk", "", nil},
+		{"headers only", "--- a\n+++ a\n", nil},
+		{"one hunk", "--- a\n+++ a\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n", []acpsdk.ToolCallContent{acpsdk.ToolDiffContent("a", "y\nz\n", "x\nz\n")}},
+		{"a line starting like a header inside a hunk", "@@ -1 +1 @@\n--- x\n+++ y\n",
+			[]acpsdk.ToolCallContent{acpsdk.ToolDiffContent("a", "++ y\n", "-- x\n")}},
+		{"no final newline on both sides", "@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+y\n\\ No newline at end of file\n",
+			[]acpsdk.ToolCallContent{acpsdk.ToolDiffContent("a", "y", "x")}},
+	} {
+		if got := HunkContents("a", tc.diff); mustJSON(t, got) != mustJSON(t, tc.want) {
+			t.Errorf("%s: %s, want %s", tc.name, mustJSON(t, got), mustJSON(t, tc.want))
+		}
+	}
+}

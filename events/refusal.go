@@ -204,8 +204,8 @@ func RefusalReason(output string) (string, bool) {
 
 // RefusalHint tells the user what to do about a command codex refused: the
 // exec backend cannot ask, the app-server backend can.
-const RefusalHint = "codex exec (codexacp's default backend) cannot ask you for approval, so codex refused this command. " +
-	"Start codexacp with `--backend app-server` (or CODEXACP_BACKEND=app-server) to be asked before a command that needs " +
+const RefusalHint = "codex exec (the backend codexacp runs with --backend exec) cannot ask you for approval, so codex refused this command. " +
+	"Start codexacp with `--backend app-server` (the default: drop `--backend exec` and CODEXACP_BACKEND=exec) to be asked before a command that needs " +
 	"more than the sandbox runs, or use the full-access mode (no sandbox)."
 
 // refusalContent is the text a refused command's tool call shows.

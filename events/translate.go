@@ -388,6 +388,9 @@ func (t *Translator) item(done bool, it *Item) []acpsdk.SessionUpdate {
 			return nil
 		}
 		if done {
+			if it.Withheld != "" {
+				return t.withheldMessage(it)
+			}
 			if us, ok := t.streamedText(chunkMessage, it); ok {
 				return us
 			}

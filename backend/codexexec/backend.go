@@ -458,7 +458,7 @@ func execInvocation(t backend.Turn) execrun.Invocation {
 				", required=true, default_tools_approval_mode=\"approve\""+
 				// A permission prompt waits for the user; codex must not time out first.
 				", tool_timeout_sec=86400}",
-			"developer_instructions="+tomlString(backend.DeveloperInstructions(t.Cwd)),
+			"developer_instructions="+tomlString(backend.DeveloperInstructions(t.Cwd)+execAskNote(t.EditorMCP, p.Tools)),
 		)
 		if t.Catalog != "" {
 			inv.Config = append(inv.Config, "model_catalog_json="+tomlString(t.Catalog))
@@ -478,13 +478,15 @@ func execInvocation(t backend.Turn) execrun.Invocation {
 // Codex asks before it runs an MCP tool it cannot tell is read-only (no
 // readOnlyHint), and codex exec has no one to ask: under its approval
 // policy "never" such a call fails ("MCP tool call requires approval, but
-// approval policy is never"). So outside read-only mode (mode is the
+// approval policy is never"). So in auto and full-access (mode is the
 // preset whose tool behaviour applies) the servers are registered with
 // default_tools_approval_mode="approve": their tools run as the editor's
 // configuration has them, as they would in the editor's other agents. In
 // read-only mode only their read-only tools run: nothing there may change
-// anything, and an MCP server runs outside codex's sandbox. (The
-// app-server backend puts each such call to the user instead.)
+// anything, and an MCP server runs outside codex's sandbox. Ask mode
+// refuses them too: it must not run without a question what its name says
+// it asks about, and exec cannot ask (execAskNote tells the model why).
+// (The app-server backend puts each such call to the user instead.)
 func editorMCPConfig(servers []backend.MCPServer, mode backend.Mode) (config, env []string) {
 	for i, s := range servers {
 		var table string
@@ -507,12 +509,22 @@ func editorMCPConfig(servers []backend.MCPServer, mode backend.Mode) (config, en
 				"env=" + tomlInlineTable(vars),
 			}, ", ")
 		}
-		if mode != backend.ModeReadOnly {
+		if mode != backend.ModeReadOnly && mode != backend.ModeAsk {
 			table += `, default_tools_approval_mode="approve"`
 		}
 		config = append(config, "mcp_servers."+s.Name+"="+table+"}")
 	}
 	return config, env
+}
+
+// execAskNote is what the model is told, on exec in ask mode with editor
+// MCP servers, about their refused tools, so that it can tell the user
+// why and what to do; "" otherwise.
+func execAskNote(servers []backend.MCPServer, mode backend.Mode) string {
+	if mode != backend.ModeAsk || len(servers) == 0 {
+		return ""
+	}
+	return "\nTools of the editor's other MCP servers that are not read-only are refused in this session's Ask mode: codex exec cannot ask the user to approve them. If the user needs one, tell them so and that Auto mode, or codexacp's app-server backend (which asks), runs it."
 }
 
 // tomlString quotes s as a TOML basic string.

@@ -237,8 +237,10 @@ func TestEditorMCPConfig(t *testing.T) {
 	}
 }
 
-// On exec the editor's servers run as configured outside read-only mode;
-// in read-only mode only their read-only tools run (codex's default).
+// On exec the editor's servers run as configured in auto and full-access;
+// in read-only and ask mode only their read-only tools run (codex's
+// default): codex exec cannot ask, and ask mode must not do less asking
+// than its name says. In ask mode the model is told why.
 func TestExecConfigApprovalMode(t *testing.T) {
 	servers := []backend.MCPServer{{Name: "x", Command: "/bin/x"}}
 	for _, tc := range []struct {
@@ -246,7 +248,7 @@ func TestExecConfigApprovalMode(t *testing.T) {
 		want string
 	}{
 		{backend.ModeReadOnly, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
-		{backend.ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
+		{backend.ModeAsk, `mcp_servers.x={command="/bin/x", args=[], env={}}`},
 		{backend.ModeAuto, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
 		{backend.ModeFullAccess, `mcp_servers.x={command="/bin/x", args=[], env={}, default_tools_approval_mode="approve"}`},
 	} {
@@ -254,8 +256,13 @@ func TestExecConfigApprovalMode(t *testing.T) {
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s: %q, want %q", tc.mode, got, tc.want)
 		}
-		if inv := execInvocation(backend.Turn{Mode: tc.mode, EditorMCP: servers}); !strings.Contains(strings.Join(inv.Config, "\n"), tc.want) {
+		inv := execInvocation(backend.Turn{Mode: tc.mode, EditorMCP: servers, Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp"}})
+		config := strings.Join(inv.Config, "\n")
+		if !strings.Contains(config, tc.want) {
 			t.Errorf("%s: exec invocation config %q lacks %q", tc.mode, inv.Config, tc.want)
+		}
+		if told := strings.Contains(config, "codex exec cannot ask"); told != (tc.mode == backend.ModeAsk) {
+			t.Errorf("%s: the model is told why the editor's tools are refused: %v", tc.mode, told)
 		}
 	}
 }

@@ -62,6 +62,7 @@ func doctor(ctx context.Context, o *options, out io.Writer, log *slog.Logger) er
 				check("model", window > 0, fmt.Sprintf("%s, context window %d tokens", model, window))
 			}
 			checkBackends(ctx, o, path, log, check)
+			checkSignIn(ctx, o, path, check, warn)
 		}
 	}
 

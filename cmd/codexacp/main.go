@@ -82,7 +82,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
        codexacp record scrub [--replace OLD=NEW]... [--check] FILE
 
 codexacp is an ACP agent: an editor launches it and speaks the Agent Client
-Protocol on its stdin/stdout. Each prompt runs "codex exec --json".
+Protocol on its stdin/stdout. Turns run in one long-lived "codex
+app-server" (the default backend), or with --backend exec in one
+"codex exec --json" per prompt.
 "codexacp doctor" checks codex, the model catalog, the state directory and
 the tool server, and prints what it found; what the agent would log while
 checking goes to stderr at --log-level. "codexacp record scrub" rewrites a
@@ -92,8 +94,8 @@ Flags (environment variables in brackets):
 `)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.backend, "backend", envOr("CODEXACP_BACKEND", backendExec),
-		"how turns run: exec (one codex exec process per turn) or app-server (one persistent codex app-server: streamed text, shell commands approved in the editor, faster turns) [CODEXACP_BACKEND]")
+	fs.StringVar(&o.backend, "backend", envOr("CODEXACP_BACKEND", defaultBackend),
+		"how turns run: app-server (one persistent codex app-server: streamed text, shell commands and MCP tools approved in the editor, faster turns, plan mode, fork) or exec (one codex exec process per turn: nothing shared between prompts, but no questions asked mid-turn) [CODEXACP_BACKEND]")
 	fs.StringVar(&o.codexPath, "codex-path", os.Getenv("CODEXACP_CODEX_PATH"),
 		"codex executable; default: the native binary of an npm install of @openai/codex found on PATH [CODEXACP_CODEX_PATH]")
 	fs.Var(&o.config, "c",
@@ -426,4 +428,8 @@ func (u unavailable) Run(context.Context, backend.Turn, backend.Output) error { 
 const (
 	backendExec      = "exec"
 	backendAppServer = "app-server"
+	// defaultBackend is app-server: it streams text, puts shell commands
+	// and MCP tools to the user, and is warm between turns (README,
+	// "Backends").
+	defaultBackend = backendAppServer
 )

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -23,9 +24,14 @@ func TestParseFlags(t *testing.T) {
 		wantPath   string
 		wantConfig []string
 		wantLevel  string
+		wantBack   string // "": app-server, the default
 		wantErr    string
 	}{
 		{name: "defaults", wantLevel: "info"},
+		{name: "exec by flag", args: []string{"--backend", "exec"}, wantLevel: "info", wantBack: "exec"},
+		{name: "exec by env", env: map[string]string{"CODEXACP_BACKEND": "exec"}, wantLevel: "info", wantBack: "exec"},
+		{name: "flag wins over env", args: []string{"--backend", "app-server"}, env: map[string]string{"CODEXACP_BACKEND": "exec"}, wantLevel: "info"},
+		{name: "bad backend", args: []string{"--backend", "remote"}, wantErr: "unknown backend"},
 		{name: "flags", args: []string{"--codex-path", "/opt/codex", "-c", `model="gpt-5.5"`, "-c", "x=1", "--log-level", "debug"},
 			wantPath: "/opt/codex", wantConfig: []string{`model="gpt-5.5"`, "x=1"}, wantLevel: "debug"},
 		{name: "env", env: map[string]string{"CODEXACP_CODEX_PATH": "/env/codex", "CODEXACP_CONFIG": "a=1\n\n b=2 \n", "CODEXACP_LOG_LEVEL": "warn"},
@@ -37,7 +43,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL", "CODEXACP_STATE_DIR"} {
+			for _, k := range []string{"CODEXACP_CODEX_PATH", "CODEXACP_CONFIG", "CODEXACP_LOG_LEVEL", "CODEXACP_STATE_DIR", "CODEXACP_BACKEND"} {
 				t.Setenv(k, tc.env[k])
 			}
 			var stderr bytes.Buffer
@@ -53,6 +59,9 @@ func TestParseFlags(t *testing.T) {
 			}
 			if o.codexPath != tc.wantPath || strings.Join(o.config, "|") != strings.Join(tc.wantConfig, "|") || o.logLevel != tc.wantLevel {
 				t.Errorf("got path %q config %q level %q", o.codexPath, o.config, o.logLevel)
+			}
+			if want := cmp.Or(tc.wantBack, "app-server"); o.backend != want {
+				t.Errorf("backend %q, want %q", o.backend, want)
 			}
 		})
 	}
@@ -127,12 +136,18 @@ func fakeCodexVersion(t *testing.T, version string) string {
 case "$*" in
   --version) echo "codex-cli ` + version + `" ;;
   "exec --help") echo "Run Codex non-interactively" ;;
-  app-server) # answers initialize, then waits for stdin to close
+  app-server|"app-server "*) # answers initialize, then waits for stdin to close
     read -r line
     id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
     printf '{"id":%s,"result":{"userAgent":"fake"}}\n' "$id"
     cat >/dev/null ;;
   "debug models --bundled") echo '{"models":[{"slug":"m1","context_window":1000,"priority":1,"visibility":"list","apply_patch_tool_type":"freeform"}]}' ;;
+  "login status"*) # logged in unless FAKE_CODEX_LOGIN says otherwise
+    case "$FAKE_CODEX_LOGIN" in
+      none) echo "Not logged in" >&2; exit 1 ;;
+      broken) echo "error: cannot read auth.json" >&2; exit 2 ;;
+      *) echo "Logged in using ChatGPT" >&2 ;;
+    esac ;;
   *) exit 2 ;;
 esac
 `
@@ -152,7 +167,8 @@ func TestDoctor(t *testing.T) {
 	}
 	for _, want := range []string{"ok   codex", "codex-cli " + codex.NewestTested, "ok   model catalog", "without apply_patch",
 		"ok   model         codex's default, context window 1000 tokens", "ok   state dir     " + filepath.Join(state, "sessions"), "ok   tool server   listens on http://127.0.0.1:",
-		"ok   exec          codex exec runs (selected)", "ok   app-server    codex app-server answered in "} {
+		"ok   exec          codex exec runs\n", "ok   app-server    codex app-server answered in ", " ms (selected)\n",
+		"ok   sign-in       codex is logged in (codex login status)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}
@@ -265,5 +281,50 @@ func TestDoctorLogsAtLogLevel(t *testing.T) {
 	var out2 bytes.Buffer
 	if err := run([]string{"doctor", "--log-level", "loud"}, strings.NewReader(""), &out2, io.Discard); err == nil || !strings.Contains(err.Error(), "--log-level") {
 		t.Errorf("doctor with a bad level: err = %v", err)
+	}
+}
+
+// TestDoctorSignIn: doctor checks that codex can sign in the way the agent
+// would (a stored login, an API key in the environment, a custom model
+// provider) and says what to do when it cannot, so that "all ok" is never
+// followed by auth_required at the first session.
+func TestDoctorSignIn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		login   string            // FAKE_CODEX_LOGIN
+		env     map[string]string // the agent's environment
+		args    []string
+		want    string
+		wantErr bool
+	}{
+		{name: "logged in", want: "ok   sign-in       codex is logged in (codex login status)"},
+		{name: "nothing", login: "none", wantErr: true,
+			want: "FAIL sign-in       codex is not signed in: run `codex login` in a terminal"},
+		{name: "key on exec", login: "none", env: map[string]string{"OPENAI_API_KEY": "sk-x"}, args: []string{"--backend", "exec"},
+			want: "ok   sign-in       no stored login; codex exec gets OPENAI_API_KEY from the agent's environment"},
+		{name: "key on app-server", login: "none", env: map[string]string{"CODEX_API_KEY": "sk-x"},
+			want: "warn sign-in       no stored login; CODEX_API_KEY is set: choose the \"Codex API key\" sign-in method in the editor"},
+		{name: "custom provider", login: "none", args: []string{"-c", `model_provider="local"`},
+			want: "ok   sign-in       custom model provider \"local\": no sign-in needed"},
+		{name: "status unreadable", login: "broken",
+			want: "warn sign-in       cannot tell whether codex is signed in:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			t.Setenv("CODEX_HOME", t.TempDir()) // no config.toml: no provider but the -c one
+			t.Setenv("FAKE_CODEX_LOGIN", tc.login)
+			for _, k := range []string{"OPENAI_API_KEY", "CODEX_API_KEY", "CODEXACP_BACKEND"} {
+				t.Setenv(k, tc.env[k])
+			}
+			var out bytes.Buffer
+			args := append([]string{"doctor", "--codex-path", fakeCodex(t), "--state-dir", ""}, tc.args...)
+			err := run(args, strings.NewReader(""), &out, io.Discard)
+			if (err != nil) != tc.wantErr {
+				t.Errorf("doctor: %v, want failure %v\n%s", err, tc.wantErr, out.String())
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("doctor output lacks %q:\n%s", tc.want, out.String())
+			}
+		})
 	}
 }

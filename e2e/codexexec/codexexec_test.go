@@ -307,19 +307,27 @@ func TestModelCatalogRemovesApplyPatch(t *testing.T) {
 }
 
 // TestFindPrefersNative: the npm shim of the pinned install resolves to the
-// native binary next to it.
+// native binary of that install (whatever codex CODEXACP_CODEX_PATH names
+// for the other tests).
 func TestFindPrefersNative(t *testing.T) {
-	native := codextest.Binary(t)
-	shim, err := filepath.Abs(filepath.Join("..", "node_modules", ".bin", "codex"))
+	codextest.Binary(t)
+	modules, err := filepath.Abs(filepath.Join("..", "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(shim); err != nil {
-		t.Skipf("no npm shim at %s (codex from %s)", shim, codextest.EnvCodexPath)
+	shim := filepath.Join(modules, ".bin", "codex")
+	native, ok := codex.NativeBinary(modules)
+	if _, err := os.Lstat(shim); err != nil || !ok {
+		t.Skipf("no npm install of codex in %s (codex from %s)", modules, codextest.EnvCodexPath)
 	}
 	got, err := codex.Find(shim)
-	if err != nil || got != native {
-		t.Errorf("Find(%s) = %q, %v; want %q", shim, got, err, native)
+	if err != nil {
+		t.Fatalf("Find(%s): %v", shim, err)
+	}
+	gotInfo, err1 := os.Stat(got)
+	wantInfo, err2 := os.Stat(native)
+	if err1 != nil || err2 != nil || !os.SameFile(gotInfo, wantInfo) {
+		t.Errorf("Find(%s) = %q; want the install's native binary %q", shim, got, native)
 	}
 }
 

@@ -2,7 +2,9 @@
 // environment to run it in.
 //
 // The binary is the one `cd e2e && npm ci` installs from e2e/package-lock.json
-// (@openai/codex PinnedVersion), or $CODEXACP_CODEX_PATH. When it is missing, tests
+// (@openai/codex PinnedVersion), or $CODEXACP_CODEX_PATH (CI's second run
+// names the oldest supported codex there, OldestPinnedVersion, installed
+// by `cd e2e/codex-oldest && npm ci`). When it is missing, tests
 // that need it are skipped, unless CODEXACP_E2E=1 (set by CI), which makes a
 // missing binary a failure: the real-codex tests must not silently vanish.
 package codextest
@@ -20,8 +22,12 @@ import (
 )
 
 const (
-	// PinnedVersion is the codex version e2e/package.json pins.
-	PinnedVersion = "0.169.0"
+	// PinnedVersion is the codex version e2e/package.json pins: the
+	// newest tested (codex.NewestTested), the suite's main run.
+	PinnedVersion = "0.171.0"
+	// OldestPinnedVersion is the codex version e2e/codex-oldest/package.json
+	// pins: the oldest supported (codex.OldestTested), CI's second run.
+	OldestPinnedVersion = "0.169.0"
 	// EnvCodexPath names a codex binary to use instead of the pinned one.
 	EnvCodexPath = "CODEXACP_CODEX_PATH"
 	// EnvRequired, set to 1, turns a missing codex into a test failure.
@@ -43,6 +49,11 @@ func locate() (path, why string) {
 	if p := os.Getenv(EnvCodexPath); p != "" {
 		if !npmbin.IsExecutable(p) {
 			return "", EnvCodexPath + "=" + p + " is not an executable file"
+		}
+		// An npm install's node shim (node_modules/.bin/codex) runs as
+		// the agent runs it: its native binary (codex.Find).
+		if native, err := codex.Find(p); err == nil {
+			return native, ""
 		}
 		return p, ""
 	}

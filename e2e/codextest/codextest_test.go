@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -11,25 +12,50 @@ import (
 	"github.com/codexacp/codexacp/codex"
 )
 
-// TestPinnedVersion: PinnedVersion is what e2e/package.json pins, and
-// lies in the range codex names as tested (CI tests the pin, so a range
-// that leaves it out, or a pin moved without the range, is wrong).
+// TestPinnedVersion: CI runs the e2e suite on the two codex versions the
+// package files pin, and those are the range codex names as tested:
+// e2e/package.json pins the newest (PinnedVersion, codex.NewestTested),
+// e2e/codex-oldest/package.json the oldest (OldestPinnedVersion,
+// codex.OldestTested). A pin moved without the range, or the range without
+// a pin, is wrong.
 func TestPinnedVersion(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "package.json"))
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		file, const_, pin, tested string
+	}{
+		{"package.json", "PinnedVersion", PinnedVersion, codex.NewestTested},
+		{filepath.Join("codex-oldest", "package.json"), "OldestPinnedVersion", OldestPinnedVersion, codex.OldestTested},
+	} {
+		data, err := os.ReadFile(filepath.Join("..", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkg struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		if err := json.Unmarshal(data, &pkg); err != nil {
+			t.Fatalf("e2e/%s: %v", tc.file, err)
+		}
+		if pin := pkg.Dependencies["@openai/codex"]; pin != tc.pin {
+			t.Errorf("e2e/%s pins @openai/codex %q; %s is %q", tc.file, pin, tc.const_, tc.pin)
+		}
+		if tc.pin != tc.tested {
+			t.Errorf("%s is %s, but the tested range is %s", tc.const_, tc.pin, codex.TestedRange())
+		}
 	}
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
+}
+
+// TestLocateNpmShim: CODEXACP_CODEX_PATH may name an npm install's
+// node_modules/.bin/codex (CI's run on the oldest codex does); the native
+// binary behind it is what runs.
+func TestLocateNpmShim(t *testing.T) {
+	modules := filepath.Join(t.TempDir(), "node_modules")
+	native, ok := fakeNpmInstall(t, modules)
+	if !ok {
+		t.Skip("no npm platform package for this platform")
 	}
-	if err := json.Unmarshal(data, &pkg); err != nil {
-		t.Fatalf("e2e/package.json: %v", err)
-	}
-	if pin := pkg.Dependencies["@openai/codex"]; pin != PinnedVersion {
-		t.Errorf("e2e/package.json pins @openai/codex %q; PinnedVersion is %q", pin, PinnedVersion)
-	}
-	if codex.CompareVersions(PinnedVersion, codex.OldestTested) < 0 || codex.CompareVersions(PinnedVersion, codex.NewestTested) > 0 {
-		t.Errorf("PinnedVersion %s is outside the tested range %s", PinnedVersion, codex.TestedRange())
+	t.Setenv(EnvCodexPath, filepath.Join(modules, ".bin", "codex"))
+	if path, why := locate(); path != native {
+		t.Errorf("locate = %q, %q; want the native binary %s", path, why, native)
 	}
 }
 
@@ -88,4 +114,39 @@ func TestEnv(t *testing.T) {
 			t.Errorf("env keeps %q", kv)
 		}
 	}
+}
+
+// fakeNpmInstall lays out what `npm install @openai/codex` leaves in
+// modules on this platform (the shim's link in .bin, the platform package
+// hoisted) and returns the native binary; false where there is no such
+// layout to fake (Windows writes wrappers, not links).
+func fakeNpmInstall(t *testing.T, modules string) (string, bool) {
+	t.Helper()
+	triples := map[string][2]string{
+		"linux/amd64":  {"codex-linux-x64", "x86_64-unknown-linux-musl"},
+		"linux/arm64":  {"codex-linux-arm64", "aarch64-unknown-linux-musl"},
+		"darwin/amd64": {"codex-darwin-x64", "x86_64-apple-darwin"},
+		"darwin/arm64": {"codex-darwin-arm64", "aarch64-apple-darwin"},
+	}
+	p, ok := triples[runtime.GOOS+"/"+runtime.GOARCH]
+	if !ok {
+		return "", false
+	}
+	native := filepath.Join(modules, "@openai", p[0], "vendor", p[1], "bin", "codex")
+	shim := filepath.Join(modules, "@openai", "codex", "bin", "codex.js")
+	for _, f := range []string{native, shim} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(modules, ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "@openai", "codex", "bin", "codex.js"), filepath.Join(modules, ".bin", "codex")); err != nil {
+		t.Fatal(err)
+	}
+	return native, true
 }

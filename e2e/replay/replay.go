@@ -16,6 +16,7 @@ package replay
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,10 +180,9 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 // its backend, and the model and reasoning effort the user configured.
 func agentArgs(entries []record.Entry) []string {
 	start := &entries[0]
-	var args []string
-	if start.Backend == record.BackendAppServer {
-		args = append(args, "--backend", record.BackendAppServer)
-	}
+	// Named always: the agent's default backend is not the one transcripts
+	// without a backend were recorded on (exec).
+	args := []string{"--backend", cmp.Or(start.Backend, record.BackendExec)}
 	for _, kv := range [][2]string{{"model", start.Model}, {"model_reasoning_effort", start.Effort}} {
 		if kv[1] != "" {
 			quoted, _ := json.Marshal(kv[1]) // a TOML basic string

@@ -115,8 +115,9 @@ func tsEntry(peers string) (string, error) {
 
 func candidates() []candidate {
 	return []candidate{
-		codexacpCandidate("codexacp exec", "exec"),
+		// codexacp's default backend first (issue 25: app-server).
 		codexacpCandidate("codexacp app-server", "app-server"),
+		codexacpCandidate("codexacp exec", "exec"),
 		{
 			Name: "raw codex exec",
 			Raw:  true,

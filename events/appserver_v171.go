@@ -1,0 +1,102 @@
+package events
+
+import (
+	"encoding/json"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// What codex 0.171's app-server adds that a user would see
+// (docs/events.md, "Codex 0.171's fields"): an agent message's moderation
+// verdict, and the bioPolicy category of codexErrorInfo. Its environmentId
+// on MCP items and elicitations names where a server was registered and is
+// ignored (asItem does not read it).
+
+// asModeration is what an agentMessage's "moderation" adds to asItem.
+type asModeration struct {
+	Moderation *struct {
+		Moderated bool `json:"moderated"`
+		// Display is codex 0.171's tagged union {"mode": "show" | "hide" |
+		// "block", "version": 1, "replacement" | "reason" …}; codex 0.169
+		// sent {"action": …, "blockType": …}.
+		Display *struct {
+			Mode        string `json:"mode"`
+			Action      string `json:"action"` // 0.169
+			Replacement *struct {
+				Kind string `json:"kind"`
+			} `json:"replacement"`
+			Reason *struct {
+				Kind           string `json:"kind"`
+				ProtectionType string `json:"protectionType"`
+			} `json:"reason"`
+			BlockType string `json:"blockType"` // 0.169
+		} `json:"display"`
+	} `json:"moderation"`
+}
+
+// withheld says why codex withholds the message from the user ("hidden by
+// codex's moderation", …), or "" when it is to be shown: no moderation,
+// "show", or a display codex's clients are told to leave alone (unknown).
+func (m asModeration) withheld() string {
+	if m.Moderation == nil || m.Moderation.Display == nil {
+		return ""
+	}
+	d := m.Moderation.Display
+	mode := d.Mode
+	if mode == "" {
+		mode = d.Action
+	}
+	switch mode {
+	case "hide":
+		why := "hidden by codex's moderation"
+		if d.Replacement != nil && d.Replacement.Kind == "wellbeingPromptHelpline" {
+			why += "; codex's own apps show a wellbeing helpline message in its place"
+		}
+		return why
+	case "block":
+		why := "blocked by codex's moderation"
+		switch {
+		case d.Reason != nil && d.Reason.Kind == "protection" && d.Reason.ProtectionType != "":
+			why += ": " + d.Reason.ProtectionType
+		case d.Reason != nil && d.Reason.Kind != "":
+			why += ": " + d.Reason.Kind
+		case d.BlockType != "":
+			why += ": " + d.BlockType
+		}
+		return why
+	}
+	return ""
+}
+
+// withheldMessage is what the editor gets for a message codex withholds:
+// a plain note instead of its text, or, when its text streamed before
+// codex's verdict (item/agentMessage/delta comes first), a note that the
+// text above was withheld — what is on screen cannot be taken back.
+func (t *Translator) withheldMessage(it *Item) []acpsdk.SessionUpdate {
+	s := t.streams[it.ID]
+	streamed := s != nil && !s.done && s.kind == chunkMessage && s.sent.Len() > 0
+	if it.ID != "" {
+		t.streams[it.ID] = &textStream{kind: chunkMessage, done: true}
+	}
+	if streamed {
+		return t.warning("codex withheld the message above (" + it.Withheld + "): it streamed before codex's verdict; do not rely on it.")
+	}
+	return t.warning("codex withheld a message (" + it.Withheld + "); its text is not shown.")
+}
+
+// errorInfoNote explains a codexErrorInfo category the user should
+// understand from the turn's error, or "". (Only what codex 0.171 added;
+// the categories at large are mapped elsewhere.)
+func errorInfoNote(info json.RawMessage) string {
+	var category string
+	if json.Unmarshal(info, &category) != nil {
+		return ""
+	}
+	switch strings.TrimSpace(category) {
+	case "bioPolicy":
+		return "OpenAI's usage policy on biological risks stopped this request (codex: bioPolicy); it will not go through as it is. " +
+			"If you think this is a mistake, report it to OpenAI."
+	}
+	return ""
+}
