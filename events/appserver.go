@@ -239,9 +239,6 @@ func (e *asError) text() string {
 	if e.AdditionalDetails != "" && e.AdditionalDetails != e.Message {
 		msg += " (" + e.AdditionalDetails + ")"
 	}
-	if note := errorInfoNote(e.CodexErrorInfo); note != "" {
-		msg = strings.TrimSuffix(msg, ".") + ". " + note
-	}
 	return msg
 }
 

@@ -1,15 +1,14 @@
 package events
 
 import (
-	"encoding/json"
-	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // What codex 0.171's app-server adds that a user would see
 // (docs/events.md, "Codex 0.171's fields"): an agent message's moderation
-// verdict, and the bioPolicy category of codexErrorInfo. Its environmentId
+// verdict, and the bioPolicy category of codexErrorInfo (explained with the
+// other categories by ClassifyFailure, failure.go). Its environmentId
 // on MCP items and elicitations names where a server was registered and is
 // ignored (asItem does not read it).
 
@@ -83,20 +82,4 @@ func (t *Translator) withheldMessage(it *Item) []acpsdk.SessionUpdate {
 		return t.warning("codex withheld the message above (" + it.Withheld + "): it streamed before codex's verdict; do not rely on it.")
 	}
 	return t.warning("codex withheld a message (" + it.Withheld + "); its text is not shown.")
-}
-
-// errorInfoNote explains a codexErrorInfo category the user should
-// understand from the turn's error, or "". (Only what codex 0.171 added;
-// the categories at large are mapped elsewhere.)
-func errorInfoNote(info json.RawMessage) string {
-	var category string
-	if json.Unmarshal(info, &category) != nil {
-		return ""
-	}
-	switch strings.TrimSpace(category) {
-	case "bioPolicy":
-		return "OpenAI's usage policy on biological risks stopped this request (codex: bioPolicy); it will not go through as it is. " +
-			"If you think this is a mistake, report it to OpenAI."
-	}
-	return ""
 }

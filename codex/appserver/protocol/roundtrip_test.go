@@ -131,6 +131,13 @@ func readRecorded(t *testing.T) []recorded {
 			if e.Kind != "appserver" && e.Kind != "" {
 				continue
 			}
+			if bytes.Contains(e.Msg, []byte(`{"$blob":"`)) {
+				// A long value stored apart (transcript format 2): record
+				// expands it, but record imports this package, so its
+				// messages are left to the transcripts that hold theirs
+				// inline (every field of the types must still be seen in one).
+				continue
+			}
 			r := recorded{where: fmt.Sprintf("%s:%d", filepath.Base(file), line), run: string(e.Run)}
 			switch e.Dir {
 			case "out":
