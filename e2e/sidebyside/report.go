@@ -18,6 +18,9 @@ type candResult struct {
 	Medians     map[string]float64 `json:"medians,omitempty"`
 	NA          map[string]string  `json:"na,omitempty"` // metric → why it has no median
 	Errors      int                `json:"errors,omitempty"`
+	// Mem is the median of each part of the tree's peak (run.go's
+	// memBreakdown labels).
+	Mem map[string]float64 `json:"mem,omitempty"`
 }
 
 type results struct {
@@ -28,6 +31,7 @@ type results struct {
 	CodexacpFrom string                 `json:"codexacp_from,omitempty"`
 	LoadBefore   string                 `json:"load_before"`
 	LoadAfter    string                 `json:"load_after"`
+	Busy         int                    `json:"busy_workers,omitempty"` // busy worker processes beside each run
 	Order        []string               `json:"order"`
 	Candidates   map[string]*candResult `json:"candidates"`
 	// FasterPeer is, per metric, the peer with the lower median.
@@ -48,9 +52,19 @@ func (res *results) summarize() {
 	for _, name := range res.Order {
 		cr := res.Candidates[name]
 		cr.Medians, cr.NA = map[string]float64{}, map[string]string{}
+		parts := map[string][]float64{}
 		for _, s := range cr.Samples {
 			if s.Err != "" {
 				cr.Errors++
+			}
+			for label, v := range s.Mem {
+				parts[label] = append(parts[label], v)
+			}
+		}
+		if len(parts) > 0 {
+			cr.Mem = map[string]float64{}
+			for label, vals := range parts {
+				cr.Mem[label] = median(vals)
 			}
 		}
 		for _, m := range metricOrder {
@@ -105,9 +119,13 @@ func (res *results) markdown() string {
 	if res.CodexacpFrom != "" {
 		from = "; codexacp built from " + res.CodexacpFrom
 	}
-	fmt.Fprintf(&b, "Medians of %d runs per candidate (interleaved; idle gap %s before each prompt; %s%s; load average %s before, %s after). "+
+	busy := "quiet (no busy workers)"
+	if res.Busy > 0 {
+		busy = fmt.Sprintf("LOADED: %d busy worker processes beside each run", res.Busy)
+	}
+	fmt.Fprintf(&b, "%s. Medians of %d runs per candidate (interleaved; idle gap %s before each prompt; %s%s; load average %s before, %s after). "+
 		"In parentheses: the ratio to the faster peer's median (the peer marked *).\n\n",
-		res.N, res.Gap, res.Codex, from, res.LoadBefore, res.LoadAfter)
+		busy, res.N, res.Gap, res.Codex, from, res.LoadBefore, res.LoadAfter)
 	b.WriteString("| metric |")
 	for _, name := range res.Order {
 		fmt.Fprintf(&b, " %s |", name)
@@ -174,6 +192,35 @@ func (res *results) markdown() string {
 	}
 	for i, n := range notes {
 		fmt.Fprintf(&b, "- [%d] %s\n", i+1, n)
+	}
+	b.WriteString(res.memMarkdown())
+	return b.String()
+}
+
+// memMarkdown lists, per candidate, what each kind of process held at the
+// tree's peak (medians; a process counted in several labels never is).
+func (res *results) memMarkdown() string {
+	var b strings.Builder
+	for _, name := range res.Order {
+		cr := res.Candidates[name]
+		if len(cr.Mem) == 0 {
+			continue
+		}
+		var labels []string
+		for label := range cr.Mem {
+			if !strings.HasSuffix(label, " processes") {
+				labels = append(labels, label)
+			}
+		}
+		slices.SortFunc(labels, func(a, b string) int { return int(cr.Mem[b]*1024) - int(cr.Mem[a]*1024) })
+		var parts []string
+		for _, label := range labels {
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB (%.0f)", label, cr.Mem[label], cr.Mem[label+" processes"]))
+		}
+		if len(b.String()) == 0 {
+			b.WriteString("\nProcess tree at its peak, by process (median MiB, and processes of that kind):\n\n")
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(parts, ", "))
 	}
 	return b.String()
 }
