@@ -83,6 +83,8 @@ const (
 	mColdPrompt = "prompt → first chunk (cold)"
 	mColdReq    = "prompt → model request (cold)"
 	mShellBig   = "shell turn, 10k-file repository"
+	mPacedReq   = "prompt → model request (first, 1.5 s after session/new)"
+	mPacedChunk = "prompt → first chunk (first, 1.5 s after session/new)"
 )
 
 // makeBigRepo writes a git repository of n small Go files in 100
@@ -110,10 +112,12 @@ func makeBigRepo(dir string, n int) error {
 }
 
 // runCold starts a fresh agent, sends the prompt right after session/new
-// (as a scripted client does) and times the first message chunk from the
-// process start and from the prompt, and the model request from the prompt.
-// The agent is then ended (stdin closed, then its process group signalled).
-func (r *runner) runCold(c candidate, s *sample, env []string, cwd string) (err error) {
+// (as a scripted client does; pace 0) or pace after it (a user typing), and
+// times the first message chunk from the process start and from the
+// prompt, and the model request from the prompt. The agent is then ended
+// (stdin closed, then its process group signalled). With r.waits, codexacp
+// runs with debug logs, and the timeline of its log is kept (waits).
+func (r *runner) runCold(c candidate, s *sample, env []string, cwd string, pace time.Duration) (err error) {
 	m, err := startModel()
 	if err != nil {
 		return err
@@ -124,11 +128,15 @@ func (r *runner) runCold(c candidate, s *sample, env []string, cwd string) (err 
 		return err
 	}
 	m.main.Enqueue(mockapi.Reply(mockapi.Message("cold answer")))
+	timeline := r.waits && strings.HasPrefix(c.Name, "codexacp")
+	if timeline {
+		argv = append(argv, "--log-level", "debug")
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(env, extra...)
 	cmd.Dir = cwd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr := &stderrTail{}
+	stderr := &stderrTail{max: 4 << 20}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -172,6 +180,8 @@ func (r *runner) runCold(c candidate, s *sample, env []string, cwd string) (err 
 	if err != nil {
 		return fmt.Errorf("session/new: %w", err)
 	}
+	time.Sleep(pace)
+	m.waitTitlesIdle(10 * time.Second)
 	asked := ed.startTurn()
 	resp, err := ed.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("say something")}})
 	if err != nil {
@@ -184,15 +194,103 @@ func (r *runner) runCold(c candidate, s *sample, env []string, cwd string) (err 
 	if said := strings.Join(texts, ""); said != "cold answer" {
 		s.Notes = append(s.Notes, fmt.Sprintf("cold prompt: the agent's message chunks say %q", said))
 	}
-	if first.IsZero() {
-		s.NA[mColdStart], s.NA[mColdPrompt] = "no agent_message_chunk", "no agent_message_chunk"
+	reqs := m.requestsSince(asked)
+	if pace > 0 {
+		if !first.IsZero() {
+			s.Values[mPacedChunk] = ms(first.Sub(asked))
+		}
+		if len(reqs) > 0 {
+			s.Values[mPacedReq] = ms(reqs[0])
+		}
 	} else {
-		s.Values[mColdStart] = ms(first.Sub(start))
-		s.Values[mColdPrompt] = ms(first.Sub(asked))
+		if first.IsZero() {
+			s.NA[mColdStart], s.NA[mColdPrompt] = "no agent_message_chunk", "no agent_message_chunk"
+		} else {
+			s.Values[mColdStart] = ms(first.Sub(start))
+			s.Values[mColdPrompt] = ms(first.Sub(asked))
+		}
+		if len(reqs) > 0 {
+			s.Values[mColdReq] = ms(reqs[0])
+		}
 	}
-	if reqs := m.requestsSince(asked); len(reqs) > 0 {
-		s.Values[mColdReq] = ms(reqs[0])
+	if timeline {
+		w := logTimeline(stderr.String(), asked)
+		w["process start"] = ms(start.Sub(asked))
+		if len(reqs) > 0 {
+			w["model request"] = ms(reqs[0])
+		}
+		if !first.IsZero() {
+			w["first chunk"] = ms(first.Sub(asked))
+		}
+		key := "cold"
+		if pace > 0 {
+			key = "paced"
+		}
+		if s.Waits == nil {
+			s.Waits = map[string]map[string]float64{}
+		}
+		s.Waits[key] = w
 	}
-	r.logf("  cold: first chunk %.1f ms after the start, %.1f ms after the prompt", s.Values[mColdStart], s.Values[mColdPrompt])
+	r.logf("  cold (pace %s): first chunk %.1f ms after the prompt", pace, ms(first.Sub(asked)))
 	return nil
+}
+
+// logTimeline reads codexacp's debug log (slog text lines) and returns when
+// its milestones happened, in ms from the prompt (negative: before it): its
+// turn's start and end, each codex app-server call sent and answered (the
+// first of each method), the app-server ready, exec codex started or taken.
+func logTimeline(log string, asked time.Time) map[string]float64 {
+	out := map[string]float64{}
+	set := func(key string, at time.Time) {
+		if _, seen := out[key]; !seen {
+			out[key] = ms(at.Sub(asked))
+		}
+	}
+	for _, line := range strings.Split(log, "\n") {
+		f := logFields(line)
+		at, err := time.Parse(time.RFC3339Nano, f["time"])
+		if err != nil {
+			continue
+		}
+		switch msg := f["msg"]; msg {
+		case "turn started", "turn completed":
+			set("agent: "+msg, at)
+		case "codex app-server call":
+			set("app-server "+f["method"]+" sent", at)
+		case "codex app-server answer", "codex app-server call failed":
+			set("app-server "+f["method"]+" answered", at)
+		case "codex app-server started", "codex app-server ready":
+			set(msg, at)
+		case "codex started", "waiting codex takes its prompt", "codex waiting for its prompt":
+			set("exec: "+msg, at)
+		}
+	}
+	return out
+}
+
+// logFields splits a slog text line into its keys and values (quoted
+// values unquoted).
+func logFields(line string) map[string]string {
+	out := map[string]string{}
+	for line != "" {
+		line = strings.TrimLeft(line, " ")
+		key, rest, ok := strings.Cut(line, "=")
+		if !ok {
+			break
+		}
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				break
+			}
+			val, _ = strconv.Unquote(q)
+			rest = rest[len(q):]
+		} else {
+			val, rest, _ = strings.Cut(rest, " ")
+		}
+		out[key] = val
+		line = rest
+	}
+	return out
 }

@@ -62,7 +62,8 @@ func main() {
 		peers    = flag.String("peers", "", "directory whose node_modules holds the peer adapters (default: CACHE/peers)")
 		busy     = flag.Int("load", 0, "also run every candidate with this many busy worker processes (one CPU each) beside it; 0: quiet runs only")
 		bigFiles = flag.Int("bigfiles", 10000, "files in the git repository of the large shell turn; 0 skips it")
-		cold     = flag.Bool("cold", true, "also start each agent cold and prompt right after session/new")
+		cold     = flag.Bool("cold", true, "also start each agent cold and prompt right after session/new, and again -gap after it")
+		waits    = flag.Bool("waits", false, "run codexacp's cold starts with debug logs and report the timeline of its waits")
 	)
 	flag.Parse()
 
@@ -88,7 +89,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(tmp)
-	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr, cold: *cold}
+	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr, cold: *cold, waits: *waits}
 	if *bigFiles > 0 {
 		r.bigRepo = filepath.Join(tmp, "big-repo")
 		fmt.Fprintf(os.Stderr, "writing a git repository of %d files\n", *bigFiles)

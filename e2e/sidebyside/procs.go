@@ -134,7 +134,7 @@ type memPart struct {
 func processLabel(pid int) string {
 	args := strings.Split(strings.TrimRight(rawCmdline(pid), "\x00"), "\x00")
 	if len(args) == 0 || args[0] == "" {
-		return "?"
+		return "(exited)" // between the listing and the read
 	}
 	label := filepath.Base(args[0])
 	if len(args) > 1 && args[1] != "" && !strings.HasPrefix(args[1], "-") && !strings.Contains(args[1], "/") {

@@ -21,6 +21,8 @@ type candResult struct {
 	// Mem is the median of each part of the tree's peak (run.go's
 	// memBreakdown labels).
 	Mem map[string]float64 `json:"mem,omitempty"`
+	// Waits are the medians of the log timelines (run.go's sample.Waits).
+	Waits map[string]map[string]float64 `json:"waits,omitempty"`
 }
 
 type results struct {
@@ -53,12 +55,30 @@ func (res *results) summarize() {
 		cr := res.Candidates[name]
 		cr.Medians, cr.NA = map[string]float64{}, map[string]string{}
 		parts := map[string][]float64{}
+		waits := map[string]map[string][]float64{}
 		for _, s := range cr.Samples {
+			for kind, w := range s.Waits {
+				if waits[kind] == nil {
+					waits[kind] = map[string][]float64{}
+				}
+				for k, v := range w {
+					waits[kind][k] = append(waits[kind][k], v)
+				}
+			}
 			if s.Err != "" {
 				cr.Errors++
 			}
 			for label, v := range s.Mem {
 				parts[label] = append(parts[label], v)
+			}
+		}
+		for kind, w := range waits {
+			if cr.Waits == nil {
+				cr.Waits = map[string]map[string]float64{}
+			}
+			cr.Waits[kind] = map[string]float64{}
+			for k, vals := range w {
+				cr.Waits[kind][k] = median(vals)
 			}
 		}
 		if len(parts) > 0 {
@@ -194,6 +214,7 @@ func (res *results) markdown() string {
 		fmt.Fprintf(&b, "- [%d] %s\n", i+1, n)
 	}
 	b.WriteString(res.memMarkdown())
+	b.WriteString(res.waitsMarkdown())
 	return b.String()
 }
 
@@ -221,6 +242,39 @@ func (res *results) memMarkdown() string {
 			b.WriteString("\nProcess tree at its peak, by process (median MiB, and processes of that kind):\n\n")
 		}
 		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// waitsMarkdown prints the timelines of codexacp's first prompts (-waits):
+// each milestone's median offset from the prompt, in time order.
+func (res *results) waitsMarkdown() string {
+	var b strings.Builder
+	for _, name := range res.Order {
+		cr := res.Candidates[name]
+		for _, kind := range []string{"cold", "paced"} {
+			w := cr.Waits[kind]
+			if len(w) == 0 {
+				continue
+			}
+			keys := make([]string, 0, len(w))
+			for k := range w {
+				keys = append(keys, k)
+			}
+			slices.SortFunc(keys, func(a, b string) int {
+				switch {
+				case w[a] < w[b]:
+					return -1
+				case w[a] > w[b]:
+					return 1
+				}
+				return strings.Compare(a, b)
+			})
+			fmt.Fprintf(&b, "\nTimeline of %s's first prompt (%s; median ms from the prompt, negative before it):\n\n", name, kind)
+			for _, k := range keys {
+				fmt.Fprintf(&b, "- %+.1f %s\n", w[k], k)
+			}
+		}
 	}
 	return b.String()
 }

@@ -45,7 +45,7 @@ const (
 
 var metricOrder = []string{
 	mInitialize, mSessionNew, mFirstTurn, mWarmTurn, mFirstReq, mFirstChunk1, mFirstChunk, mTwoTurns, mShellTurn, mEditTurn,
-	mColdStart, mColdReq, mColdPrompt, mShellBig,
+	mColdStart, mColdReq, mColdPrompt, mPacedReq, mPacedChunk, mShellBig,
 	mChunks, mAgentRSS, mTreeRSS, mTreeProcs, mExit,
 }
 
@@ -69,7 +69,10 @@ type sample struct {
 	// Mem is the process tree at its peak, by process label (MiB, and
 	// "… processes" counts).
 	Mem map[string]float64 `json:"mem,omitempty"`
-	Err string             `json:"error,omitempty"`
+	// Waits are codexacp's log milestones around a cold and a paced first
+	// prompt (-waits): ms from the prompt.
+	Waits map[string]map[string]float64 `json:"waits,omitempty"`
+	Err   string                        `json:"error,omitempty"`
 }
 
 func newSample() *sample {
@@ -94,6 +97,7 @@ type runner struct {
 	tmp     string // parent of every temporary directory
 	bigRepo string // the repository of the large shell turn ("": not run)
 	cold    bool   // run the cold start case
+	waits   bool   // keep codexacp's log timeline in the cold cases
 	seq     int
 	log     io.Writer
 }
@@ -145,7 +149,10 @@ func (r *runner) runOne(c candidate, h home) *sample {
 	} else {
 		err = r.runACP(c, s, m, env, cwd, file)
 		if err == nil && r.cold {
-			err = r.runCold(c, s, env, cwd)
+			err = r.runCold(c, s, env, cwd, 0)
+		}
+		if err == nil && r.cold {
+			err = r.runCold(c, s, env, cwd, r.gap)
 		}
 	}
 	if err != nil {
@@ -165,18 +172,24 @@ func (r *runner) runOne(c candidate, h home) *sample {
 	return s
 }
 
-// stderrTail keeps the last 64 KiB an agent wrote to stderr.
+// stderrTail keeps the last max bytes (default 64 KiB) an agent wrote to
+// stderr.
 type stderrTail struct {
 	mu  sync.Mutex
 	buf []byte
+	max int
 }
 
 func (t *stderrTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if len(t.buf) > 64<<10 {
-		t.buf = t.buf[len(t.buf)-64<<10:]
+	limit := t.max
+	if limit == 0 {
+		limit = 64 << 10
+	}
+	if len(t.buf) > limit {
+		t.buf = t.buf[len(t.buf)-limit:]
 	}
 	return len(p), nil
 }
@@ -560,6 +573,7 @@ func (r *runner) runRaw(s *sample, m *model, env []string, cwd, file string) err
 	setFirst(s, mFirstChunk1, t1.first)
 	s.NA[mInitialize], s.NA[mSessionNew], s.NA[mExit] = "no ACP", "no ACP", "no ACP"
 	s.NA[mColdStart], s.NA[mColdPrompt], s.NA[mColdReq] = "no ACP", "no ACP", "no ACP"
+	s.NA[mPacedChunk], s.NA[mPacedReq] = "no ACP", "no ACP"
 	s.NA[mShellBig] = "not run (a thread per process)"
 	tools := offeredTools(m.main.Requests()[0])
 	r.logf("  tools offered: %v", tools)
