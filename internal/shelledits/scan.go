@@ -62,6 +62,7 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 	}
 	if next.notify == nil {
 		next.notify = keepNotifier(n)
+		next.indexDirs()
 	} else if next.notify != n {
 		n.close()
 	}
@@ -82,6 +83,8 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string
 		if dirs[""] {
 			return nil, nil // the root's own files: git status of all of it
 		}
+		// The baseline of a root in git holds only the files git listed:
+		// a few maps of that size.
 		paths := make([]string, 0, len(dirs))
 		for d := range dirs {
 			paths = append(paths, d)
@@ -100,6 +103,8 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string
 		for rel, ge := range s.entries {
 			cur[rel] = ge.baseline(base.abs(rel))
 		}
+	} else if base.byDir != nil {
+		return t.scanDirsInPlace(ctx, base, dirs, b, rep)
 	} else {
 		for rel, e := range base.files {
 			if !dirs[parentDir(rel)] {
@@ -127,6 +132,116 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string
 		}
 	}
 	return t.compare(ctx, base, next, cur, nil, b, rep)
+}
+
+// scanDirsInPlace is scanDirs for a walked root: it lists the changed
+// directories, compares their files, and updates the baseline in place,
+// touching nothing of the other directories (a walked baseline holds every
+// file: rebuilding it would cost what the watches save). Contents read are
+// kept as long as the keep limits allow, in place of the previous ones.
+func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map[string]bool, b *budget, rep *Report) (*rootState, error) {
+	dev := deviceOf(base.root.real)
+	cur := map[string]*entry{}     // the present files of the changed directories
+	listed := map[string][]string{} // their names
+	count := len(base.files)
+	for d := range dirs {
+		follow := regularfile.NoFollowLink
+		if d == "" {
+			follow = regularfile.FollowLink
+		}
+		names, stats, _, err := listDir(base.abs(d), dev, follow)
+		if err != nil {
+			return nil, ctx.Err() // gone or replaced: the whole root
+		}
+		for i, name := range names {
+			if name != ".git" {
+				cur[path.Join(d, name)] = &entry{exists: true, hasStat: true, st: stats[i]}
+				listed[d] = append(listed[d], name)
+			}
+		}
+		count += len(listed[d]) - len(base.byDir[d])
+	}
+	if count > t.lim.MaxWalkFiles {
+		return nil, ctx.Err()
+	}
+	var cands []candidate
+	check := func(rel string) {
+		old, had := base.files[rel]
+		if !had {
+			old = &entry{hasStat: true} // not there
+		}
+		now := cur[rel]
+		exists := now != nil
+		racy := old.hasData && old.st.mtime >= base.taken.UnixNano()-racyWindow.Nanoseconds()
+		if old.exists == exists && (!exists || old.st == now.st && !racy) {
+			return
+		}
+		cands = append(cands, candidate{rel: rel, old: old, exists: exists})
+	}
+	for d := range dirs {
+		for _, name := range base.byDir[d] {
+			check(path.Join(d, name))
+		}
+		for _, name := range listed[d] {
+			if rel := path.Join(d, name); base.files[rel] == nil {
+				check(rel)
+			}
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
+	show := cands[:min(len(cands), max(b.files, 0))]
+	for _, c := range cands[len(show):] {
+		rep.More = append(rep.More, base.reported(c.rel))
+	}
+	reads, err := t.report(ctx, base, show, b, rep)
+	if err != nil {
+		return nil, err
+	}
+	// The baseline becomes the present state: the changed directories'
+	// entries replaced, contents carried over or read, within the limits.
+	var fresh []*entry
+	for d := range dirs {
+		for _, name := range base.byDir[d] {
+			rel := path.Join(d, name)
+			if old := base.files[rel]; old != nil && old.hasData {
+				base.keptFiles--
+				base.keptBytes -= int64(len(old.data))
+			}
+		}
+	}
+	for d := range dirs {
+		for _, name := range base.byDir[d] {
+			rel := path.Join(d, name)
+			if _, still := cur[rel]; !still {
+				delete(base.files, rel)
+			}
+		}
+		for _, name := range listed[d] {
+			rel := path.Join(d, name)
+			e, old := cur[rel], base.files[rel]
+			if r, ok := reads[rel]; ok && r.st == e.st {
+				e.data, e.hasData, e.binary, e.large = r.data, r.data != nil, r.binary, r.large
+			} else if old != nil && old.hasStat && old.exists && old.st == e.st {
+				e.data, e.hasData, e.binary, e.large = old.data, old.hasData, old.binary, old.large
+			} else if e.st.size > t.lim.MaxFileBytes {
+				e.large = true
+			}
+			base.files[rel] = e
+			if e.hasData {
+				fresh = append(fresh, e)
+			}
+		}
+		base.byDir[d] = listed[d]
+	}
+	for _, e := range fresh {
+		if base.keptFiles >= t.lim.MaxKeepFiles || base.keptBytes+int64(len(e.data)) > t.lim.MaxKeepBytes {
+			e.data, e.hasData = nil, false
+			continue
+		}
+		base.keptFiles++
+		base.keptBytes += int64(len(e.data))
+	}
+	return base, nil
 }
 
 // parentDir is the directory of a path below a root ("" for the root).

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -348,7 +349,8 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 		n, err := t.scanRoot(ctx, st, budget, &rep)
 		if err != nil {
 			for _, n := range next[:i] {
-				n.notify.close()
+				n.notify.close() // some are the baseline's own (unchanged roots)
+				n.notify = nil
 			}
 			t.closeBase()
 			t.base = nil
@@ -450,6 +452,31 @@ type rootState struct {
 	// notify watches the root's directories since the baseline; nil when
 	// they are not watched (the system cannot, or past MaxWatchDirs).
 	notify *notifier
+	// Walked and watched roots: the files of each directory (names), and
+	// the files and bytes whose contents are kept, so that a scan of a few
+	// directories updates the baseline in place (indexDirs).
+	byDir     map[string][]string
+	keptFiles int
+	keptBytes int64
+}
+
+// indexDirs fills byDir and the kept totals from files: for a walked root
+// whose directories are watched (done while nothing waits for it: with
+// the baseline, or after a whole scan).
+func (st *rootState) indexDirs() {
+	if st.repo != nil || st.notify == nil {
+		return
+	}
+	st.byDir = map[string][]string{}
+	st.keptFiles, st.keptBytes = 0, 0
+	for rel, e := range st.files {
+		d := parentDir(rel)
+		st.byDir[d] = append(st.byDir[d], path.Base(rel))
+		if e.hasData {
+			st.keptFiles++
+			st.keptBytes += int64(len(e.data))
+		}
+	}
 }
 
 // entry is a file in a baseline.
@@ -528,6 +555,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 	}
 	st.partial = partial
 	st.notify = keepNotifier(n)
+	defer st.indexDirs() // after the contents are kept
 	for rel, fs := range files {
 		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}
 	}
