@@ -141,7 +141,7 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string
 // kept as long as the keep limits allow, in place of the previous ones.
 func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map[string]bool, b *budget, rep *Report) (*rootState, error) {
 	dev := deviceOf(base.root.real)
-	cur := map[string]*entry{}     // the present files of the changed directories
+	cur := map[string]*entry{}      // the present files of the changed directories
 	listed := map[string][]string{} // their names
 	count := len(base.files)
 	for d := range dirs {
