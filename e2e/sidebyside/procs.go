@@ -124,8 +124,9 @@ type memSampler struct {
 
 // memPart is what the processes of one label held at the tree's peak.
 type memPart struct {
-	KiB   int64 `json:"kib"`
-	Procs int   `json:"procs"`
+	KiB     int64 `json:"kib"`
+	AnonKiB int64 `json:"anon_kib"` // of which anonymous (heap, stacks); the rest is mapped files (the program's text) and shared memory
+	Procs   int   `json:"procs"`
 }
 
 // processLabel names a process for the memory breakdown: its program and,
@@ -174,6 +175,8 @@ func (s *memSampler) sample(root int) {
 			sum += rss
 			p := parts[processLabel(pid)]
 			p.KiB += rss
+			anon, _ := statusKB(pid, "RssAnon")
+			p.AnonKiB += anon
 			p.Procs++
 			parts[processLabel(pid)] = p
 		}

@@ -229,17 +229,17 @@ func (res *results) memMarkdown() string {
 		}
 		var labels []string
 		for label := range cr.Mem {
-			if !strings.HasSuffix(label, " processes") {
+			if !strings.HasSuffix(label, " processes") && !strings.HasSuffix(label, " anon") {
 				labels = append(labels, label)
 			}
 		}
 		slices.SortFunc(labels, func(a, b string) int { return int(cr.Mem[b]*1024) - int(cr.Mem[a]*1024) })
 		var parts []string
 		for _, label := range labels {
-			parts = append(parts, fmt.Sprintf("%s %.0f MiB (%.0f)", label, cr.Mem[label], cr.Mem[label+" processes"]))
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB (%.0f anonymous; %.0f processes)", label, cr.Mem[label], cr.Mem[label+" anon"], cr.Mem[label+" processes"]))
 		}
 		if len(b.String()) == 0 {
-			b.WriteString("\nProcess tree at its peak, by process (median MiB, and processes of that kind):\n\n")
+			b.WriteString("\nProcess tree at its peak, by process (median MiB resident, of which anonymous — heap and stacks, the rest mapped program files —, and processes of that kind):\n\n")
 		}
 		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(parts, ", "))
 	}

@@ -438,6 +438,7 @@ func memBreakdown(parts map[string]memPart) map[string]float64 {
 	out := map[string]float64{}
 	for label, p := range parts {
 		out[label] = float64(p.KiB) / 1024
+		out[label+" anon"] = float64(p.AnonKiB) / 1024
 		out[label+" processes"] = float64(p.Procs)
 	}
 	return out
