@@ -294,3 +294,12 @@ func logFields(line string) map[string]string {
 	}
 	return out
 }
+
+// baseCommand runs command with the codexacp binary replaced by bin: the
+// -codexacp-base candidate.
+func baseCommand(bin string, command func(p paths, url string) ([]string, []string, error)) func(p paths, url string) ([]string, []string, error) {
+	return func(p paths, url string) ([]string, []string, error) {
+		p.codexacp = bin
+		return command(p, url)
+	}
+}

@@ -55,4 +55,14 @@ else
 fi
 go build -o "$bin/sidebyside" ./e2e/sidebyside
 
-"$bin/sidebyside" -codexacp "$bin/codexacp" -codexacp-from "$from" -cache "$cache" "$@"
+# CODEXACP_BENCH_BASE=<ref>: also that commit's codexacp, as the candidate
+# "codexacp app-server (base)", interleaved with the others.
+set --  -codexacp "$bin/codexacp" -codexacp-from "$from" -cache "$cache" "$@"
+if [ -n "${CODEXACP_BENCH_BASE:-}" ]; then
+	echo "building the base codexacp from $CODEXACP_BENCH_BASE" >&2
+	mkdir "$bin/base-src"
+	git archive "$CODEXACP_BENCH_BASE" | tar -x -C "$bin/base-src"
+	(cd "$bin/base-src" && go build -o "$bin/codexacp-base" ./cmd/codexacp)
+	set -- -codexacp-base "$bin/codexacp-base" "$@"
+fi
+"$bin/sidebyside" "$@"
