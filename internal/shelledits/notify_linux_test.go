@@ -124,3 +124,19 @@ func TestStartTakesTheBaselineInTheBackground(t *testing.T) {
 		})
 	}
 }
+
+// A file a tool created (Touch) and a command then changed is compared in
+// a scan of its directory alone.
+func TestScanDirsSeesTouchedFiles(t *testing.T) {
+	setNotify(t, true)
+	w := plainWS(t)
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+	w.write("sub/tool.txt", "by the tool\n")
+	tr.Touch(w.path("sub/tool.txt"))
+	w.replace("sub/tool.txt", "by the command\n")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/tool.txt "by the tool\n"→"by the command\n"`}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+}

@@ -179,12 +179,14 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 		cands = append(cands, candidate{rel: rel, old: old, exists: exists})
 	}
 	for d := range dirs {
+		known := make(map[string]bool, len(base.byDir[d]))
 		for _, name := range base.byDir[d] {
+			known[name] = true
 			check(path.Join(d, name))
 		}
 		for _, name := range listed[d] {
-			if rel := path.Join(d, name); base.files[rel] == nil {
-				check(rel)
+			if !known[name] {
+				check(path.Join(d, name))
 			}
 		}
 	}

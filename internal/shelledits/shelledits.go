@@ -393,6 +393,7 @@ func (t *Tracker) Touch(paths ...string) {
 			} else {
 				break // not a file
 			}
+			st.indexTouched(rel, e)
 			st.files[rel] = e
 			break
 		}
@@ -458,6 +459,26 @@ type rootState struct {
 	byDir     map[string][]string
 	keptFiles int
 	keptBytes int64
+}
+
+// indexTouched keeps byDir and the kept totals true when Touch replaces
+// the entry of rel with e.
+func (st *rootState) indexTouched(rel string, e *entry) {
+	if st.byDir == nil {
+		return
+	}
+	old := st.files[rel]
+	if old == nil {
+		d := parentDir(rel)
+		st.byDir[d] = append(st.byDir[d], path.Base(rel))
+	} else if old.hasData {
+		st.keptFiles--
+		st.keptBytes -= int64(len(old.data))
+	}
+	if e.hasData {
+		st.keptFiles++
+		st.keptBytes += int64(len(e.data))
+	}
 }
 
 // indexDirs fills byDir and the kept totals from files: for a walked root
