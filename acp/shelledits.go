@@ -25,8 +25,10 @@ import (
 // file. Display only: nothing is written through the editor.
 //
 // The baseline is taken at the turn's first event (codex has only started:
-// no command runs before the model answered) or, in ask mode, when the user
-// approves a command (before codex runs it); every command's completion
+// no command runs before the model answered), in the background, so that
+// the turn's events do not wait for it (a command's start does), or, in ask
+// mode, when the user approves a command (before the answer lets codex run
+// it); every command's completion
 // compares the workspace with it and moves it on. A file tool's edit moves
 // it too (the tool showed its own diff). So each command is shown what
 // changed since the previous quiet point: commands running at the same
@@ -59,13 +61,20 @@ func shellMayWrite(s *session) bool {
 }
 
 // beginShellEdits takes the turn's baseline, once: at the first event when
-// the shell may write, or whatever the mode when always is set (an
-// approved command is about to run). It returns once the baseline is there.
+// the shell may write (in the background), or whatever the mode when always
+// is set (an approved command is about to run: it returns once the baseline
+// is there).
 func (o *turnOutput) beginShellEdits(always bool) {
 	e := &o.edits
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.tracker != nil || e.begun && !always {
+	if e.tracker != nil {
+		if always {
+			e.tracker.Wait()
+		}
+		return
+	}
+	if e.begun && !always {
 		return
 	}
 	e.begun = true
@@ -77,6 +86,12 @@ func (o *turnOutput) beginShellEdits(always bool) {
 		newTracker = o.a.opts.newShellTracker
 	}
 	tr := newTracker(o.s.roots(), shelledits.Limits{})
+	context.AfterFunc(o.ctx, tr.Close) // its watches end with the turn
+	if !always {
+		tr.Start(o.ctx) // a failure shows at the first scan
+		e.tracker = tr
+		return
+	}
 	if err := tr.Baseline(o.ctx); err != nil {
 		o.log.Warn("shell edits: no baseline of the workspace; this turn's shell edits are not shown", "err", err)
 		return
@@ -97,6 +112,13 @@ func (o *turnOutput) shellTracker() *shelledits.Tracker {
 func (o *turnOutput) shellEvent(ev events.Event) {
 	o.beginShellEdits(false)
 	switch ev.Type {
+	case events.TypeItemStarted:
+		if it := ev.Item; it != nil && it.Type == events.ItemCommandExecution {
+			// The baseline precedes what the command does.
+			if tr := o.shellTracker(); tr != nil {
+				tr.Wait()
+			}
+		}
 	case events.TypeItemCompleted:
 		it := ev.Item
 		if it == nil {

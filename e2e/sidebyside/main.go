@@ -20,8 +20,15 @@
 // a text answer (first turn), another (warm turn), `echo x` through the shell
 // tool then an answer (shell turn), an edit of notes.txt then an answer (edit
 // turn) — while /proc is sampled for the agent's and its process tree's
-// resident memory. Then the agent's stdin is closed; it must exit and leave
-// no process behind.
+// resident memory. Then, in a second session in a git repository of
+// 10,000 files (-bigfiles), a text turn and the shell turn again. Then the
+// agent's stdin is closed; it must exit and leave no process behind. A
+// second, cold run of the agent (-cold) sends a prompt right after
+// session/new and times the first chunk from the process start.
+//
+// With -load N, every iteration runs each candidate twice: quiet, then with
+// N busy worker processes (this program, spinning) started before and
+// stopped after that candidate's run; the report has a table for each.
 package main
 
 import (
@@ -38,6 +45,7 @@ import (
 )
 
 func main() {
+	busyMain() // a busy worker of -load never returns
 	var (
 		n        = flag.Int("n", 7, "iterations (runs of each candidate)")
 		warmup   = flag.Int("warmup", 1, "uncounted runs of each candidate before the iterations")
@@ -52,6 +60,11 @@ func main() {
 		codex    = flag.String("codex", "", "codex binary (default: the pinned one in e2e/node_modules)")
 		cache    = flag.String("cache", defaultCache(), "the bench's cache: peers/ (installed by run.sh) and work/ (each run's homes and workspaces, removed after)")
 		peers    = flag.String("peers", "", "directory whose node_modules holds the peer adapters (default: CACHE/peers)")
+		busy     = flag.Int("load", 0, "also run every candidate with this many busy worker processes (one CPU each) beside it; 0: quiet runs only")
+		bigFiles = flag.Int("bigfiles", 10000, "files in the git repository of the large shell turn; 0 skips it")
+		cold     = flag.Bool("cold", true, "also start each agent cold and prompt right after session/new, and again -gap after it")
+		waits    = flag.Bool("waits", false, "run codexacp's cold starts with debug logs and report the timeline of its waits")
+		base     = flag.String("codexacp-base", "", "another codexacp binary (run.sh: CODEXACP_BENCH_BASE=<ref>) run as the extra candidate \"codexacp app-server (base)\", interleaved with the others: before and after a change in one run")
 	)
 	flag.Parse()
 
@@ -77,10 +90,24 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(tmp)
-	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr}
+	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr, cold: *cold, waits: *waits}
+	if *bigFiles > 0 {
+		r.bigRepo = filepath.Join(tmp, "big-repo")
+		fmt.Fprintf(os.Stderr, "writing a git repository of %d files\n", *bigFiles)
+		if err := makeBigRepo(r.bigRepo, *bigFiles); err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+	}
 
 	var cands []candidate
-	for _, c := range candidates() {
+	all := candidates()
+	if *base != "" {
+		b := codexacpCandidate("codexacp app-server (base)", "app-server")
+		b.command = baseCommand(*base, b.command)
+		all = append(all, b)
+	}
+	for _, c := range all {
 		if *only == "" || matchesAny(c.Name, *only) {
 			cands = append(cands, c)
 		}
@@ -90,6 +117,11 @@ func main() {
 	}
 	res := &results{Started: time.Now(), N: *n, Gap: gap.String(), Codex: versionOf(p.codex), CodexacpFrom: *from,
 		LoadBefore: loadavg(), Candidates: map[string]*candResult{}}
+	var loaded *results // the runs beside the busy workers
+	if *busy > 0 {
+		loaded = &results{Started: res.Started, N: *n, Gap: res.Gap, Codex: res.Codex, CodexacpFrom: *from, Busy: *busy,
+			LoadBefore: res.LoadBefore, Candidates: map[string]*candResult{}}
+	}
 	homes := map[string]home{}
 	for _, c := range cands {
 		dir, err := os.MkdirTemp(tmp, "home-")
@@ -104,6 +136,10 @@ func main() {
 		homes[c.Name] = home{dir: dir}
 		res.Order = append(res.Order, c.Name)
 		res.Candidates[c.Name] = &candResult{How: c.How, Peer: c.Peer}
+		if loaded != nil {
+			loaded.Order = append(loaded.Order, c.Name)
+			loaded.Candidates[c.Name] = &candResult{How: c.How, Peer: c.Peer}
+		}
 	}
 
 	// Warm-up: the first run in a fresh home is slower (codex creates its
@@ -139,13 +175,42 @@ func main() {
 				fmt.Fprintf(os.Stderr, "  note: %s\n", note)
 			}
 			cr.Samples = append(cr.Samples, s)
+			if loaded == nil {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "iteration %d/%d: %s with %d busy workers\n", i+1, *n, c.Name, *busy)
+			l, err := startLoad(*busy)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "sidebyside: busy workers:", err)
+				os.Exit(1)
+			}
+			s = r.runOne(c, homes[c.Name])
+			l.stop()
+			if s.Err != "" {
+				fmt.Fprintf(os.Stderr, "  error: %s\n", s.Err)
+			}
+			for _, note := range s.Notes {
+				fmt.Fprintf(os.Stderr, "  note: %s\n", note)
+			}
+			lr := loaded.Candidates[c.Name]
+			lr.Samples = append(lr.Samples, s)
 		}
 	}
 	res.LoadAfter = loadavg()
 	res.summarize()
 	fmt.Print(res.markdown())
+	out := any(res)
+	if loaded != nil {
+		loaded.LoadAfter = res.LoadAfter
+		for name, cr := range res.Candidates {
+			loaded.Candidates[name].Unavailable = cr.Unavailable
+		}
+		loaded.summarize()
+		fmt.Print("\n" + loaded.markdown())
+		out = map[string]*results{"quiet": res, "loaded": loaded}
+	}
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
+		b, err := json.MarshalIndent(out, "", "  ")
 		if err == nil {
 			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
 		}

@@ -118,6 +118,30 @@ type memSampler struct {
 	treePeak int64          // KiB
 	procs    int            // most processes seen in the tree at once
 	seen     map[int]string // every descendant seen: pid → command line
+	// parts is the tree's peak by process (processLabel): KiB and count.
+	parts map[string]memPart
+}
+
+// memPart is what the processes of one label held at the tree's peak.
+type memPart struct {
+	KiB     int64 `json:"kib"`
+	AnonKiB int64 `json:"anon_kib"` // of which anonymous (heap, stacks); the rest is mapped files (the program's text) and shared memory
+	Procs   int   `json:"procs"`
+}
+
+// processLabel names a process for the memory breakdown: its program and,
+// when the first argument is a subcommand (`codex app-server`, `codex
+// exec`), that too.
+func processLabel(pid int) string {
+	args := strings.Split(strings.TrimRight(rawCmdline(pid), "\x00"), "\x00")
+	if len(args) == 0 || args[0] == "" {
+		return "(exited)" // between the listing and the read
+	}
+	label := filepath.Base(args[0])
+	if len(args) > 1 && args[1] != "" && !strings.HasPrefix(args[1], "-") && !strings.Contains(args[1], "/") {
+		label += " " + args[1]
+	}
+	return label
 }
 
 func startSampler(root int, every time.Duration) *memSampler {
@@ -145,13 +169,23 @@ func (s *memSampler) sample(root int) {
 	}
 	members := tree(root)
 	var sum int64
+	parts := map[string]memPart{}
 	for _, pid := range members {
 		if rss, ok := statusKB(pid, "VmRSS"); ok {
 			sum += rss
+			p := parts[processLabel(pid)]
+			p.KiB += rss
+			anon, _ := statusKB(pid, "RssAnon")
+			p.AnonKiB += anon
+			p.Procs++
+			parts[processLabel(pid)] = p
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if sum > s.treePeak {
+		s.parts = parts
+	}
 	for _, pid := range members[1:] {
 		if _, ok := s.seen[pid]; !ok {
 			s.seen[pid] = cmdline(pid)
@@ -170,6 +204,13 @@ func (s *memSampler) Stop(root int) (rootPeak, treePeak int64, procs int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rootPeak, s.treePeak, s.procs
+}
+
+// Parts returns the tree's peak by process label.
+func (s *memSampler) Parts() map[string]memPart {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.parts
 }
 
 // Seen returns the command lines of the descendants the sampler saw.

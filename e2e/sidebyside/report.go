@@ -18,6 +18,11 @@ type candResult struct {
 	Medians     map[string]float64 `json:"medians,omitempty"`
 	NA          map[string]string  `json:"na,omitempty"` // metric → why it has no median
 	Errors      int                `json:"errors,omitempty"`
+	// Mem is the median of each part of the tree's peak (run.go's
+	// memBreakdown labels).
+	Mem map[string]float64 `json:"mem,omitempty"`
+	// Waits are the medians of the log timelines (run.go's sample.Waits).
+	Waits map[string]map[string]float64 `json:"waits,omitempty"`
 }
 
 type results struct {
@@ -28,6 +33,7 @@ type results struct {
 	CodexacpFrom string                 `json:"codexacp_from,omitempty"`
 	LoadBefore   string                 `json:"load_before"`
 	LoadAfter    string                 `json:"load_after"`
+	Busy         int                    `json:"busy_workers,omitempty"` // busy worker processes beside each run
 	Order        []string               `json:"order"`
 	Candidates   map[string]*candResult `json:"candidates"`
 	// FasterPeer is, per metric, the peer with the lower median.
@@ -48,9 +54,37 @@ func (res *results) summarize() {
 	for _, name := range res.Order {
 		cr := res.Candidates[name]
 		cr.Medians, cr.NA = map[string]float64{}, map[string]string{}
+		parts := map[string][]float64{}
+		waits := map[string]map[string][]float64{}
 		for _, s := range cr.Samples {
+			for kind, w := range s.Waits {
+				if waits[kind] == nil {
+					waits[kind] = map[string][]float64{}
+				}
+				for k, v := range w {
+					waits[kind][k] = append(waits[kind][k], v)
+				}
+			}
 			if s.Err != "" {
 				cr.Errors++
+			}
+			for label, v := range s.Mem {
+				parts[label] = append(parts[label], v)
+			}
+		}
+		for kind, w := range waits {
+			if cr.Waits == nil {
+				cr.Waits = map[string]map[string]float64{}
+			}
+			cr.Waits[kind] = map[string]float64{}
+			for k, vals := range w {
+				cr.Waits[kind][k] = median(vals)
+			}
+		}
+		if len(parts) > 0 {
+			cr.Mem = map[string]float64{}
+			for label, vals := range parts {
+				cr.Mem[label] = median(vals)
 			}
 		}
 		for _, m := range metricOrder {
@@ -105,9 +139,13 @@ func (res *results) markdown() string {
 	if res.CodexacpFrom != "" {
 		from = "; codexacp built from " + res.CodexacpFrom
 	}
-	fmt.Fprintf(&b, "Medians of %d runs per candidate (interleaved; idle gap %s before each prompt; %s%s; load average %s before, %s after). "+
+	busy := "quiet (no busy workers)"
+	if res.Busy > 0 {
+		busy = fmt.Sprintf("LOADED: %d busy worker processes beside each run", res.Busy)
+	}
+	fmt.Fprintf(&b, "%s. Medians of %d runs per candidate (interleaved; idle gap %s before each prompt; %s%s; load average %s before, %s after). "+
 		"In parentheses: the ratio to the faster peer's median (the peer marked *).\n\n",
-		res.N, res.Gap, res.Codex, from, res.LoadBefore, res.LoadAfter)
+		busy, res.N, res.Gap, res.Codex, from, res.LoadBefore, res.LoadAfter)
 	b.WriteString("| metric |")
 	for _, name := range res.Order {
 		fmt.Fprintf(&b, " %s |", name)
@@ -174,6 +212,69 @@ func (res *results) markdown() string {
 	}
 	for i, n := range notes {
 		fmt.Fprintf(&b, "- [%d] %s\n", i+1, n)
+	}
+	b.WriteString(res.memMarkdown())
+	b.WriteString(res.waitsMarkdown())
+	return b.String()
+}
+
+// memMarkdown lists, per candidate, what each kind of process held at the
+// tree's peak (medians; a process counted in several labels never is).
+func (res *results) memMarkdown() string {
+	var b strings.Builder
+	for _, name := range res.Order {
+		cr := res.Candidates[name]
+		if len(cr.Mem) == 0 {
+			continue
+		}
+		var labels []string
+		for label := range cr.Mem {
+			if !strings.HasSuffix(label, " processes") && !strings.HasSuffix(label, " anon") {
+				labels = append(labels, label)
+			}
+		}
+		slices.SortFunc(labels, func(a, b string) int { return int(cr.Mem[b]*1024) - int(cr.Mem[a]*1024) })
+		var parts []string
+		for _, label := range labels {
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB (%.0f anonymous; %.0f processes)", label, cr.Mem[label], cr.Mem[label+" anon"], cr.Mem[label+" processes"]))
+		}
+		if len(b.String()) == 0 {
+			b.WriteString("\nProcess tree at its peak, by process (median MiB resident, of which anonymous — heap and stacks, the rest mapped program files —, and processes of that kind):\n\n")
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// waitsMarkdown prints the timelines of codexacp's first prompts (-waits):
+// each milestone's median offset from the prompt, in time order.
+func (res *results) waitsMarkdown() string {
+	var b strings.Builder
+	for _, name := range res.Order {
+		cr := res.Candidates[name]
+		for _, kind := range []string{"cold", "paced"} {
+			w := cr.Waits[kind]
+			if len(w) == 0 {
+				continue
+			}
+			keys := make([]string, 0, len(w))
+			for k := range w {
+				keys = append(keys, k)
+			}
+			slices.SortFunc(keys, func(a, b string) int {
+				switch {
+				case w[a] < w[b]:
+					return -1
+				case w[a] > w[b]:
+					return 1
+				}
+				return strings.Compare(a, b)
+			})
+			fmt.Fprintf(&b, "\nTimeline of %s's first prompt (%s; median ms from the prompt, negative before it):\n\n", name, kind)
+			for _, k := range keys {
+				fmt.Fprintf(&b, "- %+.1f %s\n", w[k], k)
+			}
+		}
 	}
 	return b.String()
 }

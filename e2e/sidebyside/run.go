@@ -45,6 +45,7 @@ const (
 
 var metricOrder = []string{
 	mInitialize, mSessionNew, mFirstTurn, mWarmTurn, mFirstReq, mFirstChunk1, mFirstChunk, mTwoTurns, mShellTurn, mEditTurn,
+	mColdStart, mColdReq, mColdPrompt, mPacedReq, mPacedChunk, mShellBig,
 	mChunks, mAgentRSS, mTreeRSS, mTreeProcs, mExit,
 }
 
@@ -65,7 +66,13 @@ type sample struct {
 	Values map[string]float64 `json:"values"`
 	NA     map[string]string  `json:"na,omitempty"`
 	Notes  []string           `json:"notes,omitempty"`
-	Err    string             `json:"error,omitempty"`
+	// Mem is the process tree at its peak, by process label (MiB, and
+	// "… processes" counts).
+	Mem map[string]float64 `json:"mem,omitempty"`
+	// Waits are codexacp's log milestones around a cold and a paced first
+	// prompt (-waits): ms from the prompt.
+	Waits map[string]map[string]float64 `json:"waits,omitempty"`
+	Err   string                        `json:"error,omitempty"`
 }
 
 func newSample() *sample {
@@ -88,6 +95,9 @@ type runner struct {
 	timeout time.Duration // per turn
 	verbose bool
 	tmp     string // parent of every temporary directory
+	bigRepo string // the repository of the large shell turn ("": not run)
+	cold    bool   // run the cold start case
+	waits   bool   // keep codexacp's log timeline in the cold cases
 	seq     int
 	log     io.Writer
 }
@@ -138,6 +148,12 @@ func (r *runner) runOne(c candidate, h home) *sample {
 		err = r.runRaw(s, m, env, cwd, file)
 	} else {
 		err = r.runACP(c, s, m, env, cwd, file)
+		if err == nil && r.cold {
+			err = r.runCold(c, s, env, cwd, 0)
+		}
+		if err == nil && r.cold {
+			err = r.runCold(c, s, env, cwd, r.gap)
+		}
 	}
 	if err != nil {
 		s.Err = err.Error()
@@ -156,18 +172,24 @@ func (r *runner) runOne(c candidate, h home) *sample {
 	return s
 }
 
-// stderrTail keeps the last 64 KiB an agent wrote to stderr.
+// stderrTail keeps the last max bytes (default 64 KiB) an agent wrote to
+// stderr.
 type stderrTail struct {
 	mu  sync.Mutex
 	buf []byte
+	max int
 }
 
 func (t *stderrTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if len(t.buf) > 64<<10 {
-		t.buf = t.buf[len(t.buf)-64<<10:]
+	limit := t.max
+	if limit == 0 {
+		limit = 64 << 10
+	}
+	if len(t.buf) > limit {
+		t.buf = t.buf[len(t.buf)-limit:]
 	}
 	return len(p), nil
 }
@@ -283,6 +305,7 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 	}
 
 	var firstReq time.Duration // of the last turn
+	sid := sess.SessionId      // the session turn prompts
 	// turn sends one prompt after the idle gap and times it; the agent's
 	// message text must be answer, the scripted model's last message.
 	turn := func(text, answer string, script ...mockapi.Response) (d, first time.Duration, chunks int, err error) {
@@ -292,7 +315,7 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 		tctx, tcancel := context.WithTimeout(ctx, r.timeout)
 		defer tcancel()
 		start := ed.startTurn()
-		resp, err := ed.conn.Prompt(tctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
+		resp, err := ed.conn.Prompt(tctx, acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
 		d = time.Since(start)
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("prompt %q: %w", text, err)
@@ -370,6 +393,28 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 		}
 		s.Values[mEditTurn] = ms(d)
 	}
+	if r.bigRepo != "" && s.NA[mShellTurn] == "" {
+		// A second session in a large repository: a text turn (not
+		// counted: the thread's start), then the shell turn.
+		big, err := ed.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: r.bigRepo, McpServers: []acpsdk.McpServer{}})
+		if err != nil {
+			return fmt.Errorf("session/new in the large repository: %w", err)
+		}
+		if c.Mode != "" {
+			if _, err := ed.conn.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: big.SessionId, ModeId: acpsdk.SessionModeId(c.Mode)}); err != nil {
+				return fmt.Errorf("session/set_mode %s: %w", c.Mode, err)
+			}
+		}
+		sid = big.SessionId
+		if _, _, _, err := turn("say something", "big answer", mockapi.Reply(mockapi.Message("big answer"))); err != nil {
+			return err
+		}
+		d, _, _, err := turn("run echo x", "it printed x", mockapi.Reply(shell), mockapi.Reply(mockapi.Message("it printed x")))
+		if err != nil {
+			return err
+		}
+		s.Values[mShellBig] = ms(d)
+	}
 	m.waitTitlesIdle(10 * time.Second)
 	if perms, _ := ed.requestCounts(); perms > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("the agent asked %d permission requests (each allowed once)", perms))
@@ -384,7 +429,19 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 	s.Values[mAgentRSS] = float64(max(agentPeak, rootPeak)) / 1024
 	s.Values[mTreeRSS] = float64(treePeak) / 1024
 	s.Values[mTreeProcs] = float64(procs)
+	s.Mem = memBreakdown(sampler.Parts())
 	return nil
+}
+
+// memBreakdown turns the sampler's peak parts into MiB by label.
+func memBreakdown(parts map[string]memPart) map[string]float64 {
+	out := map[string]float64{}
+	for label, p := range parts {
+		out[label] = float64(p.KiB) / 1024
+		out[label+" anon"] = float64(p.AnonKiB) / 1024
+		out[label+" processes"] = float64(p.Procs)
+	}
+	return out
 }
 
 func setFirst(s *sample, key string, d time.Duration) {
@@ -516,6 +573,9 @@ func (r *runner) runRaw(s *sample, m *model, env []string, cwd, file string) err
 	s.Values[mFirstTurn] = ms(t1.d)
 	setFirst(s, mFirstChunk1, t1.first)
 	s.NA[mInitialize], s.NA[mSessionNew], s.NA[mExit] = "no ACP", "no ACP", "no ACP"
+	s.NA[mColdStart], s.NA[mColdPrompt], s.NA[mColdReq] = "no ACP", "no ACP", "no ACP"
+	s.NA[mPacedChunk], s.NA[mPacedReq] = "no ACP", "no ACP"
+	s.NA[mShellBig] = "not run (a thread per process)"
 	tools := offeredTools(m.main.Requests()[0])
 	r.logf("  tools offered: %v", tools)
 	thread := t1.thread

@@ -2,7 +2,8 @@
 # Side-by-side benchmark: codexacp (each backend), raw `codex exec`, Zed's
 # codex-acp 0.16.0 and @agentclientprotocol/codex-acp 2.6.0 on the same
 # scripted mock turns. `just bench-side [flags]`; flags go to the program
-# (-n 7, -json FILE, -only NAMES, -gap 1.5s, -v; see `go run ./e2e/sidebyside -h`).
+# (-n 7, -json FILE, -only NAMES, -gap 1.5s, -load 2 for a second, loaded table,
+# -bigfiles 10000, -cold, -waits, -v; see `go run ./e2e/sidebyside -h`).
 #
 # Needs the pinned codex (`cd e2e && npm ci`) and npm with network access for
 # the first install of the peers, which go into a cache directory outside the
@@ -54,4 +55,14 @@ else
 fi
 go build -o "$bin/sidebyside" ./e2e/sidebyside
 
-"$bin/sidebyside" -codexacp "$bin/codexacp" -codexacp-from "$from" -cache "$cache" "$@"
+# CODEXACP_BENCH_BASE=<ref>: also that commit's codexacp, as the candidate
+# "codexacp app-server (base)", interleaved with the others.
+set --  -codexacp "$bin/codexacp" -codexacp-from "$from" -cache "$cache" "$@"
+if [ -n "${CODEXACP_BENCH_BASE:-}" ]; then
+	echo "building the base codexacp from $CODEXACP_BENCH_BASE" >&2
+	mkdir "$bin/base-src"
+	git archive "$CODEXACP_BENCH_BASE" | tar -x -C "$bin/base-src"
+	(cd "$bin/base-src" && go build -o "$bin/codexacp-base" ./cmd/codexacp)
+	set -- -codexacp-base "$bin/codexacp-base" "$@"
+fi
+"$bin/sidebyside" "$@"

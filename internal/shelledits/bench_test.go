@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchFiles is the size of the generated workspaces.
@@ -23,9 +24,12 @@ func genWS(b *testing.B, n int) ws {
 
 // BenchmarkShellEdits measures what a command costs in a generated
 // workspace of 10,000 files (about 700 bytes each): Baseline, taken once
-// per turn, and Scan, run after each command, with one file edited by the
-// command (`edit`) or none (`none`). In git the workspace is committed,
-// with 20 of its files modified before (dirty).
+// per turn (start-ns/op: what Start costs its caller, the baseline itself
+// running behind it), and Scan, run after each command, with one file
+// edited by the command (`edit`) or none (`none`). In git the workspace is
+// committed, with 20 of its files modified before (dirty). `watched` is the
+// tracker with its directories watched for changes (inotify, Linux),
+// `whole` compares whole roots on every scan (as before, and elsewhere).
 func BenchmarkShellEdits(b *testing.B) {
 	needGit(b)
 	gitW := genWS(b, benchFiles)
@@ -41,40 +45,54 @@ func BenchmarkShellEdits(b *testing.B) {
 		name string
 		w    ws
 	}{{"git", gitW}, {"plain", plainW}} {
-		target := filepath.Join("d050", "s5", "f05050.go")
-		b.Run(c.name+"/baseline", func(b *testing.B) {
-			tr := New([]string{c.w.dir}, Limits{})
-			for b.Loop() {
-				if err := tr.Baseline(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		for _, edit := range []bool{false, true} {
-			name := c.name + "/scan-none"
-			if edit {
-				name = c.name + "/scan-edit"
-			}
-			b.Run(name, func(b *testing.B) {
+		for _, notify := range notifyModes() {
+			name := c.name + notifyName(notify)
+			target := filepath.Join("d050", "s5", "f05050.go")
+			b.Run(name+"/baseline", func(b *testing.B) {
+				// Taken with Start and Wait: start-ns/op is what Start
+				// costs its caller, the rest runs behind it.
+				setNotify(b, notify)
 				tr := New([]string{c.w.dir}, Limits{})
-				if err := tr.Baseline(ctx); err != nil {
-					b.Fatal(err)
-				}
-				i := 0
+				defer tr.Close()
+				var start time.Duration
 				for b.Loop() {
-					if edit {
-						i++
-						c.w.replace(target, fmt.Sprintf("package p\n\nvar v = %d\n", i))
-					}
-					rep, err := tr.Scan(ctx)
-					if err != nil {
+					t0 := time.Now()
+					tr.Start(ctx)
+					start += time.Since(t0)
+					if err := tr.Wait(); err != nil {
 						b.Fatal(err)
 					}
-					if got := len(rep.Changes); edit && got != 1 || !edit && got != 0 {
-						b.Fatalf("changes = %d", got)
-					}
 				}
+				b.ReportMetric(float64(start.Nanoseconds())/float64(b.N), "start-ns/op")
 			})
+			for _, edit := range []bool{false, true} {
+				scan := "/scan-none"
+				if edit {
+					scan = "/scan-edit"
+				}
+				b.Run(name+scan, func(b *testing.B) {
+					setNotify(b, notify)
+					tr := New([]string{c.w.dir}, Limits{})
+					defer tr.Close()
+					if err := tr.Baseline(ctx); err != nil {
+						b.Fatal(err)
+					}
+					i := 0
+					for b.Loop() {
+						if edit {
+							i++
+							c.w.replace(target, fmt.Sprintf("package p\n\nvar v = %d\n", i))
+						}
+						rep, err := tr.Scan(ctx)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if got := len(rep.Changes); edit && got != 1 || !edit && got != 0 {
+							b.Fatalf("changes = %d", got)
+						}
+					}
+				})
+			}
 		}
 	}
 }

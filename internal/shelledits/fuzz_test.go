@@ -158,8 +158,12 @@ func FuzzTreeScan(f *testing.F) {
 		if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// Half the inputs watch the tree (where the system can), the
+		// others compare it whole: both must find the same changes.
+		setNotify(t, len(before)%2 == 0)
 		fuzzTree(w, outside, git, before, false)
 		tr := New([]string{w.dir}, Limits{Timeout: time.Minute})
+		defer tr.Close()
 		if err := tr.Baseline(context.Background()); err != nil {
 			t.Fatalf("baseline: %v", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // gitPath is the git executable, or "" when there is none.
@@ -25,6 +26,9 @@ var gitPath = sync.OnceValue(func() string {
 })
 
 var errNoGit = errors.New("shelledits: git not found")
+
+// gitRuns counts the git processes started (tests check what a scan runs).
+var gitRuns atomic.Int64
 
 // repo is a workspace root inside a git work tree.
 type repo struct {
@@ -57,12 +61,13 @@ func findRepo(ctx context.Context, dir string) (*repo, error) {
 // refreshed: a command running at the same time keeps its index.lock) and
 // without an fsmonitor hook (a command of the repository's configuration).
 func runGit(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	gitRuns.Add(1)
 	git := gitPath()
 	if git == "" {
 		return nil, errNoGit
 	}
 	sub := args[0]
-	args = append([]string{"-C", dir, "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}, args...)
+	args = append([]string{"-C", dir, "--no-optional-locks", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}, args...)
 	cmd := exec.CommandContext(ctx, git, args...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	if stdin != nil {
@@ -109,10 +114,15 @@ type gitEntry struct {
 	modeH string // the mode in HEAD ("" when not given)
 }
 
-// status lists the root's changed and untracked files: at most max entries.
-func (r *repo) status(ctx context.Context, max int) (gitStatus, error) {
-	out, err := runGit(ctx, r.dir, nil, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
-		"--no-renames", "--ignore-submodules=all", "--", ".")
+// status lists the root's changed and untracked files, or those in the
+// directories dirs (below the root, slashes): at most max entries.
+func (r *repo) status(ctx context.Context, max int, dirs ...string) (gitStatus, error) {
+	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+		"--no-renames", "--ignore-submodules=all", "--"}
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	out, err := runGit(ctx, r.dir, nil, append(args, dirs...)...)
 	if err != nil {
 		return gitStatus{}, err
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // racyWindow is how close to a baseline a file's modification time makes
@@ -29,13 +32,250 @@ type read struct {
 	large  bool
 }
 
+// maxNarrowDirs is the most directories a scan looks at one by one; more
+// changed directories are compared as a whole root.
+const maxNarrowDirs = 64
+
 // scanRoot reports the root's changes since base into rep and returns the
-// root's next baseline.
+// root's next baseline. When the root is watched, nothing is read unless a
+// directory changed, and then only the changed directories are.
 func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep *Report) (*rootState, error) {
+	if base.notify != nil {
+		ch := base.notify.drain()
+		if !ch.any {
+			return base, nil // nothing changed: the baseline stands
+		}
+		if !ch.full && !base.partial && len(ch.dirs) <= maxNarrowDirs {
+			if next, err := t.scanDirs(ctx, base, ch.dirs, b, rep); next != nil || err != nil {
+				return next, err
+			}
+		}
+		// Watches are set again, on the tree as it is now.
+		base.notify.close()
+		base.notify = nil
+	}
+	n := t.newNotifier()
+	next, err := t.scanWhole(ctx, base, n, b, rep)
+	if err != nil {
+		n.close()
+		return nil, err
+	}
+	if next.notify == nil {
+		next.notify = keepNotifier(n)
+		next.indexDirs()
+	} else if next.notify != n {
+		n.close()
+	}
+	return next, nil
+}
+
+// scanDirs compares the files of the directories dirs (in git, the
+// directories and what is below them) and takes the rest of the root from
+// the baseline, which the watches say is unchanged. It returns nil (and no
+// error) when the whole root must be compared instead.
+func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string]bool, b *budget, rep *Report) (*rootState, error) {
+	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, head: base.head, files: map[string]*entry{},
+		notify: base.notify}
+	// Entries of unchanged directories are shared with the baseline, which
+	// the next one replaces.
+	cur := make(map[string]*entry, len(base.files))
+	if base.repo != nil {
+		if dirs[""] {
+			return nil, nil // the root's own files: git status of all of it
+		}
+		// The baseline of a root in git holds only the files git listed:
+		// a few maps of that size.
+		paths := make([]string, 0, len(dirs))
+		for d := range dirs {
+			paths = append(paths, d)
+		}
+		sort.Strings(paths)
+		s, err := base.repo.status(ctx, t.lim.MaxStatusEntries, paths...)
+		if err != nil || s.head != base.head || s.more > 0 {
+			// A commit or checkout, or past the limit: compare everything.
+			return nil, ctx.Err()
+		}
+		for rel, e := range base.files {
+			if !belowAny(rel, dirs) {
+				cur[rel] = e
+			}
+		}
+		for rel, ge := range s.entries {
+			cur[rel] = ge.baseline(base.abs(rel))
+		}
+	} else if base.byDir != nil {
+		return t.scanDirsInPlace(ctx, base, dirs, b, rep)
+	} else {
+		for rel, e := range base.files {
+			if !dirs[parentDir(rel)] {
+				cur[rel] = e
+			}
+		}
+		dev := deviceOf(base.root.real)
+		for d := range dirs {
+			follow := regularfile.NoFollowLink
+			if d == "" {
+				follow = regularfile.FollowLink
+			}
+			names, stats, _, err := listDir(base.abs(d), dev, follow)
+			if err != nil {
+				return nil, ctx.Err()
+			}
+			for i, name := range names {
+				if name != ".git" {
+					cur[path.Join(d, name)] = &entry{exists: true, hasStat: true, st: stats[i]}
+				}
+			}
+		}
+		if len(cur) > t.lim.MaxWalkFiles {
+			return nil, ctx.Err()
+		}
+	}
+	return t.compare(ctx, base, next, cur, nil, b, rep)
+}
+
+// scanDirsInPlace is scanDirs for a walked root: it lists the changed
+// directories, compares their files, and updates the baseline in place,
+// touching nothing of the other directories (a walked baseline holds every
+// file: rebuilding it would cost what the watches save). Contents read are
+// kept as long as the keep limits allow, in place of the previous ones.
+func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map[string]bool, b *budget, rep *Report) (*rootState, error) {
+	dev := deviceOf(base.root.real)
+	cur := map[string]*entry{}      // the present files of the changed directories
+	listed := map[string][]string{} // their names
+	count := len(base.files)
+	for d := range dirs {
+		follow := regularfile.NoFollowLink
+		if d == "" {
+			follow = regularfile.FollowLink
+		}
+		names, stats, _, err := listDir(base.abs(d), dev, follow)
+		if err != nil {
+			return nil, ctx.Err() // gone or replaced: the whole root
+		}
+		for i, name := range names {
+			if name != ".git" {
+				cur[path.Join(d, name)] = &entry{exists: true, hasStat: true, st: stats[i]}
+				listed[d] = append(listed[d], name)
+			}
+		}
+		count += len(listed[d]) - len(base.byDir[d])
+	}
+	if count > t.lim.MaxWalkFiles {
+		return nil, ctx.Err()
+	}
+	var cands []candidate
+	check := func(rel string) {
+		old, had := base.files[rel]
+		if !had {
+			old = &entry{hasStat: true} // not there
+		}
+		now := cur[rel]
+		exists := now != nil
+		racy := old.hasData && old.st.mtime >= base.taken.UnixNano()-racyWindow.Nanoseconds()
+		if old.exists == exists && (!exists || old.st == now.st && !racy) {
+			return
+		}
+		cands = append(cands, candidate{rel: rel, old: old, exists: exists})
+	}
+	for d := range dirs {
+		known := make(map[string]bool, len(base.byDir[d]))
+		for _, name := range base.byDir[d] {
+			known[name] = true
+			check(path.Join(d, name))
+		}
+		for _, name := range listed[d] {
+			if !known[name] {
+				check(path.Join(d, name))
+			}
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
+	show := cands[:min(len(cands), max(b.files, 0))]
+	for _, c := range cands[len(show):] {
+		rep.More = append(rep.More, base.reported(c.rel))
+	}
+	reads, err := t.report(ctx, base, show, b, rep)
+	if err != nil {
+		return nil, err
+	}
+	// The baseline becomes the present state: the changed directories'
+	// entries replaced, contents carried over or read, within the limits.
+	var fresh []*entry
+	for d := range dirs {
+		for _, name := range base.byDir[d] {
+			rel := path.Join(d, name)
+			if old := base.files[rel]; old != nil && old.hasData {
+				base.keptFiles--
+				base.keptBytes -= int64(len(old.data))
+			}
+		}
+	}
+	for d := range dirs {
+		for _, name := range base.byDir[d] {
+			rel := path.Join(d, name)
+			if _, still := cur[rel]; !still {
+				delete(base.files, rel)
+			}
+		}
+		for _, name := range listed[d] {
+			rel := path.Join(d, name)
+			e, old := cur[rel], base.files[rel]
+			if r, ok := reads[rel]; ok && r.st == e.st {
+				e.data, e.hasData, e.binary, e.large = r.data, r.data != nil, r.binary, r.large
+			} else if old != nil && old.hasStat && old.exists && old.st == e.st {
+				e.data, e.hasData, e.binary, e.large = old.data, old.hasData, old.binary, old.large
+			} else if e.st.size > t.lim.MaxFileBytes {
+				e.large = true
+			}
+			base.files[rel] = e
+			if e.hasData {
+				fresh = append(fresh, e)
+			}
+		}
+		base.byDir[d] = listed[d]
+	}
+	for _, e := range fresh {
+		if base.keptFiles >= t.lim.MaxKeepFiles || base.keptBytes+int64(len(e.data)) > t.lim.MaxKeepBytes {
+			e.data, e.hasData = nil, false
+			continue
+		}
+		base.keptFiles++
+		base.keptBytes += int64(len(e.data))
+	}
+	return base, nil
+}
+
+// parentDir is the directory of a path below a root ("" for the root).
+func parentDir(rel string) string {
+	if d := path.Dir(rel); d != "." {
+		return d
+	}
+	return ""
+}
+
+// belowAny reports whether rel is one of dirs or below one.
+func belowAny(rel string, dirs map[string]bool) bool {
+	for d := rel; d != ""; d = parentDir(d) {
+		if dirs[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// scanWhole compares the whole root with the baseline; n (when not nil)
+// is watched as the tree is read.
+func (t *Tracker) scanWhole(ctx context.Context, base *rootState, n *notifier, b *budget, rep *Report) (*rootState, error) {
 	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, files: map[string]*entry{}}
 	cur := map[string]*entry{} // the present state, as a baseline holds it
 	var inHeadDiff map[string]bool
 	if base.repo != nil {
+		if n != nil {
+			if err := watchDirs(ctx, base.root.real, n); err != nil {
+				return nil, err
+			}
+		}
 		s, err := base.repo.status(ctx, t.lim.MaxStatusEntries)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -43,7 +283,7 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 			}
 			// The repository is gone (rm -rf .git) or broken: begin again.
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s was not compared: %v", base.root.given, err))
-			return t.snapshotRoot(ctx, base.root)
+			return t.snapshotRoot(ctx, base.root) // with its own notifier
 		}
 		next.head, next.partial = s.head, s.more > 0
 		if s.more > 0 {
@@ -69,7 +309,7 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 			}
 		}
 	} else {
-		files, partial, err := walk(ctx, base.root.real, t.lim.MaxWalkFiles)
+		files, partial, err := walk(ctx, base.root.real, t.lim.MaxWalkFiles, n)
 		if err != nil {
 			return nil, err
 		}
@@ -83,6 +323,12 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		}
 	}
 
+	return t.compare(ctx, base, next, cur, inHeadDiff, b, rep)
+}
+
+// compare reports the files of cur (the present state) that differ from
+// the baseline and fills in next from cur.
+func (t *Tracker) compare(ctx context.Context, base, next *rootState, cur map[string]*entry, inHeadDiff map[string]bool, b *budget, rep *Report) (*rootState, error) {
 	cands := t.candidates(base, next, cur, inHeadDiff)
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
 	show := cands[:min(len(cands), max(b.files, 0))]

@@ -10,7 +10,10 @@
 // reports what changed, and makes the present state the new baseline.
 // Nothing hashes the whole tree: git's index already knows which tracked
 // files are unchanged, and the old text of a tracked file that was clean is
-// in git. See docs/shell-edits.md for the bounds and what they cost.
+// in git. Where the system tells which directories changed (inotify on
+// Linux), a scan looks at those only, and at nothing when none did. Start
+// takes the baseline in the background. See docs/shell-edits.md for the
+// bounds and what they cost.
 //
 // The package knows nothing of ACP or codex: the caller decides when a
 // command starts and ends and how a Report is shown.
@@ -20,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -28,6 +32,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
 )
 
 // Limits bound the work of a Tracker. Zero fields take DefaultLimits'.
@@ -53,6 +58,9 @@ type Limits struct {
 	// followed (Report.Notes says so).
 	MaxWalkFiles     int
 	MaxStatusEntries int
+	// MaxWatchDirs is the number of directories of a root watched for
+	// changes; past it, every scan compares the whole root.
+	MaxWatchDirs int
 	// Timeout bounds one Baseline or Scan.
 	Timeout time.Duration
 }
@@ -67,6 +75,7 @@ func DefaultLimits() Limits {
 		MaxKeepBytes:     8 << 20,
 		MaxWalkFiles:     20000,
 		MaxStatusEntries: 20000,
+		MaxWatchDirs:     4096,
 		Timeout:          3 * time.Second,
 	}
 }
@@ -80,6 +89,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxKeepBytes, d.MaxKeepBytes)
 	orDefault(&l.MaxWalkFiles, d.MaxWalkFiles)
 	orDefault(&l.MaxStatusEntries, d.MaxStatusEntries)
+	orDefault(&l.MaxWatchDirs, d.MaxWatchDirs)
 	orDefault(&l.Timeout, d.Timeout)
 	return l
 }
@@ -171,9 +181,16 @@ type Tracker struct {
 	lim   Limits
 	roots []root // deduplicated, in the given order
 
-	mu   sync.Mutex
-	base []*rootState // nil until Baseline succeeds
+	// mu is held by a Baseline, a Scan or a Touch; Start holds it until its
+	// baseline is taken.
+	mu      sync.Mutex
+	base    []*rootState // nil until Baseline succeeds
+	baseErr error        // why the last baseline failed
 }
+
+// useNotify says whether trackers watch their roots for changes where the
+// system can (tests compare with and without).
+var useNotify = notifySupported
 
 // root is one workspace root.
 type root struct {
@@ -216,20 +233,98 @@ var ErrNoBaseline = errors.New("shelledits: no baseline")
 
 // Baseline records the present state of the workspace as the baseline.
 func (t *Tracker) Baseline(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
-	defer cancel()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.baseline(ctx)
+}
+
+// Start takes the baseline in the background and returns at once: Scan,
+// Touch and Wait wait for it, Scan returning its error. The baseline
+// describes the workspace as it is read, after Start returns; a caller that
+// must have it before something changes the workspace calls Wait.
+func (t *Tracker) Start(ctx context.Context) {
+	t.mu.Lock()
+	go func() {
+		defer t.mu.Unlock()
+		var err error
+		func() {
+			// A bug here fails this baseline, not the agent.
+			defer recovery.Recover(nil, "shell-edits baseline", &err)
+			err = t.baseline(ctx)
+		}()
+		if err != nil {
+			t.closeBase()
+			t.base, t.baseErr = nil, err
+		}
+	}()
+}
+
+// Wait waits for a baseline that Start is taking and returns its error.
+func (t *Tracker) Wait() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.base == nil {
+		return t.baseErr
+	}
+	return nil
+}
+
+// Close stops watching the workspace (after a baseline being taken). The
+// tracker goes on working: later scans compare whole roots.
+func (t *Tracker) Close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closeBase()
+}
+
+// closeBase closes the baseline's notifiers.
+func (t *Tracker) closeBase() {
+	for _, st := range t.base {
+		st.notify.close()
+		st.notify = nil
+	}
+}
+
+func (t *Tracker) baseline(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
+	defer cancel()
+	t.closeBase()
+	t.base, t.baseErr = nil, nil
 	base := make([]*rootState, 0, len(t.roots))
 	for _, r := range t.roots {
 		st, err := t.snapshotRoot(ctx, r)
 		if err != nil {
-			t.base = nil
+			for _, st := range base {
+				st.notify.close()
+			}
+			t.baseErr = err
 			return err
 		}
 		base = append(base, st)
 	}
 	t.base = base
+	return nil
+}
+
+// newNotifier returns a notifier for a root, or nil where there is none.
+func (t *Tracker) newNotifier() *notifier {
+	if !useNotify {
+		return nil
+	}
+	n, err := newNotifier(t.lim.MaxWatchDirs)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// keepNotifier returns n when all its watches are set, and closes it
+// otherwise.
+func keepNotifier(n *notifier) *notifier {
+	if n == nil || n.ok() {
+		return n
+	}
+	n.close()
 	return nil
 }
 
@@ -242,6 +337,9 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
+		if t.baseErr != nil {
+			return Report{}, fmt.Errorf("%w: %w", ErrNoBaseline, t.baseErr)
+		}
 		return Report{}, ErrNoBaseline
 	}
 	var rep Report
@@ -250,6 +348,11 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 	for i, st := range t.base {
 		n, err := t.scanRoot(ctx, st, budget, &rep)
 		if err != nil {
+			for _, n := range next[:i] {
+				n.notify.close() // some are the baseline's own (unchanged roots)
+				n.notify = nil
+			}
+			t.closeBase()
 			t.base = nil
 			return Report{}, err
 		}
@@ -290,6 +393,7 @@ func (t *Tracker) Touch(paths ...string) {
 			} else {
 				break // not a file
 			}
+			st.indexTouched(rel, e)
 			st.files[rel] = e
 			break
 		}
@@ -346,6 +450,54 @@ type rootState struct {
 	files map[string]*entry
 	// partial counts files left out at the limits (walk or status).
 	partial bool
+	// notify watches the root's directories since the baseline; nil when
+	// they are not watched (the system cannot, or past MaxWatchDirs).
+	notify *notifier
+	// Walked and watched roots: the files of each directory (names), and
+	// the files and bytes whose contents are kept, so that a scan of a few
+	// directories updates the baseline in place (indexDirs).
+	byDir     map[string][]string
+	keptFiles int
+	keptBytes int64
+}
+
+// indexTouched keeps byDir and the kept totals true when Touch replaces
+// the entry of rel with e.
+func (st *rootState) indexTouched(rel string, e *entry) {
+	if st.byDir == nil {
+		return
+	}
+	old := st.files[rel]
+	if old == nil {
+		d := parentDir(rel)
+		st.byDir[d] = append(st.byDir[d], path.Base(rel))
+	} else if old.hasData {
+		st.keptFiles--
+		st.keptBytes -= int64(len(old.data))
+	}
+	if e.hasData {
+		st.keptFiles++
+		st.keptBytes += int64(len(e.data))
+	}
+}
+
+// indexDirs fills byDir and the kept totals from files: for a walked root
+// whose directories are watched (done while nothing waits for it: with
+// the baseline, or after a whole scan).
+func (st *rootState) indexDirs() {
+	if st.repo != nil || st.notify == nil {
+		return
+	}
+	st.byDir = map[string][]string{}
+	st.keptFiles, st.keptBytes = 0, 0
+	for rel, e := range st.files {
+		d := parentDir(rel)
+		st.byDir[d] = append(st.byDir[d], path.Base(rel))
+		if e.hasData {
+			st.keptFiles++
+			st.keptBytes += int64(len(e.data))
+		}
+	}
 }
 
 // entry is a file in a baseline.
@@ -387,7 +539,15 @@ func (e *entry) keep(path string, max int64) int64 {
 
 func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) {
 	st := &rootState{root: r, taken: time.Now(), files: map[string]*entry{}}
+	// The watches are set before git or the walk reads the tree.
+	n := t.newNotifier()
 	if rp, err := findRepo(ctx, r.real); err == nil {
+		if n != nil {
+			if err := watchDirs(ctx, r.real, n); err != nil {
+				n.close()
+				return nil, err
+			}
+		}
 		s, err := rp.status(ctx, t.lim.MaxStatusEntries)
 		if err == nil {
 			st.repo, st.head, st.partial = rp, s.head, s.more > 0
@@ -395,20 +555,28 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 				st.files[rel] = ge.baseline(filepath.Join(r.real, filepath.FromSlash(rel)))
 			}
 			t.keepNewest(st)
+			st.notify = keepNotifier(n)
 			return st, nil
 		}
 		if ctx.Err() != nil {
+			n.close()
 			return nil, err
 		}
 		// git status failing (an unsafe directory, a broken repo): walk.
+		n.close()
+		n = t.newNotifier()
 	} else if ctx.Err() != nil {
+		n.close()
 		return nil, err
 	}
-	files, partial, err := walk(ctx, r.real, t.lim.MaxWalkFiles)
+	files, partial, err := walk(ctx, r.real, t.lim.MaxWalkFiles, n)
 	if err != nil {
+		n.close()
 		return nil, err
 	}
 	st.partial = partial
+	st.notify = keepNotifier(n)
+	defer st.indexDirs() // after the contents are kept
 	for rel, fs := range files {
 		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}
 	}

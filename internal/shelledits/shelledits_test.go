@@ -257,29 +257,56 @@ func TestScan(t *testing.T) {
 			cmd:    func(w ws) { w.replace("big.txt", "small now\n"); w.write("b.txt", "br\x00vo\n") },
 			want:   []string{`modified b.txt (binary file)`, `modified big.txt (too large to show)`}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var w ws
-			if tc.git {
-				w = gitWS(t)
-			} else {
-				w = plainWS(t)
-			}
-			if tc.before != nil {
-				tc.before(w)
-			}
-			tr := New([]string{w.dir}, tc.lim)
-			baseline(t, tr)
-			tc.cmd(w)
-			got := summaries(w.dir, scanOnce(t, tr))
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("changes:\n got %q\nwant %q", got, tc.want)
-			}
-			// The scan moved the baseline: nothing more to report.
-			if again := summaries(w.dir, scanOnce(t, tr)); len(again) != 0 {
-				t.Errorf("second scan: %q", again)
-			}
-		})
+		for _, notify := range notifyModes() {
+			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
+				setNotify(t, notify)
+				var w ws
+				if tc.git {
+					w = gitWS(t)
+				} else {
+					w = plainWS(t)
+				}
+				if tc.before != nil {
+					tc.before(w)
+				}
+				tr := New([]string{w.dir}, tc.lim)
+				defer tr.Close()
+				baseline(t, tr)
+				tc.cmd(w)
+				got := summaries(w.dir, scanOnce(t, tr))
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("changes:\n got %q\nwant %q", got, tc.want)
+				}
+				// The scan moved the baseline: nothing more to report.
+				if again := summaries(w.dir, scanOnce(t, tr)); len(again) != 0 {
+					t.Errorf("second scan: %q", again)
+				}
+			})
+		}
 	}
+}
+
+// notifyModes are the ways a tracker can find changes here: with the
+// directories watched (where the system can) and by comparing whole roots.
+func notifyModes() []bool {
+	if notifySupported {
+		return []bool{true, false}
+	}
+	return []bool{false}
+}
+
+func notifyName(notify bool) string {
+	if notify {
+		return "/watched"
+	}
+	return "/whole"
+}
+
+// setNotify makes the test's trackers watch their roots or not.
+func setNotify(t testing.TB, notify bool) {
+	old := useNotify
+	useNotify = notify && notifySupported
+	t.Cleanup(func() { useNotify = old })
 }
 
 func mustStat(t testing.TB, p string) os.FileInfo {

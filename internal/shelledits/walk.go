@@ -37,8 +37,9 @@ var listDir = readDir
 // left out. Symlinks are not followed, nor mount points (a workspace at /
 // does not reach into /proc). The directories of a level are read by a
 // few goroutines at once (the work is system calls); the result does not
-// depend on their timing.
-func walk(ctx context.Context, root string, max int) (files map[string]fileStat, partial bool, err error) {
+// depend on their timing. With a notifier, each directory is watched before
+// it is read.
+func walk(ctx context.Context, root string, max int, n *notifier) (files map[string]fileStat, partial bool, err error) {
 	dev := deviceOf(root)
 	files = map[string]fileStat{}
 	level := []string{""}
@@ -66,7 +67,11 @@ func walk(ctx context.Context, root string, max int) (files map[string]fileStat,
 					if level[i] == "" {
 						follow = regularfile.FollowLink // the root, as given (its links resolved)
 					}
-					l.names, l.stats, l.subdirs, _ = listDir(filepath.Join(root, filepath.FromSlash(level[i])), dev, follow)
+					abs := filepath.Join(root, filepath.FromSlash(level[i]))
+					if n != nil {
+						n.watch(abs, level[i])
+					}
+					l.names, l.stats, l.subdirs, _ = listDir(abs, dev, follow)
 				}
 			})
 		}

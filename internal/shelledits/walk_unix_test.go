@@ -87,6 +87,7 @@ func scanWithin(t *testing.T, tr *Tracker, unblock string) Report {
 // A directory replaced by a FIFO between two levels of the walk: the scan
 // ends, and reports the directory's files deleted.
 func TestScanDirSwappedForFIFODuringWalk(t *testing.T) {
+	setNotify(t, false) // a scan that walks
 	w := plainWS(t)
 	tr := New([]string{w.dir}, Limits{Timeout: time.Minute})
 	if err := tr.Baseline(context.Background()); err != nil {
@@ -108,6 +109,7 @@ func TestScanDirSwappedForFIFODuringWalk(t *testing.T) {
 // A directory replaced by a symlink between two levels of the walk is not
 // followed: what the link points to is not the workspace's.
 func TestScanDirSwappedForLinkDuringWalk(t *testing.T) {
+	setNotify(t, false) // a scan that walks
 	w := plainWS(t)
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "x.txt"), []byte("outside\n"), 0o644); err != nil {

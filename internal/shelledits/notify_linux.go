@@ -1,0 +1,185 @@
+package shelledits
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
+)
+
+// notifySupported: inotify tells which directories changed since a
+// baseline, so that a scan looks at those only.
+const notifySupported = true
+
+// watchMask is what changes a file's content, stat or presence in a
+// directory. Opening or reading a file is no change.
+const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM |
+	unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_DONT_FOLLOW | unix.IN_ONLYDIR
+
+// notifier watches the directories of one root (inotify, one watch per
+// directory). Its watches are set on a directory before the directory is
+// read, so a change after the read is an event, and one before it is in
+// what was read.
+type notifier struct {
+	fd  int
+	max int // directories watched at most
+
+	mu     sync.Mutex
+	dirs   map[int32]string // watch descriptor → directory below the root (slashes; "" the root)
+	broken bool             // a watch could not be set: the notifier tells nothing
+}
+
+// newNotifier returns a notifier of at most maxDirs directories.
+func newNotifier(maxDirs int) (*notifier, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("inotify_init1", err)
+	}
+	return &notifier{fd: fd, max: maxDirs, dirs: map[int32]string{}}, nil
+}
+
+// watch sets a watch on the directory abs (rel below the root). A
+// directory gone or replaced meanwhile is left out (its parent's event
+// says so); past the limit, or when the system refuses more watches, the
+// notifier is broken. Safe for concurrent use.
+func (n *notifier) watch(abs, rel string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.broken {
+		return
+	}
+	if len(n.dirs) >= n.max {
+		n.broken = true
+		return
+	}
+	wd, err := unix.InotifyAddWatch(n.fd, abs, watchMask)
+	switch {
+	case err == nil:
+		n.dirs[int32(wd)] = rel
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+	default:
+		n.broken = true // ENOSPC: the user's watches are used up
+	}
+}
+
+// ok reports whether every watch asked for was set.
+func (n *notifier) ok() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.broken
+}
+
+// changes are the events since the last drain.
+type changes struct {
+	any  bool            // something changed
+	full bool            // the directories cannot be told: compare everything
+	dirs map[string]bool // the directories whose files changed
+}
+
+// drain reads the queued events.
+func (n *notifier) drain() changes {
+	ch := changes{dirs: map[string]bool{}}
+	buf := make([]byte, 64<<10)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for {
+		m, err := unix.Read(n.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			if err != nil && err != unix.EAGAIN {
+				ch.any, ch.full = true, true
+			}
+			return ch
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= m; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			ch.any = true
+			dir, known := n.dirs[ev.Wd]
+			switch {
+			case ev.Mask&unix.IN_Q_OVERFLOW != 0, !known:
+				ch.full = true
+			case ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&(unix.IN_CREATE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0,
+				ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+				// A directory came, went or moved: the watches no longer
+				// cover the tree as named.
+				ch.full = true
+			default:
+				ch.dirs[dir] = true
+			}
+		}
+	}
+}
+
+func (n *notifier) close() {
+	if n != nil {
+		unix.Close(n.fd)
+	}
+}
+
+// watchDirs sets a watch on every directory below root that a walk would
+// enter (on its device, not .git or the skipped ones), breadth first. It
+// reads directories, not files: the work of a baseline in git, where git
+// lists the files.
+func watchDirs(ctx context.Context, root string, n *notifier) error {
+	dev := deviceOf(root)
+	level := []string{""}
+	for len(level) > 0 && n.ok() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var deeper []string
+		for _, dir := range level {
+			abs := filepath.Join(root, filepath.FromSlash(dir))
+			n.watch(abs, dir)
+			follow := regularfile.NoFollowLink
+			if dir == "" {
+				follow = regularfile.FollowLink
+			}
+			subdirs, _ := readSubdirs(abs, dev, follow)
+			for _, name := range subdirs {
+				if !slices.Contains(skippedDirs, name) {
+					deeper = append(deeper, path.Join(dir, name))
+				}
+			}
+		}
+		level = deeper
+	}
+	return nil
+}
+
+// readSubdirs lists a directory's subdirectories on device dev.
+func readSubdirs(dir string, dev uint64, follow regularfile.Follow) ([]string, error) {
+	f, err := regularfile.OpenDir(dir, follow)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil && len(ents) == 0 {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	var subdirs []string
+	for _, de := range ents {
+		if !de.Type().IsDir() {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, de.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			uint64(st.Dev) == dev {
+			subdirs = append(subdirs, de.Name())
+		}
+	}
+	return subdirs, nil
+}

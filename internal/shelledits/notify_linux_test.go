@@ -1,0 +1,142 @@
+package shelledits
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
+)
+
+// countLists records the directories the walk or a scan lists.
+func countLists(t *testing.T, root string) func() []string {
+	var mu sync.Mutex
+	var listed []string
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		mu.Lock()
+		rel, _ := filepath.Rel(root, dir)
+		listed = append(listed, filepath.ToSlash(rel))
+		mu.Unlock()
+		return readDir(dir, dev, follow)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := listed
+		listed = nil
+		sort.Strings(out)
+		return out
+	}
+}
+
+// With the root watched, a scan after a command that changed nothing reads
+// no directory and runs no git; after one that changed a file, it lists
+// that file's directory only (outside git) or asks git about it only.
+func TestScanLooksAtChangedDirectoriesOnly(t *testing.T) {
+	setNotify(t, true)
+	t.Run("plain", func(t *testing.T) {
+		w := plainWS(t)
+		w.write("x/y/z.txt", "zulu\n")
+		tr := New([]string{w.dir}, Limits{})
+		defer tr.Close()
+		baseline(t, tr)
+		listed := countLists(t, w.dir)
+		if rep := scanOnce(t, tr); !rep.Empty() {
+			t.Fatalf("nothing changed, report %+v", rep)
+		}
+		if got := listed(); len(got) != 0 {
+			t.Errorf("a quiet scan listed %q", got)
+		}
+		w.replace("x/y/z.txt", "ZULU\n")
+		if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified x/y/z.txt "zulu\n"→"ZULU\n"`}; !slices.Equal(got, want) {
+			t.Errorf("changes = %q, want %q", got, want)
+		}
+		if got := listed(); !slices.Equal(got, []string{"x/y"}) {
+			t.Errorf("listed %q, want the changed directory only", got)
+		}
+		// A new directory: its files are found, and it is watched after.
+		w.write("x/new/n.txt", "november\n")
+		if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`created x/new/n.txt nil→"november\n"`}; !slices.Equal(got, want) {
+			t.Errorf("changes = %q, want %q", got, want)
+		}
+		listed()
+		w.replace("x/new/n.txt", "NOVEMBER\n")
+		if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified x/new/n.txt "november\n"→"NOVEMBER\n"`}; !slices.Equal(got, want) {
+			t.Errorf("changes = %q, want %q", got, want)
+		}
+		if got := listed(); !slices.Equal(got, []string{"x/new"}) {
+			t.Errorf("listed %q, want the new directory only", got)
+		}
+	})
+	t.Run("git", func(t *testing.T) {
+		w := gitWS(t)
+		tr := New([]string{w.dir}, Limits{})
+		defer tr.Close()
+		baseline(t, tr)
+		runs := gitRuns.Load()
+		if rep := scanOnce(t, tr); !rep.Empty() {
+			t.Fatalf("nothing changed, report %+v", rep)
+		}
+		if n := gitRuns.Load() - runs; n != 0 {
+			t.Errorf("a quiet scan ran git %d times", n)
+		}
+		w.replace("sub/c.txt", "CHARLIE\n")
+		if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/c.txt "charlie\n"→"CHARLIE\n"`}; !slices.Equal(got, want) {
+			t.Errorf("changes = %q, want %q", got, want)
+		}
+		// A commit moves HEAD without a file changing: nothing to show,
+		// and the next edit's old text is the committed one.
+		w.git("commit", "-qam", "c")
+		w.replace("sub/c.txt", "c3\n")
+		if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/c.txt "CHARLIE\n"→"c3\n"`}; !slices.Equal(got, want) {
+			t.Errorf("after a commit, changes = %q, want %q", got, want)
+		}
+	})
+}
+
+// Start returns while the baseline is being taken; a Scan waits for it.
+func TestStartTakesTheBaselineInTheBackground(t *testing.T) {
+	for _, notify := range notifyModes() {
+		t.Run(notifyName(notify), func(t *testing.T) {
+			setNotify(t, notify)
+			w := plainWS(t)
+			release := make(chan struct{})
+			t.Cleanup(func() { listDir = readDir })
+			listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+				<-release
+				return readDir(dir, dev, follow)
+			}
+			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
+			tr.Start(context.Background()) // returns with the walk held
+			close(release)
+			if err := tr.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			w.replace("a.txt", "ALPHA\n")
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified a.txt "alpha\n"→"ALPHA\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A file a tool created (Touch) and a command then changed is compared in
+// a scan of its directory alone.
+func TestScanDirsSeesTouchedFiles(t *testing.T) {
+	setNotify(t, true)
+	w := plainWS(t)
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+	w.write("sub/tool.txt", "by the tool\n")
+	tr.Touch(w.path("sub/tool.txt"))
+	w.replace("sub/tool.txt", "by the command\n")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/tool.txt "by the tool\n"→"by the command\n"`}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+}

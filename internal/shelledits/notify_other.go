@@ -1,0 +1,31 @@
+//go:build !linux
+
+package shelledits
+
+import (
+	"context"
+	"errors"
+)
+
+// notifySupported: without inotify every scan compares the whole root.
+const notifySupported = false
+
+// notifier is not available here: newNotifier always fails.
+type notifier struct{}
+
+func newNotifier(int) (*notifier, error) {
+	return nil, errors.New("shelledits: no change notification on this platform")
+}
+
+func (*notifier) watch(abs, rel string) {}
+func (*notifier) ok() bool              { return false }
+func (*notifier) drain() changes        { return changes{any: true, full: true} }
+func (*notifier) close()                {}
+
+// changes are the events since the last drain.
+type changes struct {
+	any, full bool
+	dirs      map[string]bool
+}
+
+func watchDirs(context.Context, string, *notifier) error { return nil }
