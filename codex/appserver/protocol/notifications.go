@@ -30,6 +30,9 @@ const (
 
 	// SkillsChanged names no thread: the skills of some workspace changed.
 	SkillsChanged Notification[struct{}] = "skills/changed"
+	// AccountRateLimitsUpdated names no thread: codex read the account's
+	// usage limits from a model response's headers.
+	AccountRateLimitsUpdated Notification[AccountRateLimitsUpdatedNotification] = "account/rateLimits/updated"
 )
 
 // ThreadRef is the thread a notification is about (the params' threadId).
@@ -123,4 +126,9 @@ type ErrorNotification struct {
 	TurnID    string          `json:"turnId"`
 	Error     json.RawMessage `json:"error"`
 	WillRetry bool            `json:"willRetry"`
+}
+
+// AccountRateLimitsUpdatedNotification holds one limit's snapshot.
+type AccountRateLimitsUpdatedNotification struct {
+	RateLimits *RateLimitSnapshot `json:"rateLimits"`
 }
