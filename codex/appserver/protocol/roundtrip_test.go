@@ -74,6 +74,7 @@ func init() {
 		func() (string, codec) { return notification(TurnPlanUpdated) },
 		func() (string, codec) { return notification(ThreadTokenUsage) },
 		func() (string, codec) { return notification(ErrorNotice) },
+		func() (string, codec) { return notification(Warning) },
 		func() (string, codec) { return notification(ModelRerouted) },
 		func() (string, codec) { return notification(ThreadGoalUpdated) },
 		func() (string, codec) { return notification(ThreadGoalCleared) },
