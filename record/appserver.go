@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
@@ -199,10 +200,10 @@ func secretQuestionsOf(msg json.RawMessage) secretAsk {
 }
 
 // methodRequestUserInput is codex's questions to the user.
-const methodRequestUserInput = "item/tool/requestUserInput"
+const methodRequestUserInput = string(protocol.ToolRequestUserInput)
 
 // methodMCPElicitation is an MCP server's question to the user.
-const methodMCPElicitation = "mcpServer/elicitation/request"
+const methodMCPElicitation = string(protocol.McpServerElicitationRequest)
 
 // redactSecretAnswers blanks, in the agent's reply to a request that asked
 // a secret, the answers to the secret questions of a requestUserInput
