@@ -82,7 +82,7 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			initialize = json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0
+			initialize = json.Unmarshal(msg, &m) == nil && m.Method == protocol.Initialize.Method() && len(m.ID) > 0
 		} else {
 			asked = secretQuestionsOf(msg)
 			msg, ids = hideServerIdentity(msg)
