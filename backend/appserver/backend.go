@@ -7,7 +7,9 @@
 // (subagents.go) and answers the slash commands' thread operations.
 //
 // Everything it sends and reads is codex's app-server protocol
-// (docs/codex-app-server.md); the client is codexapp.Server.
+// (docs/codex-app-server.md), as package protocol's types: requests go
+// through codexapp.Call with a protocol constant, codex's requests are
+// read with the constant's Decode and answered with its result type.
 package appserver
 
 import (
