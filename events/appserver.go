@@ -6,29 +6,32 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 )
 
 // App-server notification methods AppServer converts (the protocol's JSON
-// schema: `codex app-server generate-json-schema`).
+// schema: `codex app-server generate-json-schema`; the names are package
+// protocol's, the params are read here).
 const (
-	methodThreadStarted      = "thread/started"
-	methodTurnStarted        = "turn/started"
-	methodTurnCompleted      = "turn/completed"
-	methodTurnPlanUpdated    = "turn/plan/updated"
-	methodTokenUsageUpdated  = "thread/tokenUsage/updated"
-	methodItemStarted        = "item/started"
-	methodItemCompleted      = "item/completed"
-	methodAgentMessageDelta  = "item/agentMessage/delta"
-	methodPlanDelta          = "item/plan/delta"
-	methodReasoningPartAdded = "item/reasoning/summaryPartAdded"
-	methodReasoningSumDelta  = "item/reasoning/summaryTextDelta"
-	methodReasoningRawDelta  = "item/reasoning/textDelta"
-	methodCommandOutputDelta = "item/commandExecution/outputDelta"
-	methodError              = "error"
-	methodWarning            = "warning"
-	methodModelRerouted      = "model/rerouted"
-	methodGoalUpdated        = "thread/goal/updated"
-	methodGoalCleared        = "thread/goal/cleared"
+	methodThreadStarted      = string(protocol.ThreadStarted)
+	methodTurnStarted        = string(protocol.TurnStarted)
+	methodTurnCompleted      = string(protocol.TurnCompleted)
+	methodTurnPlanUpdated    = string(protocol.TurnPlanUpdated)
+	methodTokenUsageUpdated  = string(protocol.ThreadTokenUsage)
+	methodItemStarted        = string(protocol.ItemStarted)
+	methodItemCompleted      = string(protocol.ItemCompleted)
+	methodAgentMessageDelta  = string(protocol.AgentMessageDelta)
+	methodPlanDelta          = string(protocol.PlanDelta)
+	methodReasoningPartAdded = string(protocol.ReasoningPartAdded)
+	methodReasoningSumDelta  = string(protocol.ReasoningSumDelta)
+	methodReasoningRawDelta  = string(protocol.ReasoningTextDelta)
+	methodCommandOutputDelta = string(protocol.CommandOutputDelta)
+	methodError              = string(protocol.ErrorNotice)
+	methodWarning            = string(protocol.Warning)
+	methodModelRerouted      = string(protocol.ModelRerouted)
+	methodGoalUpdated        = string(protocol.ThreadGoalUpdated)
+	methodGoalCleared        = string(protocol.ThreadGoalCleared)
 )
 
 // AppServer converts the notifications of one `codex app-server` thread

@@ -291,7 +291,7 @@ func resetClause(l *RateLimits, now time.Time) string {
 		return ""
 	}
 	var full, any int64
-	for _, w := range l.windows() {
+	for _, w := range windows(l) {
 		if w.ResetsAt == nil {
 			continue
 		}

@@ -2,48 +2,28 @@ package events
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 )
 
 // RateLimits is the app-server's RateLimitSnapshot: one metered limit of
 // the account (limitId "codex", or a model's own) with its usage windows,
 // as account/rateLimits/read answers and account/rateLimits/updated sends
 // (codex reads them from the x-codex-* headers of every model response).
-type RateLimits struct {
-	LimitID     string           `json:"limitId,omitempty"`
-	LimitName   string           `json:"limitName,omitempty"`
-	Primary     *RateLimitWindow `json:"primary,omitempty"`   // the short window (5 h)
-	Secondary   *RateLimitWindow `json:"secondary,omitempty"` // the long window (a week)
-	Credits     *Credits         `json:"credits,omitempty"`
-	PlanType    string           `json:"planType,omitempty"`
-	ReachedType string           `json:"rateLimitReachedType,omitempty"` // rate_limit_reached, workspace_…_credits_depleted, …
-}
+type RateLimits = protocol.RateLimitSnapshot
 
 // RateLimitWindow is how much of one usage window is used.
-type RateLimitWindow struct {
-	UsedPercent   int    `json:"usedPercent"`
-	WindowMinutes *int64 `json:"windowDurationMins,omitempty"`
-	ResetsAt      *int64 `json:"resetsAt,omitempty"` // Unix seconds
-}
+type RateLimitWindow = protocol.RateLimitWindow
 
 // Credits is the account's credit balance.
-type Credits struct {
-	HasCredits bool   `json:"hasCredits"`
-	Unlimited  bool   `json:"unlimited"`
-	Balance    string `json:"balance,omitempty"`
-}
+type Credits = protocol.CreditsSnapshot
 
-// Empty reports whether the snapshot says nothing: codex sends one with
-// every field null after a response without rate-limit headers.
-func (l *RateLimits) Empty() bool {
-	return l == nil || l.Primary == nil && l.Secondary == nil && l.Credits == nil && l.ReachedType == ""
-}
-
-func (l *RateLimits) windows() []*RateLimitWindow {
+// windows are the limit's usage windows that it names.
+func windows(l *RateLimits) []*RateLimitWindow {
 	var ws []*RateLimitWindow
 	for _, w := range []*RateLimitWindow{l.Primary, l.Secondary} {
 		if w != nil {
@@ -55,31 +35,32 @@ func (l *RateLimits) windows() []*RateLimitWindow {
 
 // ParseRateLimitsUpdated reads the params of account/rateLimits/updated.
 func ParseRateLimitsUpdated(params json.RawMessage) (*RateLimits, error) {
-	var p struct {
-		RateLimits *RateLimits `json:"rateLimits"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, fmt.Errorf("account/rateLimits/updated: %w", err)
+	p, err := protocol.AccountRateLimitsUpdated.Decode(params)
+	if err != nil {
+		return nil, err
 	}
 	if p.RateLimits == nil {
-		return nil, errors.New("account/rateLimits/updated: no rateLimits")
+		return nil, fmt.Errorf("%s: no rateLimits", protocol.AccountRateLimitsUpdated.Method())
 	}
 	return p.RateLimits, nil
 }
 
-// ParseRateLimitsRead reads the answer to account/rateLimits/read: every
-// limit of rateLimitsByLimitId ("codex" first, then by id), or the single
-// rateLimits when codex sends no map.
+// ParseRateLimitsRead reads the answer to account/rateLimits/read (see
+// RateLimitsRead).
 func ParseRateLimitsRead(result json.RawMessage) ([]RateLimits, error) {
-	var r struct {
-		RateLimits *RateLimits            `json:"rateLimits"`
-		ByLimitID  map[string]*RateLimits `json:"rateLimitsByLimitId"`
-	}
+	var r protocol.GetAccountRateLimitsResponse
 	if err := json.Unmarshal(result, &r); err != nil {
-		return nil, fmt.Errorf("account/rateLimits/read: %w", err)
+		return nil, fmt.Errorf("%s: %w", protocol.AccountRateLimitsRead.Method(), err)
 	}
+	return RateLimitsRead(r)
+}
+
+// RateLimitsRead are the limits of an answer to account/rateLimits/read:
+// every limit of rateLimitsByLimitId ("codex" first, then by id), or the
+// single rateLimits when codex sends no map.
+func RateLimitsRead(r protocol.GetAccountRateLimitsResponse) ([]RateLimits, error) {
 	var out []RateLimits
-	for id, l := range r.ByLimitID {
+	for id, l := range r.RateLimitsByLimitID {
 		if l == nil {
 			continue
 		}
@@ -99,7 +80,7 @@ func ParseRateLimitsRead(result json.RawMessage) ([]RateLimits, error) {
 		out = append(out, *r.RateLimits)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("account/rateLimits/read: no rateLimits")
+		return nil, fmt.Errorf("%s: no rateLimits", protocol.AccountRateLimitsRead.Method())
 	}
 	return out, nil
 }
@@ -116,7 +97,7 @@ func FormatRateLimits(limits []RateLimits, now time.Time) string {
 		} else if l.LimitID != "" && l.LimitID != "codex" {
 			name = "Usage limit of " + l.LimitID
 		}
-		for _, w := range l.windows() {
+		for _, w := range windows(&l) {
 			fmt.Fprintf(&b, "- %s", name)
 			if w.WindowMinutes != nil && *w.WindowMinutes > 0 {
 				fmt.Fprintf(&b, " (%s window)", windowText(*w.WindowMinutes))

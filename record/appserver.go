@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/internal/secrets"
 )
 
@@ -81,7 +82,7 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			initialize = json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0
+			initialize = json.Unmarshal(msg, &m) == nil && m.Method == protocol.Initialize.Method() && len(m.ID) > 0
 		} else {
 			asked = secretQuestionsOf(msg)
 			msg, ids = hideServerIdentity(msg)
@@ -199,10 +200,10 @@ func secretQuestionsOf(msg json.RawMessage) secretAsk {
 }
 
 // methodRequestUserInput is codex's questions to the user.
-const methodRequestUserInput = "item/tool/requestUserInput"
+const methodRequestUserInput = string(protocol.ToolRequestUserInput)
 
 // methodMCPElicitation is an MCP server's question to the user.
-const methodMCPElicitation = "mcpServer/elicitation/request"
+const methodMCPElicitation = string(protocol.McpServerElicitationRequest)
 
 // redactSecretAnswers blanks, in the agent's reply to a request that asked
 // a secret, the answers to the secret questions of a requestUserInput

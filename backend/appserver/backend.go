@@ -7,7 +7,9 @@
 // (subagents.go) and answers the slash commands' thread operations.
 //
 // Everything it sends and reads is codex's app-server protocol
-// (docs/codex-app-server.md); the client is codexapp.Server.
+// (docs/codex-app-server.md), as package protocol's types: requests go
+// through codexapp.Call with a protocol constant, codex's requests are
+// read with the constant's Decode and answered with its result type.
 package appserver
 
 import (
@@ -26,6 +28,7 @@ import (
 	"github.com/codexacp/codexacp/backend/internal/skillflight"
 	"github.com/codexacp/codexacp/codex"
 	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/recovery"
@@ -233,24 +236,19 @@ func (b *Backend) prepare(t backend.Turn) (*codexapp.Server, string, error) {
 // server has it loaded already.
 func (b *Backend) openThread(ctx context.Context, server *codexapp.Server, t backend.Turn) (thread string, started bool, err error) {
 	if t.ThreadID == "" {
-		var res struct {
-			Thread struct {
-				ID string `json:"id"`
-			} `json:"thread"`
-			threadSettings
-		}
-		if err := server.Call(ctx, "thread/start", threadParams(t, ""), &res); err != nil {
+		res, err := codexapp.Call(ctx, server, protocol.ThreadStart, protocol.ThreadStartParams{ThreadOptions: threadParams(t)})
+		if err != nil {
 			return "", false, fmt.Errorf("codex app-server: thread/start: %w", err)
 		}
 		b.markLoaded(server, res.Thread.ID)
-		b.noteSettings(res.Thread.ID, res.threadSettings)
+		b.noteSettings(res.Thread.ID, threadSettings{Model: res.Model})
 		return res.Thread.ID, true, nil
 	}
 	if b.isLoaded(server, t.ThreadID) {
 		return t.ThreadID, false, nil
 	}
-	var resumed threadSettings
-	if err := server.Call(ctx, "thread/resume", threadParams(t, t.ThreadID), &resumed); err != nil {
+	resumed, err := codexapp.Call(ctx, server, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadOptions: threadParams(t), ThreadID: t.ThreadID})
+	if err != nil {
 		var rpc *codexapp.RPCError
 		if errors.As(err, &rpc) && strings.Contains(rpc.Message, "active writer") {
 			// Codex lets one process at a time continue a thread, and an
@@ -260,7 +258,7 @@ func (b *Backend) openThread(ctx context.Context, server *codexapp.Server, t bac
 		return "", false, fmt.Errorf("codex app-server: thread/resume %s: %w", t.ThreadID, err)
 	}
 	b.markLoaded(server, t.ThreadID)
-	b.noteSettings(t.ThreadID, resumed)
+	b.noteSettings(t.ThreadID, threadSettings{Model: resumed.Model, CollaborationMode: resumed.CollaborationMode})
 	return t.ThreadID, false, nil
 }
 
@@ -421,47 +419,35 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 	}()
 
 	sandbox, approval := appServerPolicy(t)
-	var started struct {
-		Turn struct {
-			ID string `json:"id"`
-		} `json:"turn"`
-	}
 	// Not cancelled by ctx: a turn codex started without our learning its
 	// id could not be interrupted. It answers at once; a cancel is acted on
 	// right after.
 	startCtx, cancelStart := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancelStart()
-	params := map[string]any{
-		"threadId":       thread,
-		"input":          appServerInput(t),
-		"cwd":            t.Cwd,
-		"sandboxPolicy":  sandbox,
-		"approvalPolicy": approval,
-	}
-	if t.Model != "" {
-		params["model"] = t.Model
-	}
-	if t.Effort != "" {
-		params["effort"] = t.Effort
+	params := protocol.TurnStartParams{
+		ThreadID:       thread,
+		Input:          appServerInput(t),
+		Cwd:            t.Cwd,
+		SandboxPolicy:  sandbox,
+		ApprovalPolicy: approval,
+		Model:          t.Model,
+		Effort:         t.Effort,
 	}
 	switch t.ServiceTier {
 	case "":
 	case backend.ServiceTierOff:
-		params["serviceTier"] = nil // the thread's tier is kept across turns until cleared
+		params.ServiceTier = protocol.Null[string]() // the thread's tier is kept across turns until cleared
 	default:
-		params["serviceTier"] = t.ServiceTier
+		params.ServiceTier = protocol.Some(t.ServiceTier)
 	}
-	if cm := b.collaborationMode(t, thread); cm != nil {
-		params["collaborationMode"] = cm
-	}
-	started.Turn.ID, err = b.startTurn(startCtx, server, h, t, params)
+	params.CollaborationMode = b.collaborationMode(t, thread)
+	turnID, err := b.startTurn(startCtx, server, h, t, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
 		return fmt.Errorf("codex app-server: turn/start: %w", err)
 	}
-	turnID := started.Turn.ID
 	if turnID == "" {
 		return errors.New("codex app-server: turn/start answered without a turn id")
 	}
@@ -498,13 +484,13 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 	select {
 	case <-h.Ended(turnID):
 	default:
-		if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turnID}, nil); err != nil {
+		if _, err := codexapp.Call(stopCtx, server, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: thread, TurnID: turnID}); err != nil {
 			log.Warn("turn/interrupt failed", "err", err)
 		}
 	}
 	// A subagent must not go on working after a cancel.
 	for child, turn := range h.subagents.running() {
-		if err := server.Call(stopCtx, "turn/interrupt", map[string]any{"threadId": child, "turnId": turn}, nil); err != nil {
+		if _, err := codexapp.Call(stopCtx, server, protocol.TurnInterrupt, protocol.TurnInterruptParams{ThreadID: child, TurnID: turn}); err != nil {
 			log.Warn("turn/interrupt of a subagent failed", "thread", child, "err", err)
 		}
 	}
@@ -534,39 +520,35 @@ func logKilled(log *slog.Logger, n int, err error) {
 	}
 }
 
-// threadParams are the thread/start (thread == "") or thread/resume
-// parameters: everything exec passes as -c overrides, here per thread, so
+// threadParams are the settings of thread/start, thread/resume and
+// thread/fork: everything exec passes as -c overrides, here per thread, so
 // one process serves sessions with different tokens and MCP servers.
-func threadParams(t backend.Turn, thread string) map[string]any {
-	config := map[string]any{}
+func threadParams(t backend.Turn) protocol.ThreadOptions {
+	config := protocol.ConfigOverrides{}
 	for _, s := range t.EditorMCP {
 		config["mcp_servers."+s.Name] = editorServerConfig(s)
 	}
 	// The tag that lets a cancel find this session's commands.
 	config["shell_environment_policy.set."+sessionTagEnv] = t.SessionID
-	params := map[string]any{"cwd": t.Cwd}
+	params := protocol.ThreadOptions{Cwd: t.Cwd}
 	if t.Tools != nil {
-		config["mcp_servers."+backend.OwnServerName] = map[string]any{
-			"url": t.Tools.URL,
+		config["mcp_servers."+backend.OwnServerName] = protocol.MCPServerConfig{
+			URL: t.Tools.URL,
 			// Sent over the app-server's stdin, never on a command line.
-			"http_headers":                map[string]any{"Authorization": "Bearer " + t.Tools.Token},
-			"required":                    true,
-			"default_tools_approval_mode": "approve",
+			HTTPHeaders:              map[string]string{"Authorization": "Bearer " + t.Tools.Token},
+			Required:                 true,
+			DefaultToolsApprovalMode: "approve",
 			// A permission prompt waits for the user; codex must not time out first.
-			"tool_timeout_sec": 86400,
+			ToolTimeoutSec: 86400,
 		}
 		if t.Catalog != "" {
 			config["model_catalog_json"] = t.Catalog
 		}
-		params["developerInstructions"] = backend.DeveloperInstructions(t.Cwd)
+		params.DeveloperInstructions = backend.DeveloperInstructions(t.Cwd)
 	}
-	params["config"] = config
-	_, approval := appServerPolicy(t)
-	params["sandbox"] = t.Policy().Sandbox
-	params["approvalPolicy"] = approval
-	if thread != "" {
-		params["threadId"] = thread
-	}
+	params.Config = config
+	_, params.ApprovalPolicy = appServerPolicy(t)
+	params.Sandbox = t.Policy().Sandbox
 	return params
 }
 
@@ -574,19 +556,19 @@ func threadParams(t backend.Turn, thread string) map[string]any {
 // config. Header values go inline: the thread's config travels over the
 // app-server's stdin, and the process's environment is shared by every
 // session.
-func editorServerConfig(s backend.MCPServer) map[string]any {
+func editorServerConfig(s backend.MCPServer) protocol.MCPServerConfig {
 	if s.URL != "" {
-		headers := map[string]any{}
+		headers := map[string]string{}
 		for _, h := range s.Headers {
 			headers[h.Name] = h.Value
 		}
-		return map[string]any{"url": s.URL, "http_headers": headers}
+		return protocol.MCPServerConfig{URL: s.URL, HTTPHeaders: headers}
 	}
-	env := map[string]any{}
+	env := map[string]string{}
 	for _, e := range s.Env {
 		env[e.Name] = e.Value
 	}
-	return map[string]any{"command": s.Command, "args": append([]string{}, s.Args...), "env": env}
+	return protocol.MCPServerConfig{Command: s.Command, Args: append([]string{}, s.Args...), Env: env}
 }
 
 // appServerPolicy is the sandbox and approval policy of a turn in the
@@ -605,30 +587,25 @@ func editorServerConfig(s backend.MCPServer) map[string]any {
 //
 // Every turn states it in full: a turn's policy stays the thread's until
 // another turn changes it, so leaving it out would keep the previous mode's.
-func appServerPolicy(t backend.Turn) (sandbox map[string]any, approval any) {
+func appServerPolicy(t backend.Turn) (sandbox *protocol.SandboxPolicy, approval protocol.AskForApproval) {
 	p := t.Policy()
-	approval = p.Approval
+	approval = protocol.AskForApproval{Policy: p.Approval}
 	if p.Approval == codex.ApprovalGranular {
-		approval = json.RawMessage(p.Granular)
+		approval = protocol.AskForApproval{Granular: json.RawMessage(p.Granular)}
 	}
 	if t.Mode == backend.ModeReadOnly {
-		approval = readOnlyApproval
+		approval = protocol.AskForApproval{Granular: readOnlyApproval}
 	}
 	switch p.Sandbox {
 	case codex.SandboxDangerFullAccess:
-		return map[string]any{"type": "dangerFullAccess"}, approval
+		return &protocol.SandboxPolicy{Type: protocol.SandboxDangerFullAccess}, approval
 	case codex.SandboxWorkspaceWrite:
 		w := p.WorkspaceWrite
-		policy := map[string]any{"type": "workspaceWrite", "writableRoots": append([]string{}, w.WritableRoots...)}
-		// Each false by default: stated only when the user turned it on.
-		for k, on := range map[string]bool{"networkAccess": w.NetworkAccess, "excludeTmpdirEnvVar": w.ExcludeTmpdirEnvVar, "excludeSlashTmp": w.ExcludeSlashTmp} {
-			if on {
-				policy[k] = true
-			}
-		}
-		return policy, approval
+		// Each flag false by default: stated only when the user turned it on.
+		return &protocol.SandboxPolicy{Type: protocol.SandboxWorkspaceWrite, WritableRoots: append([]string{}, w.WritableRoots...),
+			NetworkAccess: w.NetworkAccess, ExcludeTmpdirEnvVar: w.ExcludeTmpdirEnvVar, ExcludeSlashTmp: w.ExcludeSlashTmp}, approval
 	default:
-		return map[string]any{"type": "readOnly"}, approval
+		return &protocol.SandboxPolicy{Type: protocol.SandboxReadOnly}, approval
 	}
 }
 
@@ -757,7 +734,7 @@ func (h *TurnHandler) Notify(method string, params json.RawMessage) {
 		h.log.Debug("app-server notification of another turn dropped", "method", method, "turn", turn)
 		return
 	}
-	if method == "turn/started" && h.turnID == "" && turn != "" {
+	if method == protocol.TurnStarted.Method() && h.turnID == "" && turn != "" {
 		select {
 		case h.firstStarted <- turn:
 		default:
@@ -776,10 +753,10 @@ func (h *TurnHandler) Notify(method string, params json.RawMessage) {
 			}
 		}
 	}
-	if method == "item/completed" {
+	if method == protocol.ItemCompleted.Method() {
 		h.notePlan(n)
 	}
-	if method == "turn/completed" && turn != "" {
+	if method == protocol.TurnCompleted.Method() && turn != "" {
 		h.completed.close(turn)
 	}
 	h.closeIfOver()
@@ -809,31 +786,26 @@ func (h *TurnHandler) closeIfOver() {
 // what codexacp does not offer is declined so that codex never waits.
 func (h *TurnHandler) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
-	case "item/tool/requestUserInput":
+	case protocol.ToolRequestUserInput.Method():
 		return h.userInput(ctx, params)
-	case "item/commandExecution/requestApproval":
-		var p struct {
-			ItemID  string `json:"itemId"`
-			Command string `json:"command"`
-			Cwd     string `json:"cwd"`
-			Reason  string `json:"reason"`
-		}
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &codexapp.RPCError{Code: -32602, Message: "codexacp: unreadable approval request: " + err.Error()}
+	case protocol.CommandExecutionRequestApproval.Method():
+		p, err := protocol.CommandExecutionRequestApproval.Decode(params)
+		if err != nil {
+			return nil, &codexapp.RPCError{Code: protocol.CodeInvalidParams, Message: "codexacp: unreadable approval request: " + err.Error()}
 		}
 		d := h.out.ApproveCommand(ctx, backend.CommandApproval{ItemID: p.ItemID, Command: p.Command, Cwd: p.Cwd, Reason: p.Reason})
 		h.log.Info("command approval", "item", p.ItemID, "decision", d)
-		return map[string]any{"decision": d.String()}, nil
-	case "item/fileChange/requestApproval":
+		return protocol.CommandExecutionRequestApprovalResponse{Decision: d.String()}, nil
+	case protocol.FileChangeRequestApproval.Method():
 		// Edits go through the acp tools; codex's own patches are not offered.
-		return map[string]any{"decision": "decline"}, nil
-	case "item/permissions/requestApproval":
-		return map[string]any{"permissions": map[string]any{}}, nil
-	case "mcpServer/elicitation/request":
+		return protocol.FileChangeRequestApprovalResponse{Decision: protocol.DecisionDecline}, nil
+	case protocol.PermissionsRequestApproval.Method():
+		return protocol.PermissionsRequestApprovalResponse{}, nil // none granted
+	case protocol.McpServerElicitationRequest.Method():
 		return h.mcpElicitation(ctx, params)
 	}
 	h.log.Debug("app-server request not supported", "method", method)
-	return nil, &codexapp.RPCError{Code: -32601, Message: "codexacp does not support " + method}
+	return nil, &codexapp.RPCError{Code: protocol.CodeMethodNotFound, Message: "codexacp does not support " + method}
 }
 
 // trackMCPCall keeps the MCP tool calls in progress, which codex's approval
@@ -891,42 +863,33 @@ func sameJSONArgs(a, b json.RawMessage) bool {
 // that declared elicitation (ElicitMCP); codex's own form modes
 // (openai/form) are declined.
 func (h *TurnHandler) mcpElicitation(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ServerName      string          `json:"serverName"`
-		Message         string          `json:"message"`
-		Mode            string          `json:"mode"`
-		RequestedSchema json.RawMessage `json:"requestedSchema"`
-		URL             string          `json:"url"`
-		ElicitationID   string          `json:"elicitationId"`
-		Meta            struct {
-			Kind       string          `json:"codex_approval_kind"`
-			Persist    json.RawMessage `json:"persist"`
-			ToolName   string          `json:"tool_name"`
-			ToolParams json.RawMessage `json:"tool_params"`
-		} `json:"_meta"`
+	p, err := protocol.McpServerElicitationRequest.Decode(params)
+	if err != nil {
+		return nil, &codexapp.RPCError{Code: protocol.CodeInvalidParams, Message: "codexacp: unreadable elicitation request: " + err.Error()}
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &codexapp.RPCError{Code: -32602, Message: "codexacp: unreadable elicitation request: " + err.Error()}
+	meta := protocol.ElicitationMeta{}
+	if p.Meta != nil {
+		meta = *p.Meta
 	}
-	if p.Meta.Kind != "mcp_tool_call" || p.Meta.ToolName == "" {
-		if ctx.Err() != nil || (p.Mode != "form" && p.Mode != "url") {
-			h.log.Debug("MCP elicitation declined", "server", p.ServerName, "mode", p.Mode, "kind", p.Meta.Kind)
-			return backend.MCPDecline, nil
+	if meta.Kind != protocol.ApprovalKindMCPToolCall || meta.ToolName == "" {
+		if ctx.Err() != nil || (p.Mode != protocol.ElicitForm && p.Mode != protocol.ElicitURL) {
+			h.log.Debug("MCP elicitation declined", "server", p.ServerName, "mode", p.Mode, "kind", meta.Kind)
+			return elicitationAnswer(backend.MCPDecline)
 		}
 		a := h.out.ElicitMCP(ctx, backend.MCPElicitation{
 			ItemID: h.mcpCallItem(p.ServerName, "", nil), Server: p.ServerName, Message: p.Message,
 			Mode: p.Mode, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID,
 		})
 		h.log.Info("MCP server's question", "server", p.ServerName, "mode", p.Mode, "action", a.Action)
-		return a, nil
+		return elicitationAnswer(a)
 	}
 	req := backend.MCPToolApproval{
-		ItemID:     h.mcpCallItem(p.ServerName, p.Meta.ToolName, p.Meta.ToolParams),
+		ItemID:     h.mcpCallItem(p.ServerName, meta.ToolName, meta.ToolParams),
 		Server:     p.ServerName,
-		Tool:       p.Meta.ToolName,
-		Arguments:  p.Meta.ToolParams,
+		Tool:       meta.ToolName,
+		Arguments:  meta.ToolParams,
 		Message:    p.Message,
-		ForSession: persistOffers(p.Meta.Persist, "session"),
+		ForSession: persistOffers(meta.Persist, protocol.PersistSession),
 	}
 	d := h.out.ApproveMCPTool(ctx, req)
 	h.log.Info("MCP tool approval", "item", req.ItemID, "server", req.Server, "tool", req.Tool, "decision", d)
@@ -936,17 +899,32 @@ func (h *TurnHandler) mcpElicitation(ctx context.Context, params json.RawMessage
 // mcpApprovalAnswer is the elicitation result codex reads as the decision:
 // accept runs the call, with _meta.persist "session" codex also remembers
 // it for the thread; decline and cancel skip it, and the model is told.
-func mcpApprovalAnswer(d backend.ApprovalDecision) map[string]any {
+func mcpApprovalAnswer(d backend.ApprovalDecision) protocol.McpServerElicitationRequestResponse {
 	switch d {
 	case backend.ApprovalAccept:
-		return map[string]any{"action": "accept"}
+		return protocol.McpServerElicitationRequestResponse{Action: protocol.ElicitAccept}
 	case backend.ApprovalAcceptForSession:
-		return map[string]any{"action": "accept", "_meta": map[string]any{"persist": "session"}}
+		return protocol.McpServerElicitationRequestResponse{Action: protocol.ElicitAccept,
+			Meta: &protocol.ElicitationResponseMeta{Persist: protocol.PersistSession}}
 	case backend.ApprovalCancel:
-		return map[string]any{"action": "cancel"}
+		return protocol.McpServerElicitationRequestResponse{Action: protocol.ElicitCancel}
 	default:
-		return map[string]any{"action": "decline"}
+		return protocol.McpServerElicitationRequestResponse{Action: protocol.ElicitDecline}
 	}
+}
+
+// elicitationAnswer is the user's answer to an MCP server's question as
+// codex reads it: the action, and the form's content when there is any.
+func elicitationAnswer(a backend.MCPElicitationAnswer) (protocol.McpServerElicitationRequestResponse, error) {
+	res := protocol.McpServerElicitationRequestResponse{Action: a.Action}
+	if len(a.Content) > 0 {
+		content, err := json.Marshal(a.Content)
+		if err != nil {
+			return res, err
+		}
+		res.Content = content
+	}
+	return res, nil
 }
 
 // persistOffers reports whether codex's _meta.persist (a string or a list
@@ -972,16 +950,16 @@ func persistOffers(raw json.RawMessage, want string) bool {
 // image goes as a data URL (no file to write, nor to remove after a
 // crash); a file of the user's by its path, which codex reads and names
 // to the model, as exec's --image does.
-func appServerInput(t backend.Turn) []any {
-	input := make([]any, 0, len(t.Images)+1)
+func appServerInput(t backend.Turn) []protocol.UserInput {
+	input := make([]protocol.UserInput, 0, len(t.Images)+1)
 	for _, img := range t.Images {
 		if img.Path != "" {
-			input = append(input, map[string]any{"type": "localImage", "path": img.Path})
+			input = append(input, protocol.UserInput{Type: protocol.InputLocalImage, Path: img.Path})
 		} else {
-			input = append(input, map[string]any{"type": "image", "url": img.DataURL()})
+			input = append(input, protocol.UserInput{Type: protocol.InputImage, URL: img.DataURL()})
 		}
 	}
-	return append(input, map[string]any{"type": "text", "text": t.Prompt})
+	return append(input, protocol.UserInput{Type: protocol.InputText, Text: t.Prompt})
 }
 
 // activeTurn is a session's turn running in the app-server, from the
@@ -1046,12 +1024,12 @@ func (b *Backend) Steer(ctx context.Context, sessionID, text string, images []ba
 	if turn == "" {
 		return backend.ErrNoRunningTurn
 	}
-	params := map[string]any{
-		"threadId":       thread,
-		"expectedTurnId": turn,
-		"input":          appServerInput(backend.Turn{Prompt: text, Images: images}),
+	params := protocol.TurnSteerParams{
+		ThreadID:       thread,
+		ExpectedTurnID: turn,
+		Input:          appServerInput(backend.Turn{Prompt: text, Images: images}),
 	}
-	if err := server.Call(ctx, "turn/steer", params, nil); err != nil {
+	if _, err := codexapp.Call(ctx, server, protocol.TurnSteer, params); err != nil {
 		return fmt.Errorf("codex app-server: turn/steer: %w", err)
 	}
 	return nil
@@ -1065,15 +1043,11 @@ func (b *Backend) ForkThread(ctx context.Context, t backend.Turn) (string, error
 	if err != nil {
 		return "", err
 	}
-	params := threadParams(t, t.ThreadID)
-	// The history is the editor's already (it is the source session's).
-	params["excludeTurns"] = true
-	var res struct {
-		Thread struct {
-			ID string `json:"id"`
-		} `json:"thread"`
-	}
-	if err := server.Call(ctx, "thread/fork", params, &res); err != nil {
+	params := protocol.ThreadForkParams{ThreadOptions: threadParams(t), ThreadID: t.ThreadID,
+		// The history is the editor's already (it is the source session's).
+		ExcludeTurns: true}
+	res, err := codexapp.Call(ctx, server, protocol.ThreadFork, params)
+	if err != nil {
 		return "", fmt.Errorf("codex app-server: thread/fork %s: %w", t.ThreadID, err)
 	}
 	if res.Thread.ID == "" {
@@ -1090,7 +1064,7 @@ func (b *Backend) DeleteThread(ctx context.Context, threadID string) error {
 	if err != nil {
 		return err
 	}
-	if err := server.Call(ctx, "thread/delete", map[string]any{"threadId": threadID}, nil); err != nil {
+	if _, err := codexapp.Call(ctx, server, protocol.ThreadDelete, protocol.ThreadDeleteParams{ThreadID: threadID}); err != nil {
 		return fmt.Errorf("codex app-server: thread/delete %s: %w", threadID, err)
 	}
 	b.mu.Lock()
@@ -1105,28 +1079,23 @@ func (b *Backend) DeleteThread(ctx context.Context, threadID string) error {
 // with params for a prompt (plus the skill it runs), review/start for a
 // review, thread/compact/start for a compaction (whose answer has no turn:
 // its id comes with turn/started).
-func (b *Backend) startTurn(ctx context.Context, server *codexapp.Server, h *TurnHandler, t backend.Turn, params map[string]any) (string, error) {
-	var started struct {
-		Turn struct {
-			ID string `json:"id"`
-		} `json:"turn"`
-	}
-	thread := params["threadId"]
+func (b *Backend) startTurn(ctx context.Context, server *codexapp.Server, h *TurnHandler, t backend.Turn, params protocol.TurnStartParams) (string, error) {
+	thread := params.ThreadID
 	switch {
 	case t.Review != nil:
-		target := map[string]any{"type": "uncommittedChanges"}
+		target := protocol.ReviewTarget{Type: protocol.ReviewUncommittedChanges}
 		switch {
 		case t.Review.Branch != "":
-			target = map[string]any{"type": "baseBranch", "branch": t.Review.Branch}
+			target = protocol.ReviewTarget{Type: protocol.ReviewBaseBranch, Branch: t.Review.Branch}
 		case t.Review.Commit != "":
-			target = map[string]any{"type": "commit", "sha": t.Review.Commit}
+			target = protocol.ReviewTarget{Type: protocol.ReviewCommit, SHA: t.Review.Commit}
 		case t.Prompt != "":
-			target = map[string]any{"type": "custom", "instructions": t.Prompt}
+			target = protocol.ReviewTarget{Type: protocol.ReviewCustom, Instructions: t.Prompt}
 		}
-		err := server.Call(ctx, "review/start", map[string]any{"threadId": thread, "target": target, "delivery": "inline"}, &started)
+		started, err := codexapp.Call(ctx, server, protocol.ReviewStart, protocol.ReviewStartParams{ThreadID: thread, Target: target, Delivery: protocol.ReviewInline})
 		return started.Turn.ID, err
 	case t.Compact:
-		if err := server.Call(ctx, "thread/compact/start", map[string]any{"threadId": thread}, nil); err != nil {
+		if _, err := codexapp.Call(ctx, server, protocol.ThreadCompactStart, protocol.ThreadCompactStartParams{ThreadID: thread}); err != nil {
 			return "", err
 		}
 		select {
@@ -1140,10 +1109,9 @@ func (b *Backend) startTurn(ctx context.Context, server *codexapp.Server, h *Tur
 	case t.Skill != nil:
 		// As codex's own clients run a skill: the text names it ($name)
 		// and a skill item points codex at its SKILL.md.
-		input, _ := params["input"].([]any)
-		params["input"] = append(input, map[string]any{"type": "skill", "name": t.Skill.Name, "path": t.Skill.Path})
+		params.Input = append(params.Input, protocol.UserInput{Type: protocol.InputSkill, Name: t.Skill.Name, Path: t.Skill.Path})
 	}
-	err := server.Call(ctx, "turn/start", params, &started)
+	started, err := codexapp.Call(ctx, server, protocol.TurnStart, params)
 	return started.Turn.ID, err
 }
 
@@ -1160,12 +1128,27 @@ func (b *Backend) Skills(ctx context.Context, t backend.Turn) ([]backend.Skill, 
 	return b.listings.List(ctx, t.Cwd, func(ctx context.Context) ([]backend.Skill, error) { return codexapp.ListSkills(ctx, server, t.Cwd) })
 }
 
-// threadRequest sends codex a request about the session's thread
-// (method's params get its threadId) and decodes the answer into result
-// (the slash commands' thread operations). A session before its first turn has
-// its thread prepared here (Warm, or now when Warm did not): the request
-// goes to that thread, which the first turn then takes.
-func (b *Backend) threadRequest(ctx context.Context, t backend.Turn, method string, params map[string]any, result any) error {
+// threadRequest sends codex the request m about the session's thread (the
+// slash commands' thread operations), with the params made for that thread,
+// and returns its answer.
+func threadRequest[P, R any](ctx context.Context, b *Backend, t backend.Turn, m protocol.Request[P, R], params func(thread string) P) (R, error) {
+	var zero R
+	server, thread, err := b.sessionThread(ctx, t)
+	if err != nil {
+		return zero, err
+	}
+	res, err := codexapp.Call(ctx, server, m, params(thread))
+	if err != nil {
+		return zero, fmt.Errorf("codex app-server: %s: %w", m.Method(), err)
+	}
+	return res, nil
+}
+
+// sessionThread is the server and thread a request about the session's
+// thread goes to. A session before its first turn has its thread prepared
+// here (Warm, or now when Warm did not): the request goes to that thread,
+// which the first turn then takes.
+func (b *Backend) sessionThread(ctx context.Context, t backend.Turn) (*codexapp.Server, string, error) {
 	prepared := b.awaitPrepared(ctx, t.SessionID)
 	if prepared == nil && t.ThreadID == "" {
 		// Not prepared ahead (beyond MaxWarm): the request needs its
@@ -1175,91 +1158,77 @@ func (b *Backend) threadRequest(ctx context.Context, t backend.Turn, method stri
 	}
 	server, err := b.running(ctx)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	thread := t.ThreadID
 	switch {
 	case thread != "":
 		if thread, _, err = b.openThread(ctx, server, t); err != nil {
-			return err
+			return nil, "", err
 		}
 	case prepared != nil && prepared.server == server && prepared.thread != "":
 		thread = prepared.thread
 	default:
-		return errors.New("the session has no codex thread yet; send a prompt first")
+		return nil, "", errors.New("the session has no codex thread yet; send a prompt first")
 	}
-	params["threadId"] = thread
-	if err := server.Call(ctx, method, params, result); err != nil {
-		return fmt.Errorf("codex app-server: %s: %w", method, err)
-	}
-	return nil
+	return server, thread, nil
 }
 
-// goal is codex's ThreadGoal.
-type goal struct {
-	Objective       string `json:"objective"`
-	Status          string `json:"status"`
-	TokenBudget     *int64 `json:"tokenBudget"`
-	TokensUsed      int64  `json:"tokensUsed"`
-	TimeUsedSeconds int64  `json:"timeUsedSeconds"`
-}
-
-// goalAnswer is what thread/goal/get and thread/goal/set answer.
-type goalAnswer struct {
-	Goal *goal `json:"goal"`
-}
-
-func (a goalAnswer) goal() *backend.Goal {
-	if a.Goal == nil {
+// goalOf is codex's ThreadGoal as the backend's Goal; nil: none is set.
+func goalOf(g *protocol.ThreadGoal) *backend.Goal {
+	if g == nil {
 		return nil
 	}
-	g := backend.Goal(*a.Goal)
-	return &g
+	return &backend.Goal{Objective: g.Objective, Status: g.Status, TokenBudget: g.TokenBudget,
+		TokensUsed: g.TokensUsed, TimeUsedSeconds: g.TimeUsedSeconds}
 }
 
 // Goal implements backend.Backend: thread/goal/get.
 func (b *Backend) Goal(ctx context.Context, t backend.Turn) (*backend.Goal, error) {
-	var res goalAnswer
-	if err := b.threadRequest(ctx, t, "thread/goal/get", map[string]any{}, &res); err != nil {
+	res, err := threadRequest(ctx, b, t, protocol.ThreadGoalGet, func(thread string) protocol.ThreadGoalGetParams {
+		return protocol.ThreadGoalGetParams{ThreadID: thread}
+	})
+	if err != nil {
 		return nil, err
 	}
-	return res.goal(), nil
+	return goalOf(res.Goal), nil
 }
 
 // SetGoal implements backend.Backend: thread/goal/set, an active goal the
 // user set.
 func (b *Backend) SetGoal(ctx context.Context, t backend.Turn, objective string) (*backend.Goal, error) {
-	var res goalAnswer
-	params := map[string]any{"objective": objective, "status": "active", "origin": "user"}
-	if err := b.threadRequest(ctx, t, "thread/goal/set", params, &res); err != nil {
+	res, err := threadRequest(ctx, b, t, protocol.ThreadGoalSet, func(thread string) protocol.ThreadGoalSetParams {
+		return protocol.ThreadGoalSetParams{ThreadID: thread, Objective: objective, Status: protocol.GoalActive, Origin: protocol.GoalOriginUser}
+	})
+	if err != nil {
 		return nil, err
 	}
-	return res.goal(), nil
+	return goalOf(res.Goal), nil
 }
 
 // ClearGoal implements backend.Backend: thread/goal/clear.
 func (b *Backend) ClearGoal(ctx context.Context, t backend.Turn) error {
-	return b.threadRequest(ctx, t, "thread/goal/clear", map[string]any{}, nil)
+	_, err := threadRequest(ctx, b, t, protocol.ThreadGoalClear, func(thread string) protocol.ThreadGoalClearParams {
+		return protocol.ThreadGoalClearParams{ThreadID: thread}
+	})
+	return err
 }
 
 // RenameThread implements backend.Backend: thread/name/set.
 func (b *Backend) RenameThread(ctx context.Context, t backend.Turn, name string) error {
-	return b.threadRequest(ctx, t, "thread/name/set", map[string]any{"name": name}, nil)
+	_, err := threadRequest(ctx, b, t, protocol.ThreadNameSet, func(thread string) protocol.ThreadSetNameParams {
+		return protocol.ThreadSetNameParams{ThreadID: thread, Name: name}
+	})
+	return err
 }
 
 // MCPServerStatus implements backend.Backend: mcpServerStatus/list, the
 // tools and auth status only.
 func (b *Backend) MCPServerStatus(ctx context.Context, t backend.Turn) ([]backend.MCPServerStatus, error) {
-	var res struct {
-		Data []struct {
-			Name          string                     `json:"name"`
-			RuntimeStatus string                     `json:"runtimeStatus"`
-			AuthStatus    string                     `json:"authStatus"`
-			Tools         map[string]json.RawMessage `json:"tools"`
-			ToolsError    any                        `json:"toolsError"`
-		} `json:"data"`
-	}
-	if err := b.threadRequest(ctx, t, "mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly"}, &res); err != nil {
+	res, err := threadRequest(ctx, b, t, protocol.McpServerStatusList, func(thread string) protocol.ListMcpServerStatusParams {
+		return protocol.ListMcpServerStatusParams{ThreadID: thread, Detail: protocol.McpStatusToolsAndAuthOnly}
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]backend.MCPServerStatus, 0, len(res.Data))
@@ -1267,7 +1236,7 @@ func (b *Backend) MCPServerStatus(ctx context.Context, t backend.Turn) ([]backen
 		st := backend.MCPServerStatus{Name: m.Name, RuntimeStatus: m.RuntimeStatus, AuthStatus: m.AuthStatus,
 			Tools: slices.Sorted(maps.Keys(m.Tools))}
 		if m.ToolsError != nil {
-			st.ToolsError = fmt.Sprint(m.ToolsError)
+			st.ToolsError = *m.ToolsError
 		}
 		out = append(out, st)
 	}
@@ -1305,7 +1274,7 @@ func (b *Backend) WatchSkills(f func()) {
 // unrouted receives the app-server's notifications about no thread (on the
 // client's reader goroutine: it must not call the server).
 func (b *Backend) unrouted(method string, params json.RawMessage) {
-	if b.limits.notify(method, params) || method != "skills/changed" {
+	if b.limits.notify(method, params) || method != protocol.SkillsChanged.Method() {
 		return
 	}
 	// Before any refresh starts: refreshes must not join a listing that
@@ -1334,21 +1303,14 @@ func (b *Backend) LoginAPIKey(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	var login struct {
-		Type string `json:"type"`
+	if _, err := codexapp.Call(ctx, server, protocol.AccountLoginStart, protocol.LoginAccountParams{Type: protocol.LoginAPIKey, APIKey: key}); err != nil {
+		return fmt.Errorf("%s: %w", protocol.AccountLoginStart.Method(), err)
 	}
-	if err := server.Call(ctx, "account/login/start", map[string]any{"type": "apiKey", "apiKey": key}, &login); err != nil {
-		return fmt.Errorf("account/login/start: %w", err)
+	read, err := codexapp.Call(ctx, server, protocol.AccountRead, protocol.GetAccountParams{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", protocol.AccountRead.Method(), err)
 	}
-	var read struct {
-		Account *struct {
-			Type string `json:"type"`
-		} `json:"account"`
-	}
-	if err := server.Call(ctx, "account/read", map[string]any{}, &read); err != nil {
-		return fmt.Errorf("account/read: %w", err)
-	}
-	if read.Account == nil || read.Account.Type != "apiKey" {
+	if read.Account == nil || read.Account.Type != protocol.LoginAPIKey {
 		got := "no account"
 		if read.Account != nil {
 			got = "a " + read.Account.Type + " account"

@@ -16,6 +16,7 @@ import (
 	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/codex"
 	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/internal/testkit"
 )
@@ -23,23 +24,17 @@ import (
 func TestThreadParams(t *testing.T) {
 	turn := backend.Turn{SessionID: "sess_1", Cwd: "/ws", Mode: backend.ModeAsk, Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok"},
 		Catalog: "/cache/catalog.json"}
-	start := threadParams(turn, "")
-	if _, ok := start["threadId"]; ok {
-		t.Error("thread/start names a thread")
-	}
-	if threadParams(turn, "th")["threadId"] != "th" {
-		t.Error("thread/resume does not name its thread")
-	}
-	config := start["config"].(map[string]any)
-	acp := config["mcp_servers.acp"].(map[string]any)
-	if h := acp["http_headers"].(map[string]any); h["Authorization"] != "Bearer tok" || acp["required"] != true || acp["default_tools_approval_mode"] != "approve" {
-		t.Errorf("our tool server = %v", acp)
+	start := threadParams(turn)
+	config := start.Config
+	acp := config["mcp_servers.acp"].(protocol.MCPServerConfig)
+	if acp.HTTPHeaders["Authorization"] != "Bearer tok" || !acp.Required || acp.DefaultToolsApprovalMode != "approve" {
+		t.Errorf("our tool server = %+v", acp)
 	}
 	if config["shell_environment_policy.set."+sessionTagEnv] != "sess_1" || config["model_catalog_json"] != "/cache/catalog.json" {
 		t.Errorf("config = %v", config)
 	}
-	if !strings.Contains(start["developerInstructions"].(string), "mcp__acp") || start["sandbox"] != "read-only" || start["approvalPolicy"] != "on-request" {
-		t.Errorf("params = %v", start)
+	if !strings.Contains(start.DeveloperInstructions, "mcp__acp") || start.Sandbox != "read-only" || start.ApprovalPolicy.Policy != "on-request" {
+		t.Errorf("params = %+v", start)
 	}
 	// The token appears once, in the header: nowhere else in the params.
 	b, _ := json.Marshal(start)

@@ -1,6 +1,7 @@
 package appserver
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/codexacp/codexacp/backend"
@@ -11,33 +12,23 @@ func TestAppServerInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		turn backend.Turn
-		want []any
+		want string // the input as turn/start sends it
 	}{
-		{"text", backend.Turn{Prompt: "hi"}, []any{map[string]any{"type": "text", "text": "hi"}}},
+		{"text", backend.Turn{Prompt: "hi"}, `[{"text":"hi","type":"text"}]`},
 		{"images first", backend.Turn{Prompt: "what is this?", Images: []backend.Image{
 			{MimeType: "image/png", Data: testkit.PNG(t)},
 			{MimeType: "image/png", Path: "/home/u/shot.png"},
-		}}, []any{
-			map[string]any{"type": "image", "url": "data:image/png;base64," + testkit.PNGBase64},
-			map[string]any{"type": "localImage", "path": "/home/u/shot.png"},
-			map[string]any{"type": "text", "text": "what is this?"},
-		}},
+		}}, `[{"type":"image","url":"data:image/png;base64,` + testkit.PNGBase64 + `"},` +
+			`{"path":"/home/u/shot.png","type":"localImage"},` +
+			`{"text":"what is this?","type":"text"}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := appServerInput(tc.turn)
-			if len(got) != len(tc.want) {
-				t.Fatalf("input = %v, want %v", got, tc.want)
+			got, err := json.Marshal(appServerInput(tc.turn))
+			if err != nil {
+				t.Fatal(err)
 			}
-			for i := range got {
-				g, w := got[i].(map[string]any), tc.want[i].(map[string]any)
-				if len(g) != len(w) {
-					t.Errorf("item %d = %v, want %v", i, g, w)
-				}
-				for k := range w {
-					if g[k] != w[k] {
-						t.Errorf("item %d = %v, want %v", i, g, w)
-					}
-				}
+			if string(got) != tc.want {
+				t.Errorf("input = %s\nwant %s", got, tc.want)
 			}
 		})
 	}

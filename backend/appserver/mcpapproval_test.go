@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/backend/backendtest"
 	"github.com/codexacp/codexacp/internal/testkit"
 )
 
@@ -143,6 +144,41 @@ func TestPersistOffers(t *testing.T) {
 	} {
 		if got := persistOffers(json.RawMessage(tc.raw), "session"); got != tc.want {
 			t.Errorf("persistOffers(%s) = %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+}
+
+// formOutput answers an MCP server's question with one answer.
+type formOutput struct {
+	backendtest.NopOutput
+	answer backend.MCPElicitationAnswer
+}
+
+func (o formOutput) ElicitMCP(context.Context, backend.MCPElicitation) backend.MCPElicitationAnswer {
+	return o.answer
+}
+
+// The user's answer to an MCP server's form goes to codex as it was sent
+// when the answer was a map: the action, and the content only when there
+// is some, its fields in order.
+func TestMCPServerFormAnswer(t *testing.T) {
+	const form = `{"threadId":"th","serverName":"fixture","mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`
+	for _, tc := range []struct {
+		answer backend.MCPElicitationAnswer
+		want   string
+	}{
+		{backend.MCPElicitationAnswer{Action: "accept", Content: map[string]json.RawMessage{"name": json.RawMessage(`"Ada"`), "age": json.RawMessage(`36`)}},
+			`{"action":"accept","content":{"age":36,"name":"Ada"}}`},
+		{backend.MCPElicitationAnswer{Action: "accept", Content: map[string]json.RawMessage{}}, `{"action":"accept"}`},
+		{backend.MCPDecline, `{"action":"decline"}`},
+		{backend.MCPCancel, `{"action":"cancel"}`},
+	} {
+		res, err := NewTurnHandler(formOutput{answer: tc.answer}, testkit.DiscardLogger()).Request(context.Background(), "mcpServer/elicitation/request", json.RawMessage(form))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonString(res); got != tc.want {
+			t.Errorf("answer to %+v = %s, want %s", tc.answer, got, tc.want)
 		}
 	}
 }

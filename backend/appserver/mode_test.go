@@ -20,7 +20,7 @@ func TestModePolicy(t *testing.T) {
 			if string(b) != tc.Sandbox || string(a) != tc.Approval {
 				t.Errorf("app-server: sandbox %s approval %s, want %s %s", b, a, tc.Sandbox, tc.Approval)
 			}
-			if got := threadParams(turn, "")["sandbox"]; got != backend.ModePolicy(tc.Mode, tc.User, tc.Dirs).Sandbox {
+			if got := threadParams(turn).Sandbox; got != backend.ModePolicy(tc.Mode, tc.User, tc.Dirs).Sandbox {
 				t.Errorf("thread/start sandbox = %v", got)
 			}
 		})
@@ -51,7 +51,7 @@ func TestPlanTurnReadOnly(t *testing.T) {
 			if string(a) != string(w) {
 				t.Errorf("plan turn approval %s, want the mode's %s", a, w)
 			}
-			if got := threadParams(turn, "")["sandbox"]; got != codex.SandboxReadOnly {
+			if got := threadParams(turn).Sandbox; got != codex.SandboxReadOnly {
 				t.Errorf("thread/start sandbox in a plan turn = %v", got)
 			}
 		})

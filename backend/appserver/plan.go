@@ -6,25 +6,18 @@ import (
 
 	"github.com/codexacp/codexacp/backend"
 	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 )
 
 // What the app-server backend does for plan mode (the agent's side is
 // acp/plan.go): turns with codex's collaborationMode, the proposed plan
 // handed to the agent, and codex's questions to the user.
 
-// Codex's collaboration modes (turn/start collaborationMode.mode).
-const (
-	collabDefault = "default"
-	collabPlan    = "plan"
-)
-
 // threadSettings is what thread/start and thread/resume answer about the
 // thread's model and collaboration mode.
 type threadSettings struct {
-	Model             string `json:"model"`
-	CollaborationMode *struct {
-		Mode string `json:"mode"`
-	} `json:"collaborationMode"`
+	Model             string
+	CollaborationMode *protocol.CollaborationMode
 }
 
 func (b *Backend) noteSettings(thread string, ts threadSettings) {
@@ -45,34 +38,29 @@ func (b *Backend) noteSettings(thread string, ts threadSettings) {
 // (codex keeps a thread's mode for its next turns), else nil (codex's own
 // default: nothing is sent). Codex requires a model with it; it takes
 // precedence over the turn's model and effort, which it carries.
-func (b *Backend) collaborationMode(t backend.Turn, thread string) map[string]any {
+func (b *Backend) collaborationMode(t backend.Turn, thread string) *protocol.CollaborationMode {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ts := b.settings[thread]
-	wasPlan := ts.CollaborationMode != nil && ts.CollaborationMode.Mode == collabPlan
+	wasPlan := ts.CollaborationMode != nil && ts.CollaborationMode.Mode == protocol.ModePlan
 	if !t.Plan && !wasPlan {
 		return nil
 	}
-	mode := collabDefault
+	mode := protocol.ModeDefault
 	if t.Plan {
-		mode = collabPlan
+		mode = protocol.ModePlan
 	}
-	ts.CollaborationMode = &struct {
-		Mode string `json:"mode"`
-	}{Mode: mode}
+	ts.CollaborationMode = &protocol.CollaborationMode{Mode: mode}
 	b.settings[thread] = ts
-	// null instructions: codex's built-in ones for the mode.
-	settings := map[string]any{"model": firstNonEmpty(t.Model, ts.Model), "developer_instructions": nil}
-	if t.Effort != "" {
-		settings["reasoning_effort"] = t.Effort
-	}
-	return map[string]any{"mode": mode, "settings": settings}
+	// nil (null) instructions: codex's built-in ones for the mode.
+	return &protocol.CollaborationMode{Mode: mode, Settings: &protocol.CollaborationModeSettings{
+		Model: firstNonEmpty(t.Model, ts.Model), ReasoningEffort: t.Effort}}
 }
 
 // notePlan hands the turn's proposed plan (a completed plan item) to the
 // agent; h.mu is held.
 func (h *TurnHandler) notePlan(n notice) {
-	if n.Item.Type != "plan" || n.Item.Text == "" {
+	if n.Item.Type != protocol.ItemPlan || n.Item.Text == "" {
 		return
 	}
 	h.out.ProposedPlan(n.Item.Text)
@@ -81,22 +69,9 @@ func (h *TurnHandler) notePlan(n notice) {
 // userInput answers item/tool/requestUserInput: the questions go to the
 // user; whatever is not answered is left out, which codex reads as declined.
 func (h *TurnHandler) userInput(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ItemID    string `json:"itemId"`
-		Questions []struct {
-			ID       string `json:"id"`
-			Header   string `json:"header"`
-			Question string `json:"question"`
-			IsOther  bool   `json:"isOther"`
-			IsSecret bool   `json:"isSecret"`
-			Options  []struct {
-				Label       string `json:"label"`
-				Description string `json:"description"`
-			} `json:"options"`
-		} `json:"questions"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &codexapp.RPCError{Code: -32602, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
+	p, err := protocol.ToolRequestUserInput.Decode(params)
+	if err != nil {
+		return nil, &codexapp.RPCError{Code: protocol.CodeInvalidParams, Message: "codexacp: unreadable requestUserInput: " + err.Error()}
 	}
 	qs := make([]backend.UserQuestion, 0, len(p.Questions))
 	for _, q := range p.Questions {
@@ -106,12 +81,12 @@ func (h *TurnHandler) userInput(ctx context.Context, params json.RawMessage) (an
 		}
 		qs = append(qs, uq)
 	}
-	answers := map[string]any{}
+	answers := map[string]protocol.ToolRequestUserInputAnswer{}
 	if ctx.Err() == nil {
 		for id, a := range h.out.AskUser(ctx, p.ItemID, qs) {
-			answers[id] = map[string]any{"answers": a}
+			answers[id] = protocol.ToolRequestUserInputAnswer{Answers: a}
 		}
 	}
 	h.log.Info("questions to the user", "item", p.ItemID, "asked", len(qs), "answered", len(answers))
-	return map[string]any{"answers": answers}, nil
+	return protocol.ToolRequestUserInputResponse{Answers: answers}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/codexacp/codexacp/backend"
 	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 )
 
 // The collaborationMode each turn of a thread sends: plan while planning,
@@ -33,9 +34,7 @@ func TestCollaborationModeSequence(t *testing.T) {
 		}
 	}
 	// A thread resumed in plan mode is put back to default.
-	b.noteSettings("old", threadSettings{Model: "gpt-x", CollaborationMode: &struct {
-		Mode string `json:"mode"`
-	}{Mode: "plan"}})
+	b.noteSettings("old", threadSettings{Model: "gpt-x", CollaborationMode: &protocol.CollaborationMode{Mode: protocol.ModePlan}})
 	if got, _ := json.Marshal(b.collaborationMode(backend.Turn{}, "old")); string(got) != `{"mode":"default","settings":{"developer_instructions":null,"model":"gpt-x"}}` {
 		t.Errorf("resumed plan-mode thread: %s", got)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -30,7 +32,7 @@ type rateLimitStore struct {
 // every field null after a response without the headers), change nothing.
 // Cheap: it runs on the app-server client's reader goroutine.
 func (r *rateLimitStore) notify(method string, params json.RawMessage) bool {
-	if method != "account/rateLimits/updated" {
+	if method != protocol.AccountRateLimitsUpdated.Method() {
 		return false
 	}
 	l, err := events.ParseRateLimitsUpdated(params)
@@ -93,9 +95,9 @@ func (b *Backend) RateLimits(ctx context.Context) ([]events.RateLimits, error) {
 	if server != nil {
 		ctx, cancel := context.WithTimeout(ctx, rateLimitReadTimeout)
 		defer cancel()
-		var raw json.RawMessage
-		if readErr = server.Call(ctx, "account/rateLimits/read", map[string]any{}, &raw); readErr == nil {
-			ls, err := events.ParseRateLimitsRead(raw)
+		var res protocol.GetAccountRateLimitsResponse
+		if res, readErr = codexapp.Call(ctx, server, protocol.AccountRateLimitsRead, protocol.GetAccountRateLimitsParams{}); readErr == nil {
+			ls, err := events.RateLimitsRead(res)
 			if err == nil {
 				return ls, nil
 			}
@@ -106,7 +108,7 @@ func (b *Backend) RateLimits(ctx context.Context) ([]events.RateLimits, error) {
 		return ls, nil
 	}
 	if readErr != nil {
-		return nil, fmt.Errorf("%w (account/rateLimits/read: %v)", errNoRateLimits, readErr)
+		return nil, fmt.Errorf("%w (%s: %v)", errNoRateLimits, protocol.AccountRateLimitsRead.Method(), readErr)
 	}
 	return nil, errNoRateLimits
 }

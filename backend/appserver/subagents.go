@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	codexapp "github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 	"github.com/codexacp/codexacp/events"
 )
 
@@ -128,12 +129,12 @@ func (c *childThread) Notify(method string, params json.RawMessage) {
 	turn := turnOf(params)
 	c.mu.Lock()
 	switch method {
-	case "turn/started":
+	case protocol.TurnStarted.Method():
 		if turn != "" {
 			c.turn = turn
 			c.done.of(turn)
 		}
-	case "turn/completed":
+	case protocol.TurnCompleted.Method():
 		if turn != "" {
 			c.done.close(turn)
 			if c.turn == turn {

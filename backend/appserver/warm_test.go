@@ -69,7 +69,7 @@ func TestAppServerWarmBounded(t *testing.T) {
 			t.Fatalf("%s prepared = %+v", id, p)
 		}
 	}
-	if err := b.threadRequest(ctx, turn(7), "thread/name/set", map[string]any{"name": "x"}, nil); err != nil {
+	if err := b.RenameThread(ctx, turn(7), "x"); err != nil {
 		t.Errorf("thread request of a session not prepared ahead: %v", err)
 	}
 	if p := b.awaitPrepared(ctx, "s07"); p == nil || p.thread == "" {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/codexacp/codexacp/codex/appserver/protocol"
 )
 
 // Forgetting turns (/undo, docs/undo.md). codex 0.169 and 0.171 cut a
@@ -29,17 +31,9 @@ func (c *Server) LastTurns(ctx context.Context, threadID string, n int) ([]strin
 	var ids []string
 	cursor := ""
 	for len(ids) < n {
-		params := map[string]any{"threadId": threadID, "sortDirection": "desc", "limit": min(n-len(ids), turnsPage)}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		var page struct {
-			Data []struct {
-				ID string `json:"id"`
-			} `json:"data"`
-			NextCursor *string `json:"nextCursor"`
-		}
-		if err := c.Call(ctx, "thread/turns/list", params, &page); err != nil {
+		params := protocol.ThreadTurnsListParams{ThreadID: threadID, SortDirection: protocol.SortDesc, Limit: min(n-len(ids), turnsPage), Cursor: cursor}
+		page, err := Call(ctx, c, protocol.ThreadTurnsList, params)
+		if err != nil {
 			return nil, fmt.Errorf("listing the turns of thread %s: %w", threadID, err)
 		}
 		for _, t := range page.Data {
@@ -62,7 +56,7 @@ func (c *Server) LastTurns(ctx context.Context, threadID string, n int) ([]strin
 // that turn and the later ones are forgotten. The thread must be loaded on
 // c (thread/start, thread/resume); local files are not touched.
 func (c *Server) Revert(ctx context.Context, threadID, beforeTurnID string) error {
-	if err := c.Call(ctx, "thread/revert", map[string]any{"threadId": threadID, "beforeTurnId": beforeTurnID}, nil); err != nil {
+	if _, err := Call(ctx, c, protocol.ThreadRevert, protocol.ThreadRevertParams{ThreadID: threadID, BeforeTurnID: beforeTurnID}); err != nil {
 		return fmt.Errorf("reverting thread %s before turn %s: %w", threadID, beforeTurnID, err)
 	}
 	return nil
@@ -96,7 +90,7 @@ func RevertStored(ctx context.Context, opts Options, threadID string, n int) ([]
 		return nil, err
 	}
 	defer c.Close()
-	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": threadID, "excludeTurns": true}, nil); err != nil {
+	if _, err := Call(ctx, c, protocol.ThreadResume, protocol.ThreadResumeParams{ThreadID: threadID, ExcludeTurns: true}); err != nil {
 		return nil, fmt.Errorf("loading thread %s to revert it: %w", threadID, err)
 	}
 	return c.RevertLast(ctx, threadID, n)

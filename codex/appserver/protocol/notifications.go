@@ -14,22 +14,26 @@ const (
 	ItemStarted   Notification[ItemNotification]          = "item/started"
 	ItemCompleted Notification[ItemNotification]          = "item/completed"
 
-	AgentMessageDelta   Notification[DeltaNotification] = "item/agentMessage/delta"
-	PlanDelta           Notification[DeltaNotification] = "item/plan/delta"
-	ReasoningTextDelta  Notification[DeltaNotification] = "item/reasoning/textDelta"
-	ReasoningSumDelta   Notification[DeltaNotification] = "item/reasoning/summaryTextDelta"
-	CommandOutputDelta  Notification[DeltaNotification] = "item/commandExecution/outputDelta"
-	ReasoningPartAdded  Notification[ItemRef]           = "item/reasoning/summaryPartAdded"
-	TurnPlanUpdated     Notification[TurnRef]           = "turn/plan/updated"
-	ThreadTokenUsage    Notification[TurnRef]           = "thread/tokenUsage/updated"
-	ErrorNotice         Notification[ErrorNotification] = "error"
-	ModelRerouted       Notification[TurnRef]           = "model/rerouted"
-	ThreadGoalUpdated   Notification[ThreadRef]         = "thread/goal/updated"
-	ThreadGoalCleared   Notification[ThreadRef]         = "thread/goal/cleared"
-	ServerRequestSolved Notification[ThreadRef]         = "serverRequest/resolved"
+	AgentMessageDelta   Notification[DeltaNotification]   = "item/agentMessage/delta"
+	PlanDelta           Notification[DeltaNotification]   = "item/plan/delta"
+	ReasoningTextDelta  Notification[DeltaNotification]   = "item/reasoning/textDelta"
+	ReasoningSumDelta   Notification[DeltaNotification]   = "item/reasoning/summaryTextDelta"
+	CommandOutputDelta  Notification[DeltaNotification]   = "item/commandExecution/outputDelta"
+	ReasoningPartAdded  Notification[ItemRef]             = "item/reasoning/summaryPartAdded"
+	TurnPlanUpdated     Notification[TurnRef]             = "turn/plan/updated"
+	ThreadTokenUsage    Notification[TurnRef]             = "thread/tokenUsage/updated"
+	ErrorNotice         Notification[ErrorNotification]   = "error"
+	Warning             Notification[WarningNotification] = "warning"
+	ModelRerouted       Notification[TurnRef]             = "model/rerouted"
+	ThreadGoalUpdated   Notification[ThreadRef]           = "thread/goal/updated"
+	ThreadGoalCleared   Notification[ThreadRef]           = "thread/goal/cleared"
+	ServerRequestSolved Notification[ThreadRef]           = "serverRequest/resolved"
 
 	// SkillsChanged names no thread: the skills of some workspace changed.
 	SkillsChanged Notification[struct{}] = "skills/changed"
+	// AccountRateLimitsUpdated names no thread: codex read the account's
+	// usage limits from a model response's headers.
+	AccountRateLimitsUpdated Notification[AccountRateLimitsUpdatedNotification] = "account/rateLimits/updated"
 )
 
 // ThreadRef is the thread a notification is about (the params' threadId).
@@ -117,10 +121,21 @@ type DeltaNotification struct {
 	Delta    string `json:"delta"`
 }
 
+// WarningNotification is a warning for the user, of a thread or of none.
+type WarningNotification struct {
+	ThreadID string `json:"threadId,omitempty"`
+	Message  string `json:"message"`
+}
+
 // ErrorNotification reports a turn's error; WillRetry: codex tries again.
 type ErrorNotification struct {
 	ThreadID  string          `json:"threadId"`
 	TurnID    string          `json:"turnId"`
 	Error     json.RawMessage `json:"error"`
 	WillRetry bool            `json:"willRetry"`
+}
+
+// AccountRateLimitsUpdatedNotification holds one limit's snapshot.
+type AccountRateLimitsUpdatedNotification struct {
+	RateLimits *RateLimitSnapshot `json:"rateLimits"`
 }

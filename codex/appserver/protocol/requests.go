@@ -15,6 +15,8 @@ const (
 	ThreadGoalGet      Request[ThreadGoalGetParams, ThreadGoalGetResponse]           = "thread/goal/get"
 	ThreadGoalSet      Request[ThreadGoalSetParams, ThreadGoalSetResponse]           = "thread/goal/set"
 	ThreadGoalClear    Request[ThreadGoalClearParams, ThreadGoalClearResponse]       = "thread/goal/clear"
+	ThreadTurnsList    Request[ThreadTurnsListParams, ThreadTurnsListResponse]       = "thread/turns/list"
+	ThreadRevert       Request[ThreadRevertParams, ThreadRevertResponse]             = "thread/revert"
 
 	TurnStart     Request[TurnStartParams, TurnStartResponse]         = "turn/start"
 	TurnSteer     Request[TurnSteerParams, TurnSteerResponse]         = "turn/steer"
@@ -26,8 +28,9 @@ const (
 	ConfigRead          Request[ConfigReadParams, ConfigReadResponse]                   = "config/read"
 	ModelList           Request[ModelListParams, ModelListResponse]                     = "model/list"
 
-	AccountLoginStart Request[LoginAccountParams, LoginAccountResponse] = "account/login/start"
-	AccountRead       Request[GetAccountParams, GetAccountResponse]     = "account/read"
+	AccountLoginStart     Request[LoginAccountParams, LoginAccountResponse]                 = "account/login/start"
+	AccountRead           Request[GetAccountParams, GetAccountResponse]                     = "account/read"
+	AccountRateLimitsRead Request[GetAccountRateLimitsParams, GetAccountRateLimitsResponse] = "account/rateLimits/read"
 )
 
 // InitializeParams open the connection. Plan mode (turn/start's
@@ -75,10 +78,19 @@ type ThreadStartParams struct {
 	ThreadOptions
 }
 
-// ThreadResumeParams load a thread from its rollout into the server.
+// ThreadResumeParams load a thread from its rollout into the server;
+// ExcludeTurns leaves its turns out of the answer.
 type ThreadResumeParams struct {
 	ThreadOptions
-	ThreadID string `json:"threadId"`
+	ExcludeTurns bool   `json:"excludeTurns,omitempty"`
+	ThreadID     string `json:"threadId"`
+}
+
+// MarshalJSON sends the fields in the order of their names, as for the
+// other params (ExcludeTurns falls among ThreadOptions').
+func (p ThreadResumeParams) MarshalJSON() ([]byte, error) {
+	type fields ThreadResumeParams
+	return byName(fields(p))
 }
 
 // ThreadForkParams copy a thread's history into a new thread;
@@ -93,15 +105,20 @@ type ThreadForkParams struct {
 // other params (ExcludeTurns falls among ThreadOptions').
 func (p ThreadForkParams) MarshalJSON() ([]byte, error) {
 	type fields ThreadForkParams
-	b, err := json.Marshal(fields(p))
+	return byName(fields(p))
+}
+
+// byName encodes v with its fields in the order of their JSON names.
+func byName(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	var byName map[string]json.RawMessage
-	if err := json.Unmarshal(b, &byName); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
 		return nil, err
 	}
-	return json.Marshal(byName) // a map's keys are encoded in order
+	return json.Marshal(fields) // a map's keys are encoded in order
 }
 
 // ThreadSettings are what the server answers thread/start, thread/resume
@@ -222,6 +239,40 @@ type ThreadGoalClearParams struct {
 type ThreadGoalClearResponse struct {
 	Cleared bool `json:"cleared,omitempty"`
 }
+
+// ThreadTurnsListParams list a stored thread's turns (it need not be
+// loaded), a page of at most Limit from Cursor, newest first with
+// SortDesc.
+type ThreadTurnsListParams struct {
+	Cursor        string `json:"cursor,omitempty"`
+	Limit         int    `json:"limit,omitempty"`
+	SortDirection string `json:"sortDirection,omitempty"` // SortAsc, SortDesc
+	ThreadID      string `json:"threadId"`
+}
+
+// Sort directions of a listing.
+const (
+	SortAsc  = "asc"
+	SortDesc = "desc"
+)
+
+// ThreadTurnsListResponse is a page of turns; NextCursor continues it
+// (nil or "": the last page).
+type ThreadTurnsListResponse struct {
+	Data       []Turn  `json:"data"`
+	NextCursor *string `json:"nextCursor,omitempty"`
+}
+
+// ThreadRevertParams cut a loaded thread's history before BeforeTurnID:
+// that turn and every later one are forgotten.
+type ThreadRevertParams struct {
+	BeforeTurnID string `json:"beforeTurnId"`
+	ThreadID     string `json:"threadId"`
+}
+
+// ThreadRevertResponse is the answer to thread/revert (the thread, which
+// codexacp does not read).
+type ThreadRevertResponse struct{}
 
 // TurnStartParams start a turn on a thread. Each turn states the sandbox
 // and approval policy in full: a turn's stay the thread's until another
@@ -448,4 +499,16 @@ type GetAccountResponse struct {
 type Account struct {
 	Type  string `json:"type"`
 	Email string `json:"email,omitempty"`
+}
+
+// GetAccountRateLimitsParams ask for the account's usage limits (codex
+// asks OpenAI's backend).
+type GetAccountRateLimitsParams struct{}
+
+// GetAccountRateLimitsResponse holds the account's usage limits: every
+// metered limit by its id ("codex", a model's own), and the single
+// snapshot of older codex versions.
+type GetAccountRateLimitsResponse struct {
+	RateLimits          *RateLimitSnapshot            `json:"rateLimits"`
+	RateLimitsByLimitID map[string]*RateLimitSnapshot `json:"rateLimitsByLimitId"`
 }

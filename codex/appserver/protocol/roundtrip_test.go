@@ -47,6 +47,8 @@ func init() {
 		func() (string, codec) { return request(ThreadGoalGet) },
 		func() (string, codec) { return request(ThreadGoalSet) },
 		func() (string, codec) { return request(ThreadGoalClear) },
+		func() (string, codec) { return request(ThreadTurnsList) },
+		func() (string, codec) { return request(ThreadRevert) },
 		func() (string, codec) { return request(TurnStart) },
 		func() (string, codec) { return request(TurnSteer) },
 		func() (string, codec) { return request(TurnInterrupt) },
@@ -57,6 +59,7 @@ func init() {
 		func() (string, codec) { return request(ModelList) },
 		func() (string, codec) { return request(AccountLoginStart) },
 		func() (string, codec) { return request(AccountRead) },
+		func() (string, codec) { return request(AccountRateLimitsRead) },
 		func() (string, codec) { return notification(ThreadStarted) },
 		func() (string, codec) { return notification(TurnStarted) },
 		func() (string, codec) { return notification(TurnCompleted) },
@@ -71,11 +74,13 @@ func init() {
 		func() (string, codec) { return notification(TurnPlanUpdated) },
 		func() (string, codec) { return notification(ThreadTokenUsage) },
 		func() (string, codec) { return notification(ErrorNotice) },
+		func() (string, codec) { return notification(Warning) },
 		func() (string, codec) { return notification(ModelRerouted) },
 		func() (string, codec) { return notification(ThreadGoalUpdated) },
 		func() (string, codec) { return notification(ThreadGoalCleared) },
 		func() (string, codec) { return notification(ServerRequestSolved) },
 		func() (string, codec) { return notification(SkillsChanged) },
+		func() (string, codec) { return notification(AccountRateLimitsUpdated) },
 		func() (string, codec) { return serverRequest(CommandExecutionRequestApproval) },
 		func() (string, codec) { return serverRequest(FileChangeRequestApproval) },
 		func() (string, codec) { return serverRequest(PermissionsRequestApproval) },
@@ -278,6 +283,13 @@ func TestRoundTrip(t *testing.T) {
 // their names are checked against codex's schema only (docs/codex-app-server.md).
 var notRecorded = map[string]bool{
 	"ClientInfo.title": true,
+	// The mock API's responses carry no usage windows or credits.
+	"CreditsSnapshot.balance":                         true,
+	"CreditsSnapshot.hasCredits":                      true,
+	"CreditsSnapshot.unlimited":                       true,
+	"RateLimitWindow.resetsAt":                        true,
+	"RateLimitWindow.usedPercent":                     true,
+	"RateLimitWindow.windowDurationMins":              true,
 	"McpServerElicitationRequestParams.elicitationId": true, // url mode
 	"McpServerElicitationRequestParams.url":           true,
 	"McpServerElicitationRequestResponse.content":     true, // an accepted form's answer
@@ -288,6 +300,7 @@ var notRecorded = map[string]bool{
 	"SkillsListParams.forceReload":                    true,
 	"ThreadStartParams.model":                         true, // codexacp names the model per turn
 	"ThreadResumeParams.model":                        true,
+	"ThreadResumeParams.excludeTurns":                 true, // RevertStored's, exec's path
 	"ThreadForkParams.model":                          true,
 	"ThreadStartParams.serviceTier":                   true,
 	"ThreadResumeParams.serviceTier":                  true,

@@ -164,3 +164,36 @@ type MCPServerConfig struct {
 	ToolTimeoutSec int    `json:"tool_timeout_sec,omitempty"`
 	URL            string `json:"url,omitempty"`
 }
+
+// RateLimitSnapshot is one metered limit of the account (LimitID "codex",
+// or a model's own) with its usage windows, as codex reads them from the
+// x-codex-* headers of every model response.
+type RateLimitSnapshot struct {
+	LimitID     string           `json:"limitId,omitempty"`
+	LimitName   string           `json:"limitName,omitempty"`
+	Primary     *RateLimitWindow `json:"primary,omitempty"`   // the short window (5 h)
+	Secondary   *RateLimitWindow `json:"secondary,omitempty"` // the long window (a week)
+	Credits     *CreditsSnapshot `json:"credits,omitempty"`
+	PlanType    string           `json:"planType,omitempty"`
+	ReachedType string           `json:"rateLimitReachedType,omitempty"` // rate_limit_reached, workspace_…_credits_depleted, …
+}
+
+// Empty reports whether the snapshot says nothing: codex sends one with
+// every field null after a response without rate-limit headers.
+func (l *RateLimitSnapshot) Empty() bool {
+	return l == nil || l.Primary == nil && l.Secondary == nil && l.Credits == nil && l.ReachedType == ""
+}
+
+// RateLimitWindow is how much of one usage window is used.
+type RateLimitWindow struct {
+	UsedPercent   int    `json:"usedPercent"`
+	WindowMinutes *int64 `json:"windowDurationMins,omitempty"`
+	ResetsAt      *int64 `json:"resetsAt,omitempty"` // Unix seconds
+}
+
+// CreditsSnapshot is the account's credit balance.
+type CreditsSnapshot struct {
+	HasCredits bool   `json:"hasCredits"`
+	Unlimited  bool   `json:"unlimited"`
+	Balance    string `json:"balance,omitempty"`
+}
