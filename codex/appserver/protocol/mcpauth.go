@@ -10,7 +10,7 @@ const (
 	McpServerReload     Request[McpServerReloadParams, McpServerRefreshResponse]        = "config/mcpServer/reload"
 
 	McpServerOauthLoginCompleted Notification[McpServerOauthLoginCompletedNotification] = "mcpServer/oauthLogin/completed"
-	McpServerStartupStatus       Notification[McpServerStatusUpdatedNotification]      = "mcpServer/startupStatus/updated"
+	McpServerStartupStatus       Notification[McpServerStatusUpdatedNotification]       = "mcpServer/startupStatus/updated"
 )
 
 // McpServerOauthLoginParams start an OAuth login to the server Name.
