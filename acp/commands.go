@@ -65,8 +65,10 @@ var builtinCommands = []command{
 		hint: "objective, or clear (empty: show)", needs: backend.ThreadCommands, local: (*Agent).goalCommand},
 	{name: "skills", description: "List the skills codex has for this workspace (each is a command too)",
 		needs: backend.Skills, local: (*Agent).skillsCommand},
-	{name: "mcp", description: "List the MCP servers codex uses in this session and their status",
-		needs: backend.ThreadCommands, local: (*Agent).mcpCommand},
+	{name: "mcp", description: "List the MCP servers codex uses in this session and their status; `login <server>` signs in to one that needs it",
+		hint: "login <server> (empty: list)", needs: backend.ThreadCommands, local: (*Agent).mcpCommand},
+	{name: "hooks", description: "List the codex hooks of this workspace and whether they are trusted; `trust` asks you about each untrusted one",
+		hint: "trust, or trust <number> (empty: list)", needs: backend.Hooks, local: (*Agent).hooksCommand},
 	{name: "plan", description: "Switch to plan mode: codex explores and proposes a plan, then asks before implementing it; with text, plan that task now",
 		hint: "task to plan (optional)", needs: backend.Plan, turn: planTurn},
 	{name: "rename", description: "Rename this session",
@@ -273,6 +275,11 @@ func awaitClosed(ctx context.Context, ready <-chan struct{}) {
 // runLocal answers a local command: its text as the agent's message.
 func (a *Agent) runLocal(ctx context.Context, s *session, c command, args string) (acpsdk.PromptResponse, error) {
 	text, err := c.local(a, ctx, s, args)
+	if err != nil && ctx.Err() != nil {
+		// session/cancel stopped the command (a sign-in it waited for).
+		a.log.Info("command cancelled", "session", s.id, "command", c.name)
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
 	if err != nil {
 		var rerr *acpsdk.RequestError
 		if errors.As(err, &rerr) {
@@ -458,8 +465,14 @@ func (a *Agent) skillsCommand(_ context.Context, s *session, _ string) (string, 
 	return b.String(), nil
 }
 
-// mcpCommand lists the MCP servers codex has for the session's thread.
-func (a *Agent) mcpCommand(ctx context.Context, s *session, _ string) (string, error) {
+// mcpCommand lists the MCP servers codex has for the session's thread, or
+// signs in to one (mcpauth.go).
+func (a *Agent) mcpCommand(ctx context.Context, s *session, args string) (string, error) {
+	if sub, rest, _ := strings.Cut(args, " "); sub == "login" {
+		return a.mcpLoginCommand(ctx, s, strings.TrimSpace(rest))
+	} else if args != "" {
+		return "", invalidParams("/mcp takes nothing (list the servers) or login <server>, e.g. /mcp login docs")
+	}
 	t, _ := a.turn(ctx, s, "")
 	servers, err := a.opts.Backend.MCPServerStatus(ctx, t)
 	if err != nil {
@@ -480,7 +493,9 @@ func (a *Agent) mcpCommand(ctx context.Context, s *session, _ string) (string, e
 		if len(m.Tools) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(m.Tools, ", "))
 		}
-		if m.ToolsError != "" {
+		if needsSignIn(m) {
+			fmt.Fprintf(&b, "; needs you to sign in: /mcp login %s", m.Name)
+		} else if m.ToolsError != "" {
 			fmt.Fprintf(&b, "; tool discovery failed: %s", m.ToolsError)
 		}
 		b.WriteString("\n")

@@ -74,13 +74,19 @@ func (o *turnOutput) askForm(ctx context.Context, qs []backend.UserQuestion) (an
 // (elicitationModes), codex's questions go as permission questions and an
 // MCP server's are declined.
 func (o *turnOutput) elicit(ctx context.Context, req forms.Request) (json.RawMessage, error) {
-	req.SessionID = o.s.id
-	raw, err := o.a.conn.CallExtension(ctx, extCreateElicitation, req)
+	return o.a.elicit(ctx, o.s, req)
+}
+
+// elicit is turnOutput.elicit for any request of the session, a turn's or
+// a command's.
+func (a *Agent) elicit(ctx context.Context, s *session, req forms.Request) (json.RawMessage, error) {
+	req.SessionID = s.id
+	raw, err := a.conn.CallExtension(ctx, extCreateElicitation, req)
 	if err != nil && ctx.Err() == nil && isMethodNotFound(err) {
-		o.log.Warn("the editor declared elicitation but has no elicitation/create: it is asked no more", "err", err)
-		o.a.mu.Lock()
-		o.a.formsRefused = true
-		o.a.mu.Unlock()
+		a.log.Warn("the editor declared elicitation but has no elicitation/create: it is asked no more", "session", s.id, "err", err)
+		a.mu.Lock()
+		a.formsRefused = true
+		a.mu.Unlock()
 	}
 	return raw, err
 }

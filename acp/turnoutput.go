@@ -36,7 +36,7 @@ func (o *turnOutput) Event(ev events.Event) {
 		o.s.trMu.Lock()
 		defer o.s.trMu.Unlock() // even on a panic: the session goes on
 		for _, u := range o.s.translator.Translate(ev) {
-			o.a.sendUpdate(o.ctx, o.s.id, u)
+			o.a.sendUpdate(o.ctx, o.s.id, o.a.withRateLimits(u))
 		}
 	}()
 	// After the event's own updates: a command's edits follow its

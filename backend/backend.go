@@ -96,6 +96,21 @@ type Backend interface {
 	// RateLimits lists the account's usage limits for /status: read from
 	// codex where it can, else the latest codex sent.
 	RateLimits(ctx context.Context) ([]events.RateLimits, error)
+
+	// LoginMCPServer signs the user in to an MCP server of codex's config
+	// that needs OAuth (MCPLogin): codex starts the login and open shows
+	// the user its authorization page; then it waits for codex to report
+	// the login's end (at most MCPLoginTimeout, or until ctx ends), and on
+	// success has codex reconnect its MCP servers. An error from open ends
+	// the wait and is returned. The token stays with codex.
+	LoginMCPServer(ctx context.Context, t Turn, server string, open func(ctx context.Context, url string) error) error
+	// Hooks lists the codex hooks that apply in the turn's workspace
+	// (Hooks).
+	Hooks(ctx context.Context, t Turn) (HookList, error)
+	// TrustHook records the user's trust in the hook key as it was when
+	// its hash was hash: codex runs it from then on, until it changes
+	// (Hooks).
+	TrustHook(ctx context.Context, t Turn, key, hash string) error
 }
 
 // Capabilities is a set of what a backend offers beyond Run.
@@ -114,6 +129,8 @@ const (
 	Warm                                    // Warm does something: call it at session/new, load, resume
 	Prepare                                 // Prepare does something: call it after turns and setting changes
 	RateLimits                              // LastRateLimits and RateLimits: the account's usage limits
+	MCPLogin                                // LoginMCPServer
+	Hooks                                   // Hooks and TrustHook
 )
 
 // Has reports whether c offers everything in want.
@@ -156,6 +173,11 @@ func (Unsupported) LastRateLimits() *events.RateLimits { return nil }
 func (Unsupported) RateLimits(context.Context) ([]events.RateLimits, error) {
 	return nil, ErrUnsupported
 }
+func (Unsupported) LoginMCPServer(context.Context, Turn, string, func(context.Context, string) error) error {
+	return ErrUnsupported
+}
+func (Unsupported) Hooks(context.Context, Turn) (HookList, error)         { return HookList{}, ErrUnsupported }
+func (Unsupported) TrustHook(context.Context, Turn, string, string) error { return ErrUnsupported }
 
 // Goal is a thread's goal: the objective codex works towards.
 type Goal struct {

@@ -38,7 +38,7 @@ func testSlashStatus(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	want := map[string]string{
 		"exec":       "status init review review-branch review-commit skills rename",
-		"app-server": "status init review review-branch review-commit compact goal skills mcp plan rename",
+		"app-server": "status init review review-branch review-commit compact goal skills mcp hooks plan rename",
 	}[backend]
 	names := strings.Join(commandNames(t, e), " ")
 	if !strings.HasPrefix(names, want) {

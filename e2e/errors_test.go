@@ -90,6 +90,22 @@ func testSlashStatusUsageLimits(t *testing.T, backend string) {
 	e.mustPrompt("hi")
 	commandNames(t, e)
 	n := len(e.editor.Updates())
+	// The turn's usage_update carries the limits in its _meta
+	// ("codex/rateLimits": codex's snapshot) where the backend has them.
+	var meta map[string]any
+	for _, u := range e.editor.Updates() {
+		if uu := u.Update.UsageUpdate; uu != nil {
+			meta = uu.Meta
+		}
+	}
+	limits, _ := meta["codex/rateLimits"].(map[string]any)
+	primary, _ := limits["primary"].(map[string]any)
+	if backend == "app-server" && (primary == nil || primary["usedPercent"] != float64(42)) {
+		t.Errorf("usage_update _meta = %v, want codex/rateLimits with 42%% used", meta)
+	}
+	if backend == "exec" && meta != nil {
+		t.Errorf("exec's usage_update _meta = %v, want none", meta)
+	}
 	e.mustPrompt("/status")
 	if err := e.editor.Sync(e.ctx); err != nil {
 		t.Fatal(err)

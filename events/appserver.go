@@ -131,6 +131,8 @@ func (c *AppServer) Convert(method string, params json.RawMessage) ([]Event, err
 		evs, err = warningNotification(params)
 	case methodModelRerouted:
 		evs, err = modelRerouted(params)
+	case methodMCPStartupStatus:
+		evs, err = mcpStartupNotice(params)
 	case methodGoalUpdated:
 		evs, err = c.goalUpdated(params)
 	case methodGoalCleared:

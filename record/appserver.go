@@ -86,6 +86,7 @@ func (t *appServerTap) trace(sent bool, line []byte) {
 		} else {
 			asked = secretQuestionsOf(msg)
 			msg, ids = hideServerIdentity(msg)
+			learned = authorizationURLs(msg)
 		}
 		e.Msg = msg
 	default:

@@ -83,7 +83,8 @@ type Backend struct {
 	onSkills func()                     // watchSkills
 	closed   bool
 
-	limits rateLimitStore // the account's usage limits codex sent (ratelimits.go)
+	limits  rateLimitStore // the account's usage limits codex sent (ratelimits.go)
+	mcpAuth mcpAuth        // MCP sign-ins and the servers that need one (mcpauth.go)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -97,7 +98,8 @@ func (b *Backend) Name() string { return "app-server" }
 // prompt.
 func (b *Backend) Capabilities() backend.Capabilities {
 	return backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan |
-		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm | backend.RateLimits
+		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm | backend.RateLimits |
+		backend.MCPLogin | backend.Hooks
 }
 
 // New returns a backend that starts codex app-server with
@@ -410,6 +412,7 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 		// thread/started may have been delivered before the route existed.
 		out.Event(events.Event{Type: events.TypeThreadStarted, ThreadID: thread})
 	}
+	b.warnSignIns(thread, out)
 	h.subagents.route = server.Route
 	remove := server.Route(thread, h)
 	defer func() {
@@ -1274,7 +1277,7 @@ func (b *Backend) WatchSkills(f func()) {
 // unrouted receives the app-server's notifications about no thread (on the
 // client's reader goroutine: it must not call the server).
 func (b *Backend) unrouted(method string, params json.RawMessage) {
-	if b.limits.notify(method, params) || method != protocol.SkillsChanged.Method() {
+	if b.limits.notify(method, params) || b.mcpAuth.notify(method, params) || method != protocol.SkillsChanged.Method() {
 		return
 	}
 	// Before any refresh starts: refreshes must not join a listing that
