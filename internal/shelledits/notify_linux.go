@@ -29,10 +29,10 @@ const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_DEL
 // read, so a change after the read is an event, and one before it is in
 // what was read.
 type notifier struct {
-	fd  int
 	max int // directories watched at most
 
 	mu     sync.Mutex
+	fd     int              // -1 once closed
 	dirs   map[int32]string // watch descriptor → directory below the root (slashes; "" the root)
 	broken bool             // a watch could not be set: the notifier tells nothing
 }
@@ -53,7 +53,8 @@ func newNotifier(maxDirs int) (*notifier, error) {
 func (n *notifier) watch(abs, rel string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.broken {
+	if n.broken || n.fd < 0 {
+		n.broken = true
 		return
 	}
 	if len(n.dirs) >= n.max {
@@ -84,12 +85,17 @@ type changes struct {
 	dirs map[string]bool // the directories whose files changed
 }
 
-// drain reads the queued events.
+// drain reads the queued events. A closed notifier tells nothing: the
+// changes are "full".
 func (n *notifier) drain() changes {
 	ch := changes{dirs: map[string]bool{}}
-	buf := make([]byte, 64<<10)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.fd < 0 {
+		ch.any, ch.full = true, true
+		return ch
+	}
+	buf := make([]byte, 64<<10)
 	for {
 		m, err := unix.Read(n.fd, buf)
 		if err == unix.EINTR {
@@ -121,10 +127,23 @@ func (n *notifier) drain() changes {
 	}
 }
 
+// closeNotifyFD closes an inotify descriptor (tests count the closes).
+var closeNotifyFD = unix.Close
+
+// close closes the descriptor, once: a notifier may be shared by two
+// baselines (a narrow scan's), and a second close of the number could
+// close a descriptor opened meanwhile elsewhere in the process.
 func (n *notifier) close() {
-	if n != nil {
-		unix.Close(n.fd)
+	if n == nil {
+		return
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fd < 0 {
+		return
+	}
+	closeNotifyFD(n.fd)
+	n.fd = -1
 }
 
 // watchDirs sets a watch on every directory below root that a walk would

@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
@@ -138,5 +141,54 @@ func TestScanDirsSeesTouchedFiles(t *testing.T) {
 	w.replace("sub/tool.txt", "by the command\n")
 	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/tool.txt "by the tool\n"→"by the command\n"`}; !slices.Equal(got, want) {
 		t.Errorf("changes = %q, want %q", got, want)
+	}
+}
+
+// A scan that fails in a later root closes each notifier once: a root in
+// git scanned narrowly shares its notifier between the baseline and the
+// next one, and closing its descriptor twice could close one that another
+// goroutine opened in between.
+func TestFailedScanClosesEachNotifierOnce(t *testing.T) {
+	setNotify(t, true)
+	a, b := gitWS(t), plainWS(t)
+	tr := New([]string{a.dir, b.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+
+	var mu sync.Mutex
+	closes := map[int]int{}
+	t.Cleanup(func() { closeNotifyFD = unix.Close })
+	closeNotifyFD = func(fd int) error {
+		mu.Lock()
+		closes[fd]++
+		mu.Unlock()
+		return unix.Close(fd)
+	}
+	// Root b's scan fails: its directory listing is cut short by the end
+	// of the scan's context.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		if strings.HasPrefix(dir, b.dir) {
+			cancel()
+			return nil, nil, nil, context.Canceled
+		}
+		return readDir(dir, dev, follow)
+	}
+	a.replace("sub/c.txt", "CHARLIE\n") // a narrow scan of a directory in git
+	b.replace("sub/c.txt", "CHARLIE\n") // a narrow scan in place, which fails
+	if _, err := tr.Scan(ctx); err == nil {
+		t.Fatal("the scan did not fail")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(closes) != 2 {
+		t.Errorf("closed %d inotify descriptors, want the two roots'", len(closes))
+	}
+	for fd, n := range closes {
+		if n > 1 {
+			t.Errorf("inotify descriptor %d closed %d times", fd, n)
+		}
 	}
 }

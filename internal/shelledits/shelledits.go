@@ -278,10 +278,20 @@ func (t *Tracker) Close() {
 }
 
 // closeBase closes the baseline's notifiers.
-func (t *Tracker) closeBase() {
-	for _, st := range t.base {
-		st.notify.close()
-		st.notify = nil
+func (t *Tracker) closeBase() { closeNotifiers(t.base) }
+
+// closeNotifiers closes the notifiers of the states, each once, and
+// forgets them.
+func closeNotifiers(states ...[]*rootState) {
+	closed := map[*notifier]bool{}
+	for _, sts := range states {
+		for _, st := range sts {
+			if n := st.notify; n != nil && !closed[n] {
+				closed[n] = true
+				n.close()
+			}
+			st.notify = nil
+		}
 	}
 }
 
@@ -348,11 +358,9 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 	for i, st := range t.base {
 		n, err := t.scanRoot(ctx, st, budget, &rep)
 		if err != nil {
-			for _, n := range next[:i] {
-				n.notify.close() // some are the baseline's own (unchanged roots)
-				n.notify = nil
-			}
-			t.closeBase()
+			// The next baselines of the roots scanned share notifiers
+			// with the baseline (a narrow scan's, an unchanged root's).
+			closeNotifiers(next[:i], t.base)
 			t.base = nil
 			return Report{}, err
 		}
