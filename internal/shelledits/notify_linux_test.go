@@ -2,6 +2,8 @@ package shelledits
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -189,6 +191,47 @@ func TestFailedScanClosesEachNotifierOnce(t *testing.T) {
 	for fd, n := range closes {
 		if n > 1 {
 			t.Errorf("inotify descriptor %d closed %d times", fd, n)
+		}
+	}
+}
+
+// inotifyInstances counts the process's inotify descriptors.
+func inotifyInstances(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// After Close (the turn ended), a scan (a cancelled command's completion)
+// compares the whole root and watches nothing: a notifier set up then
+// would stay open with its watches for the life of the process.
+func TestScanAfterCloseWatchesNothing(t *testing.T) {
+	setNotify(t, true)
+	for _, mk := range []func(testing.TB) ws{gitWS, plainWS} {
+		w := mk(t)
+		before := inotifyInstances(t)
+		tr := New([]string{w.dir}, Limits{})
+		baseline(t, tr)
+		tr.Close()
+		for _, content := range []string{"CHARLIE\n", "charlie 2\n"} {
+			old, _ := os.ReadFile(w.path("sub/c.txt"))
+			w.replace("sub/c.txt", content)
+			want := []string{fmt.Sprintf("modified sub/c.txt %q→%q", old, content)}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("after Close, changes = %q, want %q", got, want)
+			}
+		}
+		if after := inotifyInstances(t); after != before {
+			t.Errorf("inotify instances: %d before the tracker, %d after its Close and scans", before, after)
 		}
 	}
 }

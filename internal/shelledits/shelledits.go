@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/codexacp/codexacp/fsops"
@@ -181,9 +182,15 @@ type Tracker struct {
 	lim   Limits
 	roots []root // deduplicated, in the given order
 
-	// mu is held by a Baseline, a Scan or a Touch; Start holds it until its
-	// baseline is taken.
-	mu      sync.Mutex
+	// closed is set by Close: no watches are set after it.
+	closed atomic.Bool
+
+	// mu is held by a Baseline, a Scan, a Touch or a Close, each of them
+	// having waited for pending first (lock).
+	mu sync.Mutex
+	// pending is closed by Start's goroutine once it has set the baseline;
+	// nil when no Start is under way.
+	pending chan struct{}
 	base    []*rootState // nil until Baseline succeeds
 	baseErr error        // why the last baseline failed
 }
@@ -231,11 +238,25 @@ func New(roots []string, lim Limits) *Tracker {
 // ErrNoBaseline is returned by Scan before a Baseline succeeded.
 var ErrNoBaseline = errors.New("shelledits: no baseline")
 
+// lock locks t.mu once no baseline of Start's is under way.
+func (t *Tracker) lock() {
+	t.mu.Lock()
+	for t.pending != nil {
+		pending := t.pending
+		t.mu.Unlock()
+		<-pending
+		t.mu.Lock()
+	}
+}
+
 // Baseline records the present state of the workspace as the baseline.
 func (t *Tracker) Baseline(ctx context.Context) error {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
-	return t.baseline(ctx)
+	t.dropBase()
+	base, err := t.takeBaseline(ctx)
+	t.base, t.baseErr = base, err
+	return err
 }
 
 // Start takes the baseline in the background and returns at once: Scan,
@@ -243,25 +264,29 @@ func (t *Tracker) Baseline(ctx context.Context) error {
 // describes the workspace as it is read, after Start returns; a caller that
 // must have it before something changes the workspace calls Wait.
 func (t *Tracker) Start(ctx context.Context) {
-	t.mu.Lock()
+	t.lock()
+	t.dropBase()
+	done := make(chan struct{})
+	t.pending = done
+	t.mu.Unlock()
 	go func() {
-		defer t.mu.Unlock()
+		defer close(done)
+		var base []*rootState
 		var err error
 		func() {
 			// A bug here fails this baseline, not the agent.
 			defer recovery.Recover(nil, "shell-edits baseline", &err)
-			err = t.baseline(ctx)
+			base, err = t.takeBaseline(ctx)
 		}()
-		if err != nil {
-			t.closeBase()
-			t.base, t.baseErr = nil, err
-		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.base, t.baseErr, t.pending = base, err, nil
 	}()
 }
 
 // Wait waits for a baseline that Start is taking and returns its error.
 func (t *Tracker) Wait() error {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
 		return t.baseErr
@@ -269,12 +294,20 @@ func (t *Tracker) Wait() error {
 	return nil
 }
 
-// Close stops watching the workspace (after a baseline being taken). The
-// tracker goes on working: later scans compare whole roots.
+// Close stops watching the workspace, for good (after a baseline being
+// taken). The tracker goes on working: later baselines and scans compare
+// whole roots.
 func (t *Tracker) Close() {
-	t.mu.Lock()
+	t.closed.Store(true)
+	t.lock()
 	defer t.mu.Unlock()
 	t.closeBase()
+}
+
+// dropBase forgets the baseline (t.mu held).
+func (t *Tracker) dropBase() {
+	t.closeBase()
+	t.base, t.baseErr = nil, nil
 }
 
 // closeBase closes the baseline's notifiers.
@@ -295,30 +328,27 @@ func closeNotifiers(states ...[]*rootState) {
 	}
 }
 
-func (t *Tracker) baseline(ctx context.Context) error {
+// takeBaseline reads the baseline of every root. It changes nothing of
+// the tracker (Start runs it without t.mu).
+func (t *Tracker) takeBaseline(ctx context.Context) ([]*rootState, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
 	defer cancel()
-	t.closeBase()
-	t.base, t.baseErr = nil, nil
 	base := make([]*rootState, 0, len(t.roots))
 	for _, r := range t.roots {
 		st, err := t.snapshotRoot(ctx, r)
 		if err != nil {
-			for _, st := range base {
-				st.notify.close()
-			}
-			t.baseErr = err
-			return err
+			closeNotifiers(base)
+			return nil, err
 		}
 		base = append(base, st)
 	}
-	t.base = base
-	return nil
+	return base, nil
 }
 
-// newNotifier returns a notifier for a root, or nil where there is none.
+// newNotifier returns a notifier for a root, or nil where there is none
+// or after Close (a turn's last scans come after its end).
 func (t *Tracker) newNotifier() *notifier {
-	if !useNotify {
+	if !useNotify || t.closed.Load() {
 		return nil
 	}
 	n, err := newNotifier(t.lim.MaxWatchDirs)
@@ -344,7 +374,7 @@ func keepNotifier(n *notifier) *notifier {
 func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
 	defer cancel()
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
 		if t.baseErr != nil {
@@ -377,7 +407,7 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 // tool), so the next Scan does not report them unless they change again.
 // Paths outside the roots are ignored; so is a Touch before a Baseline.
 func (t *Tracker) Touch(paths ...string) {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
 		return
