@@ -1,6 +1,7 @@
 package shelledits
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -71,6 +72,13 @@ func (n *notifier) watch(abs, rel string) {
 	}
 }
 
+// stop gives up: the notifier tells nothing.
+func (n *notifier) stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.broken = true
+}
+
 // ok reports whether every watch asked for was set.
 func (n *notifier) ok() bool {
 	n.mu.Lock()
@@ -80,9 +88,10 @@ func (n *notifier) ok() bool {
 
 // changes are the events since the last drain.
 type changes struct {
-	any  bool            // something changed
-	full bool            // the directories cannot be told: compare everything
-	dirs map[string]bool // the directories whose files changed
+	any     bool            // something changed
+	full    bool            // the directories cannot be told: compare everything
+	dirs    map[string]bool // the directories whose files changed
+	ignores bool            // a .gitignore changed: in git, what is watched may change
 }
 
 // drain reads the queued events. A closed notifier tells nothing: the
@@ -109,8 +118,12 @@ func (n *notifier) drain() changes {
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= m; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:min(m, off+unix.SizeofInotifyEvent+int(ev.Len))], "\x00")
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 			ch.any = true
+			if string(name) == ".gitignore" {
+				ch.ignores = true
+			}
 			dir, known := n.dirs[ev.Wd]
 			switch {
 			case ev.Mask&unix.IN_Q_OVERFLOW != 0, !known:
@@ -146,35 +159,65 @@ func (n *notifier) close() {
 	n.fd = -1
 }
 
-// watchDirs sets a watch on every directory below root that a walk would
-// enter (on its device, not .git or the skipped ones), breadth first. It
-// reads directories, not files: the work of a baseline in git, where git
-// lists the files.
-func watchDirs(ctx context.Context, root string, n *notifier) error {
-	dev := deviceOf(root)
-	level := []string{""}
-	for len(level) > 0 && n.ok() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var deeper []string
-		for _, dir := range level {
-			abs := filepath.Join(root, filepath.FromSlash(dir))
-			n.watch(abs, dir)
-			follow := regularfile.NoFollowLink
-			if dir == "" {
-				follow = regularfile.FollowLink
+// maxSkippedDirs is the most skipped directories (node_modules,
+// __pycache__…) of a root in git that are asked about; past it the root is
+// not watched.
+const maxSkippedDirs = 1024
+
+// watchDirs sets a watch on every directory of the git root rp (on its
+// device, not .git), breadth first, before git reads them. It reads
+// directories, not files: the work of a baseline in git, where git lists
+// the files. The directories a walk skips (node_modules, .venv…) are
+// watched, with all below them, only where git lists something in them
+// (tracked files, or untracked ones not ignored): one `git ls-files` of
+// those found. Ignored, they cost no watch.
+func watchDirs(ctx context.Context, rp *repo, n *notifier) error {
+	dev := deviceOf(rp.dir)
+	var skipped []string
+	level, all := []string{""}, false
+	for {
+		for len(level) > 0 && n.ok() {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			subdirs, _ := readSubdirs(abs, dev, follow)
-			for _, name := range subdirs {
-				if !slices.Contains(skippedDirs, name) {
-					deeper = append(deeper, path.Join(dir, name))
+			var deeper []string
+			for _, dir := range level {
+				abs := filepath.Join(rp.dir, filepath.FromSlash(dir))
+				n.watch(abs, dir)
+				follow := regularfile.NoFollowLink
+				if dir == "" {
+					follow = regularfile.FollowLink
+				}
+				subdirs, _ := readSubdirs(abs, dev, follow)
+				for _, name := range subdirs {
+					switch rel := path.Join(dir, name); {
+					case name == ".git": // git's own, or a nested repository
+					case !all && slices.Contains(skippedDirs, name):
+						skipped = append(skipped, rel)
+					default:
+						deeper = append(deeper, rel)
+					}
 				}
 			}
+			level = deeper
 		}
-		level = deeper
+		if all || len(skipped) == 0 || !n.ok() {
+			return nil
+		}
+		if len(skipped) > maxSkippedDirs {
+			n.stop()
+			return nil
+		}
+		listed, err := rp.listedDirs(ctx, skipped)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			n.stop() // not known: compare the whole root
+			return nil
+		}
+		level, all = listed, true
 	}
-	return nil
 }
 
 // readSubdirs lists a directory's subdirectories on device dev.

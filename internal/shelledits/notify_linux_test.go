@@ -235,3 +235,47 @@ func TestScanAfterCloseWatchesNothing(t *testing.T) {
 		}
 	}
 }
+
+// watchedDirs lists the directories a root's notifier watches.
+func watchedDirs(tr *Tracker, i int) []string {
+	n := tr.base[i].notify
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var dirs []string
+	for _, d := range n.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+// In git, a skipped directory (node_modules, __pycache__…) is watched
+// where git lists something in it, and costs no watch where it is
+// ignored; a .gitignore edit that makes git list one has it watched.
+func TestSkippedDirectoriesWatchedWhereGitListsThem(t *testing.T) {
+	setNotify(t, true)
+	w := gitWS(t)
+	w.write("sub/.gitignore", "node_modules/\n")
+	w.git("add", ".")
+	w.git("commit", "-qm", "ignore")
+	w.write("sub/node_modules/p/q.js", "one\n")
+	w.write("lib/__pycache__/m.pyc", "mike\n")
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+	if got, want := watchedDirs(tr, 0), []string{"", "lib", "lib/__pycache__", "sub"}; !slices.Equal(got, want) {
+		t.Errorf("watched %q, want %q", got, want)
+	}
+	w.write("sub/.gitignore", "")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/.gitignore "node_modules/\n"→""`,
+		`created sub/node_modules/p/q.js nil→"one\n"`}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+	w.replace("sub/node_modules/p/q.js", "two\n")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/node_modules/p/q.js "one\n"→"two\n"`}; !slices.Equal(got, want) {
+		t.Errorf("after the .gitignore edit, changes = %q, want %q", got, want)
+	}
+}

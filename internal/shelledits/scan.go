@@ -45,7 +45,9 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		if !ch.any {
 			return base, nil // nothing changed: the baseline stands
 		}
-		if !ch.full && !base.partial && len(ch.dirs) <= maxNarrowDirs {
+		// In git, a .gitignore edit may make a skipped directory one that
+		// git lists, and so one to watch (watchDirs).
+		if !ch.full && !(ch.ignores && base.repo != nil) && !base.partial && len(ch.dirs) <= maxNarrowDirs {
 			if next, err := t.scanDirs(ctx, base, ch.dirs, b, rep); next != nil || err != nil {
 				return next, err
 			}
@@ -272,7 +274,7 @@ func (t *Tracker) scanWhole(ctx context.Context, base *rootState, n *notifier, b
 	var inHeadDiff map[string]bool
 	if base.repo != nil {
 		if n != nil {
-			if err := watchDirs(ctx, base.root.real, n); err != nil {
+			if err := watchDirs(ctx, base.repo, n); err != nil {
 				return nil, err
 			}
 		}

@@ -581,7 +581,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 	n := t.newNotifier()
 	if rp, err := findRepo(ctx, r.real); err == nil {
 		if n != nil {
-			if err := watchDirs(ctx, r.real, n); err != nil {
+			if err := watchDirs(ctx, rp, n); err != nil {
 				n.close()
 				return nil, err
 			}

@@ -165,6 +165,38 @@ func TestScan(t *testing.T) {
 			before: func(w ws) { w.write("a.txt", "alpha one\n") },
 			cmd:    func(w ws) { w.write("a.txt", "alpha two\n") },
 			want:   []string{`modified a.txt "alpha one\n"→"alpha two\n"`}},
+		// Skipped directories (node_modules, __pycache__, .venv…) are
+		// compared in git whenever git lists their files.
+		{name: "git tracked file in an ignored skipped directory edited", git: true,
+			before: func(w ws) {
+				w.write(".gitignore", "*.log\nnode_modules/\n")
+				w.write("vendor/node_modules/lib/x.js", "one\n")
+				w.write("vendor/node_modules/lib/node_modules/y/y.js", "yankee\n")
+				w.git("add", "-f", ".")
+				w.git("commit", "-q", "-m", "vendored")
+			},
+			cmd: func(w ws) {
+				w.replace("vendor/node_modules/lib/x.js", "two\n")
+				w.replace("vendor/node_modules/lib/node_modules/y/y.js", "YANKEE\n")
+			},
+			want: []string{`modified vendor/node_modules/lib/node_modules/y/y.js "yankee\n"→"YANKEE\n"`,
+				`modified vendor/node_modules/lib/x.js "one\n"→"two\n"`}},
+		{name: "git untracked file in a skipped directory not ignored edited", git: true,
+			before: func(w ws) { w.write("pkg/__pycache__/m.pyc", "one\n") },
+			cmd:    func(w ws) { w.replace("pkg/__pycache__/m.pyc", "two\n") },
+			want:   []string{`modified pkg/__pycache__/m.pyc "one\n"→"two\n"`}},
+		{name: "git file created in a skipped directory not ignored", git: true,
+			before: func(w ws) { w.write(".venv/lib/keep.txt", "k\n") },
+			cmd:    func(w ws) { w.write(".venv/lib/new.txt", "n\n") },
+			want:   []string{`created .venv/lib/new.txt nil→"n\n"`}},
+		{name: "git ignored skipped directory left out", git: true,
+			before: func(w ws) {
+				w.write(".gitignore", "*.log\nnode_modules/\n")
+				w.git("commit", "-qam", "ignore")
+				w.write("node_modules/x/y.js", "one\n")
+			},
+			cmd:  func(w ws) { w.replace("node_modules/x/y.js", "two\n") },
+			want: nil},
 		{name: "git untracked file edited", git: true,
 			before: func(w ws) { w.write("notes.md", "draft\n") },
 			cmd:    func(w ws) { w.replace("notes.md", "final\n") },
