@@ -8,6 +8,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -30,27 +32,94 @@ const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_DEL
 // read, so a change after the read is an event, and one before it is in
 // what was read.
 type notifier struct {
-	max int // directories watched at most
+	max    int          // directories watched at most
+	budget *watchBudget // what its instance and watches are taken from
 
 	mu     sync.Mutex
 	fd     int              // -1 once closed
 	dirs   map[int32]string // watch descriptor → directory below the root (slashes; "" the root)
 	broken bool             // a watch could not be set: the notifier tells nothing
+	taken  int              // watches taken from the budget
 }
 
-// newNotifier returns a notifier of at most maxDirs directories.
+// watchBudget is what the process's notifiers may take of the user's
+// inotify instances and watches, shared by all trackers (the editor's own
+// file watcher and the user's other programs need theirs).
+type watchBudget struct {
+	mu                 sync.Mutex
+	instances, watches int // left
+}
+
+// take takes instances and watches from the budget, if it has them.
+func (b *watchBudget) take(instances, watches int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.instances < instances || b.watches < watches {
+		return false
+	}
+	b.instances -= instances
+	b.watches -= watches
+	return true
+}
+
+// give returns what take took.
+func (b *watchBudget) give(instances, watches int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.instances += instances
+	b.watches += watches
+}
+
+// budgetShare: the process takes at most a quarter of the user's inotify
+// instances and watches.
+const budgetShare = 4
+
+// processBudget is the budget of the process, read from the system's
+// limits once (the kernel's defaults of old when they cannot be read).
+var processBudget = sync.OnceValue(func() *watchBudget {
+	return &watchBudget{
+		instances: readLimit("/proc/sys/fs/inotify/max_user_instances", 128) / budgetShare,
+		watches:   readLimit("/proc/sys/fs/inotify/max_user_watches", 8192) / budgetShare,
+	}
+})
+
+// notifyBudget is the budget notifiers take from (tests give their own).
+var notifyBudget = processBudget
+
+// readLimit reads a number from a file of /proc, or returns def.
+func readLimit(path string, def int) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+var errBudget = errors.New("shelledits: the process's share of inotify instances is in use")
+
+// newNotifier returns a notifier of at most maxDirs directories, its
+// instance and watches taken from the process's budget.
 func newNotifier(maxDirs int) (*notifier, error) {
+	b := notifyBudget()
+	if !b.take(1, 0) {
+		return nil, errBudget
+	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
+		b.give(1, 0)
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	return &notifier{fd: fd, max: maxDirs, dirs: map[int32]string{}}, nil
+	return &notifier{fd: fd, max: maxDirs, budget: b, dirs: map[int32]string{}}, nil
 }
 
 // watch sets a watch on the directory abs (rel below the root). A
 // directory gone or replaced meanwhile is left out (its parent's event
-// says so); past the limit, or when the system refuses more watches, the
-// notifier is broken. Safe for concurrent use.
+// says so); past the limit or the process's budget, or when the system
+// refuses more watches, the notifier is broken. Safe for concurrent use.
 func (n *notifier) watch(abs, rel string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -58,16 +127,23 @@ func (n *notifier) watch(abs, rel string) {
 		n.broken = true
 		return
 	}
-	if len(n.dirs) >= n.max {
+	if len(n.dirs) >= n.max || !n.budget.take(0, 1) {
 		n.broken = true
 		return
 	}
 	wd, err := unix.InotifyAddWatch(n.fd, abs, watchMask)
 	switch {
 	case err == nil:
+		if _, again := n.dirs[int32(wd)]; again {
+			n.budget.give(0, 1) // the same directory again: one watch
+		} else {
+			n.taken++
+		}
 		n.dirs[int32(wd)] = rel
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+		n.budget.give(0, 1)
 	default:
+		n.budget.give(0, 1)
 		n.broken = true // ENOSPC: the user's watches are used up
 	}
 }
@@ -157,6 +233,8 @@ func (n *notifier) close() {
 	}
 	closeNotifyFD(n.fd)
 	n.fd = -1
+	n.budget.give(1, n.taken)
+	n.taken = 0
 }
 
 // maxSkippedDirs is the most skipped directories (node_modules,

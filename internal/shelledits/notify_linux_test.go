@@ -279,3 +279,86 @@ func TestSkippedDirectoriesWatchedWhereGitListsThem(t *testing.T) {
 		t.Errorf("after the .gitignore edit, changes = %q, want %q", got, want)
 	}
 }
+
+// setBudget gives the test's notifiers a budget of their own.
+func setBudget(t *testing.T, instances, watches int) *watchBudget {
+	b := &watchBudget{instances: instances, watches: watches}
+	old := notifyBudget
+	notifyBudget = func() *watchBudget { return b }
+	t.Cleanup(func() { notifyBudget = old })
+	return b
+}
+
+func (b *watchBudget) left() (instances, watches int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.instances, b.watches
+}
+
+// Trackers share the process's inotify budget: past it a root is not
+// watched and compared whole (its changes are found all the same), and
+// what a tracker took returns with its Close.
+func TestTrackersShareTheWatchBudget(t *testing.T) {
+	setNotify(t, true)
+	t.Cleanup(func() { closeNotifyFD = unix.Close })
+	for _, mk := range []func(testing.TB) ws{plainWS, gitWS} {
+		w := mk(t)
+		w.write("x/y/z.txt", "zulu\n") // the tree has four directories: "", sub, x, x/y
+		budget := setBudget(t, 1, 6)
+		first := New([]string{w.dir}, Limits{})
+		baseline(t, first)
+		if first.base[0].notify == nil {
+			t.Fatal("the first tracker is not watched, within the budget")
+		}
+		if i, n := budget.left(); i != 0 || n != 2 {
+			t.Errorf("budget left: %d instances, %d watches; want 0, 2", i, n)
+		}
+		second := New([]string{w.dir}, Limits{})
+		baseline(t, second) // no instance left
+		if second.base[0].notify != nil {
+			t.Error("a second tracker is watched past the budget's instances")
+		}
+		w.replace("x/y/z.txt", "ZULU\n")
+		want := []string{`modified x/y/z.txt "zulu\n"→"ZULU\n"`}
+		if got := summaries(w.dir, scanOnce(t, second)); !slices.Equal(got, want) {
+			t.Errorf("unwatched past the budget, changes = %q, want %q", got, want)
+		}
+		if got := summaries(w.dir, scanOnce(t, first)); !slices.Equal(got, want) {
+			t.Errorf("watched, changes = %q, want %q", got, want)
+		}
+		first.Close()
+		second.Close()
+		if i, n := budget.left(); i != 1 || n != 6 {
+			t.Errorf("after Close, budget left: %d instances, %d watches; want 1, 6", i, n)
+		}
+
+		// Watches past the budget: the root is compared whole, and the
+		// watches taken return at once.
+		budget = setBudget(t, 1, 3)
+		third := New([]string{w.dir}, Limits{})
+		baseline(t, third)
+		if third.base[0].notify != nil {
+			t.Error("a tracker is watched past the budget's watches")
+		}
+		if i, n := budget.left(); i != 1 || n != 3 {
+			t.Errorf("unwatched, budget left: %d instances, %d watches; want 1, 3", i, n)
+		}
+		// Nor does its tracker try again at each scan (the watches would
+		// be set up to the budget and dropped every time).
+		closes := 0
+		closeNotifyFD = func(fd int) error { closes++; return unix.Close(fd) }
+		for _, content := range []string{"zulu 2\n", "zulu 3\n"} {
+			old, _ := os.ReadFile(w.path("x/y/z.txt"))
+			w.replace("x/y/z.txt", content)
+			want := []string{fmt.Sprintf("modified x/y/z.txt %q→%q", old, content)}
+			if got := summaries(w.dir, scanOnce(t, third)); !slices.Equal(got, want) {
+				t.Errorf("unwatched past the budget, changes = %q, want %q", got, want)
+			}
+		}
+		closeNotifyFD = unix.Close
+		if closes != 0 {
+			t.Errorf("scans of a root past the budget set up %d notifiers", closes)
+		}
+		third.Close()
+	}
+}

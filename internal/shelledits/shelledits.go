@@ -358,14 +358,17 @@ func (t *Tracker) newNotifier() *notifier {
 	return n
 }
 
-// keepNotifier returns n when all its watches are set, and closes it
-// otherwise.
-func keepNotifier(n *notifier) *notifier {
-	if n == nil || n.ok() {
-		return n
+// keepNotifier makes n the root's notifier when all its watches are set,
+// and otherwise closes it and marks the root unwatchable.
+func (st *rootState) keepNotifier(n *notifier) {
+	switch {
+	case n == nil:
+	case n.ok():
+		st.notify = n
+	default:
+		n.close()
+		st.unwatchable = true
 	}
-	n.close()
-	return nil
 }
 
 // Scan reports what changed since the baseline and makes the present state
@@ -491,6 +494,10 @@ type rootState struct {
 	// notify watches the root's directories since the baseline; nil when
 	// they are not watched (the system cannot, or past MaxWatchDirs).
 	notify *notifier
+	// unwatchable: watching the root failed (past MaxWatchDirs or the
+	// process's budget): the tracker does not try again, each scan would
+	// set watches up to the limit and drop them.
+	unwatchable bool
 	// Walked and watched roots: the files of each directory (names), and
 	// the files and bytes whose contents are kept, so that a scan of a few
 	// directories updates the baseline in place (indexDirs).
@@ -593,7 +600,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 				st.files[rel] = ge.baseline(filepath.Join(r.real, filepath.FromSlash(rel)))
 			}
 			t.keepNewest(st)
-			st.notify = keepNotifier(n)
+			st.keepNotifier(n)
 			return st, nil
 		}
 		if ctx.Err() != nil {
@@ -613,7 +620,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 		return nil, err
 	}
 	st.partial = partial
-	st.notify = keepNotifier(n)
+	st.keepNotifier(n)
 	defer st.indexDirs() // after the contents are kept
 	for rel, fs := range files {
 		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}

@@ -359,6 +359,7 @@ func TestScanRollsTheBaseline(t *testing.T) {
 				w = gitWS(t)
 			}
 			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
 			baseline(t, tr)
 			w.replace("a.txt", "one\n")
 			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, []string{`modified a.txt "alpha\n"→"one\n"`}) {
@@ -388,6 +389,7 @@ func TestTouch(t *testing.T) {
 				w = gitWS(t)
 			}
 			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
 			baseline(t, tr)
 			w.replace("a.txt", "by the tool\n")
 			w.write("tool-new.txt", "made by the tool\n")
@@ -413,6 +415,7 @@ func TestRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New([]string{link, plain.dir, plain.path("sub")}, Limits{})
+	defer tr.Close()
 	if len(tr.roots) != 2 {
 		t.Fatalf("roots = %+v", tr.roots)
 	}
@@ -438,6 +441,7 @@ func TestWalkLimit(t *testing.T) {
 	w := plainWS(t)
 	w.write("deep/er/x.txt", "x\n")
 	tr := New([]string{w.dir}, Limits{MaxWalkFiles: 3})
+	defer tr.Close()
 	baseline(t, tr)
 	w.replace("deep/er/x.txt", "past the limit\n")
 	w.replace("a.txt", "A\n")
@@ -455,6 +459,7 @@ func TestWalkLimit(t *testing.T) {
 func TestRepositoryRemoved(t *testing.T) {
 	w := gitWS(t)
 	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
 	baseline(t, tr)
 	if err := os.RemoveAll(w.path(".git")); err != nil {
 		t.Fatal(err)
@@ -471,6 +476,7 @@ func TestRepositoryRemoved(t *testing.T) {
 
 func TestScanWithoutBaseline(t *testing.T) {
 	tr := New([]string{t.TempDir()}, Limits{})
+	defer tr.Close()
 	if _, err := tr.Scan(context.Background()); err != ErrNoBaseline {
 		t.Errorf("err = %v", err)
 	}
@@ -581,6 +587,7 @@ func TestOutsideARepositoryNoGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New([]string{dir}, Limits{})
+	defer tr.Close()
 	if err := tr.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
 	}
