@@ -11,7 +11,8 @@
 // Nothing hashes the whole tree: git's index already knows which tracked
 // files are unchanged, and the old text of a tracked file that was clean is
 // in git. Where the system tells which directories changed (inotify on
-// Linux), a scan looks at those only, and at nothing when none did. Start
+// Linux, within a budget all trackers of the process share), a scan looks
+// at those only, and at nothing when none did. Start
 // takes the baseline in the background. See docs/shell-edits.md for the
 // bounds and what they cost.
 //
@@ -60,7 +61,8 @@ type Limits struct {
 	MaxWalkFiles     int
 	MaxStatusEntries int
 	// MaxWatchDirs is the number of directories of a root watched for
-	// changes; past it, every scan compares the whole root.
+	// changes; past it, or past the process's budget of watches, every
+	// scan compares the whole root.
 	MaxWatchDirs int
 	// Timeout bounds one Baseline or Scan.
 	Timeout time.Duration
