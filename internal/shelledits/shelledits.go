@@ -12,9 +12,9 @@
 // files are unchanged, and the old text of a tracked file that was clean is
 // in git. Where the system tells which directories changed (inotify on
 // Linux, within a budget all trackers of the process share), a scan looks
-// at those only, and at nothing when none did. Start
-// takes the baseline in the background. See docs/shell-edits.md for the
-// bounds and what they cost.
+// at those only, and at nothing when none did. Start takes the baseline in
+// the background. See docs/shell-edits.md for the bounds and what they
+// cost.
 //
 // The package knows nothing of ACP or codex: the caller decides when a
 // command starts and ends and how a Report is shown.
