@@ -86,7 +86,9 @@ func (o *turnOutput) beginShellEdits(always bool) {
 		newTracker = o.a.opts.newShellTracker
 	}
 	tr := newTracker(o.s.roots(), shelledits.Limits{})
-	context.AfterFunc(o.ctx, tr.Close) // its watches end with the turn
+	// Its watches end with the turn; a scan after it (a cancelled command's
+	// completion) compares whole roots and watches nothing.
+	context.AfterFunc(o.ctx, tr.Close)
 	if !always {
 		tr.Start(o.ctx) // a failure shows at the first scan
 		e.tracker = tr

@@ -247,6 +247,37 @@ func (r *repo) diffNames(ctx context.Context, from, to string) ([]string, error)
 	return rels, nil
 }
 
+// listedDirs returns those of dirs (below the root, slashes; none below
+// another) in which git lists something: a tracked file, or an untracked
+// path that is not ignored (an untracked directory listed as one, empty
+// ones included: a file created there would be listed).
+func (r *repo) listedDirs(ctx context.Context, dirs []string) ([]string, error) {
+	out, err := runGit(ctx, r.dir, nil, append([]string{"ls-files", "-z", "--cached", "--others", "--exclude-standard",
+		"--directory", "--"}, dirs...)...)
+	if err != nil {
+		return nil, err
+	}
+	asked := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		asked[d] = true
+	}
+	found := map[string]bool{}
+	var listed []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		// Paths are relative to the root, where git runs.
+		for d := strings.TrimSuffix(p, "/"); d != ""; d = parentDir(d) {
+			if asked[d] {
+				if !found[d] {
+					found[d] = true
+					listed = append(listed, d)
+				}
+				break
+			}
+		}
+	}
+	return listed, nil
+}
+
 // object is what git holds under a name.
 type object struct {
 	oid     string

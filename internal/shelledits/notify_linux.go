@@ -1,12 +1,15 @@
 package shelledits
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -29,45 +32,127 @@ const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_DEL
 // read, so a change after the read is an event, and one before it is in
 // what was read.
 type notifier struct {
-	fd  int
-	max int // directories watched at most
+	max    int          // directories watched at most
+	budget *watchBudget // what its instance and watches are taken from
 
 	mu     sync.Mutex
+	fd     int              // -1 once closed
 	dirs   map[int32]string // watch descriptor → directory below the root (slashes; "" the root)
 	broken bool             // a watch could not be set: the notifier tells nothing
+	taken  int              // watches taken from the budget
 }
 
-// newNotifier returns a notifier of at most maxDirs directories.
+// watchBudget is what the process's notifiers may take of the user's
+// inotify instances and watches, shared by all trackers (the editor's own
+// file watcher and the user's other programs need theirs).
+type watchBudget struct {
+	mu                 sync.Mutex
+	instances, watches int // left
+}
+
+// take takes instances and watches from the budget, if it has them.
+func (b *watchBudget) take(instances, watches int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.instances < instances || b.watches < watches {
+		return false
+	}
+	b.instances -= instances
+	b.watches -= watches
+	return true
+}
+
+// give returns what take took.
+func (b *watchBudget) give(instances, watches int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.instances += instances
+	b.watches += watches
+}
+
+// budgetShare: the process takes at most a quarter of the user's inotify
+// instances and watches.
+const budgetShare = 4
+
+// processBudget is the budget of the process, read from the system's
+// limits once (the kernel's defaults of old when they cannot be read).
+var processBudget = sync.OnceValue(func() *watchBudget {
+	return &watchBudget{
+		instances: readLimit("/proc/sys/fs/inotify/max_user_instances", 128) / budgetShare,
+		watches:   readLimit("/proc/sys/fs/inotify/max_user_watches", 8192) / budgetShare,
+	}
+})
+
+// notifyBudget is the budget notifiers take from (tests give their own).
+var notifyBudget = processBudget
+
+// readLimit reads a number from a file of /proc, or returns def.
+func readLimit(path string, def int) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+var errBudget = errors.New("shelledits: the process's share of inotify instances is in use")
+
+// newNotifier returns a notifier of at most maxDirs directories, its
+// instance and watches taken from the process's budget.
 func newNotifier(maxDirs int) (*notifier, error) {
+	b := notifyBudget()
+	if !b.take(1, 0) {
+		return nil, errBudget
+	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
+		b.give(1, 0)
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	return &notifier{fd: fd, max: maxDirs, dirs: map[int32]string{}}, nil
+	return &notifier{fd: fd, max: maxDirs, budget: b, dirs: map[int32]string{}}, nil
 }
 
 // watch sets a watch on the directory abs (rel below the root). A
 // directory gone or replaced meanwhile is left out (its parent's event
-// says so); past the limit, or when the system refuses more watches, the
-// notifier is broken. Safe for concurrent use.
+// says so); past the limit or the process's budget, or when the system
+// refuses more watches, the notifier is broken. Safe for concurrent use.
 func (n *notifier) watch(abs, rel string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.broken {
+	if n.broken || n.fd < 0 {
+		n.broken = true
 		return
 	}
-	if len(n.dirs) >= n.max {
+	if len(n.dirs) >= n.max || !n.budget.take(0, 1) {
 		n.broken = true
 		return
 	}
 	wd, err := unix.InotifyAddWatch(n.fd, abs, watchMask)
 	switch {
 	case err == nil:
+		if _, again := n.dirs[int32(wd)]; again {
+			n.budget.give(0, 1) // the same directory again: one watch
+		} else {
+			n.taken++
+		}
 		n.dirs[int32(wd)] = rel
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+		n.budget.give(0, 1)
 	default:
+		n.budget.give(0, 1)
 		n.broken = true // ENOSPC: the user's watches are used up
 	}
+}
+
+// stop gives up: the notifier tells nothing.
+func (n *notifier) stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.broken = true
 }
 
 // ok reports whether every watch asked for was set.
@@ -79,17 +164,23 @@ func (n *notifier) ok() bool {
 
 // changes are the events since the last drain.
 type changes struct {
-	any  bool            // something changed
-	full bool            // the directories cannot be told: compare everything
-	dirs map[string]bool // the directories whose files changed
+	any     bool            // something changed
+	full    bool            // the directories cannot be told: compare everything
+	dirs    map[string]bool // the directories whose files changed
+	ignores bool            // a .gitignore changed: in git, what is watched may change
 }
 
-// drain reads the queued events.
+// drain reads the queued events. A closed notifier tells nothing: the
+// changes are "full".
 func (n *notifier) drain() changes {
 	ch := changes{dirs: map[string]bool{}}
-	buf := make([]byte, 64<<10)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.fd < 0 {
+		ch.any, ch.full = true, true
+		return ch
+	}
+	buf := make([]byte, 64<<10)
 	for {
 		m, err := unix.Read(n.fd, buf)
 		if err == unix.EINTR {
@@ -103,8 +194,12 @@ func (n *notifier) drain() changes {
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= m; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:min(m, off+unix.SizeofInotifyEvent+int(ev.Len))], "\x00")
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 			ch.any = true
+			if string(name) == ".gitignore" {
+				ch.ignores = true
+			}
 			dir, known := n.dirs[ev.Wd]
 			switch {
 			case ev.Mask&unix.IN_Q_OVERFLOW != 0, !known:
@@ -121,41 +216,86 @@ func (n *notifier) drain() changes {
 	}
 }
 
+// closeNotifyFD closes an inotify descriptor (tests count the closes).
+var closeNotifyFD = unix.Close
+
+// close closes the descriptor, once: a notifier may be shared by two
+// baselines (a narrow scan's), and a second close of the number could
+// close a descriptor opened meanwhile elsewhere in the process.
 func (n *notifier) close() {
-	if n != nil {
-		unix.Close(n.fd)
+	if n == nil {
+		return
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fd < 0 {
+		return
+	}
+	closeNotifyFD(n.fd)
+	n.fd = -1
+	n.budget.give(1, n.taken)
+	n.taken = 0
 }
 
-// watchDirs sets a watch on every directory below root that a walk would
-// enter (on its device, not .git or the skipped ones), breadth first. It
-// reads directories, not files: the work of a baseline in git, where git
-// lists the files.
-func watchDirs(ctx context.Context, root string, n *notifier) error {
-	dev := deviceOf(root)
-	level := []string{""}
-	for len(level) > 0 && n.ok() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var deeper []string
-		for _, dir := range level {
-			abs := filepath.Join(root, filepath.FromSlash(dir))
-			n.watch(abs, dir)
-			follow := regularfile.NoFollowLink
-			if dir == "" {
-				follow = regularfile.FollowLink
+// maxSkippedDirs is the most skipped directories (node_modules,
+// __pycache__…) of a root in git that are asked about; past it the root is
+// not watched.
+const maxSkippedDirs = 1024
+
+// watchDirs sets a watch on every directory of the git root rp (on its
+// device, not .git), breadth first, before git reads them. It reads
+// directories, not files: the work of a baseline in git, where git lists
+// the files. The directories a walk skips (node_modules, .venv…) are
+// watched, with all below them, only where git lists something in them
+// (tracked files, or untracked ones not ignored): one `git ls-files` of
+// those found. Ignored, they cost no watch.
+func watchDirs(ctx context.Context, rp *repo, n *notifier) error {
+	dev := deviceOf(rp.dir)
+	var skipped []string
+	level, all := []string{""}, false
+	for {
+		for len(level) > 0 && n.ok() {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			subdirs, _ := readSubdirs(abs, dev, follow)
-			for _, name := range subdirs {
-				if !slices.Contains(skippedDirs, name) {
-					deeper = append(deeper, path.Join(dir, name))
+			var deeper []string
+			for _, dir := range level {
+				abs := filepath.Join(rp.dir, filepath.FromSlash(dir))
+				n.watch(abs, dir)
+				follow := regularfile.NoFollowLink
+				if dir == "" {
+					follow = regularfile.FollowLink
+				}
+				subdirs, _ := readSubdirs(abs, dev, follow)
+				for _, name := range subdirs {
+					switch rel := path.Join(dir, name); {
+					case name == ".git": // git's own, or a nested repository
+					case !all && slices.Contains(skippedDirs, name):
+						skipped = append(skipped, rel)
+					default:
+						deeper = append(deeper, rel)
+					}
 				}
 			}
+			level = deeper
 		}
-		level = deeper
+		if all || len(skipped) == 0 || !n.ok() {
+			return nil
+		}
+		if len(skipped) > maxSkippedDirs {
+			n.stop()
+			return nil
+		}
+		listed, err := rp.listedDirs(ctx, skipped)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			n.stop() // not known: compare the whole root
+			return nil
+		}
+		level, all = listed, true
 	}
-	return nil
 }
 
 // readSubdirs lists a directory's subdirectories on device dev.

@@ -2,11 +2,16 @@ package shelledits
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
@@ -138,5 +143,222 @@ func TestScanDirsSeesTouchedFiles(t *testing.T) {
 	w.replace("sub/tool.txt", "by the command\n")
 	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/tool.txt "by the tool\n"→"by the command\n"`}; !slices.Equal(got, want) {
 		t.Errorf("changes = %q, want %q", got, want)
+	}
+}
+
+// A scan that fails in a later root closes each notifier once: a root in
+// git scanned narrowly shares its notifier between the baseline and the
+// next one, and closing its descriptor twice could close one that another
+// goroutine opened in between.
+func TestFailedScanClosesEachNotifierOnce(t *testing.T) {
+	setNotify(t, true)
+	a, b := gitWS(t), plainWS(t)
+	tr := New([]string{a.dir, b.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+
+	var mu sync.Mutex
+	closes := map[int]int{}
+	t.Cleanup(func() { closeNotifyFD = unix.Close })
+	closeNotifyFD = func(fd int) error {
+		mu.Lock()
+		closes[fd]++
+		mu.Unlock()
+		return unix.Close(fd)
+	}
+	// Root b's scan fails: its directory listing is cut short by the end
+	// of the scan's context.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		if strings.HasPrefix(dir, b.dir) {
+			cancel()
+			return nil, nil, nil, context.Canceled
+		}
+		return readDir(dir, dev, follow)
+	}
+	a.replace("sub/c.txt", "CHARLIE\n") // a narrow scan of a directory in git
+	b.replace("sub/c.txt", "CHARLIE\n") // a narrow scan in place, which fails
+	if _, err := tr.Scan(ctx); err == nil {
+		t.Fatal("the scan did not fail")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(closes) != 2 {
+		t.Errorf("closed %d inotify descriptors, want the two roots'", len(closes))
+	}
+	for fd, n := range closes {
+		if n > 1 {
+			t.Errorf("inotify descriptor %d closed %d times", fd, n)
+		}
+	}
+}
+
+// inotifyInstances counts the process's inotify descriptors.
+func inotifyInstances(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// After Close (the turn ended), a scan (a cancelled command's completion)
+// compares the whole root and watches nothing: a notifier set up then
+// would stay open with its watches for the life of the process.
+func TestScanAfterCloseWatchesNothing(t *testing.T) {
+	setNotify(t, true)
+	for _, mk := range []func(testing.TB) ws{gitWS, plainWS} {
+		w := mk(t)
+		before := inotifyInstances(t)
+		tr := New([]string{w.dir}, Limits{})
+		baseline(t, tr)
+		tr.Close()
+		for _, content := range []string{"CHARLIE\n", "charlie 2\n"} {
+			old, _ := os.ReadFile(w.path("sub/c.txt"))
+			w.replace("sub/c.txt", content)
+			want := []string{fmt.Sprintf("modified sub/c.txt %q→%q", old, content)}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("after Close, changes = %q, want %q", got, want)
+			}
+		}
+		if after := inotifyInstances(t); after != before {
+			t.Errorf("inotify instances: %d before the tracker, %d after its Close and scans", before, after)
+		}
+	}
+}
+
+// watchedDirs lists the directories a root's notifier watches.
+func watchedDirs(tr *Tracker, i int) []string {
+	n := tr.base[i].notify
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var dirs []string
+	for _, d := range n.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+// In git, a skipped directory (node_modules, __pycache__…) is watched
+// where git lists something in it, and costs no watch where it is
+// ignored; a .gitignore edit that makes git list one has it watched.
+func TestSkippedDirectoriesWatchedWhereGitListsThem(t *testing.T) {
+	setNotify(t, true)
+	w := gitWS(t)
+	w.write("sub/.gitignore", "node_modules/\n")
+	w.git("add", ".")
+	w.git("commit", "-qm", "ignore")
+	w.write("sub/node_modules/p/q.js", "one\n")
+	w.write("lib/__pycache__/m.pyc", "mike\n")
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+	if got, want := watchedDirs(tr, 0), []string{"", "lib", "lib/__pycache__", "sub"}; !slices.Equal(got, want) {
+		t.Errorf("watched %q, want %q", got, want)
+	}
+	w.write("sub/.gitignore", "")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/.gitignore "node_modules/\n"→""`,
+		`created sub/node_modules/p/q.js nil→"one\n"`}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+	w.replace("sub/node_modules/p/q.js", "two\n")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/node_modules/p/q.js "one\n"→"two\n"`}; !slices.Equal(got, want) {
+		t.Errorf("after the .gitignore edit, changes = %q, want %q", got, want)
+	}
+}
+
+// setBudget gives the test's notifiers a budget of their own.
+func setBudget(t *testing.T, instances, watches int) *watchBudget {
+	b := &watchBudget{instances: instances, watches: watches}
+	old := notifyBudget
+	notifyBudget = func() *watchBudget { return b }
+	t.Cleanup(func() { notifyBudget = old })
+	return b
+}
+
+func (b *watchBudget) left() (instances, watches int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.instances, b.watches
+}
+
+// Trackers share the process's inotify budget: past it a root is not
+// watched and compared whole (its changes are found all the same), and
+// what a tracker took returns with its Close.
+func TestTrackersShareTheWatchBudget(t *testing.T) {
+	setNotify(t, true)
+	t.Cleanup(func() { closeNotifyFD = unix.Close })
+	for _, mk := range []func(testing.TB) ws{plainWS, gitWS} {
+		w := mk(t)
+		w.write("x/y/z.txt", "zulu\n") // the tree has four directories: "", sub, x, x/y
+		budget := setBudget(t, 1, 6)
+		first := New([]string{w.dir}, Limits{})
+		baseline(t, first)
+		if first.base[0].notify == nil {
+			t.Fatal("the first tracker is not watched, within the budget")
+		}
+		if i, n := budget.left(); i != 0 || n != 2 {
+			t.Errorf("budget left: %d instances, %d watches; want 0, 2", i, n)
+		}
+		second := New([]string{w.dir}, Limits{})
+		baseline(t, second) // no instance left
+		if second.base[0].notify != nil {
+			t.Error("a second tracker is watched past the budget's instances")
+		}
+		w.replace("x/y/z.txt", "ZULU\n")
+		want := []string{`modified x/y/z.txt "zulu\n"→"ZULU\n"`}
+		if got := summaries(w.dir, scanOnce(t, second)); !slices.Equal(got, want) {
+			t.Errorf("unwatched past the budget, changes = %q, want %q", got, want)
+		}
+		if got := summaries(w.dir, scanOnce(t, first)); !slices.Equal(got, want) {
+			t.Errorf("watched, changes = %q, want %q", got, want)
+		}
+		first.Close()
+		second.Close()
+		if i, n := budget.left(); i != 1 || n != 6 {
+			t.Errorf("after Close, budget left: %d instances, %d watches; want 1, 6", i, n)
+		}
+
+		// Watches past the budget: the root is compared whole, and the
+		// watches taken return at once.
+		budget = setBudget(t, 1, 3)
+		third := New([]string{w.dir}, Limits{})
+		baseline(t, third)
+		if third.base[0].notify != nil {
+			t.Error("a tracker is watched past the budget's watches")
+		}
+		if i, n := budget.left(); i != 1 || n != 3 {
+			t.Errorf("unwatched, budget left: %d instances, %d watches; want 1, 3", i, n)
+		}
+		// Nor does its tracker try again at each scan (the watches would
+		// be set up to the budget and dropped every time).
+		closes := 0
+		closeNotifyFD = func(fd int) error { closes++; return unix.Close(fd) }
+		for _, content := range []string{"zulu 2\n", "zulu 3\n"} {
+			old, _ := os.ReadFile(w.path("x/y/z.txt"))
+			w.replace("x/y/z.txt", content)
+			want := []string{fmt.Sprintf("modified x/y/z.txt %q→%q", old, content)}
+			if got := summaries(w.dir, scanOnce(t, third)); !slices.Equal(got, want) {
+				t.Errorf("unwatched past the budget, changes = %q, want %q", got, want)
+			}
+		}
+		closeNotifyFD = unix.Close
+		if closes != 0 {
+			t.Errorf("scans of a root past the budget set up %d notifiers", closes)
+		}
+		third.Close()
 	}
 }

@@ -21,11 +21,12 @@ func (*notifier) watch(abs, rel string) {}
 func (*notifier) ok() bool              { return false }
 func (*notifier) drain() changes        { return changes{any: true, full: true} }
 func (*notifier) close()                {}
+func (*notifier) stop()                 {}
 
 // changes are the events since the last drain.
 type changes struct {
-	any, full bool
-	dirs      map[string]bool
+	any, full, ignores bool
+	dirs               map[string]bool
 }
 
-func watchDirs(context.Context, string, *notifier) error { return nil }
+func watchDirs(context.Context, *repo, *notifier) error { return nil }

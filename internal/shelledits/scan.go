@@ -45,7 +45,9 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		if !ch.any {
 			return base, nil // nothing changed: the baseline stands
 		}
-		if !ch.full && !base.partial && len(ch.dirs) <= maxNarrowDirs {
+		// In git, a .gitignore edit may make a skipped directory one that
+		// git lists, and so one to watch (watchDirs).
+		if !ch.full && !(ch.ignores && base.repo != nil) && !base.partial && len(ch.dirs) <= maxNarrowDirs {
 			if next, err := t.scanDirs(ctx, base, ch.dirs, b, rep); next != nil || err != nil {
 				return next, err
 			}
@@ -54,17 +56,22 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		base.notify.close()
 		base.notify = nil
 	}
-	n := t.newNotifier()
+	var n *notifier
+	if !base.unwatchable {
+		n = t.newNotifier()
+	}
 	next, err := t.scanWhole(ctx, base, n, b, rep)
 	if err != nil {
 		n.close()
 		return nil, err
 	}
-	if next.notify == nil {
-		next.notify = keepNotifier(n)
+	switch {
+	case next.notify == n:
+	case next.notify == nil && !next.unwatchable:
+		next.keepNotifier(n)
 		next.indexDirs()
-	} else if next.notify != n {
-		n.close()
+	default:
+		n.close() // a baseline taken again, with its own (the repository gone)
 	}
 	return next, nil
 }
@@ -267,12 +274,13 @@ func belowAny(rel string, dirs map[string]bool) bool {
 // scanWhole compares the whole root with the baseline; n (when not nil)
 // is watched as the tree is read.
 func (t *Tracker) scanWhole(ctx context.Context, base *rootState, n *notifier, b *budget, rep *Report) (*rootState, error) {
-	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, files: map[string]*entry{}}
+	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, files: map[string]*entry{},
+		unwatchable: base.unwatchable}
 	cur := map[string]*entry{} // the present state, as a baseline holds it
 	var inHeadDiff map[string]bool
 	if base.repo != nil {
 		if n != nil {
-			if err := watchDirs(ctx, base.root.real, n); err != nil {
+			if err := watchDirs(ctx, base.repo, n); err != nil {
 				return nil, err
 			}
 		}

@@ -11,9 +11,10 @@
 // Nothing hashes the whole tree: git's index already knows which tracked
 // files are unchanged, and the old text of a tracked file that was clean is
 // in git. Where the system tells which directories changed (inotify on
-// Linux), a scan looks at those only, and at nothing when none did. Start
-// takes the baseline in the background. See docs/shell-edits.md for the
-// bounds and what they cost.
+// Linux, within a budget all trackers of the process share), a scan looks
+// at those only, and at nothing when none did. Start takes the baseline in
+// the background. See docs/shell-edits.md for the bounds and what they
+// cost.
 //
 // The package knows nothing of ACP or codex: the caller decides when a
 // command starts and ends and how a Report is shown.
@@ -29,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/codexacp/codexacp/fsops"
@@ -59,7 +61,8 @@ type Limits struct {
 	MaxWalkFiles     int
 	MaxStatusEntries int
 	// MaxWatchDirs is the number of directories of a root watched for
-	// changes; past it, every scan compares the whole root.
+	// changes; past it, or past the process's budget of watches, every
+	// scan compares the whole root.
 	MaxWatchDirs int
 	// Timeout bounds one Baseline or Scan.
 	Timeout time.Duration
@@ -181,9 +184,15 @@ type Tracker struct {
 	lim   Limits
 	roots []root // deduplicated, in the given order
 
-	// mu is held by a Baseline, a Scan or a Touch; Start holds it until its
-	// baseline is taken.
-	mu      sync.Mutex
+	// closed is set by Close: no watches are set after it.
+	closed atomic.Bool
+
+	// mu is held by a Baseline, a Scan, a Touch or a Close, each of them
+	// having waited for pending first (lock).
+	mu sync.Mutex
+	// pending is closed by Start's goroutine once it has set the baseline;
+	// nil when no Start is under way.
+	pending chan struct{}
 	base    []*rootState // nil until Baseline succeeds
 	baseErr error        // why the last baseline failed
 }
@@ -231,11 +240,25 @@ func New(roots []string, lim Limits) *Tracker {
 // ErrNoBaseline is returned by Scan before a Baseline succeeded.
 var ErrNoBaseline = errors.New("shelledits: no baseline")
 
+// lock locks t.mu once no baseline of Start's is under way.
+func (t *Tracker) lock() {
+	t.mu.Lock()
+	for t.pending != nil {
+		pending := t.pending
+		t.mu.Unlock()
+		<-pending
+		t.mu.Lock()
+	}
+}
+
 // Baseline records the present state of the workspace as the baseline.
 func (t *Tracker) Baseline(ctx context.Context) error {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
-	return t.baseline(ctx)
+	t.dropBase()
+	base, err := t.takeBaseline(ctx)
+	t.base, t.baseErr = base, err
+	return err
 }
 
 // Start takes the baseline in the background and returns at once: Scan,
@@ -243,25 +266,29 @@ func (t *Tracker) Baseline(ctx context.Context) error {
 // describes the workspace as it is read, after Start returns; a caller that
 // must have it before something changes the workspace calls Wait.
 func (t *Tracker) Start(ctx context.Context) {
-	t.mu.Lock()
+	t.lock()
+	t.dropBase()
+	done := make(chan struct{})
+	t.pending = done
+	t.mu.Unlock()
 	go func() {
-		defer t.mu.Unlock()
+		defer close(done)
+		var base []*rootState
 		var err error
 		func() {
 			// A bug here fails this baseline, not the agent.
 			defer recovery.Recover(nil, "shell-edits baseline", &err)
-			err = t.baseline(ctx)
+			base, err = t.takeBaseline(ctx)
 		}()
-		if err != nil {
-			t.closeBase()
-			t.base, t.baseErr = nil, err
-		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.base, t.baseErr, t.pending = base, err, nil
 	}()
 }
 
 // Wait waits for a baseline that Start is taking and returns its error.
 func (t *Tracker) Wait() error {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
 		return t.baseErr
@@ -269,46 +296,61 @@ func (t *Tracker) Wait() error {
 	return nil
 }
 
-// Close stops watching the workspace (after a baseline being taken). The
-// tracker goes on working: later scans compare whole roots.
+// Close stops watching the workspace, for good (after a baseline being
+// taken). The tracker goes on working: later baselines and scans compare
+// whole roots.
 func (t *Tracker) Close() {
-	t.mu.Lock()
+	t.closed.Store(true)
+	t.lock()
 	defer t.mu.Unlock()
 	t.closeBase()
 }
 
+// dropBase forgets the baseline (t.mu held).
+func (t *Tracker) dropBase() {
+	t.closeBase()
+	t.base, t.baseErr = nil, nil
+}
+
 // closeBase closes the baseline's notifiers.
-func (t *Tracker) closeBase() {
-	for _, st := range t.base {
-		st.notify.close()
-		st.notify = nil
+func (t *Tracker) closeBase() { closeNotifiers(t.base) }
+
+// closeNotifiers closes the notifiers of the states, each once, and
+// forgets them.
+func closeNotifiers(states ...[]*rootState) {
+	closed := map[*notifier]bool{}
+	for _, sts := range states {
+		for _, st := range sts {
+			if n := st.notify; n != nil && !closed[n] {
+				closed[n] = true
+				n.close()
+			}
+			st.notify = nil
+		}
 	}
 }
 
-func (t *Tracker) baseline(ctx context.Context) error {
+// takeBaseline reads the baseline of every root. It changes nothing of
+// the tracker (Start runs it without t.mu).
+func (t *Tracker) takeBaseline(ctx context.Context) ([]*rootState, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
 	defer cancel()
-	t.closeBase()
-	t.base, t.baseErr = nil, nil
 	base := make([]*rootState, 0, len(t.roots))
 	for _, r := range t.roots {
 		st, err := t.snapshotRoot(ctx, r)
 		if err != nil {
-			for _, st := range base {
-				st.notify.close()
-			}
-			t.baseErr = err
-			return err
+			closeNotifiers(base)
+			return nil, err
 		}
 		base = append(base, st)
 	}
-	t.base = base
-	return nil
+	return base, nil
 }
 
-// newNotifier returns a notifier for a root, or nil where there is none.
+// newNotifier returns a notifier for a root, or nil where there is none
+// or after Close (a turn's last scans come after its end).
 func (t *Tracker) newNotifier() *notifier {
-	if !useNotify {
+	if !useNotify || t.closed.Load() {
 		return nil
 	}
 	n, err := newNotifier(t.lim.MaxWatchDirs)
@@ -318,14 +360,17 @@ func (t *Tracker) newNotifier() *notifier {
 	return n
 }
 
-// keepNotifier returns n when all its watches are set, and closes it
-// otherwise.
-func keepNotifier(n *notifier) *notifier {
-	if n == nil || n.ok() {
-		return n
+// keepNotifier makes n the root's notifier when all its watches are set,
+// and otherwise closes it and marks the root unwatchable.
+func (st *rootState) keepNotifier(n *notifier) {
+	switch {
+	case n == nil:
+	case n.ok():
+		st.notify = n
+	default:
+		n.close()
+		st.unwatchable = true
 	}
-	n.close()
-	return nil
 }
 
 // Scan reports what changed since the baseline and makes the present state
@@ -334,7 +379,7 @@ func keepNotifier(n *notifier) *notifier {
 func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
 	defer cancel()
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
 		if t.baseErr != nil {
@@ -348,11 +393,9 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 	for i, st := range t.base {
 		n, err := t.scanRoot(ctx, st, budget, &rep)
 		if err != nil {
-			for _, n := range next[:i] {
-				n.notify.close() // some are the baseline's own (unchanged roots)
-				n.notify = nil
-			}
-			t.closeBase()
+			// The next baselines of the roots scanned share notifiers
+			// with the baseline (a narrow scan's, an unchanged root's).
+			closeNotifiers(next[:i], t.base)
 			t.base = nil
 			return Report{}, err
 		}
@@ -369,7 +412,7 @@ func (t *Tracker) Scan(ctx context.Context) (Report, error) {
 // tool), so the next Scan does not report them unless they change again.
 // Paths outside the roots are ignored; so is a Touch before a Baseline.
 func (t *Tracker) Touch(paths ...string) {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if t.base == nil {
 		return
@@ -453,6 +496,10 @@ type rootState struct {
 	// notify watches the root's directories since the baseline; nil when
 	// they are not watched (the system cannot, or past MaxWatchDirs).
 	notify *notifier
+	// unwatchable: watching the root failed (past MaxWatchDirs or the
+	// process's budget): the tracker does not try again, each scan would
+	// set watches up to the limit and drop them.
+	unwatchable bool
 	// Walked and watched roots: the files of each directory (names), and
 	// the files and bytes whose contents are kept, so that a scan of a few
 	// directories updates the baseline in place (indexDirs).
@@ -543,7 +590,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 	n := t.newNotifier()
 	if rp, err := findRepo(ctx, r.real); err == nil {
 		if n != nil {
-			if err := watchDirs(ctx, r.real, n); err != nil {
+			if err := watchDirs(ctx, rp, n); err != nil {
 				n.close()
 				return nil, err
 			}
@@ -555,7 +602,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 				st.files[rel] = ge.baseline(filepath.Join(r.real, filepath.FromSlash(rel)))
 			}
 			t.keepNewest(st)
-			st.notify = keepNotifier(n)
+			st.keepNotifier(n)
 			return st, nil
 		}
 		if ctx.Err() != nil {
@@ -575,7 +622,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 		return nil, err
 	}
 	st.partial = partial
-	st.notify = keepNotifier(n)
+	st.keepNotifier(n)
 	defer st.indexDirs() // after the contents are kept
 	for rel, fs := range files {
 		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}

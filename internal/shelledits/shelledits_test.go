@@ -165,6 +165,38 @@ func TestScan(t *testing.T) {
 			before: func(w ws) { w.write("a.txt", "alpha one\n") },
 			cmd:    func(w ws) { w.write("a.txt", "alpha two\n") },
 			want:   []string{`modified a.txt "alpha one\n"→"alpha two\n"`}},
+		// Skipped directories (node_modules, __pycache__, .venv…) are
+		// compared in git whenever git lists their files.
+		{name: "git tracked file in an ignored skipped directory edited", git: true,
+			before: func(w ws) {
+				w.write(".gitignore", "*.log\nnode_modules/\n")
+				w.write("vendor/node_modules/lib/x.js", "one\n")
+				w.write("vendor/node_modules/lib/node_modules/y/y.js", "yankee\n")
+				w.git("add", "-f", ".")
+				w.git("commit", "-q", "-m", "vendored")
+			},
+			cmd: func(w ws) {
+				w.replace("vendor/node_modules/lib/x.js", "two\n")
+				w.replace("vendor/node_modules/lib/node_modules/y/y.js", "YANKEE\n")
+			},
+			want: []string{`modified vendor/node_modules/lib/node_modules/y/y.js "yankee\n"→"YANKEE\n"`,
+				`modified vendor/node_modules/lib/x.js "one\n"→"two\n"`}},
+		{name: "git untracked file in a skipped directory not ignored edited", git: true,
+			before: func(w ws) { w.write("pkg/__pycache__/m.pyc", "one\n") },
+			cmd:    func(w ws) { w.replace("pkg/__pycache__/m.pyc", "two\n") },
+			want:   []string{`modified pkg/__pycache__/m.pyc "one\n"→"two\n"`}},
+		{name: "git file created in a skipped directory not ignored", git: true,
+			before: func(w ws) { w.write(".venv/lib/keep.txt", "k\n") },
+			cmd:    func(w ws) { w.write(".venv/lib/new.txt", "n\n") },
+			want:   []string{`created .venv/lib/new.txt nil→"n\n"`}},
+		{name: "git ignored skipped directory left out", git: true,
+			before: func(w ws) {
+				w.write(".gitignore", "*.log\nnode_modules/\n")
+				w.git("commit", "-qam", "ignore")
+				w.write("node_modules/x/y.js", "one\n")
+			},
+			cmd:  func(w ws) { w.replace("node_modules/x/y.js", "two\n") },
+			want: nil},
 		{name: "git untracked file edited", git: true,
 			before: func(w ws) { w.write("notes.md", "draft\n") },
 			cmd:    func(w ws) { w.replace("notes.md", "final\n") },
@@ -327,6 +359,7 @@ func TestScanRollsTheBaseline(t *testing.T) {
 				w = gitWS(t)
 			}
 			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
 			baseline(t, tr)
 			w.replace("a.txt", "one\n")
 			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, []string{`modified a.txt "alpha\n"→"one\n"`}) {
@@ -356,6 +389,7 @@ func TestTouch(t *testing.T) {
 				w = gitWS(t)
 			}
 			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
 			baseline(t, tr)
 			w.replace("a.txt", "by the tool\n")
 			w.write("tool-new.txt", "made by the tool\n")
@@ -381,6 +415,7 @@ func TestRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New([]string{link, plain.dir, plain.path("sub")}, Limits{})
+	defer tr.Close()
 	if len(tr.roots) != 2 {
 		t.Fatalf("roots = %+v", tr.roots)
 	}
@@ -406,6 +441,7 @@ func TestWalkLimit(t *testing.T) {
 	w := plainWS(t)
 	w.write("deep/er/x.txt", "x\n")
 	tr := New([]string{w.dir}, Limits{MaxWalkFiles: 3})
+	defer tr.Close()
 	baseline(t, tr)
 	w.replace("deep/er/x.txt", "past the limit\n")
 	w.replace("a.txt", "A\n")
@@ -423,6 +459,7 @@ func TestWalkLimit(t *testing.T) {
 func TestRepositoryRemoved(t *testing.T) {
 	w := gitWS(t)
 	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
 	baseline(t, tr)
 	if err := os.RemoveAll(w.path(".git")); err != nil {
 		t.Fatal(err)
@@ -439,6 +476,7 @@ func TestRepositoryRemoved(t *testing.T) {
 
 func TestScanWithoutBaseline(t *testing.T) {
 	tr := New([]string{t.TempDir()}, Limits{})
+	defer tr.Close()
 	if _, err := tr.Scan(context.Background()); err != ErrNoBaseline {
 		t.Errorf("err = %v", err)
 	}
@@ -549,6 +587,7 @@ func TestOutsideARepositoryNoGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New([]string{dir}, Limits{})
+	defer tr.Close()
 	if err := tr.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,7 @@ func TestSpecialFilesInGit(t *testing.T) {
 				tc.before(w)
 			}
 			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
 			baseline(t, tr)
 			tc.cmd(w)
 			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, tc.want) {
@@ -107,6 +108,7 @@ func TestSpecialFilesWalked(t *testing.T) {
 	symlink(w, "pipe", "pipelink")
 	mksocket(w, "sock")
 	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
 	baseline(t, tr)
 	w.replace("a.txt", "ALPHA\n")
 	w.remove("loop1")
@@ -153,6 +155,7 @@ func TestFileChangesUnderTheRead(t *testing.T) {
 					w = gitWS(t)
 				}
 				tr := New([]string{w.dir}, Limits{})
+				defer tr.Close()
 				baseline(t, tr)
 				w.replace("a.txt", "ALPHA\n")
 				swapped := false

@@ -90,6 +90,7 @@ func TestScanDirSwappedForFIFODuringWalk(t *testing.T) {
 	setNotify(t, false) // a scan that walks
 	w := plainWS(t)
 	tr := New([]string{w.dir}, Limits{Timeout: time.Minute})
+	defer tr.Close()
 	if err := tr.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +117,7 @@ func TestScanDirSwappedForLinkDuringWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New([]string{w.dir}, Limits{Timeout: time.Minute})
+	defer tr.Close()
 	if err := tr.Baseline(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,83 @@
+package acp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/backend"
+	"github.com/codexacp/codexacp/codex/execrun"
+	"github.com/codexacp/codexacp/internal/fakeeditor"
+)
+
+// inotifyInstances counts the process's inotify descriptors.
+func inotifyInstances(t testing.TB) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// waitInstances waits (30 s at most) until ok holds of the number of
+// inotify descriptors.
+func waitInstances(t testing.TB, what string, ok func(int) bool) {
+	for deadline := time.Now().Add(30 * time.Second); !ok(inotifyInstances(t)); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("gave up waiting for %s (%d inotify instances)", what, inotifyInstances(t))
+			return
+		}
+	}
+}
+
+// A command cancelled with its turn completes after the turn's context
+// ended, when the tracker's watches were closed; its comparison then
+// watches nothing anew (it would stay open for the life of the process).
+func TestShellEditsOfCancelledTurnsLeaveNoInotify(t *testing.T) {
+	cwd := t.TempDir()
+	a := filepath.Join(cwd, "a.txt")
+	writeTestFile(t, a, "alpha\n")
+	var h *harness
+	var sid acpsdk.SessionId
+	be := &fakeBackend{script: func(ctx context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
+		start := inotifyInstances(t)
+		for _, l := range []string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+			`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sed","aggregated_output":"","exit_code":null,"status":"in_progress"}}`} {
+			onLine([]byte(l))
+		}
+		waitInstances(t, "the baseline's watches", func(n int) bool { return n > start })
+		writeTestFile(t, a, "ALPHA\n")
+		h.editor.Conn.Cancel(context.Background(), acpsdk.CancelNotification{SessionId: sid})
+		<-ctx.Done()
+		waitInstances(t, "the end of the turn's watches", func(n int) bool { return n <= start })
+		onLine([]byte(`{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"sed","aggregated_output":"","exit_code":130,"status":"failed"}}`))
+		return ctx.Err()
+	}}
+	h = startAgent(t, be, fakeeditor.Options{FS: true})
+	sid = h.newSession(t, cwd)
+	setMode(t, h, sid, backend.ModeAuto)
+	before := inotifyInstances(t)
+	for range 5 {
+		resp, err := h.prompt(sid, "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StopReason != acpsdk.StopReasonCancelled {
+			t.Fatalf("stop reason %q, want cancelled", resp.StopReason)
+		}
+	}
+	if after := inotifyInstances(t); after > before {
+		t.Errorf("inotify instances open: %d before five cancelled turns, %d after", before, after)
+	}
+}
