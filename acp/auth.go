@@ -33,12 +33,13 @@ var authKeyVars = []struct{ id, env, name string }{
 // LoginStatus) treats codex as logged in.
 type Auth struct {
 	// LoginStatus checks codex's stored login now (`codex login status`):
-	// nil when logged in, an error wrapping codex.ErrNotLoggedIn when not,
-	// another error when it could not tell (then sessions are not held up).
-	LoginStatus func(ctx context.Context) error
+	// its kind and a nil error when logged in, an error wrapping
+	// codex.ErrNotLoggedIn when not, another error when it could not tell
+	// (then sessions are not held up).
+	LoginStatus func(ctx context.Context) (codex.Login, error)
 	// StartupStatus, when set, is the first LoginStatus result, checked in
 	// the background at start-up; it may block until that check is done.
-	StartupStatus func(ctx context.Context) error
+	StartupStatus func(ctx context.Context) (codex.Login, error)
 	// Logout removes codex's stored login (`codex logout`). Nil: no logout.
 	Logout func(ctx context.Context) error
 	// CustomProvider is the model provider the user configured when it is
@@ -89,7 +90,7 @@ func (a *Agent) loggedIn(ctx context.Context) error {
 	if auth.StartupStatus != nil && !a.auth.startupUsed {
 		check = auth.StartupStatus
 	}
-	err := check(ctx)
+	_, err := check(ctx)
 	if ctx.Err() != nil {
 		return err // not cached: this request was cancelled
 	}
@@ -241,7 +242,7 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 			quoteOr(a.opts.Auth.CustomProvider, "as it is"))
 	}
 	if method == AuthChatGPT {
-		err := a.opts.Auth.LoginStatus(ctx)
+		_, err := a.opts.Auth.LoginStatus(ctx)
 		if ctx.Err() != nil {
 			return err
 		}
@@ -269,7 +270,7 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 		// login's tokens included; docs/codex.md#pinned-codex-facts), so a
 		// login codex has is kept, as codex exec keeps it over a key in the
 		// environment; an unreadable status saves nothing.
-		switch err := a.opts.Auth.LoginStatus(ctx); {
+		switch _, err := a.opts.Auth.LoginStatus(ctx); {
 		case ctx.Err() != nil:
 			return err
 		case err == nil:

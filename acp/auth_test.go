@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,15 +20,19 @@ import (
 // fakeLogin stands in for `codex login status` / `codex logout`.
 type fakeLogin struct {
 	mu     sync.Mutex
-	status error // what LoginStatus answers
+	status error       // what LoginStatus answers
+	login  codex.Login // the kind of login when status is nil ("": ChatGPT)
 	checks int
 }
 
-func (f *fakeLogin) LoginStatus(context.Context) error {
+func (f *fakeLogin) LoginStatus(context.Context) (codex.Login, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checks++
-	return f.status
+	if f.status != nil {
+		return codex.LoginNone, f.status
+	}
+	return cmp.Or(f.login, codex.LoginChatGPT), nil
 }
 
 func (f *fakeLogin) set(err error) {
