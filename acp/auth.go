@@ -55,7 +55,7 @@ type Auth struct {
 	// account/login/start and account/read, the key sent on the process's
 	// stdin). Codex saves it in its home as `codex login --with-api-key`
 	// does, replacing the login stored there, so authenticate calls it only
-	// when LoginStatus says codex has none. It does not check the key with
+	// when LoginStatus says codex has none, or an API key. It does not check the key with
 	// OpenAI: nothing does before the first model request. Set, the API-key
 	// methods are offered.
 	SaveAPIKey func(ctx context.Context, key string) error
@@ -213,7 +213,7 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 	if a.keyMethods() {
 		desc := "Use an OpenAI API key from %s in the agent's environment."
 		if !a.opts.Auth.EnvKeys {
-			desc = "Save the OpenAI API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does) when codex has none; a login codex already has (ChatGPT) is kept. To use the key instead, run `codex logout` first."
+			desc = "Save the API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does), replacing an API key saved earlier; a ChatGPT login codex has is kept (as is any other that is not an API key): to use the key instead, run `codex logout` first."
 		}
 		for _, k := range authKeyVars {
 			methods = append(methods, acpsdk.AuthMethod{EnvVar: &acpsdk.AuthMethodEnvVarInline{
@@ -269,14 +269,19 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 		// Saving replaces whatever login codex's home holds (a ChatGPT
 		// login's tokens included; docs/codex.md#pinned-codex-facts), so a
 		// login codex has is kept, as codex exec keeps it over a key in the
-		// environment; an unreadable status saves nothing.
-		switch _, err := a.opts.Auth.LoginStatus(ctx); {
+		// environment — unless it is an API key saved earlier: the user
+		// chose this method because codex's key no longer works (revoked,
+		// rotated), and keeping it would answer the next turn 401 again.
+		// An unreadable status saves nothing.
+		switch login, err := a.opts.Auth.LoginStatus(ctx); {
 		case ctx.Err() != nil:
 			return err
-		case err == nil:
-			a.log.Info("codex has a login of its own: kept, the API key is not saved", "from", k.env)
+		case err == nil && login != codex.LoginAPIKey:
+			a.log.Info("codex has a login of its own: kept, the API key is not saved", "login", login, "from", k.env)
 			a.setLoggedIn(nil)
 			return nil
+		case err == nil:
+			a.log.Info("codex's saved API key is replaced by the one from the environment", "from", k.env)
 		case !errors.Is(err, errNotLoggedIn):
 			return authRequired("cannot check codex's login, so the API key from " + k.env +
 				" is not saved (it would replace a ChatGPT login): " + err.Error())
