@@ -98,6 +98,31 @@ func TestTurnFailureUnauthorizedIsAuthRequired(t *testing.T) {
 	wantAuthRequired(t, err, "OpenAI refused codex's credentials", "codex login", "Incorrect API key provided")
 }
 
+// With a model provider of the user's own (no sign-in offered), a 401 is
+// that provider refusing its key: the turn ends saying to check it, not
+// auth_required, which would send the user to an OpenAI sign-in that
+// authenticate then answers with "no sign-in is needed".
+func TestTurnFailureUnauthorizedCustomProvider(t *testing.T) {
+	h := startAgentWith(t, Options{Backend: newFailingBackend(t, "turn_failed_http401.jsonl"), Auth: Auth{CustomProvider: "ollama"}}, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	resp, err := h.prompt(sid, "hi")
+	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v; want end_turn", resp, err)
+	}
+	if err := h.editor.Sync(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	text := agentText(h.editor)
+	for _, w := range []string{`The model provider "ollama" refused codex's credentials`, "env_key", "Incorrect API key provided"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("agent text %q lacks %q", text, w)
+		}
+	}
+	if strings.Contains(text, "codex login") {
+		t.Errorf("agent text %q sends the user to codex login", text)
+	}
+}
+
 // The usage limit's reset comes from the limits codex sent (app-server).
 func TestTurnFailureUsageLimitSaysWhenItResets(t *testing.T) {
 	reset := time.Now().Add(90 * time.Minute).Unix()
