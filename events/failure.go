@@ -295,27 +295,18 @@ func apiMessage(message string) string {
 }
 
 // resetClause says when the usage limit resets ("at 14:05 UTC (in 2 h)"):
-// the latest reset among the windows that are used up (else among all
-// windows), told from now; "" when the limits do not say.
+// the latest reset among the windows that are used up, told from now; ""
+// when the limits do not say, or no window is used up: then the limit is
+// another (credits, a spend cap), which no window's reset lifts.
 func resetClause(l *RateLimits, now time.Time) string {
 	if l == nil {
 		return ""
 	}
-	var full, any int64
+	var at int64
 	for _, w := range l.windows() {
-		if w.ResetsAt == nil {
-			continue
+		if w.ResetsAt != nil && w.UsedPercent >= 100 && *w.ResetsAt > at {
+			at = *w.ResetsAt
 		}
-		if w.UsedPercent >= 100 && *w.ResetsAt > full {
-			full = *w.ResetsAt
-		}
-		if *w.ResetsAt > any {
-			any = *w.ResetsAt
-		}
-	}
-	at := full
-	if at == 0 {
-		at = any
 	}
 	if at == 0 {
 		return ""
