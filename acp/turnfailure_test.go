@@ -39,6 +39,14 @@ func (b limitedBackend) RateLimits(context.Context) ([]events.RateLimits, error)
 	return []events.RateLimits{*b.limits}, nil
 }
 
+// namedBackend is a backend under another name.
+type namedBackend struct {
+	*failingBackend
+	name string
+}
+
+func (b namedBackend) Name() string { return b.name }
+
 // agentText is the agent_message_chunk text the editor got.
 func agentText(ed *fakeeditor.Editor) string {
 	var b strings.Builder
@@ -151,7 +159,7 @@ func TestStatusShowsUsageLimits(t *testing.T) {
 		want    string
 	}{
 		{limitedBackend{b}, "- Usage limit (5 h window): 42% used, resets at "},
-		{b, "- Usage limits: not available with the exec backend"},
+		{namedBackend{b, "mine"}, "- Usage limits: not available with the mine backend ("},
 	} {
 		h := startAgent(t, tc.backend, fakeeditor.Options{})
 		sid := h.newSession(t, t.TempDir())
