@@ -33,12 +33,13 @@ var authKeyVars = []struct{ id, env, name string }{
 // LoginStatus) treats codex as logged in.
 type Auth struct {
 	// LoginStatus checks codex's stored login now (`codex login status`):
-	// nil when logged in, an error wrapping codex.ErrNotLoggedIn when not,
-	// another error when it could not tell (then sessions are not held up).
-	LoginStatus func(ctx context.Context) error
+	// its kind and a nil error when logged in, an error wrapping
+	// codex.ErrNotLoggedIn when not, another error when it could not tell
+	// (then sessions are not held up).
+	LoginStatus func(ctx context.Context) (codex.Login, error)
 	// StartupStatus, when set, is the first LoginStatus result, checked in
 	// the background at start-up; it may block until that check is done.
-	StartupStatus func(ctx context.Context) error
+	StartupStatus func(ctx context.Context) (codex.Login, error)
 	// Logout removes codex's stored login (`codex logout`). Nil: no logout.
 	Logout func(ctx context.Context) error
 	// CustomProvider is the model provider the user configured when it is
@@ -54,7 +55,7 @@ type Auth struct {
 	// account/login/start and account/read, the key sent on the process's
 	// stdin). Codex saves it in its home as `codex login --with-api-key`
 	// does, replacing the login stored there, so authenticate calls it only
-	// when LoginStatus says codex has none. It does not check the key with
+	// when LoginStatus says codex has none, or an API key. It does not check the key with
 	// OpenAI: nothing does before the first model request. Set, the API-key
 	// methods are offered.
 	SaveAPIKey func(ctx context.Context, key string) error
@@ -89,7 +90,7 @@ func (a *Agent) loggedIn(ctx context.Context) error {
 	if auth.StartupStatus != nil && !a.auth.startupUsed {
 		check = auth.StartupStatus
 	}
-	err := check(ctx)
+	_, err := check(ctx)
 	if ctx.Err() != nil {
 		return err // not cached: this request was cancelled
 	}
@@ -212,7 +213,7 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 	if a.keyMethods() {
 		desc := "Use an OpenAI API key from %s in the agent's environment."
 		if !a.opts.Auth.EnvKeys {
-			desc = "Save the OpenAI API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does) when codex has none; a login codex already has (ChatGPT) is kept. To use the key instead, run `codex logout` first."
+			desc = "Save the API key from %s in the agent's environment as codex's login (as `codex login --with-api-key` does), replacing an API key saved earlier; a ChatGPT login codex has is kept (as is any other that is not an API key): to use the key instead, run `codex logout` first."
 		}
 		for _, k := range authKeyVars {
 			methods = append(methods, acpsdk.AuthMethod{EnvVar: &acpsdk.AuthMethodEnvVarInline{
@@ -241,7 +242,7 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 			quoteOr(a.opts.Auth.CustomProvider, "as it is"))
 	}
 	if method == AuthChatGPT {
-		err := a.opts.Auth.LoginStatus(ctx)
+		_, err := a.opts.Auth.LoginStatus(ctx)
 		if ctx.Err() != nil {
 			return err
 		}
@@ -268,14 +269,19 @@ func (a *Agent) authenticate(ctx context.Context, method string) error {
 		// Saving replaces whatever login codex's home holds (a ChatGPT
 		// login's tokens included; docs/codex.md#pinned-codex-facts), so a
 		// login codex has is kept, as codex exec keeps it over a key in the
-		// environment; an unreadable status saves nothing.
-		switch err := a.opts.Auth.LoginStatus(ctx); {
+		// environment — unless it is an API key saved earlier: the user
+		// chose this method because codex's key no longer works (revoked,
+		// rotated), and keeping it would answer the next turn 401 again.
+		// An unreadable status saves nothing.
+		switch login, err := a.opts.Auth.LoginStatus(ctx); {
 		case ctx.Err() != nil:
 			return err
-		case err == nil:
-			a.log.Info("codex has a login of its own: kept, the API key is not saved", "from", k.env)
+		case err == nil && login != codex.LoginAPIKey:
+			a.log.Info("codex has a login of its own: kept, the API key is not saved", "login", login, "from", k.env)
 			a.setLoggedIn(nil)
 			return nil
+		case err == nil:
+			a.log.Info("codex's saved API key is replaced by the one from the environment", "from", k.env)
 		case !errors.Is(err, errNotLoggedIn):
 			return authRequired("cannot check codex's login, so the API key from " + k.env +
 				" is not saved (it would replace a ChatGPT login): " + err.Error())

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,15 +20,19 @@ import (
 // fakeLogin stands in for `codex login status` / `codex logout`.
 type fakeLogin struct {
 	mu     sync.Mutex
-	status error // what LoginStatus answers
+	status error       // what LoginStatus answers
+	login  codex.Login // the kind of login when status is nil ("": ChatGPT)
 	checks int
 }
 
-func (f *fakeLogin) LoginStatus(context.Context) error {
+func (f *fakeLogin) LoginStatus(context.Context) (codex.Login, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checks++
-	return f.status
+	if f.status != nil {
+		return codex.LoginNone, f.status
+	}
+	return cmp.Or(f.login, codex.LoginChatGPT), nil
 }
 
 func (f *fakeLogin) set(err error) {
@@ -374,25 +379,30 @@ func checkSchema(t *testing.T, raw [][]byte) {
 }
 
 // TestAuthenticateKeyKeepsLogin: an API-key method on the app-server
-// backend saves the key as codex's login only when codex has none. codex's
-// account/login/start with an API key replaces what auth.json holds
-// (measured: a ChatGPT login's tokens are gone), so a login codex already
-// has is kept — acpx, for one, authenticates with openai-api-key whenever
-// OPENAI_API_KEY is set — and a status that cannot be read saves nothing.
+// backend saves the key as codex's login when codex has none, or only an
+// API key saved earlier (perhaps revoked since: keeping it would answer
+// every turn 401 again). codex's account/login/start with an API key
+// replaces what auth.json holds (measured: a ChatGPT login's tokens are
+// gone), so any other login codex already has is kept — acpx, for one,
+// authenticates with openai-api-key whenever OPENAI_API_KEY is set — and a
+// status that cannot be read saves nothing.
 func TestAuthenticateKeyKeepsLogin(t *testing.T) {
 	const key = "sk-unit-secret-0123456789"
 	for _, tc := range []struct {
 		name      string
 		status    error
+		login     codex.Login
 		wantSaved bool
 		wantText  string // "": success
 	}{
-		{"chatgpt login kept", nil, false, ""},
-		{"no login: key saved", errNotLoggedInFake, true, ""},
-		{"status unknown: nothing saved", errors.New("codex login status: exit status 2"), false, "cannot check codex's login"},
+		{"chatgpt login kept", nil, codex.LoginChatGPT, false, ""},
+		{"other login kept", nil, codex.LoginOther, false, ""},
+		{"saved api key replaced", nil, codex.LoginAPIKey, true, ""},
+		{"no login: key saved", errNotLoggedInFake, codex.LoginNone, true, ""},
+		{"status unknown: nothing saved", errors.New("codex login status: exit status 2"), codex.LoginNone, false, "cannot check codex's login"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			login := &fakeLogin{status: tc.status}
+			login := &fakeLogin{status: tc.status, login: tc.login}
 			auth := login.auth(map[string]string{"OPENAI_API_KEY": key})
 			auth.EnvKeys = false
 			saved := false
@@ -403,8 +413,13 @@ func TestAuthenticateKeyKeepsLogin(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range init.AuthMethods {
-				if m.EnvVar != nil && !strings.Contains(*m.EnvVar.Description, "a login codex already has (ChatGPT) is kept") {
-					t.Errorf("method %s's description does not say a login is kept: %q", m.EnvVar.Id, *m.EnvVar.Description)
+				if m.EnvVar == nil {
+					continue
+				}
+				for _, want := range []string{"replacing an API key saved earlier", "a ChatGPT login codex has is kept"} {
+					if !strings.Contains(*m.EnvVar.Description, want) {
+						t.Errorf("method %s's description lacks %q: %q", m.EnvVar.Id, want, *m.EnvVar.Description)
+					}
 				}
 			}
 			_, err = h.editor.Conn.Authenticate(h.ctx, acpsdk.AuthenticateRequest{MethodId: AuthOpenAIAPIKey})

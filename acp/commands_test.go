@@ -127,6 +127,9 @@ func playEvents(out backend.Output, lines ...string) error {
 func (b *cmdBackend) Capabilities() backend.Capabilities { return b.feats }
 
 func (b *cmdBackend) Skills(context.Context, backend.Turn) ([]backend.Skill, error) {
+	if !b.feats.Has(backend.Skills) {
+		return nil, backend.ErrUnsupported
+	}
 	return b.skillList, nil
 }
 
@@ -137,14 +140,38 @@ func (b *cmdBackend) request(op string) {
 	b.requests = append(b.requests, op)
 }
 
+// threadOp records a thread operation, or answers ErrUnsupported without
+// ThreadCommands, as a backend must.
+func (b *cmdBackend) threadOp(op string) error {
+	if !b.feats.Has(backend.ThreadCommands) {
+		return backend.ErrUnsupported
+	}
+	b.request(op)
+	return nil
+}
+
 func (b *cmdBackend) Goal(context.Context, backend.Turn) (*backend.Goal, error) {
-	b.request("goal")
+	if err := b.threadOp("goal"); err != nil {
+		return nil, err
+	}
 	return &backend.Goal{Objective: "ship it", Status: "active", TokensUsed: 7}, nil
 }
 
+func (b *cmdBackend) SetGoal(_ context.Context, _ backend.Turn, objective string) (*backend.Goal, error) {
+	if err := b.threadOp("set goal " + objective); err != nil {
+		return nil, err
+	}
+	return &backend.Goal{Objective: objective, Status: "active"}, nil
+}
+
+func (b *cmdBackend) ClearGoal(context.Context, backend.Turn) error { return b.threadOp("clear goal") }
+
 func (b *cmdBackend) RenameThread(_ context.Context, _ backend.Turn, name string) error {
-	b.request("rename " + name)
-	return nil
+	return b.threadOp("rename " + name)
+}
+
+func (b *cmdBackend) MCPServerStatus(context.Context, backend.Turn) ([]backend.MCPServerStatus, error) {
+	return nil, b.threadOp("mcp")
 }
 
 func (b *cmdBackend) WatchSkills(f func()) {

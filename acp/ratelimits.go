@@ -15,7 +15,7 @@ import (
 // rateLimitLines are /status's lines about usage limits.
 func (a *Agent) rateLimitLines(ctx context.Context) string {
 	if !a.opts.Backend.Capabilities().Has(backend.RateLimits) {
-		return "- Usage limits: not available with the exec backend (codex exec reports none; `--backend app-server` shows them)\n"
+		return "- Usage limits: not available with the " + a.opts.Backend.Name() + " backend (it reports none; `--backend app-server` shows them)\n"
 	}
 	ls, err := a.opts.Backend.RateLimits(ctx)
 	if err != nil {

@@ -16,11 +16,13 @@ import (
 // (end.FailedMessage is set), on either backend: what happened and what to
 // do (events.ClassifyFailure, docs/errors.md) goes to the editor as agent
 // text and the prompt ends with its stop reason; credentials OpenAI refused
-// answer auth_required, so that the client offers sign-in. Never -32603:
+// answer auth_required, so that the client offers sign-in (a custom model
+// provider's refusal does not: no sign-in is offered for it). Never -32603:
 // that says codexacp broke.
 func (a *Agent) turnFailure(ctx context.Context, s *session, end events.Outcome, log *slog.Logger) (acpsdk.PromptResponse, error) {
 	be := a.opts.Backend
-	f := end.Failure(events.FailureContext{Now: time.Now(), Limits: be.LastRateLimits(), CanCompact: be.Capabilities().Has(backend.Compact)})
+	f := end.Failure(events.FailureContext{Now: time.Now(), Limits: be.LastRateLimits(), CanCompact: be.Capabilities().Has(backend.Compact),
+		CustomProvider: a.opts.Auth.CustomProvider})
 	log.Warn("turn failed", "kind", f.Kind, "message", end.FailedMessage)
 	if f.AuthRequired {
 		return acpsdk.PromptResponse{}, authRequired(strings.TrimPrefix(f.Message, "⚠ "))

@@ -39,6 +39,14 @@ func (b limitedBackend) RateLimits(context.Context) ([]events.RateLimits, error)
 	return []events.RateLimits{*b.limits}, nil
 }
 
+// namedBackend is a backend under another name.
+type namedBackend struct {
+	*failingBackend
+	name string
+}
+
+func (b namedBackend) Name() string { return b.name }
+
 // agentText is the agent_message_chunk text the editor got.
 func agentText(ed *fakeeditor.Editor) string {
 	var b strings.Builder
@@ -98,6 +106,31 @@ func TestTurnFailureUnauthorizedIsAuthRequired(t *testing.T) {
 	wantAuthRequired(t, err, "OpenAI refused codex's credentials", "codex login", "Incorrect API key provided")
 }
 
+// With a model provider of the user's own (no sign-in offered), a 401 is
+// that provider refusing its key: the turn ends saying to check it, not
+// auth_required, which would send the user to an OpenAI sign-in that
+// authenticate then answers with "no sign-in is needed".
+func TestTurnFailureUnauthorizedCustomProvider(t *testing.T) {
+	h := startAgentWith(t, Options{Backend: newFailingBackend(t, "turn_failed_http401.jsonl"), Auth: Auth{CustomProvider: "ollama"}}, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	resp, err := h.prompt(sid, "hi")
+	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v; want end_turn", resp, err)
+	}
+	if err := h.editor.Sync(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	text := agentText(h.editor)
+	for _, w := range []string{`The model provider "ollama" refused codex's credentials`, "env_key", "Incorrect API key provided"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("agent text %q lacks %q", text, w)
+		}
+	}
+	if strings.Contains(text, "codex login") {
+		t.Errorf("agent text %q sends the user to codex login", text)
+	}
+}
+
 // The usage limit's reset comes from the limits codex sent (app-server).
 func TestTurnFailureUsageLimitSaysWhenItResets(t *testing.T) {
 	reset := time.Now().Add(90 * time.Minute).Unix()
@@ -126,7 +159,7 @@ func TestStatusShowsUsageLimits(t *testing.T) {
 		want    string
 	}{
 		{limitedBackend{b}, "- Usage limit (5 h window): 42% used, resets at "},
-		{b, "- Usage limits: not available with the exec backend"},
+		{namedBackend{b, "mine"}, "- Usage limits: not available with the mine backend ("},
 	} {
 		h := startAgent(t, tc.backend, fakeeditor.Options{})
 		sid := h.newSession(t, t.TempDir())

@@ -17,6 +17,12 @@
 //	func (myBackend) Name() string { return "mine" }
 //	func (b myBackend) Run(ctx context.Context, t backend.Turn, out backend.Output) error { … }
 //
+// Each feature is thus said twice, by a method and by a bit; its tests
+// call backendtest.CheckCapabilities, which fails where the two disagree
+// (a method without its bit is never called). Closing is not part of the
+// interface: whoever makes a backend holds its concrete type and closes
+// it (cmd/codexacp does).
+//
 // The types a turn carries that both sides need (Mode and its Policy, the
 // editor's MCP servers, images, skills) are here too, so that neither side
 // imports the other.

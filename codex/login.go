@@ -24,23 +24,55 @@ const LoginTimeout = 10 * time.Second
 // status` exited with status 1.
 var ErrNotLoggedIn = errors.New("codex is not logged in")
 
+// Login is the kind of stored login `codex login status` reports.
+type Login string
+
+// Kinds of login. Only an API key saved in codex's home is one that an API
+// key from elsewhere may replace without losing anything.
+const (
+	LoginNone    Login = ""        // no login (or none known: with an error)
+	LoginChatGPT Login = "ChatGPT" // "Logged in using ChatGPT"
+	LoginAPIKey  Login = "API key" // "API key configured - sk-…" (`codex login --with-api-key`)
+	// LoginOther is any other login codex reports (an access token, a
+	// workload identity, Amazon Bedrock's keys…) or one whose words this
+	// version does not know.
+	LoginOther Login = "other"
+)
+
 // LoginStatus runs `codex login status` (path: the codex executable; config:
-// the user's -c overrides; env: its environment, nil for os.Environ()). nil
-// means codex has a stored login (ChatGPT, or an API key saved with `codex
-// login --with-api-key`): exit status 0. Codex answers 1 when it has
-// none, whatever API keys are in the environment; that is ErrNotLoggedIn,
-// wrapped with what codex printed. Any other failure (codex did not run,
-// another status, the timeout) is returned as it is.
-func LoginStatus(ctx context.Context, path string, config, env []string) error {
+// the user's -c overrides; env: its environment, nil for os.Environ()) and
+// returns the kind of login codex has stored, with a nil error: exit status
+// 0. Codex answers 1 when it has none, whatever API keys are in the
+// environment; that is ErrNotLoggedIn, wrapped with what codex printed. Any
+// other failure (codex did not run, another status, the timeout) is
+// returned as it is.
+func LoginStatus(ctx context.Context, path string, config, env []string) (Login, error) {
 	out, err := runLogin(ctx, path, config, env, "login", "status")
 	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
 		if out == "" {
-			return ErrNotLoggedIn
+			return LoginNone, ErrNotLoggedIn
 		}
-		return fmt.Errorf("%w (%s)", ErrNotLoggedIn, out)
+		return LoginNone, fmt.Errorf("%w (%s)", ErrNotLoggedIn, out)
+	case err != nil:
+		return LoginNone, err
 	}
-	return err
+	return loginKind(out), nil
+}
+
+// loginKind reads the kind of login from what `codex login status` printed
+// (its lines joined with "; "): codex-rs/cli's login status texts.
+func loginKind(out string) Login {
+	for _, line := range strings.Split(out, "; ") {
+		switch {
+		case strings.HasPrefix(line, "Logged in using ChatGPT"):
+			return LoginChatGPT
+		case strings.HasPrefix(line, "API key configured"):
+			return LoginAPIKey
+		}
+	}
+	return LoginOther
 }
 
 // Logout runs `codex logout`, which removes codex's stored login (codex

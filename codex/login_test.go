@@ -4,6 +4,7 @@ package codex_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"os/exec"
@@ -32,19 +33,24 @@ func TestLoginStatusFakeCodex(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		want       func(error) bool
+		wantLogin  codex.Login
 		wantText   string
 	}{
-		{"logged in", "echo 'Logged in using ChatGPT'; exit 0", func(err error) bool { return err == nil }, ""},
+		{"chatgpt", "echo 'Logged in using ChatGPT' >&2; exit 0", func(err error) bool { return err == nil }, codex.LoginChatGPT, ""},
+		{"api key", "echo 'WARNING: proceeding …' >&2; echo 'API key configured - sk-test-***lmnop' >&2; echo 'Authentication is checked when you send a request.' >&2",
+			func(err error) bool { return err == nil }, codex.LoginAPIKey, ""},
+		{"access token", "echo 'Logged in using access token'", func(err error) bool { return err == nil }, codex.LoginOther, ""},
+		{"silent", "exit 0", func(err error) bool { return err == nil }, codex.LoginOther, ""},
 		{"not logged in", "echo 'WARNING: proceeding, even though …' >&2; echo 'Not logged in' >&2; exit 1",
-			func(err error) bool { return errors.Is(err, codex.ErrNotLoggedIn) }, "codex is not logged in (Not logged in)"},
+			func(err error) bool { return errors.Is(err, codex.ErrNotLoggedIn) }, codex.LoginNone, "codex is not logged in (Not logged in)"},
 		{"other failure", "echo boom >&2; exit 3",
-			func(err error) bool { return err != nil && !errors.Is(err, codex.ErrNotLoggedIn) }, "exit status 3"},
+			func(err error) bool { return err != nil && !errors.Is(err, codex.ErrNotLoggedIn) }, codex.LoginNone, "exit status 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, dir := loginScript(t, tc.body)
-			err := codex.LoginStatus(context.Background(), path, []string{`model="m"`}, nil)
-			if !tc.want(err) {
-				t.Fatalf("LoginStatus = %v", err)
+			login, err := codex.LoginStatus(context.Background(), path, []string{`model="m"`}, nil)
+			if !tc.want(err) || login != tc.wantLogin {
+				t.Fatalf("LoginStatus = %q, %v; want %q", login, err, tc.wantLogin)
 			}
 			if err != nil && !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("LoginStatus = %q, want it to contain %q", err, tc.wantText)
@@ -58,7 +64,7 @@ func TestLoginStatusFakeCodex(t *testing.T) {
 }
 
 func TestLoginStatusCodexMissing(t *testing.T) {
-	err := codex.LoginStatus(context.Background(), filepath.Join(t.TempDir(), "nope"), nil, nil)
+	_, err := codex.LoginStatus(context.Background(), filepath.Join(t.TempDir(), "nope"), nil, nil)
 	if err == nil || errors.Is(err, codex.ErrNotLoggedIn) {
 		t.Fatalf("LoginStatus = %v, want a failure to run codex", err)
 	}
@@ -68,7 +74,7 @@ func TestLoginStatusCancelled(t *testing.T) {
 	path, _ := loginScript(t, "exec sleep 60")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := codex.LoginStatus(ctx, path, nil, nil)
+	_, err := codex.LoginStatus(ctx, path, nil, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("LoginStatus = %v, want context.Canceled", err)
 	}
@@ -85,17 +91,18 @@ func TestLogoutFakeCodex(t *testing.T) {
 	}
 }
 
-// TestLoginStatusRealCodex checks the exit statuses against the pinned
-// codex in an empty CODEX_HOME: not logged in (an API key in the
-// environment does not count), then logged in once a key was saved with
-// `codex login --with-api-key`, and not again after Logout.
+// TestLoginStatusRealCodex checks the exit statuses and words against the
+// pinned codex in an empty CODEX_HOME: not logged in (an API key in the
+// environment does not count), then an API-key login once a key was saved
+// with `codex login --with-api-key`, not logged in after Logout, and a
+// ChatGPT login once auth.json holds (made-up) ChatGPT tokens.
 func TestLoginStatusRealCodex(t *testing.T) {
 	path := codextest.Binary(t)
-	env, _ := codextest.Env(t)
+	env, home := codextest.Env(t)
 	ctx := context.Background()
 	withKey := append(append([]string(nil), env...), "OPENAI_API_KEY=sk-test-not-a-key", "CODEX_API_KEY=sk-test-not-a-key")
 	for _, e := range [][]string{env, withKey} {
-		if err := codex.LoginStatus(ctx, path, nil, e); !errors.Is(err, codex.ErrNotLoggedIn) {
+		if _, err := codex.LoginStatus(ctx, path, nil, e); !errors.Is(err, codex.ErrNotLoggedIn) {
 			t.Fatalf("LoginStatus in an empty home = %v, want ErrNotLoggedIn", err)
 		}
 	}
@@ -104,14 +111,26 @@ func TestLoginStatusRealCodex(t *testing.T) {
 	if err := save.Run(); err != nil {
 		t.Fatalf("codex login --with-api-key: %v", err)
 	}
-	if err := codex.LoginStatus(ctx, path, nil, env); err != nil {
-		t.Fatalf("LoginStatus after codex login --with-api-key = %v, want nil", err)
+	if login, err := codex.LoginStatus(ctx, path, nil, env); err != nil || login != codex.LoginAPIKey {
+		t.Fatalf("LoginStatus after codex login --with-api-key = %q, %v; want %q", login, err, codex.LoginAPIKey)
 	}
 	if err := codex.Logout(ctx, path, nil, env); err != nil {
 		t.Fatal(err)
 	}
-	if err := codex.LoginStatus(ctx, path, nil, env); !errors.Is(err, codex.ErrNotLoggedIn) {
+	if _, err := codex.LoginStatus(ctx, path, nil, env); !errors.Is(err, codex.ErrNotLoggedIn) {
 		t.Fatalf("LoginStatus after Logout = %v, want ErrNotLoggedIn", err)
+	}
+	// What a ChatGPT sign-in leaves; codex login status reads it without
+	// asking OpenAI.
+	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	jwt := b64(`{"alg":"none","typ":"JWT"}`) + "." + b64(`{"email":"user@example.com","https://api.openai.com/auth":{"chatgpt_plan_type":"plus","chatgpt_account_id":"acc"}}`) + ".sig"
+	auth := `{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"id_token":"` + jwt + `","access_token":"` + jwt +
+		`","refresh_token":"r","account_id":"acc"},"last_refresh":"2099-01-01T00:00:00Z"}`
+	if err := os.WriteFile(filepath.Join(home, "auth.json"), []byte(auth), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if login, err := codex.LoginStatus(ctx, path, nil, env); err != nil || login != codex.LoginChatGPT {
+		t.Fatalf("LoginStatus with ChatGPT tokens = %q, %v; want %q", login, err, codex.LoginChatGPT)
 	}
 }
 

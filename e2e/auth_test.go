@@ -32,8 +32,18 @@ func authAgent(t *testing.T, mock *mockapi.Server, extraEnv ...string) (*fakeedi
 // home.
 func authAgentOn(t *testing.T, backend string, mock *mockapi.Server, extraEnv ...string) (*fakeeditor.Editor, context.Context, string, string) {
 	t.Helper()
+	return authAgentAfter(t, backend, mock, nil, extraEnv...)
+}
+
+// authAgentAfter is authAgentOn with before run first, given codex's
+// environment (its CODEX_HOME is the agent's).
+func authAgentAfter(t *testing.T, backend string, mock *mockapi.Server, before func(env []string), extraEnv ...string) (*fakeeditor.Editor, context.Context, string, string) {
+	t.Helper()
 	codexPath := codextest.Binary(t)
 	env, home := codextest.Env(t) // no CODEX_* or OPENAI_* of the test's environment
+	if before != nil {
+		before(env)
+	}
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -203,6 +213,59 @@ func TestAuthAPIKeyAppServer(t *testing.T) {
 				t.Errorf("Authorization = %q, want the key from %s", got, v.env)
 			}
 		})
+	}
+}
+
+// TestAuthAPIKeyReplacesSavedKey: codex has an API key saved earlier that
+// OpenAI now refuses (revoked, rotated): the turn answers auth_required,
+// and choosing the API-key method then saves the key from the environment
+// in its place (not "codex has a login of its own": that kept the old key,
+// and every turn answered 401 again); the next turn uses the new key.
+func TestAuthAPIKeyReplacesSavedKey(t *testing.T) {
+	mock := mockapi.New(t)
+	const oldKey, newKey = "sk-e2e-old-revoked-key-000000", "sk-e2e-new-key-111111111111"
+	ed, ctx, cwd, home := authAgentAfter(t, "app-server", mock, func(env []string) {
+		save := exec.Command(codextest.Binary(t), "login", "--with-api-key")
+		save.Env, save.Stdin = env, strings.NewReader(oldKey+"\n")
+		if out, err := save.CombinedOutput(); err != nil {
+			t.Fatalf("codex login --with-api-key: %v\n%s", err, out)
+		}
+	}, "OPENAI_API_KEY="+newKey)
+	if _, err := ed.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := ed.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new with a saved key: %v", err)
+	}
+	prompt := func() (acpsdk.PromptResponse, error) {
+		return ed.Conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hello")}})
+	}
+	for range 8 { // codex may retry
+		mock.Enqueue(mockapi.HTTPError(401, "Incorrect API key provided: sk-e2e-*****0000."))
+	}
+	var re *acpsdk.RequestError
+	if _, err := prompt(); !errors.As(err, &re) || re.Code != -32000 {
+		t.Fatalf("prompt with the revoked key = %v, want auth_required (-32000)", err)
+	}
+	if _, err := ed.Conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: "openai-api-key"}); err != nil {
+		t.Fatalf("authenticate: %v", err)
+	}
+	auth, err := os.ReadFile(filepath.Join(home, "auth.json"))
+	if err != nil || !strings.Contains(string(auth), newKey) {
+		t.Errorf("codex's auth.json after authenticate (%v) does not hold the new key", err)
+	}
+	n := len(mock.Requests())
+	mock.Enqueue(mockapi.Reply(mockapi.Message("signed in again")))
+	if resp, err := prompt(); err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after authenticate = %+v, %v", resp, err)
+	}
+	reqs := mock.Requests()
+	if len(reqs) <= n {
+		t.Fatal("the model was not asked again")
+	}
+	if got := reqs[n].Header.Get("Authorization"); got != "Bearer "+newKey {
+		t.Errorf("Authorization = %q, want the new key from OPENAI_API_KEY", got)
 	}
 }
 

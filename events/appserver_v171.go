@@ -1,7 +1,6 @@
 package events
 
 import (
-
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 

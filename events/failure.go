@@ -21,7 +21,7 @@ const (
 	FailureUsageLimit    FailureKind = "usage_limit"    // the plan's usage limit, credits or spend cap
 	FailureRateLimited   FailureKind = "rate_limited"   // HTTP 429 after codex's retries
 	FailureOverloaded    FailureKind = "overloaded"     // the model is at capacity, or OpenAI's servers fail
-	FailureUnauthorized  FailureKind = "unauthorized"   // OpenAI refused codex's credentials
+	FailureUnauthorized  FailureKind = "unauthorized"   // OpenAI (or the custom model provider) refused codex's credentials
 	FailurePolicy        FailureKind = "policy"         // a usage policy or hook blocked the request
 	FailureConnection    FailureKind = "connection"     // the model API could not be reached, or the stream broke
 	FailureBadRequest    FailureKind = "bad_request"    // the API refused the request as invalid
@@ -56,6 +56,10 @@ type FailureContext struct {
 	// Shown says codex's own message already reached the user (exec prints
 	// an error event before turn.failed): it is not repeated.
 	Shown bool
+	// CustomProvider is the model provider codex uses when it is not
+	// OpenAI's (model_provider in codex's config): a refused credential is
+	// then that provider's key, which no sign-in fixes. "": OpenAI's.
+	CustomProvider string
 }
 
 // Failure explains the outcome's failure; o.FailedMessage must be set.
@@ -97,6 +101,13 @@ func ClassifyFailure(message string, info json.RawMessage, c FailureContext) Fai
 			head = "OpenAI's servers failed to answer" + statusClause(status) + ". Send the prompt again in a moment; if it keeps failing, see https://status.openai.com."
 		}
 	case FailureUnauthorized:
+		if c.CustomProvider != "" {
+			// No sign-in is offered for it (initialize lists none), so
+			// auth_required would lead nowhere.
+			head = fmt.Sprintf("The model provider %q refused codex's credentials%s. Check its API key (the environment variable its env_key names in codex's config.toml, set where the editor starts the agent) and its [model_providers.%s] settings there, then send the prompt again.",
+				c.CustomProvider, statusClause(status), c.CustomProvider)
+			break
+		}
 		f.AuthRequired = true
 		f.StopReason = ""
 		head = "OpenAI refused codex's credentials" + statusClause(status) + ". Sign in again (`codex login`, or the editor's sign-in), or check the API key (OPENAI_API_KEY or CODEX_API_KEY, or the one saved with `codex login --with-api-key`), then retry."
@@ -284,27 +295,18 @@ func apiMessage(message string) string {
 }
 
 // resetClause says when the usage limit resets ("at 14:05 UTC (in 2 h)"):
-// the latest reset among the windows that are used up (else among all
-// windows), told from now; "" when the limits do not say.
+// the latest reset among the windows that are used up, told from now; ""
+// when the limits do not say, or no window is used up: then the limit is
+// another (credits, a spend cap), which no window's reset lifts.
 func resetClause(l *RateLimits, now time.Time) string {
 	if l == nil {
 		return ""
 	}
-	var full, any int64
+	var at int64
 	for _, w := range windows(l) {
-		if w.ResetsAt == nil {
-			continue
+		if w.ResetsAt != nil && w.UsedPercent >= 100 && *w.ResetsAt > at {
+			at = *w.ResetsAt
 		}
-		if w.UsedPercent >= 100 && *w.ResetsAt > full {
-			full = *w.ResetsAt
-		}
-		if *w.ResetsAt > any {
-			any = *w.ResetsAt
-		}
-	}
-	at := full
-	if at == 0 {
-		at = any
 	}
 	if at == 0 {
 		return ""

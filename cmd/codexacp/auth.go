@@ -23,23 +23,24 @@ func prepareAuth(ctx context.Context, log *slog.Logger, codexPath string, config
 		log.Info("custom model provider; no sign-in needed", "provider", p)
 		return acp.Auth{CustomProvider: p}
 	}
-	status := func(ctx context.Context) error { return codex.LoginStatus(ctx, codexPath, config, nil) }
+	status := func(ctx context.Context) (codex.Login, error) { return codex.LoginStatus(ctx, codexPath, config, nil) }
 	ready := make(chan struct{})
+	var startLogin codex.Login
 	var startErr error
 	go func() {
 		defer close(ready)
 		defer recovery.Recover(log, "codex login status", &startErr)
-		startErr = status(ctx)
-		log.Debug("codex login status", "err", startErr)
+		startLogin, startErr = status(ctx)
+		log.Debug("codex login status", "login", startLogin, "err", startErr)
 	}()
 	auth := acp.Auth{
 		LoginStatus: status,
-		StartupStatus: func(ctx context.Context) error {
+		StartupStatus: func(ctx context.Context) (codex.Login, error) {
 			select {
 			case <-ready:
-				return startErr
+				return startLogin, startErr
 			case <-ctx.Done():
-				return context.Cause(ctx)
+				return codex.LoginNone, context.Cause(ctx)
 			}
 		},
 		Logout:  func(ctx context.Context) error { return codex.Logout(ctx, codexPath, config, nil) },
@@ -61,7 +62,7 @@ func execEnv(ctx context.Context, log *slog.Logger, auth acp.Auth) []string {
 	if key == "" || os.Getenv("CODEX_API_KEY") != "" || auth.StartupStatus == nil {
 		return nil
 	}
-	if err := auth.StartupStatus(ctx); !errors.Is(err, codex.ErrNotLoggedIn) {
+	if _, err := auth.StartupStatus(ctx); !errors.Is(err, codex.ErrNotLoggedIn) {
 		return nil
 	}
 	log.Info("codex is not logged in: OPENAI_API_KEY is passed to codex exec as CODEX_API_KEY")

@@ -23,7 +23,7 @@ func checkSignIn(ctx context.Context, o *options, path string, check func(string
 		check(name, true, fmt.Sprintf("custom model provider %q: no sign-in needed (codex uses its credentials)", p))
 		return
 	}
-	err := codex.LoginStatus(ctx, path, o.config, nil)
+	_, err := codex.LoginStatus(ctx, path, o.config, nil)
 	switch {
 	case err == nil:
 		check(name, true, "codex is logged in (codex login status)")
