@@ -94,7 +94,7 @@ func (b *Backend) Name() string { return "app-server" }
 // prompt.
 func (b *Backend) Capabilities() backend.Capabilities {
 	return backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan |
-		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm | backend.RateLimits
+		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm | backend.RateLimits | backend.Undo
 }
 
 // New returns a backend that starts codex app-server with

@@ -75,10 +75,27 @@ type ThreadStartParams struct {
 	ThreadOptions
 }
 
-// ThreadResumeParams load a thread from its rollout into the server.
+// ThreadResumeParams load a thread from its rollout into the server;
+// ExcludeTurns leaves its turns out of the answer.
 type ThreadResumeParams struct {
 	ThreadOptions
-	ThreadID string `json:"threadId"`
+	ExcludeTurns bool   `json:"excludeTurns,omitempty"`
+	ThreadID     string `json:"threadId"`
+}
+
+// MarshalJSON sends the fields in the order of their names (see
+// ThreadForkParams).
+func (p ThreadResumeParams) MarshalJSON() ([]byte, error) {
+	type fields ThreadResumeParams
+	b, err := json.Marshal(fields(p))
+	if err != nil {
+		return nil, err
+	}
+	var byName map[string]json.RawMessage
+	if err := json.Unmarshal(b, &byName); err != nil {
+		return nil, err
+	}
+	return json.Marshal(byName)
 }
 
 // ThreadForkParams copy a thread's history into a new thread;

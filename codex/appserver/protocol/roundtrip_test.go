@@ -51,6 +51,8 @@ func init() {
 		func() (string, codec) { return request(TurnSteer) },
 		func() (string, codec) { return request(TurnInterrupt) },
 		func() (string, codec) { return request(ReviewStart) },
+		func() (string, codec) { return request(ThreadTurnsList) },
+		func() (string, codec) { return request(ThreadRevert) },
 		func() (string, codec) { return request(McpServerStatusList) },
 		func() (string, codec) { return request(SkillsList) },
 		func() (string, codec) { return request(ConfigRead) },
@@ -275,6 +277,7 @@ var notRecorded = map[string]bool{
 	"McpServerElicitationRequestParams.url":           true,
 	"McpServerElicitationRequestResponse.content":     true, // an accepted form's answer
 	"ReviewTarget.instructions":                       true,
+	"ThreadResumeParams.excludeTurns":                 true, // RevertStored (exec /undo)
 	"SandboxPolicy.excludeSlashTmp":                   true,
 	"SandboxPolicy.excludeTmpdirEnvVar":               true,
 	"SandboxPolicy.networkAccess":                     true,
