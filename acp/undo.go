@@ -37,12 +37,6 @@ import (
 // {sessionId, turns?} → undoAnswer. Declared in initialize's _meta.
 const extSessionUndo = "_codexacp/session/undo"
 
-// Permission options of an undo's question.
-const (
-	optUndoAllow = "undo_allow"
-	optUndoSkip  = "undo_skip"
-)
-
 // memUndoLimits bound the change sets of a session without a state
 // directory: they are the process's memory, for every session it serves.
 func memUndoLimits() changeset.Limits {
@@ -412,8 +406,8 @@ func (c *undoCall) ask(ctx context.Context, steps []changeset.Step) (map[string]
 			Locations:  locs,
 		},
 		Options: []acpsdk.PermissionOption{
-			{OptionId: optUndoAllow, Name: "Undo them", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optUndoSkip, Name: "Leave them as they are", Kind: acpsdk.PermissionOptionKindRejectOnce},
+			{OptionId: optAllowOnce, Name: "Undo them", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optRejectOnce, Name: "Leave them as they are", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		},
 	})
 	switch {
@@ -421,7 +415,7 @@ func (c *undoCall) ask(ctx context.Context, steps []changeset.Step) (map[string]
 		return nil, fmt.Errorf("the question did not complete (%w); nothing was undone", err)
 	case resp.Outcome.Cancelled != nil:
 		return nil, errUndoCancelled
-	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optUndoAllow:
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
 		allowed := map[string]bool{}
 		for _, st := range steps {
 			allowed[st.Path] = true
