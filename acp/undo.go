@@ -519,8 +519,10 @@ func (c *undoCall) RemoveFile(ctx context.Context, path string, expect changeset
 	if c.a.opts.removeFile != nil {
 		remove = c.a.opts.removeFile
 	}
-	if err := remove(path); err != nil {
-		return fmt.Errorf("removing %s: %w", c.s.displayPath(path), err)
+	if err := remove(path); errors.Is(err, fs.ErrNotExist) {
+		return errors.New("not on disk: only the editor's unsaved buffer holds it (close it there)")
+	} else if err != nil {
+		return fmt.Errorf("cannot remove it: %w", err)
 	}
 	c.shown(undoDiff(path, old, nil, true))
 	return nil

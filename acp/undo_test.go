@@ -12,11 +12,14 @@ import (
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/bearer"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/mcp"
 )
 
 // undoBackend is a codex that names its turns (codex-turn-1, …) and
@@ -418,5 +421,61 @@ func TestUndoAfterLoadInRestartedAgent(t *testing.T) {
 	}
 	if _, err := h3.prompt(sid, "/undo"); err != nil || !strings.Contains(lastMessage(h3), "There is no turn to undo") {
 		t.Errorf("after a restart the undone turn is offered again: %v %q", err, lastMessage(h3))
+	}
+}
+
+// A file tool's writes are recorded with their turn: /undo restores the
+// overwritten file and removes the created one, through the editor's
+// buffers (ask mode: the user allows the undo's writes).
+func TestUndoFileToolWrites(t *testing.T) {
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close() })
+	cwd, a, b, _, _ := undoWorkspace(t)
+	var h *harness
+	var sid acpsdk.SessionId
+	call := func(tool string, args map[string]any) {
+		s, err := h.agent.session(sid)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "codex-stand-in", Version: "1"}, nil)
+		cs, err := client.Connect(h.ctx, &mcpsdk.StreamableClientTransport{Endpoint: host.URL(), HTTPClient: bearer.Client(s.toolsToken)}, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer cs.Close()
+		if res, err := cs.CallTool(h.ctx, &mcpsdk.CallToolParams{Name: tool, Arguments: args}); err != nil || res.IsError {
+			t.Errorf("%s: %v %+v", tool, err, res)
+		}
+	}
+	be := newUndoBackend("th-undo", func() {
+		call("write_text_file", map[string]any{"path": a, "content": "by the tool\n"})
+		call("write_text_file", map[string]any{"path": b, "content": "made by the tool\n"})
+	})
+	h = startAgentWith(t, Options{Backend: be, Tools: host}, fakeeditor.Options{FS: true})
+	sid = h.newSession(t, cwd)
+	setMode(t, h, sid, backend.ModeAsk)
+	if _, err := h.prompt(sid, "edit"); err != nil {
+		t.Fatal(err)
+	}
+	if buf, _ := h.editor.Buffer(a); buf != "by the tool\n" {
+		t.Fatalf("the tool's write: a.txt's buffer = %q", buf)
+	}
+	if _, err := h.prompt(sid, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	if buf, _ := h.editor.Buffer(a); buf != "alpha\nbeta\n" {
+		t.Errorf("a.txt's buffer = %q after /undo", buf)
+	}
+	if msg := lastMessage(h); !strings.Contains(msg, "Restored a.txt") || !strings.Contains(msg, "b.txt: not on disk: only the editor's unsaved buffer") {
+		t.Errorf("message:\n%s", msg)
+	}
+	if got := be.forgotten(); got != "[[codex-turn-1]]" {
+		t.Errorf("codex forgot %s", got)
 	}
 }
