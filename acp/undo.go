@@ -293,6 +293,9 @@ func (a *Agent) undo(ctx context.Context, s *session, n int) (changeset.Result, 
 			for i, tr := range plan.Turns {
 				ids[i] = tr.CodexTurn
 			}
+			for _, st := range plan.Steps {
+				log.Debug("undo step", "path", st.Path, "op", st.Op, "state", st.State, "current", st.Current, "err", st.Err)
+			}
 			log.Info("codex forgets turns", "thread", t.ThreadID, "turns", ids)
 			return a.opts.Backend.ForgetTurns(ctx, t, ids)
 		},

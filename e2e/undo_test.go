@@ -170,10 +170,11 @@ func diskOrMissing(t *testing.T, p string) string {
 func TestUndoAsksAboutUserChange(t *testing.T) { eachBackend(t, testUndoAsksAboutUserChange) }
 
 // A file the user changed after the turn is asked about, not overwritten:
-// refused, it keeps the user's change and is named.
+// refused, it keeps the user's change and is named. (File tools, and an
+// editor that keeps its buffers: the replay corpus has it.)
 func testUndoAsksAboutUserChange(t *testing.T, backend string) {
 	var question string
-	e := start(t, setup{backend: backend, fs: true, writeThrough: true, mode: "auto",
+	e := start(t, setup{backend: backend, fs: true, mode: "auto",
 		permission: func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 			for _, ct := range req.ToolCall.Content {
 				if ct.Content != nil && ct.Content.Content.Text != nil {
@@ -184,8 +185,8 @@ func testUndoAsksAboutUserChange(t *testing.T, backend string) {
 		}})
 	conf := e.writeFile("config.toml", "port = 8080\n")
 	e.mock.Enqueue(
-		mockapi.Reply(mockapi.ExecCommand("call_sh", "sed -i 's/8080/3000/' config.toml")),
-		mockapi.Reply(mockapi.Message("ran")),
+		mockapi.Reply(acpCall(t, "call_edit", "edit_text_file", map[string]any{"path": conf, "old_string": "8080", "new_string": "3000"})),
+		mockapi.Reply(mockapi.Message("changed")),
 	)
 	e.mustPrompt("change the port")
 	// The user edits the file in the editor after the turn.
@@ -199,6 +200,56 @@ func testUndoAsksAboutUserChange(t *testing.T, backend string) {
 	}
 	if msg := lastMessage(e); !strings.Contains(msg, "config.toml (changed since, not allowed)") {
 		t.Errorf("/undo said %q", msg)
+	}
+}
+
+func TestUndoToolTurns(t *testing.T) { eachBackend(t, testUndoToolTurns) }
+
+// Two turns of file-tool edits: /undo restores the last turn's file in the
+// editor's buffer (its tool call carries the diff) and the next request
+// lacks the turn; /undo 2 takes back that request's turn and the first.
+// The replay corpus has it (a replay runs no shell command, and its
+// editor keeps its buffers: docs/replay.md).
+func testUndoToolTurns(t *testing.T, backend string) {
+	e := start(t, setup{backend: backend, fs: true, mode: "auto"})
+	code := e.writeFile("main.go", "package main\n\nfunc main() {}\n")
+	conf := e.writeFile("config.toml", "[server]\nport = 8080\n")
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_edit", "edit_text_file", map[string]any{
+			"path": code, "old_string": "func main() {}", "new_string": "func main() {\n\tprintln(\"hi\")\n}"})),
+		mockapi.Reply(mockapi.Message("edited")),
+	)
+	e.mustPrompt("first: edit main.go")
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_conf", "write_text_file", map[string]any{"path": conf, "content": "[server]\nport = 3000\n"})),
+		mockapi.Reply(mockapi.Message("written")),
+	)
+	e.mustPrompt("second: change the port")
+
+	e.mustPrompt("/undo")
+	if buf, _ := e.editor.Buffer(conf); buf != "[server]\nport = 8080\n" {
+		t.Errorf("config.toml's buffer = %q after /undo", buf)
+	}
+	want := map[string]string{"config.toml": "[server]\nport = 3000\n → [server]\nport = 8080\n"}
+	if got := undoDiffs(undoCall(t, e)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("undo diffs %q\nwant       %q", got, want)
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("third")))
+	e.mustPrompt("third: what now?")
+	if last := lastUserTexts(e); strings.Contains(last, "second: change the port") || !strings.Contains(last, "first: edit main.go") {
+		t.Errorf("the request after /undo still has the undone turn (or lost the first):\n%s", last)
+	}
+	e.mustPrompt("/undo 2")
+	if buf, _ := e.editor.Buffer(code); buf != "package main\n\nfunc main() {}\n" {
+		t.Errorf("main.go's buffer = %q after /undo 2", buf)
+	}
+	if msg := lastMessage(e); !strings.Contains(msg, "Undid the last 2 turns.") || !strings.Contains(msg, "Restored main.go.") {
+		t.Errorf("/undo 2 said %q", msg)
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("fresh")))
+	e.mustPrompt("fourth: start again")
+	if last := lastUserTexts(e); strings.Contains(last, "first: edit main.go") || strings.Contains(last, "third: what now?") {
+		t.Errorf("the request after /undo 2 still has the undone turns:\n%s", last)
 	}
 }
 

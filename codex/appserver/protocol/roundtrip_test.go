@@ -108,7 +108,8 @@ type recorded struct {
 func readRecorded(t *testing.T) []recorded {
 	t.Helper()
 	var all []recorded
-	transcripts, _ := filepath.Glob(filepath.Join("..", "..", "..", "e2e", "testdata", "transcripts", "*.app-server.ndjson"))
+	// Every transcript: an exec session's /undo runs an app-server too.
+	transcripts, _ := filepath.Glob(filepath.Join("..", "..", "..", "e2e", "testdata", "transcripts", "*.ndjson"))
 	fixtures, _ := filepath.Glob(filepath.Join("..", "..", "..", "events", "testdata", "appserver", "*.ndjson"))
 	if len(transcripts) == 0 || len(fixtures) == 0 {
 		t.Fatalf("no recorded messages: %d transcripts, %d fixtures", len(transcripts), len(fixtures))
@@ -128,6 +129,12 @@ func readRecorded(t *testing.T) []recorded {
 				Msg  json.RawMessage `json:"msg"`
 			}
 			if json.Unmarshal(sc.Bytes(), &e) != nil || len(e.Msg) == 0 || e.Msg[0] != '{' {
+				continue
+			}
+			if bytes.Contains(e.Msg, []byte(`{"$blob":"`)) {
+				// A transcript of format 2 keeps a large value once, as a
+				// blob (record.Read puts it back; record imports this
+				// package): such a message is left to format 1's.
 				continue
 			}
 			if e.Kind != "appserver" && e.Kind != "" {
@@ -243,7 +250,8 @@ func TestRoundTrip(t *testing.T) {
 		"thread/goal/clear", "mcpServerStatus/list", "skills/list", "skills/list (result)", "turn/started", "turn/completed",
 		"item/started", "item/completed", "item/commandExecution/requestApproval", "item/commandExecution/requestApproval (result)",
 		"mcpServer/elicitation/request", "mcpServer/elicitation/request (result)", "item/tool/requestUserInput",
-		"item/tool/requestUserInput (result)", "thread/delete", "initialize", "initialize (result)"} {
+		"item/tool/requestUserInput (result)", "thread/delete", "initialize", "initialize (result)",
+		"thread/turns/list", "thread/turns/list (result)", "thread/revert", "thread/revert (result)"} {
 		if seen[name] == 0 {
 			t.Errorf("no recorded %s", name)
 		}
@@ -277,7 +285,7 @@ var notRecorded = map[string]bool{
 	"McpServerElicitationRequestParams.url":           true,
 	"McpServerElicitationRequestResponse.content":     true, // an accepted form's answer
 	"ReviewTarget.instructions":                       true,
-	"ThreadResumeParams.excludeTurns":                 true, // RevertStored (exec /undo)
+	"ThreadTurnsListParams.cursor":                    true, // a thread of more than 50 turns
 	"SandboxPolicy.excludeSlashTmp":                   true,
 	"SandboxPolicy.excludeTmpdirEnvVar":               true,
 	"SandboxPolicy.networkAccess":                     true,
