@@ -178,7 +178,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 			a.log.Warn("change sets not copied; the fork cannot undo the source's turns", "session", s.id, "err", err)
 		}
 	}
-	a.openUndo(s)
+	a.openUndo(s, false)
 	a.addSession(s)
 	a.persist(s)
 	a.log.Info(acpsdk.AgentMethodSessionFork, "session", s.id, "from", req.SessionId, "thread", s.thread())
@@ -229,7 +229,7 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	s.user = a.sessionUserConfig(ctx, cwd)
 	s.mode = defaultMode(s.user)
-	a.openUndo(s)
+	a.openUndo(s, false)
 	a.addSession(s)
 	// Stored before the answer: a client may load the session from another
 	// agent process right away (acpx starts one per prompt).

@@ -53,8 +53,9 @@ func newMemUndo() *changeset.Log {
 
 // openUndo gives the session its stored change sets (new, load, resume,
 // fork): kept next to its record, so that /undo works after a load in a
-// restarted agent. Without a store the session keeps its in memory.
-func (a *Agent) openUndo(s *session) {
+// restarted agent. Without a store the session keeps its in memory. A
+// restored session's stored files are told to Options.ObserveStored.
+func (a *Agent) openUndo(s *session, restored bool) {
 	if a.store == nil {
 		return
 	}
@@ -69,6 +70,11 @@ func (a *Agent) openUndo(s *session) {
 		a.log.Warn("the session's stored change sets cannot be read; its earlier turns cannot be undone", "session", s.id, "err", err)
 	}
 	s.undo = l
+	if restored {
+		for _, p := range dir.StoredFiles(l.Turns()) {
+			a.observeStored(p, nil)
+		}
+	}
 }
 
 // beginUndoTurn starts recording the turn's changes, once the previous

@@ -393,12 +393,32 @@ func TestUndoAfterLoadInRestartedAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h2 := startAgentWith(t, Options{Backend: be, StateDir: state}, fakeeditor.Options{FS: true, WriteThrough: true})
+	var observed []string
+	var observedMu sync.Mutex
+	observe := func(p string) {
+		observedMu.Lock()
+		observed = append(observed, p)
+		observedMu.Unlock()
+	}
+	h2 := startAgentWith(t, Options{Backend: be, StateDir: state, ObserveStored: observe}, fakeeditor.Options{FS: true, WriteThrough: true})
 	if _, err := h2.editor.Initialize(h2.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h2.editor.Conn.LoadSession(h2.ctx, acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatal(err)
+	}
+	// A recording keeps the change sets the load read (the index and the
+	// contents before: a.txt's and c.txt's).
+	observedMu.Lock()
+	var undoFiles []string
+	for _, p := range observed {
+		if strings.Contains(p, ".undo") {
+			undoFiles = append(undoFiles, filepath.Base(p))
+		}
+	}
+	observedMu.Unlock()
+	if len(undoFiles) != 3 || undoFiles[0] != "index.json" {
+		t.Errorf("stored change-set files told: %q", undoFiles)
 	}
 	if _, err := h2.prompt(sid, "/undo"); err != nil {
 		t.Fatal(err)
