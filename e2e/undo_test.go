@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -226,7 +227,10 @@ func testUndoToolTurns(t *testing.T, backend string) {
 	)
 	e.mustPrompt("second: change the port")
 
+	began := time.Now()
 	e.mustPrompt("/undo")
+	// A figure, not a bound: exec starts an app-server to cut the thread.
+	t.Logf("/undo of one turn took %v (%s)", time.Since(began).Round(time.Millisecond), backend)
 	if buf, _ := e.editor.Buffer(conf); buf != "[server]\nport = 8080\n" {
 		t.Errorf("config.toml's buffer = %q after /undo", buf)
 	}
