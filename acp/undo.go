@@ -70,7 +70,7 @@ func (a *Agent) openUndo(s *session, restored bool) {
 		a.log.Warn("the session's stored change sets cannot be read; its earlier turns cannot be undone", "session", s.id, "err", err)
 	}
 	s.undo = l
-	if restored {
+	if restored && l.Len() > 0 { // none: the replay's load finds none either
 		for _, p := range dir.StoredFiles(l.Turns()) {
 			a.observeStored(p, nil)
 		}
