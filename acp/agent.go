@@ -102,6 +102,9 @@ type Options struct {
 	toolCallGrace time.Duration
 	// shutdownGrace overrides shutdownGrace (tests). 0: shutdownGrace.
 	shutdownGrace time.Duration
+	// removeFile removes a file an undo takes back (tests inject its
+	// errors). nil: removeRegular.
+	removeFile func(path string) error
 	// newShellTracker replaces shelledits.New (tests). nil: shelledits.New.
 	newShellTracker func(roots []string, lim shelledits.Limits) *shelledits.Tracker
 }
@@ -421,7 +424,13 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 	if a.canFork() {
 		sessionCaps.Fork = &acpsdk.SessionForkCapabilities{}
 	}
+	var meta map[string]any
+	if a.can(backend.Undo) {
+		// Extension methods an editor may call (a button for /undo).
+		meta = map[string]any{"codexacp": map[string]any{"methods": []string{extSessionUndo}}}
+	}
 	return acpsdk.InitializeResponse{
+		Meta:            meta,
 		ProtocolVersion: acpsdk.ProtocolVersion(acpsdk.ProtocolVersionNumber),
 		AgentInfo: &acpsdk.Implementation{
 			Name:    "codexacp",

@@ -71,6 +71,8 @@ var builtinCommands = []command{
 		hint: "trust, or trust <number> (empty: list)", needs: backend.Hooks, local: (*Agent).hooksCommand},
 	{name: "plan", description: "Switch to plan mode: codex explores and proposes a plan, then asks before implementing it; with text, plan that task now",
 		hint: "task to plan (optional)", needs: backend.Plan, turn: planTurn},
+	{name: "undo", description: "Take back the last turn (with a number, the last N): its edits, the shell's too, are restored through the editor, and codex forgets the turn",
+		hint: "number of turns (optional, default 1)", needs: backend.Undo, local: (*Agent).undoCommand},
 	{name: "rename", description: "Rename this session",
 		hint: "new title", local: (*Agent).renameCommand},
 }
@@ -376,6 +378,10 @@ func (a *Agent) statusCommand(ctx context.Context, s *session, _ string) (string
 		tokens += fmt.Sprintf("; context window %d", window)
 	}
 	fmt.Fprintf(&b, "- Tokens used in this thread: %s\n", tokens)
+	if a.can(backend.Undo) {
+		s.undoSettled()
+		fmt.Fprintf(&b, "- Turns /undo can take back: %d\n", s.undo.Len())
+	}
 	b.WriteString(a.rateLimitLines(ctx))
 	version := ""
 	if a.opts.CodexVersion != nil {

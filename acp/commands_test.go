@@ -66,7 +66,9 @@ func TestSessionCommandsPerBackend(t *testing.T) {
 		{"exec", &codexexec.Backend{}, "status init review review-branch review-commit rename"},
 		{"exec listing skills", &codexexec.Backend{ListSkills: func(context.Context, string) ([]backend.Skill, error) { return nil, nil }},
 			"status init review review-branch review-commit skills rename greet"},
-		{"app-server", appserver.New(codexapp.Options{}), "status init review review-branch review-commit compact goal skills mcp hooks plan rename greet"},
+		{"app-server", appserver.New(codexapp.Options{}), "status init review review-branch review-commit compact goal skills mcp hooks plan undo rename greet"},
+		{"exec that can cut threads", &codexexec.Backend{Revert: func(context.Context, string, []string) error { return nil }},
+			"status init review review-branch review-commit undo rename"},
 		{"plain backend", &fakeBackend{}, "status init rename"},
 	}
 	for _, tc := range cases {

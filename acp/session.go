@@ -13,6 +13,7 @@ import (
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/events"
+	"github.com/codexacp/codexacp/internal/changeset"
 	"github.com/codexacp/codexacp/internal/sessionstore"
 )
 
@@ -70,6 +71,12 @@ type session struct {
 	runAlways atomic.Bool
 	calls     turnCalls // the running turn's file-tool calls
 
+	// undo is the session's change sets (undo.go): in memory until
+	// openUndo gives it the stored ones.
+	undo       *changeset.Log
+	undoSaving chan struct{} // closed once the last turn's change set is stored
+	undoCalls  int           // undo tool calls made, for their ids
+
 	skills        []backend.Skill // codex's skills for the workspace, offered as commands
 	commandsReady chan struct{}   // closed once the session's commands were sent (commands.go)
 	// refreshing serializes refreshCommands: listing the skills and sending
@@ -89,6 +96,7 @@ func newSession(id, cwd string, dirs []string, mcp []backend.MCPServer, topts ev
 		mode:       DefaultMode,
 		threadID:   topts.ThreadID,
 		translator: events.NewTranslator(topts),
+		undo:       newMemUndo(),
 	}
 }
 

@@ -45,6 +45,9 @@ func (a *Agent) canFork() bool {
 
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler.
 func (a *Agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == extSessionUndo && a.can(backend.Undo) {
+		return a.handleUndoMethod(ctx, params)
+	}
 	if method != extDeleteSession || !a.canDelete() {
 		return nil, acpsdk.NewMethodNotFound(method)
 	}
@@ -168,7 +171,14 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 		if err := a.store.CopyWrites(string(req.SessionId), s.id); err != nil {
 			a.log.Warn("write log not copied; the fork's overwrites replay without their diffs", "session", s.id, "err", err)
 		}
+		// The fork's files are the source's: its turns can be undone
+		// (codex checks they are the fork's thread's last turns).
+		a.flushSaves() // the source's last change set is stored
+		if err := a.store.CopyUndo(string(req.SessionId), s.id); err != nil {
+			a.log.Warn("change sets not copied; the fork cannot undo the source's turns", "session", s.id, "err", err)
+		}
 	}
+	a.openUndo(s, false)
 	a.addSession(s)
 	a.persist(s)
 	a.log.Info(acpsdk.AgentMethodSessionFork, "session", s.id, "from", req.SessionId, "thread", s.thread())
@@ -219,6 +229,7 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 	s := newSession(newSessionID(), cwd, dirs, servers, events.Options{ContextWindow: a.modelInfo().ContextWindow})
 	s.user = a.sessionUserConfig(ctx, cwd)
 	s.mode = defaultMode(s.user)
+	a.openUndo(s, false)
 	a.addSession(s)
 	// Stored before the answer: a client may load the session from another
 	// agent process right away (acpx starts one per prompt).

@@ -225,6 +225,7 @@ func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId,
 	a.mu.Unlock()
 	if old != nil {
 		old.close()
+		old.undoSettled() // its last turn's change set is stored before it is read
 	}
 	s := newSession(rec.SessionID, cwd, dirs, mcp, events.Options{
 		ContextWindow: a.modelInfo().ContextWindow,
@@ -240,6 +241,7 @@ func (a *Agent) restore(ctx context.Context, method string, id acpsdk.SessionId,
 	s.mode, s.title, s.threadUsage = a.storedMode(rec, s.user), rec.Title, rec.ThreadUsage
 	s.model, s.effort, s.serviceTier = rec.Model, rec.Effort, rec.ServiceTier
 	s.plan = rec.Plan && a.offersPlanMode()
+	a.openUndo(s, true)
 	a.addSession(s)
 	a.log.Info(method, "session", s.id, "thread", rec.ThreadID, "history_updates", len(updates))
 	return s, updates, nil

@@ -185,6 +185,7 @@ func (o *turnOutput) reportShellEdits(it *events.Item) {
 	if rep.Empty() {
 		return
 	}
+	o.a.recordShellEdits(o.s, rep)
 	o.s.trMu.Lock()
 	defer o.s.trMu.Unlock()
 	id := acpsdk.ToolCallId(fmt.Sprintf("shell-edits-anon%d", anonShellEdits.Add(1)))

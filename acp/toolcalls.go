@@ -229,6 +229,7 @@ func (r *toolReporter) CallFinished(ctx context.Context, c *mcp.Call, result any
 	if toolErr == nil && ch != nil {
 		// After the update: the editor's diff does not wait for the disk.
 		r.agent.keepOverwrite(s, c, ch, u.Content)
+		r.agent.recordWrite(s, ch)
 	}
 }
 

@@ -73,6 +73,18 @@ func (q *turnQueue) acquire(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// tryAcquire takes the session's turn if no prompt has it or waits for
+// it; on success the caller must release.
+func (q *turnQueue) tryAcquire() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.busy {
+		return false
+	}
+	q.busy = true
+	return true
+}
+
 // isBusy reports whether a prompt has the turn.
 func (q *turnQueue) isBusy() bool {
 	q.mu.Lock()
@@ -225,6 +237,10 @@ func (a *Agent) runTurn(ctx context.Context, s *session, text string, images []b
 	s.trMu.Lock()
 	s.translator.BeginTurn()
 	s.trMu.Unlock()
+	// What the turn changes is recorded for /undo (undo.go) until after
+	// its answer, however it ends.
+	a.beginUndoTurn(s)
+	defer a.endUndoTurn(s)
 	s.startToolCalls(ctx)
 	out := &turnOutput{a: a, s: s, ctx: ctx, log: log}
 	runErr := a.opts.Backend.Run(ctx, turn, out)

@@ -31,6 +31,7 @@ func (o *turnOutput) Event(ev events.Event) {
 	if !ev.Known() {
 		o.log.Debug("codex event not translated", "type", ev.Type)
 	}
+	o.s.recordCodexTurn(ev) // for /undo (undo.go)
 	// Held while sending, so that updates leave in translation order.
 	func() {
 		o.s.trMu.Lock()

@@ -95,6 +95,15 @@ type Backend interface {
 	// thread.
 	MCPServerStatus(ctx context.Context, t Turn) ([]MCPServerStatus, error)
 
+	// ForgetTurns makes codex forget the last turns of t.ThreadID (/undo):
+	// turnIDs are codex's ids of those turns, oldest first, as the turns'
+	// events named them (events.TypeTurnStarted's TurnID). It checks that
+	// they are the thread's last turns and cuts the thread's history before
+	// the first, so that the next turn's model request no longer carries
+	// them; an id not known, a turn of codex's the list lacks, or any
+	// failure cuts nothing and is an error. Undo.
+	ForgetTurns(ctx context.Context, t Turn, turnIDs []string) error
+
 	// LastRateLimits is the latest snapshot of the account's usage limits
 	// codex sent that says something (nil: none yet); it asks codex
 	// nothing.
@@ -137,6 +146,7 @@ const (
 	RateLimits                              // LastRateLimits and RateLimits: the account's usage limits
 	MCPLogin                                // LoginMCPServer
 	Hooks                                   // Hooks and TrustHook
+	Undo                                    // ForgetTurns: codex forgets a thread's last turns
 )
 
 // Has reports whether c offers everything in want.
@@ -175,7 +185,8 @@ func (Unsupported) RenameThread(context.Context, Turn, string) error { return Er
 func (Unsupported) MCPServerStatus(context.Context, Turn) ([]MCPServerStatus, error) {
 	return nil, ErrUnsupported
 }
-func (Unsupported) LastRateLimits() *events.RateLimits { return nil }
+func (Unsupported) ForgetTurns(context.Context, Turn, []string) error { return ErrUnsupported }
+func (Unsupported) LastRateLimits() *events.RateLimits                { return nil }
 func (Unsupported) RateLimits(context.Context) ([]events.RateLimits, error) {
 	return nil, ErrUnsupported
 }

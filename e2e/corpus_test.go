@@ -67,6 +67,8 @@ var corpusTests = map[string]bool{
 	"TestWriteCreatesParentsInAskMode":        true,
 	"TestSessionDelete":                       true,
 	"TestAdditionalDirectoryEdits":            true,
+	"TestUndoToolTurns":                       true,
+	"TestUndoAsksAboutUserChange":             true,
 }
 
 // appServerCorpusTests are tests of the app-server backend alone (by their

@@ -47,9 +47,12 @@ func TestMain(m *testing.M) {
 }
 
 type setup struct {
-	backend    string // --backend: app-server or exec; "": no flag, the agent's default (defaultBackend)
-	fs         bool
-	permission func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
+	backend string // --backend: app-server or exec; "": no flag, the agent's default (defaultBackend)
+	fs      bool
+	// writeThrough makes the editor's fs/write_text_file save to disk
+	// too, as acpx and Zed do (fakeeditor.Options.WriteThrough).
+	writeThrough bool
+	permission   func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse
 	// elicitation, when set, makes the editor declare form elicitation and
 	// answer elicitation/create with it.
 	elicitation func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
@@ -155,7 +158,7 @@ func (e *env) launch(s setup, extraArgs []string) {
 	stdin, stdout := startPiped(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	e.ctx, e.stderr, e.agentPID = ctx, stderr, cmd.Process.Pid
-	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, Permission: s.permission, Elicitation: s.elicitation, ElicitationURL: s.elicitationURL, BeforeFS: s.beforeFS})
+	e.editor = fakeeditor.Connect(stdin, stdout, fakeeditor.Options{FS: s.fs, WriteThrough: s.writeThrough, Permission: s.permission, Elicitation: s.elicitation, ElicitationURL: s.elicitationURL, BeforeFS: s.beforeFS})
 	e.stop = sync.OnceFunc(func() {
 		stdin.Close()
 		done := make(chan error, 1)

@@ -258,7 +258,7 @@ func (c *AppServer) turnStarted(params json.RawMessage) ([]Event, error) {
 		return nil, errors.New("no turn")
 	}
 	c.resetTurn(p.Turn.ID)
-	return []Event{{Type: TypeTurnStarted}}, nil
+	return []Event{{Type: TypeTurnStarted, TurnID: p.Turn.ID}}, nil
 }
 
 func (c *AppServer) turnCompleted(params json.RawMessage) ([]Event, error) {

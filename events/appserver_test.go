@@ -763,3 +763,11 @@ func TestStreamedOutputIsCoalesced(t *testing.T) {
 	}
 	t.Logf("%d updates, %d bytes", updates, bytes)
 }
+
+// turn/started names codex's turn: /undo cuts a thread's history by it.
+func TestAppServerTurnID(t *testing.T) {
+	evs, err := NewAppServer().Convert("turn/started", json.RawMessage(`{"threadId":"th","turn":{"id":"tu-7","items":[],"status":"inProgress"}}`))
+	if err != nil || len(evs) != 1 || evs[0].Type != TypeTurnStarted || evs[0].TurnID != "tu-7" {
+		t.Fatalf("Convert = %+v, %v; want turn.started of tu-7", evs, err)
+	}
+}

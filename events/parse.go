@@ -73,6 +73,12 @@ type Event struct {
 	// reports them (app-server; with Usage): its input plus output is the
 	// context in use, so the Translator need not estimate it.
 	LastUsage *Usage `json:"last_usage,omitempty"`
+	// TurnID is codex's id of the turn (turn.started), when the backend
+	// knows it: the app-server's turn/started has it; codex exec prints
+	// none, and its backend reads it from the thread's rollout. /undo
+	// names the turns to cut by it (docs/undo.md). Not part of codex
+	// exec's JSON.
+	TurnID string `json:"-"`
 }
 
 // Delta is a streamed piece of an item (app-server): Text is appended to

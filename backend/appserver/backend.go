@@ -99,7 +99,7 @@ func (b *Backend) Name() string { return "app-server" }
 func (b *Backend) Capabilities() backend.Capabilities {
 	return backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan |
 		backend.Fork | backend.DeleteThread | backend.Steer | backend.FastMode | backend.Warm | backend.RateLimits |
-		backend.MCPLogin | backend.Hooks
+		backend.MCPLogin | backend.Hooks | backend.Undo
 }
 
 // New returns a backend that starts codex app-server with

@@ -71,7 +71,12 @@ type Backend struct {
 	// a recording keeps them, and a replay's fake codex writes them again
 	// (record.Recorder.Rollout).
 	ObserveRollout func(threadID, path string, record []byte)
-	rollouts       rolloutFinder
+	// Revert cuts a stored thread's last turns, turnIDs oldest first, after
+	// checking they are its last (appserver.RevertStoredTurns: codex exec
+	// cannot, an app-server started on the same codex and CODEX_HOME can,
+	// between exec turns). Nil: codex cannot forget turns (no Undo).
+	Revert   func(ctx context.Context, threadID string, turnIDs []string) error
+	rollouts rolloutFinder
 
 	listings skillflight.Group // ListSkills calls in flight, by cwd
 
@@ -202,7 +207,27 @@ func (b *Backend) Capabilities() backend.Capabilities {
 	if b.ListSkills != nil {
 		c |= backend.Skills
 	}
+	if b.Revert != nil {
+		c |= backend.Undo
+	}
 	return c
+}
+
+// ForgetTurns implements backend.Backend with Revert, between the
+// session's turns. The session's waiting codex is ended first (it would
+// resume the thread as it was), and the thread's rollout is looked for
+// anew at its next turn: codex writes it to a revision file from now on.
+func (b *Backend) ForgetTurns(ctx context.Context, t backend.Turn, turnIDs []string) error {
+	if b.Revert == nil {
+		return backend.ErrUnsupported
+	}
+	if t.ThreadID == "" {
+		return fmt.Errorf("the session has no codex thread")
+	}
+	b.Forget(t.SessionID)
+	err := b.Revert(ctx, t.ThreadID, turnIDs)
+	b.rollouts.reverted(t.ThreadID)
+	return err
 }
 
 // Skills implements backend.Backend with ListSkills, one call for sessions in

@@ -266,3 +266,32 @@ func TestExecConfigApprovalMode(t *testing.T) {
 		}
 	}
 }
+
+// ForgetTurns cuts the thread with Revert (offered only with it), and the
+// thread's rollout is looked for anew: its next turn writes a revision.
+func TestExecForgetTurns(t *testing.T) {
+	if (&Backend{}).Capabilities().Has(backend.Undo) {
+		t.Error("Undo offered without Revert")
+	}
+	var got []string
+	b := &Backend{Logger: testkit.DiscardLogger(), Revert: func(_ context.Context, thread string, ids []string) error {
+		got = append(got, thread+":"+strings.Join(ids, ","))
+		return nil
+	}}
+	if !b.Capabilities().Has(backend.Undo) {
+		t.Error("Undo not offered with Revert")
+	}
+	if err := b.ForgetTurns(context.Background(), backend.Turn{SessionID: "s"}, []string{"tu-1"}); err == nil {
+		t.Error("a session without a thread was cut")
+	}
+	b.rollouts.found.Store("th", "/old/rollout.jsonl")
+	if err := b.ForgetTurns(context.Background(), backend.Turn{SessionID: "s", ThreadID: "th"}, []string{"tu-1", "tu-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[th:tu-1,tu-2]" {
+		t.Errorf("Revert got %q", got)
+	}
+	if _, ok := b.rollouts.found.Load("th"); ok {
+		t.Error("the thread's old rollout is still remembered after the revert")
+	}
+}

@@ -2,6 +2,7 @@ package codexexec
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -50,6 +51,33 @@ type refusalTail struct {
 	line    []byte
 	skip    bool // dropping the rest of an overlong record
 	scanner events.RefusalScanner
+	turnID  string // codex's id of the turn, from its turn_context record
+}
+
+// turnContextID is the turn id of a rollout's turn_context record (codex
+// writes one as a turn starts), read without decoding other records.
+func turnContextID(rec []byte) (string, bool) {
+	if !bytes.Contains(rec, []byte(`"turn_context"`)) {
+		return "", false
+	}
+	var r struct {
+		Type    string `json:"type"`
+		Payload struct {
+			TurnID string `json:"turn_id"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(rec, &r) != nil || r.Type != "turn_context" || r.Payload.TurnID == "" {
+		return "", false
+	}
+	return r.Payload.TurnID, true
+}
+
+// turnContextRecord is what a recording keeps of a turn_context record:
+// the turn's id, which is all a replay's tail reads of it (the rest is
+// the turn's settings and instructions).
+func turnContextRecord(turnID string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "turn_context", "payload": map[string]string{"turn_id": turnID}})
+	return b
 }
 
 // newRefusalTail starts following a turn of threadID ("" for a new
@@ -102,6 +130,9 @@ func (t *refusalTail) open() bool {
 // poll reads what codex appended since the last poll and hands an event
 // to emit for each refused command; final is the poll after codex exited.
 func (t *refusalTail) poll(emit func(events.Event), final bool) {
+	if final && t.turnID == "" && t.f != nil {
+		t.moved()
+	}
 	if t.f == nil {
 		if !final && t.lookups >= rolloutLookups {
 			return
@@ -145,6 +176,20 @@ func (t *refusalTail) feed(data []byte, emit func(events.Event)) {
 			if len(t.line) > 0 {
 				rec = append(t.line, rec...)
 			}
+			if id, ok := turnContextID(rec); ok {
+				if id != t.turnID {
+					// codex's id of the turn, which codex exec does not
+					// print: /undo names the turns to cut by it.
+					t.turnID = id
+					if t.observe != nil {
+						t.observe(t.thread, t.path, turnContextRecord(id))
+					}
+					emit(events.Event{Type: events.TypeTurnStarted, TurnID: id})
+				}
+				t.line, t.skip = t.line[:0], false
+				data = data[i+1:]
+				continue
+			}
 			ev, ok, needed := t.scanner.Scan(rec)
 			if needed && t.observe != nil {
 				t.observe(t.thread, t.path, rec)
@@ -158,6 +203,24 @@ func (t *refusalTail) feed(data []byte, emit func(events.Event)) {
 	}
 }
 
+// moved follows the thread to a newer file when its records went there: a
+// thread reverted between turns (ForgetTurns) has codex write the turn to
+// a revision file, which may not have existed when the turn started. That
+// file holds only the records since the revert: it is read from its start.
+func (t *refusalTail) moved() {
+	path, err := t.find(t.thread)
+	if err != nil || path == t.path {
+		return
+	}
+	f, _, err := regularfile.Open(path, regularfile.FollowLink)
+	if err != nil {
+		return
+	}
+	t.f.Close()
+	t.f, t.path, t.off = f, path, 0
+	t.line, t.skip = t.line[:0], false
+}
+
 func (t *refusalTail) close() {
 	if t.f != nil {
 		t.f.Close()
@@ -165,13 +228,24 @@ func (t *refusalTail) close() {
 }
 
 // rolloutFinder finds threads' rollouts under codex's home, remembering
-// where (a thread's rollout does not move). Safe for concurrent use.
+// where: a thread's records go to the same file until it is reverted
+// (ForgetTurns), after which they go to a revision file next to it
+// (codex.RolloutHead). Safe for concurrent use.
 type rolloutFinder struct {
-	found sync.Map // thread id → path
+	found   sync.Map // thread id → path
+	revised sync.Map // thread id → true: reverted, look for its newest file
+}
+
+// reverted forgets where the thread's rollout is: its next records go to
+// a revision file, which codex may create only when they come.
+func (r *rolloutFinder) reverted(threadID string) {
+	r.revised.Store(threadID, true)
+	r.found.Delete(threadID)
 }
 
 // find looks in today's and yesterday's directories first (codex files a
-// new thread under the day it started), then everywhere.
+// new thread under the day it started), then everywhere; for a thread
+// reverted, its newest file (codex.RolloutHead), not remembered.
 func (r *rolloutFinder) find(threadID string) (string, error) {
 	if p, ok := r.found.Load(threadID); ok {
 		return p.(string), nil
@@ -179,6 +253,9 @@ func (r *rolloutFinder) find(threadID string) (string, error) {
 	home, err := codex.Home()
 	if err != nil {
 		return "", err
+	}
+	if _, ok := r.revised.Load(threadID); ok {
+		return codex.RolloutHead(home, threadID)
 	}
 	path := ""
 	now := time.Now()

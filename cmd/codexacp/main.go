@@ -275,6 +275,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			listSkills = rec.Skills(listSkills)
 		}
 		be := &codexexec.Backend{Runner: lines, Logger: log, ListSkills: listSkills}
+		// /undo: codex exec cannot cut a thread; an app-server on the same
+		// codex and CODEX_HOME can, between exec turns (docs/undo.md).
+		be.Revert = func(ctx context.Context, threadID string, turnIDs []string) error {
+			opts := codexapp.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log, ClientName: "codexacp", ClientVersion: version}
+			if rec != nil {
+				opts.Trace = rec.AppServerTrace(opts)
+			}
+			return codexapp.RevertStoredTurns(ctx, opts, threadID, turnIDs)
+		}
 		if rec != nil {
 			// The rollout records that show refused commands: codex exec
 			// prints nothing for them, and a replay needs them.

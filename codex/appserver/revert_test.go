@@ -48,3 +48,34 @@ func TestRevert(t *testing.T) {
 		t.Errorf("RevertStored = %v, %v", ids, err)
 	}
 }
+
+// RevertTurns cuts only the turns named, when they are the thread's last
+// in that order; anything else cuts nothing.
+func TestRevertTurns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _ := startFake(t, "", nil)
+	call(t, c, "thread/resume", map[string]any{"threadId": "th"}, nil)
+	for _, ids := range [][]string{nil, {"turn-5", "turn-4"}, {"turn-3", "turn-5"}, {"turn-4", ""}, {"turn-1", "turn-2", "turn-3", "turn-4", "turn-5", "turn-6"}} {
+		if err := c.RevertTurns(ctx, "th", ids); !errors.Is(err, ErrTurnsDiffer) && !errors.Is(err, ErrNotEnoughTurns) {
+			t.Errorf("RevertTurns(%q): %v", ids, err)
+		}
+	}
+	if ids, _ := c.LastTurns(ctx, "th", 10); len(ids) != 5 {
+		t.Fatalf("a refused revert cut turns: %v", ids)
+	}
+	if err := c.RevertTurns(ctx, "th", []string{"turn-4", "turn-5"}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := c.LastTurns(ctx, "th", 10); fmt.Sprint(ids) != "[turn-3 turn-2 turn-1]" {
+		t.Errorf("after the revert: %v", ids)
+	}
+	opts := Options{Path: os.Args[0], Env: append(os.Environ(), fakeAppServerEnv+"=", "GORACE=atexit_sleep_ms=0"),
+		Grace: 500 * time.Millisecond, Logger: slogDiscard}
+	if err := RevertStoredTurns(ctx, opts, "th", []string{"turn-4"}); !errors.Is(err, ErrTurnsDiffer) {
+		t.Errorf("RevertStoredTurns of a turn not last: %v", err)
+	}
+	if err := RevertStoredTurns(ctx, opts, "th", []string{"turn-5"}); err != nil {
+		t.Errorf("RevertStoredTurns: %v", err)
+	}
+}

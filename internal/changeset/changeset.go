@@ -359,6 +359,27 @@ func (l *Log) EndTurn() error {
 	return l.endLocked()
 }
 
+// EndCodexTurn is EndTurn for a caller that names codex's turns
+// (SetCodexTurn): a turn codex never named that changed no file is not
+// kept. Codex has no such turn in the thread (it failed before codex
+// started it, or ran in a thread of its own, as codex exec's reviews do),
+// and keeping it would make the log's last turns differ from the
+// thread's, which an undo checks (docs/undo.md). It reports whether the
+// turn was kept.
+func (l *Log) EndCodexTurn() (kept bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur == nil {
+		return false, ErrNoTurn
+	}
+	if t := l.cur; t.CodexTurn == "" && t.Unrecorded == 0 &&
+		!slices.ContainsFunc(t.Files, func(c FileChange) bool { return !c.Before.Same(c.After) }) {
+		l.cur = nil
+		return false, nil
+	}
+	return true, l.endLocked()
+}
+
 func (l *Log) endLocked() error {
 	t := l.cur.Turn
 	l.cur = nil

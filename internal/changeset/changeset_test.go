@@ -707,3 +707,38 @@ func TestDirRefusesLinks(t *testing.T) {
 		})
 	}
 }
+
+// EndCodexTurn keeps a turn codex named, or one that changed files; a turn
+// without either is none of the thread's and is not kept.
+func TestEndCodexTurn(t *testing.T) {
+	l, _ := newLog(t, Limits{})
+	p := filepath.Join(string(filepath.Separator), "w", "a.txt")
+	for _, tc := range []struct {
+		name  string
+		codex string
+		write bool
+		kept  bool
+	}{
+		{"failed before codex started it", "", false, false},
+		{"codex's turn without edits", "tu-1", false, true},
+		{"edits of a turn codex did not name", "", true, true},
+	} {
+		before := l.Len()
+		if err := l.BeginTurn(tc.name); err != nil {
+			t.Fatal(err)
+		}
+		if tc.codex != "" {
+			l.SetCodexTurn(tc.codex)
+		}
+		if tc.write {
+			l.RecordWrite(&fsops.Change{Path: p, Old: []byte("a"), New: []byte("b")})
+		}
+		kept, err := l.EndCodexTurn()
+		if err != nil || kept != tc.kept || (l.Len() > before) != tc.kept {
+			t.Errorf("%s: kept %v, %v (turns %d → %d); want kept %v", tc.name, kept, err, before, l.Len(), tc.kept)
+		}
+	}
+	if _, err := l.EndCodexTurn(); !errors.Is(err, ErrNoTurn) {
+		t.Errorf("no turn running: %v", err)
+	}
+}

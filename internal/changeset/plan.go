@@ -211,6 +211,11 @@ type Outcome struct {
 // others and goes on after a failure: each file is its own. The turns are
 // not forgotten: Forget does that, once codex forgot them too.
 func (l *Log) Apply(ctx context.Context, plan Plan, w Writer, allow func(Step) bool) []Outcome {
+	return l.apply(ctx, plan, w, Step.Ask, allow)
+}
+
+// apply is Apply where asks says which steps allow must allow.
+func (l *Log) apply(ctx context.Context, plan Plan, w Writer, asks func(Step) bool, allow func(Step) bool) []Outcome {
 	out := make([]Outcome, 0, len(plan.Steps))
 	for _, s := range plan.Steps {
 		o := Outcome{Step: s}
@@ -219,7 +224,7 @@ func (l *Log) Apply(ctx context.Context, plan Plan, w Writer, allow func(Step) b
 			o.Err = ctx.Err()
 		case s.Op == OpNone:
 			o.Skipped = s.State.String()
-		case s.Ask() && (allow == nil || !allow(s)):
+		case asks(s) && (allow == nil || !allow(s)):
 			o.Skipped = "not allowed"
 		case s.Op == OpRemove:
 			o.Err = w.RemoveFile(ctx, s.Path, s.Current)
@@ -235,6 +240,10 @@ func (l *Log) Apply(ctx context.Context, plan Plan, w Writer, allow func(Step) b
 	}
 	return out
 }
+
+// Content returns the content of a kept Version (a Step's Before), checked
+// against its hash: what an undo shows the user before writing it.
+func (l *Log) Content(v Version) ([]byte, error) { return l.content(v) }
 
 // content returns the content of a kept Version, checked against its hash
 // (the storage is data, not trust).

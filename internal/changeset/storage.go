@@ -114,6 +114,18 @@ func NewDir(path string, lim Limits, storeMax int64) *Dir {
 // Path is the directory.
 func (d *Dir) Path() string { return d.path }
 
+// StoredFiles are the files of d that hold turns: the index and the blobs
+// they keep (a recording of a session/load keeps them, so that its replay
+// has the same turns to undo).
+func (d *Dir) StoredFiles(turns []Turn) []string {
+	files := []string{filepath.Join(d.path, indexName)}
+	for h := range referenced(turns, nil) {
+		files = append(files, filepath.Join(d.path, blobsName, h))
+	}
+	sort.Strings(files[1:])
+	return files
+}
+
 // ensure makes the directory and its blobs directory, and checks that
 // both are directories of their own: a link planted in either place
 // would have the log written, and pruned, where it points.

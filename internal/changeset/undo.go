@@ -21,6 +21,9 @@ type Undo struct {
 	// paths allowed. An error (the user cancelled, the question failed)
 	// ends the undo before anything is done. nil: nothing is allowed.
 	Ask func(ctx context.Context, steps []Step) (map[string]bool, error)
+	// AskAll puts every step that writes to Ask, not only those that need
+	// it: a session whose every edit is asked (ask mode).
+	AskAll bool
 	// Forget makes codex forget the plan's turns (thread/revert before
 	// the first of them). An error ends the undo before any file is
 	// written. nil: codex cannot forget (the result says so).
@@ -52,9 +55,10 @@ func (l *Log) Undo(ctx context.Context, n int, u Undo) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	asks := func(s Step) bool { return s.Ask() || (u.AskAll && s.Op != OpNone) }
 	var asked []Step
 	for _, s := range plan.Steps {
-		if s.Ask() {
+		if asks(s) {
 			asked = append(asked, s)
 		}
 	}
@@ -71,7 +75,7 @@ func (l *Log) Undo(ctx context.Context, n int, u Undo) (Result, error) {
 		}
 		res.CodexForgot = true
 	}
-	res.Outcomes = l.Apply(ctx, plan, u.Writer, func(s Step) bool { return allowed[s.Path] })
+	res.Outcomes = l.apply(ctx, plan, u.Writer, asks, func(s Step) bool { return allowed[s.Path] })
 	res.ForgetErr = l.Forget(plan)
 	return res, nil
 }
@@ -106,8 +110,10 @@ func (r Result) Summary(display func(string) string) string {
 	}
 	if len(done) > 0 {
 		fmt.Fprintf(&b, "\n%s.", capitalize(strings.Join(done, ", ")))
-	} else {
+	} else if len(left) == 0 {
 		b.WriteString("\nNo file needed to change.")
+	} else {
+		b.WriteString("\nNo file was changed.")
 	}
 	if len(left) > 0 {
 		fmt.Fprintf(&b, "\nLeft as they are: %s.", strings.Join(left, "; "))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -65,6 +66,26 @@ func TestUndo(t *testing.T) {
 			"Codex no longer has these turns in its conversation."
 		if got := res.Summary(short); got != wantSummary {
 			t.Errorf("summary:\n%s\nwant:\n%s", got, wantSummary)
+		}
+	})
+	t.Run("ask mode: every write asked, a refusal leaves the files", func(t *testing.T) {
+		l, files := setup(t)
+		var asked []string
+		res, err := l.Undo(ctx, 1, Undo{Files: files, Writer: files, AskAll: true,
+			Ask: func(_ context.Context, steps []Step) (map[string]bool, error) {
+				for _, s := range steps {
+					asked = append(asked, short(s.Path))
+				}
+				return map[string]bool{"/w/a.go": true}, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(asked) != "[a.go gone.txt made.txt user.txt]" || fmt.Sprint(files.writes) != "[write /w/a.go]" {
+			t.Errorf("asked %v, wrote %v", asked, files.writes)
+		}
+		if got := res.Summary(short); !strings.Contains(got, "Restored a.go.") || !strings.Contains(got, "gone.txt (not allowed)") {
+			t.Errorf("summary:\n%s", got)
 		}
 	})
 	t.Run("codex cannot forget: nothing is done", func(t *testing.T) {

@@ -53,6 +53,8 @@ func init() {
 		func() (string, codec) { return request(TurnSteer) },
 		func() (string, codec) { return request(TurnInterrupt) },
 		func() (string, codec) { return request(ReviewStart) },
+		func() (string, codec) { return request(ThreadTurnsList) },
+		func() (string, codec) { return request(ThreadRevert) },
 		func() (string, codec) { return request(McpServerStatusList) },
 		func() (string, codec) { return request(SkillsList) },
 		func() (string, codec) { return request(ConfigRead) },
@@ -117,7 +119,8 @@ type recorded struct {
 func readRecorded(t *testing.T) []recorded {
 	t.Helper()
 	var all []recorded
-	transcripts, _ := filepath.Glob(filepath.Join("..", "..", "..", "e2e", "testdata", "transcripts", "*.app-server.ndjson"))
+	// Every transcript: an exec session's /undo runs an app-server too.
+	transcripts, _ := filepath.Glob(filepath.Join("..", "..", "..", "e2e", "testdata", "transcripts", "*.ndjson"))
 	fixtures, _ := filepath.Glob(filepath.Join("..", "..", "..", "events", "testdata", "appserver", "*.ndjson"))
 	if len(transcripts) == 0 || len(fixtures) == 0 {
 		t.Fatalf("no recorded messages: %d transcripts, %d fixtures", len(transcripts), len(fixtures))
@@ -137,6 +140,12 @@ func readRecorded(t *testing.T) []recorded {
 				Msg  json.RawMessage `json:"msg"`
 			}
 			if json.Unmarshal(sc.Bytes(), &e) != nil || len(e.Msg) == 0 || e.Msg[0] != '{' {
+				continue
+			}
+			if bytes.Contains(e.Msg, []byte(`{"$blob":"`)) {
+				// A transcript of format 2 keeps a large value once, as a
+				// blob (record.Read puts it back; record imports this
+				// package): such a message is left to format 1's.
 				continue
 			}
 			if e.Kind != "appserver" && e.Kind != "" {
@@ -259,7 +268,8 @@ func TestRoundTrip(t *testing.T) {
 		"thread/goal/clear", "mcpServerStatus/list", "skills/list", "skills/list (result)", "turn/started", "turn/completed",
 		"item/started", "item/completed", "item/commandExecution/requestApproval", "item/commandExecution/requestApproval (result)",
 		"mcpServer/elicitation/request", "mcpServer/elicitation/request (result)", "item/tool/requestUserInput",
-		"item/tool/requestUserInput (result)", "thread/delete", "initialize", "initialize (result)"} {
+		"item/tool/requestUserInput (result)", "thread/delete", "initialize", "initialize (result)",
+		"thread/turns/list", "thread/turns/list (result)", "thread/revert", "thread/revert (result)"} {
 		if seen[name] == 0 {
 			t.Errorf("no recorded %s", name)
 		}
@@ -300,6 +310,7 @@ var notRecorded = map[string]bool{
 	"McpServerElicitationRequestParams.url":           true,
 	"McpServerElicitationRequestResponse.content":     true, // an accepted form's answer
 	"ReviewTarget.instructions":                       true,
+	"ThreadTurnsListParams.cursor":                    true, // a thread of more than 50 turns
 	"SandboxPolicy.excludeSlashTmp":                   true,
 	"SandboxPolicy.excludeTmpdirEnvVar":               true,
 	"SandboxPolicy.networkAccess":                     true,
