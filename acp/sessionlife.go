@@ -334,6 +334,9 @@ func (a *Agent) CloseSession(ctx context.Context, req acpsdk.CloseSessionRequest
 	}
 	a.mu.Unlock()
 	s.close()
+	// Its last turn's change set is stored before the answer: another
+	// agent (a second window, a restart) may load the session next.
+	s.undoSettled()
 	if closing {
 		a.opts.Backend.Forget(s.id)
 	}

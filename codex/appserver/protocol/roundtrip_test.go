@@ -317,7 +317,6 @@ var notRecorded = map[string]bool{
 	"SkillsListParams.forceReload":                    true,
 	"ThreadStartParams.model":                         true, // codexacp names the model per turn
 	"ThreadResumeParams.model":                        true,
-	"ThreadResumeParams.excludeTurns":                 true, // RevertStored's, exec's path
 	"ThreadForkParams.model":                          true,
 	"ThreadStartParams.serviceTier":                   true,
 	"ThreadResumeParams.serviceTier":                  true,
