@@ -133,10 +133,7 @@ type Agent struct {
 	// permission questions from then on (askForm).
 	formsRefused bool
 	sessions     map[string]*session
-	// lastAnnounced is closed once the newest session's commands were
-	// sent (commands.go).
-	lastAnnounced chan struct{}
-	tools         map[string]*toolsRegistration // by session id, live or closed
+	tools        map[string]*toolsRegistration // by session id, live or closed
 }
 
 var (
