@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,5 +140,35 @@ func TestSessionsDoNotWaitForAnnouncements(t *testing.T) {
 		if _, err := h.editor.WaitForCommands(h.ctx, sid); err != nil {
 			t.Errorf("session %s: %v", sid, err)
 		}
+	}
+}
+
+// startCounting counts Start calls.
+type startCounting struct {
+	*cmdBackend
+	starts atomic.Int32
+}
+
+func (b *startCounting) Start() { b.starts.Add(1) }
+
+// The backend starts what every session needs when the editor first opens
+// a session, once: not for an editor that only initializes (or lists
+// sessions).
+func TestBackendStartsWithFirstSession(t *testing.T) {
+	be := &startCounting{cmdBackend: &cmdBackend{}}
+	h := startAgentWith(t, Options{Backend: be, StateDir: t.TempDir()}, fakeeditor.Options{})
+	if _, err := h.editor.Initialize(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.editor.Conn.ListSessions(h.ctx, acpsdk.ListSessionsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := be.starts.Load(); n != 0 {
+		t.Errorf("started %d times before any session", n)
+	}
+	h.newSession(t, t.TempDir())
+	h.newSession(t, t.TempDir())
+	if n := be.starts.Load(); n != 1 {
+		t.Errorf("started %d times for two sessions, want once", n)
 	}
 }
