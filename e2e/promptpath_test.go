@@ -120,10 +120,14 @@ func BenchmarkColdPrompt(b *testing.B) {
 	if n, _ := strconv.Atoi(os.Getenv("CODEXACP_BENCH_LOAD")); n > 0 {
 		busyWorkers(b, n)
 	}
+	// One cache for every run, as a user's: codexacp keeps the model
+	// catalog it derives from codex's there, per codex version, and a
+	// fresh agent of a user who ran it before finds it.
+	cache := []string{"XDG_CACHE_HOME=" + b.TempDir()}
 	saved := agentBin
 	defer func() { agentBin = saved }()
 	type key struct{ backend, cand string }
-	type samples struct{ startChunk, promptReq, promptChunk []float64 }
+	type samples struct{ startChunk, promptReq, promptChunk, promptTurn, startServer, startReady []float64 }
 	got := map[key]*samples{}
 	b.ResetTimer()
 	for i := range b.N {
@@ -136,10 +140,15 @@ func BenchmarkColdPrompt(b *testing.B) {
 					s = &samples{}
 					got[key{backend, c.name}] = s
 				}
-				startChunk, promptReq, promptChunk := coldPrompt(b, backend)
-				s.startChunk = append(s.startChunk, ms(startChunk))
-				s.promptReq = append(s.promptReq, ms(promptReq))
-				s.promptChunk = append(s.promptChunk, ms(promptChunk))
+				r := coldPrompt(b, backend, cache)
+				s.startChunk = append(s.startChunk, ms(r.startChunk))
+				s.promptReq = append(s.promptReq, ms(r.promptReq))
+				s.promptChunk = append(s.promptChunk, ms(r.promptChunk))
+				s.promptTurn = append(s.promptTurn, ms(r.promptTurn))
+				if backend == "app-server" {
+					s.startServer = append(s.startServer, ms(r.startServer))
+					s.startReady = append(s.startReady, ms(r.startReady))
+				}
 			}
 		}
 	}
@@ -153,22 +162,31 @@ func BenchmarkColdPrompt(b *testing.B) {
 					within++
 				}
 			}
-			b.Logf("%s %s: start→chunk %s; prompt→request %s; prompt→chunk %s; request within 500 ms: %d/%d",
-				backend, c.name, spread(s.startChunk), spread(s.promptReq), spread(s.promptChunk), within, len(s.promptReq))
+			fmt.Fprintf(os.Stderr, "%s %s: start→chunk %s; prompt→request %s; prompt→chunk %s; prompt→turn started %s; start→app-server started %s, ready %s; request within 500 ms: %d/%d\n",
+				backend, c.name, spread(s.startChunk), spread(s.promptReq), spread(s.promptChunk), spread(s.promptTurn),
+				spread(s.startServer), spread(s.startReady), within, len(s.promptReq))
 			prefix := backend + "/" + c.name + "/"
 			b.ReportMetric(midpoint(s.startChunk), prefix+"start-chunk-ms")
 			b.ReportMetric(midpoint(s.promptReq), prefix+"prompt-request-ms")
 			b.ReportMetric(midpoint(s.promptChunk), prefix+"prompt-chunk-ms")
+			b.ReportMetric(midpoint(s.promptTurn), prefix+"prompt-turn-ms")
 		}
 	}
 }
 
-// coldPrompt starts an agent, opens a session and prompts right away; it
-// returns the times from the process start to the first chunk, and from
-// the prompt to the model request and to the first chunk.
-func coldPrompt(b *testing.B, backend string) (startChunk, promptReq, promptChunk time.Duration) {
+// coldRun is what coldPrompt measured: from the process start to the first
+// chunk, to codex app-server's start and to its answer to initialize; from
+// the prompt to the turn's start in the agent, to the model request and to
+// the first chunk. The agent's own milestones are read from its log.
+type coldRun struct {
+	startChunk, startServer, startReady time.Duration
+	promptTurn, promptReq, promptChunk  time.Duration
+}
+
+// coldPrompt starts an agent, opens a session and prompts right away.
+func coldPrompt(b *testing.B, backend string, env []string) (r coldRun) {
 	began := time.Now()
-	e := start(b, setup{backend: backend})
+	e := start(b, setup{backend: backend, env: env})
 	defer e.stop()
 	resp, hold := mockapi.Hang(mockapi.Message("cold answer"))
 	e.mock.Enqueue(resp)
@@ -183,7 +201,7 @@ func coldPrompt(b *testing.B, backend string) (startChunk, promptReq, promptChun
 	defer cancel()
 	select {
 	case <-hold.Reached():
-		promptReq = time.Since(prompted)
+		r.promptReq = time.Since(prompted)
 	case <-ctx.Done():
 		b.Fatalf("%s: no model request within a minute", backend)
 	}
@@ -195,7 +213,32 @@ func coldPrompt(b *testing.B, backend string) (startChunk, promptReq, promptChun
 	if err := <-answer; err != nil {
 		b.Fatalf("%s: prompt: %v", backend, err)
 	}
-	return now.Sub(began), promptReq, now.Sub(prompted)
+	r.startChunk, r.promptChunk = now.Sub(began), now.Sub(prompted)
+	log := e.stderr.String()
+	r.promptTurn = logTime(b, log, `msg="turn started"`).Sub(prompted)
+	if backend == "app-server" {
+		r.startServer = logTime(b, log, `msg="codex app-server started"`).Sub(began)
+		r.startReady = logTime(b, log, `msg="codex app-server ready"`).Sub(began)
+	}
+	return r
+}
+
+// logTime is the time of the first line of the agent's log that contains
+// msg (slog's text format: time=RFC 3339 with milliseconds).
+func logTime(b *testing.B, log, msg string) time.Time {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, msg) {
+			continue
+		}
+		field, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		t, err := time.Parse(time.RFC3339Nano, field)
+		if err != nil {
+			b.Fatalf("log line %q: %v", line, err)
+		}
+		return t
+	}
+	b.Fatalf("the agent's log has no %s", msg)
+	return time.Time{}
 }
 
 // busyWorkers runs n processes that keep a CPU busy until the benchmark
