@@ -30,6 +30,9 @@ type command struct {
 	// runs, shown like any prompt's.
 	local func(a *Agent, ctx context.Context, s *session, args string) (string, error)
 	turn  func(s *session, args string) (turnSpec, error)
+	// listing: its answer shows the skills listing, so it waits for it
+	// (awaitSkills) as an unknown name does.
+	listing bool
 }
 
 // turnSpec is what a command's turn runs.
@@ -64,7 +67,7 @@ var builtinCommands = []command{
 	{name: "goal", description: "Show the thread's goal; with text, set it as the goal codex works towards; `clear` removes it",
 		hint: "objective, or clear (empty: show)", needs: backend.ThreadCommands, local: (*Agent).goalCommand},
 	{name: "skills", description: "List the skills codex has for this workspace (each is a command too)",
-		needs: backend.Skills, local: (*Agent).skillsCommand},
+		needs: backend.Skills, local: (*Agent).skillsCommand, listing: true},
 	{name: "mcp", description: "List the MCP servers codex uses in this session and their status",
 		needs: backend.ThreadCommands, local: (*Agent).mcpCommand},
 	{name: "plan", description: "Switch to plan mode: codex explores and proposes a plan, then asks before implementing it; with text, plan that task now",
@@ -183,14 +186,15 @@ func (a *Agent) announceCommands(ctx context.Context, s *session) {
 
 // awaitSkills waits, for a prompt "/name" whose name the session does not
 // offer (yet), until the session's skills have been listed and its commands
-// sent: the name may be a skill's. It returns at once when the name is
-// known, when the backend has no skills, or when the listing is over;
-// otherwise when ctx ends (a session/cancel) or after skillsTimeout.
+// sent: the name may be a skill's; likewise for /skills, which shows the
+// listing. It returns at once when the name is another known command's,
+// when the backend has no skills, or when the listing is over; otherwise
+// when ctx ends (a session/cancel) or after skillsTimeout.
 func (a *Agent) awaitSkills(ctx context.Context, s *session, name string) {
 	if !a.can(backend.Skills) {
 		return
 	}
-	if _, ok := a.findCommand(s, name); ok {
+	if c, ok := a.findCommand(s, name); ok && !c.listing {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, skillsTimeout)

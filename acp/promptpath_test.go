@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +35,19 @@ func blockedSkills(t *testing.T) (*harness, *slowSkills, func()) {
 	}
 	t.Cleanup(release) // runs before startAgent's: the agent can stop
 	return h, be, release
+}
+
+// awaitWaiting returns once one prompt waits for the session's commands,
+// or fails the test after a generous bound (no prompt waits).
+func awaitWaiting(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for waitingForCommands() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no prompt waits for the skills listing after 30 s")
+		}
+		runtime.Gosched()
+	}
 }
 
 // awaitAnswer is a prompt's answer, or a test failure after a generous
@@ -84,9 +98,7 @@ func TestSkillPromptWaitsForListing(t *testing.T) {
 		t.Fatalf("/status answered %+v, %v", status.resp, status.err)
 	}
 	skill := h.promptInBackground(sid, "/greet Ada")
-	for waitingForCommands() != 1 {
-		runtime.Gosched()
-	}
+	awaitWaiting(t)
 	if n := be.turnCount(); n != 0 {
 		t.Fatalf("%d turns ran before the skills were listed", n)
 	}
@@ -100,15 +112,36 @@ func TestSkillPromptWaitsForListing(t *testing.T) {
 	}
 }
 
+// /skills shows the listing: it waits for it rather than answer that there
+// are no skills.
+func TestSkillsCommandWaitsForListing(t *testing.T) {
+	h, _, release := blockedSkills(t)
+	sid := h.newSession(t, t.TempDir())
+	list := h.promptInBackground(sid, "/skills")
+	awaitWaiting(t)
+	release()
+	r := awaitAnswer(t, list, "/skills after the listing")
+	if r.err != nil || r.resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("/skills answered %+v, %v; want end_turn", r.resp, r.err)
+	}
+	text := ""
+	for _, u := range h.editor.Updates() {
+		if c := u.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			text += c.Content.Text.Text
+		}
+	}
+	if !strings.Contains(text, "/greet") {
+		t.Errorf("/skills answered %q, want the listed skill", text)
+	}
+}
+
 // A session/cancel ends a "/name" prompt's wait for the listing: it
 // answers cancelled and nothing runs.
 func TestCancelEndsSkillWait(t *testing.T) {
 	h, be, _ := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	skill := h.promptInBackground(sid, "/greet Ada")
-	for waitingForCommands() != 1 {
-		runtime.Gosched()
-	}
+	awaitWaiting(t)
 	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
 		t.Fatal(err)
 	}
