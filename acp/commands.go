@@ -168,9 +168,9 @@ const skillsTimeout = 30 * time.Second
 // know yet; the SDK ends a request's context right after writing its
 // answer. Nothing else waits for it: a turn needs its thread, not the
 // skills, so the announcement may come before, among or after a turn's
-// updates (ACP lets available_commands_update come at any time, and
-// editors apply it whenever it comes); only a "/name" prompt whose name is
-// not known yet waits for it (awaitSkills).
+// updates (ACP lets available_commands_update come at any time: a client
+// keeps the latest list); only a "/name" prompt whose name is not known
+// yet, and /skills, wait for it (awaitSkills).
 func (a *Agent) announceCommands(ctx context.Context, s *session) {
 	ready := make(chan struct{})
 	s.mu.Lock()
