@@ -29,3 +29,29 @@ func (b *Backend) Start() {
 		}
 	}()
 }
+
+// warmInOrder makes p the latest thread Warm prepares (under b.mu) and
+// returns the done of the one before it, which p's preparation waits for
+// (awaitTurn): threads warmed for sessions opened one after another start
+// in that order, also when they all wait for the app-server's start (a
+// burst of session/new right after launch, which no longer waits for the
+// previous session's commands). Codex then sees the same requests in the
+// same order every time, which a replay's fake app-server, matching
+// requests by method and order, relies on; and a burst started them one
+// at a time before as well.
+func (b *Backend) warmInOrder(p *preparedThread) <-chan struct{} {
+	prev := b.lastWarm
+	b.lastWarm = p.done
+	return prev
+}
+
+// awaitTurn waits for after (nil: at once) or Close.
+func (b *Backend) awaitTurn(after <-chan struct{}) {
+	if after == nil {
+		return
+	}
+	select {
+	case <-after:
+	case <-b.life.Done():
+	}
+}

@@ -4,10 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/backend"
 	codexapp "github.com/codexacp/codexacp/codex/appserver"
 	"github.com/codexacp/codexacp/internal/testkit"
 )
@@ -79,5 +83,56 @@ func TestAppServerStartClosed(t *testing.T) {
 	b.warming.Wait()
 	if n := starts.Load(); n != 1 {
 		t.Errorf("%d starts, want the one before Close", n)
+	}
+}
+
+// Threads warmed for sessions opened one after another while the
+// app-server starts go to codex in that order, every time: a replay's fake
+// app-server matches them in order.
+func TestAppServerWarmInOrder(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(script, []byte(shAnyAppServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	opts := codexapp.Options{Path: script, Logger: testkit.DiscardLogger(), Trace: func(sent bool, line []byte) {
+		if !sent || !strings.Contains(string(line), `"method":"thread/start"`) {
+			return
+		}
+		for _, id := range []string{"s1", "s2", "s3", "s4"} {
+			if strings.Contains(string(line), `"shell_environment_policy.set.`+sessionTagEnv+`":"`+id+`"`) {
+				mu.Lock()
+				order = append(order, id)
+				mu.Unlock()
+			}
+		}
+	}}
+	b := New(opts)
+	defer b.Close()
+	release := make(chan struct{})
+	start := b.start
+	b.start = func(ctx context.Context, o codexapp.Options) (*codexapp.Server, error) {
+		<-release // every session below waits for the start
+		return start(ctx, o)
+	}
+	b.Start()
+	cwd := t.TempDir()
+	ids := []string{"s1", "s2", "s3", "s4"}
+	for _, id := range ids {
+		b.Warm(backend.Turn{SessionID: id, Cwd: cwd, Mode: backend.ModeAsk})
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		if p := b.awaitPrepared(ctx, id); p == nil || p.err != nil {
+			t.Fatalf("%s prepared = %+v", id, p)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(order, ids) {
+		t.Errorf("thread/start sent for %v, want %v", order, ids)
 	}
 }
