@@ -128,6 +128,8 @@ type Agent struct {
 	// reports whether it is there.
 	userConfigReady func(ctx context.Context) bool
 	auth            authState // codex's login status, cached
+	// startBackend starts what every session needs, once (NewAgent).
+	startBackend func()
 
 	mu         sync.Mutex
 	clientCaps acpsdk.ClientCapabilities
@@ -136,10 +138,7 @@ type Agent struct {
 	// permission questions from then on (askForm).
 	formsRefused bool
 	sessions     map[string]*session
-	// lastAnnounced is closed once the newest session's commands were
-	// sent (commands.go).
-	lastAnnounced chan struct{}
-	tools         map[string]*toolsRegistration // by session id, live or closed
+	tools        map[string]*toolsRegistration // by session id, live or closed
 }
 
 var (
@@ -254,6 +253,12 @@ func NewAgent(opts Options) *Agent {
 	if a.can(backend.Skills) {
 		opts.Backend.WatchSkills(a.skillsChanged)
 	}
+	// When the editor first opens a session, not at initialize: an editor
+	// may start the agent and never open one (a probe of its capabilities,
+	// a session/list, a short scripted run), and a codex start costs
+	// ~100 MB and a CPU for a while. A session's own waits (settings,
+	// catalog, login) then run beside the start.
+	a.startBackend = sync.OnceFunc(func() { a.opts.Backend.Start() })
 	return a
 }
 

@@ -566,45 +566,6 @@ func TestCancelReachesWaitingPrompt(t *testing.T) {
 	}
 }
 
-// A session/cancel that arrives while a prompt waits for the session's
-// commands to be announced (the first prompt on a cold app-server, skills
-// still being listed) cancels it: it answers cancelled and never runs.
-func TestCancelWhileWaitingForCommands(t *testing.T) {
-	be := &fakeBackend{script: playLines(
-		`{"type":"thread.started","thread_id":"t"}`,
-		`{"type":"turn.started"}`,
-		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
-	h := startAgent(t, be, fakeeditor.Options{})
-	sid := h.newSession(t, t.TempDir())
-	s, err := h.agent.session(sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.commandsAnnounced(h.ctx)
-	ready := make(chan struct{})
-	s.mu.Lock()
-	s.commandsReady = ready // skills still being listed
-	s.mu.Unlock()
-	got := make(chan acpsdk.PromptResponse, 1)
-	go func() {
-		r, _ := h.prompt(sid, "hello")
-		got <- r
-	}()
-	awaitSession(s, func() bool { return s.latest == 1 }) // the prompt has registered and waits
-	if err := h.editor.Conn.Cancel(h.ctx, acpsdk.CancelNotification{SessionId: sid}); err != nil {
-		t.Fatal(err)
-	}
-	awaitSession(s, func() bool { return s.cancelledTo == 1 })
-	close(ready)
-	r := <-got
-	if r.StopReason != acpsdk.StopReasonCancelled {
-		t.Errorf("stopReason = %q, want cancelled", r.StopReason)
-	}
-	if n := len(be.invocations()); n != 0 {
-		t.Errorf("codex ran %d times, want 0", n)
-	}
-}
-
 // awaitSession returns once cond, evaluated under s.mu, holds.
 func awaitSession(s *session, cond func() bool) {
 	for {

@@ -30,6 +30,9 @@ type command struct {
 	// runs, shown like any prompt's.
 	local func(a *Agent, ctx context.Context, s *session, args string) (string, error)
 	turn  func(s *session, args string) (turnSpec, error)
+	// listing: its answer shows the skills listing, so it waits for it
+	// (awaitSkills) as an unknown name does.
+	listing bool
 }
 
 // turnSpec is what a command's turn runs.
@@ -64,7 +67,7 @@ var builtinCommands = []command{
 	{name: "goal", description: "Show the thread's goal; with text, set it as the goal codex works towards; `clear` removes it",
 		hint: "objective, or clear (empty: show)", needs: backend.ThreadCommands, local: (*Agent).goalCommand},
 	{name: "skills", description: "List the skills codex has for this workspace (each is a command too)",
-		needs: backend.Skills, local: (*Agent).skillsCommand},
+		needs: backend.Skills, local: (*Agent).skillsCommand, listing: true},
 	{name: "mcp", description: "List the MCP servers codex uses in this session and their status; `login <server>` signs in to one that needs it",
 		hint: "login <server> (empty: list)", needs: backend.ThreadCommands, local: (*Agent).mcpCommand},
 	{name: "hooks", description: "List the codex hooks of this workspace and whether they are trusted; `trust` asks you about each untrusted one",
@@ -159,30 +162,48 @@ func (a *Agent) availableCommands(s *session) []acpsdk.AvailableCommand {
 	return list
 }
 
-// skillsTimeout bounds listing a session's skills: prompts wait for it.
+// skillsTimeout bounds listing a session's skills, and how long a "/name"
+// prompt waits for the listing (awaitSkills).
 const skillsTimeout = 30 * time.Second
 
 // announceCommands sends the session's commands once the answer to the
 // request that made it live (ctx's: session/new, load or resume) has been
 // written — an update before it would name a session the editor does not
 // know yet; the SDK ends a request's context right after writing its
-// answer. The session's prompts wait for it (commandsReady), so that the
-// update comes before any turn's, whatever the timing: replays stay
-// deterministic.
+// answer. Nothing else waits for it: a turn needs its thread, not the
+// skills, so the announcement may come before, among or after a turn's
+// updates (ACP lets available_commands_update come at any time: a client
+// keeps the latest list); only a "/name" prompt whose name is not known
+// yet, and /skills, wait for it (awaitSkills).
 func (a *Agent) announceCommands(ctx context.Context, s *session) {
 	ready := make(chan struct{})
 	s.mu.Lock()
 	s.commandsReady = ready
 	s.mu.Unlock()
-	a.mu.Lock()
-	a.lastAnnounced = ready
-	a.mu.Unlock()
 	go func() {
 		defer close(ready)
 		defer recovery.Recover(a.log, "listing the session's commands", nil)
 		<-ctx.Done()
 		a.refreshCommands(context.WithoutCancel(ctx), s)
 	}()
+}
+
+// awaitSkills waits, for a prompt "/name" whose name the session does not
+// offer (yet), until the session's skills have been listed and its commands
+// sent: the name may be a skill's; likewise for /skills, which shows the
+// listing. It returns at once when the name is another known command's,
+// when the backend has no skills, or when the listing is over; otherwise
+// when ctx ends (a session/cancel) or after skillsTimeout.
+func (a *Agent) awaitSkills(ctx context.Context, s *session, name string) {
+	if !a.can(backend.Skills) {
+		return
+	}
+	if c, ok := a.findCommand(s, name); ok && !c.listing {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, skillsTimeout)
+	defer cancel()
+	s.commandsAnnounced(ctx)
 }
 
 // refreshCommands lists the session's skills again, where the backend has
@@ -242,16 +263,6 @@ func (a *Agent) skillsChanged() {
 		})
 	}
 	wg.Wait()
-}
-
-// announcementsDone waits until the commands of every session opened so
-// far have been sent: a session opened next sends its updates after them,
-// whatever the timing.
-func (a *Agent) announcementsDone(ctx context.Context) {
-	a.mu.Lock()
-	ready := a.lastAnnounced
-	a.mu.Unlock()
-	awaitClosed(ctx, ready)
 }
 
 // commandsAnnounced waits until the session's commands have been sent.

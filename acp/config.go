@@ -160,8 +160,6 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
-	// Its updates come after the session's commands, whatever the timing.
-	s.commandsAnnounced(ctx)
 	value := string(v.Value)
 	// The option's choices, and every option's id for the error.
 	var ids, values []string
@@ -245,8 +243,6 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
-	// Its updates come after the session's commands, whatever the timing.
-	s.commandsAnnounced(ctx)
 	m, ok := parseMode(string(req.ModeId), s.user)
 	if !ok {
 		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q (available: %s)", req.ModeId, modeList(s.user)))

@@ -37,15 +37,17 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	untilCancel, stopWait := mergeContext(ctx, cancelled)
 	defer stopWait()
 	// A slash command the session offers runs as such (commands.go); any
-	// other text, an unknown "/foo" included, goes to codex as typed. A
-	// cancel while the commands are awaited answers cancelled: nothing ran.
-	s.commandsAnnounced(untilCancel)
-	if s.promptCancelled(gen) {
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
-	}
+	// other text, an unknown "/foo" included, goes to codex as typed. Only
+	// a "/name" not known yet waits, for the skills listing; a cancel during
+	// that wait answers cancelled: nothing ran. Any other prompt goes on to
+	// its turn at once.
 	spec := turnSpec{prompt: text}
 	command := false
 	if name, args, ok := parseCommand(text); ok {
+		a.awaitSkills(untilCancel, s, name)
+		if s.promptCancelled(gen) {
+			return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+		}
 		if c, ok := a.findCommand(s, name); ok {
 			if c.local != nil {
 				return a.runLocal(untilCancel, s, c, args)

@@ -126,7 +126,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, req acpsdk.UnstableFork
 	if !a.canFork() {
 		return acpsdk.UnstableForkSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionFork)
 	}
-	a.announcementsDone(ctx)
+	a.startBackend()
 	src, err := a.sourceRecord(req.SessionId)
 	if err != nil {
 		return acpsdk.UnstableForkSessionResponse{}, err
@@ -215,7 +215,7 @@ func (a *Agent) sourceRecord(id acpsdk.SessionId) (sessionstore.Record, error) {
 
 // NewSession implements acpsdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
-	a.announcementsDone(ctx)
+	a.startBackend()
 	cwd, dirs, servers, err := sessionSetup(req.Cwd, req.AdditionalDirectories, req.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err

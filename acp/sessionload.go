@@ -148,7 +148,7 @@ func (a *Agent) ListSessions(ctx context.Context, req acpsdk.ListSessionsRequest
 // codex thread, mode and token totals), replays the conversation from
 // codex's rollout of the thread as session updates, and then answers.
 func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
-	a.announcementsDone(ctx)
+	a.startBackend()
 	if err := a.settingsReady(ctx); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -167,7 +167,7 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 // LoadSession does, without replaying the conversation (the editor still
 // shows it); the next prompt continues the codex thread.
 func (a *Agent) ResumeSession(ctx context.Context, req acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
-	a.announcementsDone(ctx)
+	a.startBackend()
 	if err := a.settingsReady(ctx); err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}

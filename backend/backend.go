@@ -50,6 +50,12 @@ type Backend interface {
 	// nothing it started keeps running; the error then wraps ctx's cause.
 	Run(ctx context.Context, t Turn, out Output) error
 
+	// Start starts in the background what every session will need (the
+	// app-server backend: its codex app-server), so that the first
+	// session's turn does not wait for it. The agent calls it once, when
+	// the editor first opens a session (session/new, load, resume, fork);
+	// it must not block.
+	Start()
 	// Warm gets a session ready before its first prompt (Warm): t is the
 	// turn as it would run now, without a prompt.
 	Warm(t Turn)
@@ -164,6 +170,7 @@ var ErrNoRunningTurn = errors.New("no turn of the session is running")
 type Unsupported struct{}
 
 func (Unsupported) Capabilities() Capabilities { return 0 }
+func (Unsupported) Start()                     {}
 func (Unsupported) Warm(Turn)                  {}
 func (Unsupported) Prepare(Turn)               {}
 func (Unsupported) Forget(string)              {}

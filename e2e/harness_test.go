@@ -65,6 +65,7 @@ type setup struct {
 	codexPath string // default: the pinned codex
 	mode      string // default: the agent's default (ask)
 	args      []string
+	env       []string // added to the agent's isolated environment (a later entry wins)
 }
 
 // env is one codexacp process driven by a fake editor, with real codex
@@ -111,6 +112,7 @@ func start(t testing.TB, s setup) *env {
 	}
 	mock := mockapi.New(t)
 	baseEnv, home := codextest.Env(t)
+	baseEnv = append(baseEnv, s.env...)
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -82,6 +82,7 @@ type Backend struct {
 	settings map[string]threadSettings  // by thread id: its model and collaboration mode (plan.go)
 	onSkills func()                     // watchSkills
 	closed   bool
+	lastWarm <-chan struct{} // done of the latest thread Warm prepares (start.go: warmInOrder)
 
 	limits  rateLimitStore // the account's usage limits codex sent (ratelimits.go)
 	mcpAuth mcpAuth        // MCP sign-ins and the servers that need one (mcpauth.go)
@@ -148,12 +149,14 @@ func (b *Backend) warm(t backend.Turn, needed bool) {
 	}
 	p.pinned = needed
 	b.prepared[t.SessionID] = p
+	after := b.warmInOrder(p)
 	b.warming.Add(1) // under b.mu: Close sets closed under it before it waits
 	go func() {
 		defer b.warming.Done()
 		defer close(p.done)
 		defer func() { p.ready = b.now() }()
 		defer recovery.Recover(b.log, "preparing the session's codex thread", &p.err) // the prompt prepares again
+		b.awaitTurn(after)
 		p.server, p.thread, p.err = b.prepare(t)
 		if p.err != nil {
 			b.log.Warn("could not prepare the session's codex thread; the first prompt will", "session", t.SessionID, "err", p.err)

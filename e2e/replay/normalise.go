@@ -33,9 +33,21 @@ var timeKeys = map[string]bool{"updatedAt": true, "createdAt": true, "timestamp"
 // agent gave up a request of its own, a permission question on a cancel)
 // from a goroutine of its own, so it may come before or after what the
 // agent sends next: each goes to the end of its stretch of messages, just
-// before the next answer.
+// before the next answer. A session's commands announcement
+// (available_commands_update) goes out once its skills are listed, which
+// nothing else waits for: it may come before, among or after a turn's
+// updates, or another session's. The announcements are compared apart
+// from the ordered stream: they go after it, each session's in the order
+// they came, the sessions in the order of their first appearance.
 func normaliseAll(msgs [][]byte, root string) []string {
-	msgs = slices.Clone(msgs)
+	var announcements [][]byte
+	msgs = slices.DeleteFunc(slices.Clone(msgs), func(m []byte) bool {
+		if isCommandsAnnouncement(m) {
+			announcements = append(announcements, m)
+			return true
+		}
+		return false
+	})
 	for i := 0; i < len(msgs); {
 		j := i
 		for j < len(msgs) && answerID(msgs[j]) == "" {
@@ -54,11 +66,49 @@ func normaliseAll(msgs [][]byte, root string) []string {
 		i = j
 	}
 	n := &normaliser{root: jsonText(root), ids: map[string]string{}, next: map[string]int{}, requests: map[string]string{}}
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = n.message(m)
+	out := make([]string, 0, len(msgs)+len(announcements))
+	for _, m := range msgs {
+		out = append(out, n.message(m))
 	}
-	return out
+	// Numbered after the stream: a session's id first appears in the
+	// answer that opened it.
+	tail := make([]string, len(announcements))
+	for i, m := range announcements {
+		tail[i] = n.message(m)
+	}
+	slices.SortStableFunc(tail, func(a, b string) int {
+		return cmp.Compare(sessionOrder(a), sessionOrder(b))
+	})
+	return append(out, tail...)
+}
+
+// isCommandsAnnouncement reports whether raw is a session/update
+// notification carrying available_commands_update.
+func isCommandsAnnouncement(raw []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+			} `json:"update"`
+		} `json:"params"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Method == "session/update" &&
+		m.Params.Update.SessionUpdate == "available_commands_update"
+}
+
+// normalisedSession is the session placeholder a normalised message names.
+var normalisedSession = regexp.MustCompile(`"sessionId": "sess_(\d+)"`)
+
+// sessionOrder is the number of the session a normalised message names
+// (its placeholder's), 0 when it names none.
+func sessionOrder(msg string) int {
+	m := normalisedSession.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(m[1])
+	return v
 }
 
 // answerID is the id of a JSON-RPC answer (result or error, no method) as

@@ -125,3 +125,30 @@ func TestRecoveredPanicIsNoMatch(t *testing.T) {
 		t.Fatal("a replay with a recovered panic matches")
 	}
 }
+
+// A session's commands announcement may come anywhere after the answer
+// that opened it: two streams that differ only in where the announcements
+// came normalise alike, and what they announce is still compared.
+func TestNormaliseAnnouncementsApart(t *testing.T) {
+	const (
+		newA   = `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}`
+		newB   = `{"jsonrpc":"2.0","id":3,"result":{"sessionId":"sess_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}}`
+		cmdA   = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"status"}]}}}`
+		cmdB   = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"greet"}]}}}`
+		chunk  = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`
+		answer = `{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}`
+	)
+	recorded := [][]byte{[]byte(newA), []byte(cmdA), []byte(newB), []byte(cmdB), []byte(chunk), []byte(answer)}
+	replayed := [][]byte{[]byte(newA), []byte(newB), []byte(chunk), []byte(cmdB), []byte(answer), []byte(cmdA)}
+	want, got := normaliseAll(recorded, "/r"), normaliseAll(replayed, "/r")
+	if d := Diff(want, got); d != "" {
+		t.Errorf("announcements moved: %s", d)
+	}
+	if !strings.Contains(want[4], `"sess_1"`) || !strings.Contains(want[5], `"sess_2"`) {
+		t.Errorf("announcements not after the stream in session order:\n%s", strings.Join(want, "\n"))
+	}
+	other := [][]byte{[]byte(newA), []byte(newB), []byte(chunk), []byte(answer), []byte(cmdA), []byte(cmdA)}
+	if Diff(want, normaliseAll(other, "/r")) == "" {
+		t.Error("a session announcing twice, the other never, compared equal")
+	}
+}
