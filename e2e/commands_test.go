@@ -37,8 +37,8 @@ func TestSlashStatus(t *testing.T) { eachBackend(t, testSlashStatus) }
 func testSlashStatus(t *testing.T, backend string) {
 	e := start(t, setup{backend: backend, fs: true})
 	want := map[string]string{
-		"exec":       "status init review review-branch review-commit skills rename",
-		"app-server": "status init review review-branch review-commit compact goal skills mcp hooks plan rename",
+		"exec":       "status init review review-branch review-commit skills undo rename",
+		"app-server": "status init review review-branch review-commit compact goal skills mcp hooks plan undo rename",
 	}[backend]
 	names := strings.Join(commandNames(t, e), " ")
 	if !strings.HasPrefix(names, want) {

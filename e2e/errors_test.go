@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +32,7 @@ func testModelFailuresSayWhatToDo(t *testing.T, backend string) {
 		// The reset time reaches the app-server's message from the limits
 		// codex sends (account/rateLimits/updated); exec has codex's text.
 		{"usage limit", mockapi.UsageLimit(reset), []string{"usage limit", map[string]string{
-			"exec": "try again at", "app-server": "it resets at " + reset.Format("15:04")}[backend]}},
+			"exec": "try again at", "app-server": "it resets at " + resetClock(reset)}[backend]}},
 	} {
 		e.session = e.newSession()
 		n := len(e.editor.Updates())
@@ -56,14 +55,19 @@ func testModelFailuresSayWhatToDo(t *testing.T, backend string) {
 		}
 	}
 
-	// OpenAI refusing the credentials is auth_required: the client offers
-	// sign-in.
+	// The mock is a custom model provider in codex's config: its refusing
+	// the credentials ends the turn saying to check the provider's key (no
+	// sign-in fixes it; OpenAI's 401 answers auth_required:
+	// TestAuthAPIKeyReplacesSavedKey).
 	e.session = e.newSession()
+	n := len(e.editor.Updates())
 	e.mock.Enqueue(mockapi.Unauthorized())
-	_, err := e.prompt("hi")
-	var re *acpsdk.RequestError
-	if !errors.As(err, &re) || re.Code != -32000 || !strings.Contains(re.Message, "Sign in again") {
-		t.Errorf("401: %v, want auth_required saying to sign in", err)
+	resp, err := e.prompt("hi")
+	if err := e.editor.Sync(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if text := agentTextSince(e, n); err != nil || resp.StopReason != acpsdk.StopReasonEndTurn || !strings.Contains(text, "refused codex's credentials") {
+		t.Errorf("401: %+v, %v, agent text %q; want end_turn saying the provider refused the credentials", resp, err, text)
 	}
 
 	// The session still works afterwards.
@@ -111,10 +115,7 @@ func testSlashStatusUsageLimits(t *testing.T, backend string) {
 		t.Fatal(err)
 	}
 	text := agentTextSince(e, n)
-	clock := reset.Format("15:04")
-	if reset.Day() != time.Now().Day() { // two hours from now can be tomorrow: its date is said too
-		clock = reset.Format("Mon 2 Jan 15:04")
-	}
+	clock := resetClock(reset)
 	want := map[string][]string{
 		"exec": {"Usage limits: not available with the exec backend"},
 		"app-server": {"- Usage limit (5 h window): 42% used, resets at " + clock,
@@ -125,4 +126,13 @@ func testSlashStatusUsageLimits(t *testing.T, backend string) {
 			t.Errorf("/status lacks %q:\n%s", w, text)
 		}
 	}
+}
+
+// resetClock is how /status and the failure text name a reset time: its
+// date too when it is not today (a few hours ahead can be tomorrow).
+func resetClock(at time.Time) string {
+	if y, m, d := at.Date(); y != time.Now().Year() || m != time.Now().Month() || d != time.Now().Day() {
+		return at.Format("Mon 2 Jan 15:04")
+	}
+	return at.Format("15:04")
 }

@@ -314,12 +314,27 @@ func (e *env) turnProcesses() []string {
 		if e.backend == "app-server" && strings.Contains(p, " app-server") {
 			continue
 		}
-		if pid, _, _ := strings.Cut(p, ": "); waiting[pid] || waiting[parentPID(pid)] {
-			continue // the waiting codex, or what it runs as it starts (lsb_release)
+		if pid, _, _ := strings.Cut(p, ": "); waitingOrItsChild(waiting, pid) {
+			continue // the waiting codex, or what it runs as it starts (lsb_release and its subshells)
 		}
 		left = append(left, p)
 	}
 	return left
+}
+
+// waitingOrItsChild says whether pid is a waiting codex or a descendant of
+// one (a few levels: lsb_release is a shell script that forks).
+func waitingOrItsChild(waiting map[string]bool, pid string) bool {
+	for range 5 {
+		if pid == "" || pid == "1" {
+			return false
+		}
+		if waiting[pid] {
+			return true
+		}
+		pid = parentPID(pid)
+	}
+	return false
 }
 
 // parentPID is the parent of process pid, from /proc ("" once it is gone).

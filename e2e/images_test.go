@@ -178,7 +178,9 @@ func TestImageFilesGoneAfterTurn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{name: "model error", want: "bad image"}, // end nil: the model answers 400 at once
+		// end nil: the model answers 400 at once, which ends the turn with
+		// codex's message explained (docs/errors.md), not an error.
+		{name: "model error", want: "bad image"},
 		{name: "codex killed", want: "codex exited with status 137", end: func(t *testing.T, e *env, _ *mockapi.Hold) {
 			killed := false
 			for _, p := range e.codexProcesses() {
@@ -239,6 +241,13 @@ func TestImageFilesGoneAfterTurn(t *testing.T) {
 			if tc.want == "" {
 				if r.err != nil || r.resp.StopReason != acpsdk.StopReasonCancelled {
 					t.Errorf("prompt = %+v, %v; want cancelled", r.resp, r.err)
+				}
+			} else if tc.end == nil {
+				if err := e.editor.Sync(e.ctx); err != nil {
+					t.Fatal(err)
+				}
+				if text := agentTextSince(e, 0); r.err != nil || r.resp.StopReason != acpsdk.StopReasonEndTurn || !strings.Contains(text, tc.want) {
+					t.Errorf("prompt = %+v, %v, agent text %q; want end_turn explaining %q", r.resp, r.err, text, tc.want)
 				}
 			} else if r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
 				t.Errorf("prompt error = %v, want %q", r.err, tc.want)

@@ -66,6 +66,9 @@ func TestCorpusGoldenReadsBlobs(t *testing.T) {
 	var plain bytes.Buffer
 	for i := range entries {
 		e := &entries[i]
+		if e.Kind == record.KindBlob {
+			continue // Read put its value where it is referred to
+		}
 		if e.Kind == record.KindCodexLine {
 			e.Line = bytes.Replace(e.Line, []byte(`"agent_message","text":"`), []byte(`"agent_message","text":"`+long), 1)
 		}

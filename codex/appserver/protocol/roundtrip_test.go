@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -130,9 +131,13 @@ func readRecorded(t *testing.T) []recorded {
 		if err != nil {
 			t.Fatal(err)
 		}
+		blobs := blobTable{}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 64<<20)
 		for line := 1; sc.Scan(); line++ {
+			if blobs.add(sc.Bytes()) {
+				continue
+			}
 			var e struct {
 				Kind string          `json:"kind"`
 				Dir  string          `json:"dir"`
@@ -142,21 +147,15 @@ func readRecorded(t *testing.T) []recorded {
 			if json.Unmarshal(sc.Bytes(), &e) != nil || len(e.Msg) == 0 || e.Msg[0] != '{' {
 				continue
 			}
-			if bytes.Contains(e.Msg, []byte(`{"$blob":"`)) {
-				// A transcript of format 2 keeps a large value once, as a
-				// blob (record.Read puts it back; record imports this
-				// package): such a message is left to format 1's.
-				continue
-			}
 			if e.Kind != "appserver" && e.Kind != "" {
 				continue
 			}
 			if bytes.Contains(e.Msg, []byte(`{"$blob":"`)) {
-				// A long value stored apart (transcript format 2): record
-				// expands it, but record imports this package, so its
-				// messages are left to the transcripts that hold theirs
-				// inline (every field of the types must still be seen in one).
-				continue
+				msg, err := blobs.expand(e.Msg)
+				if err != nil {
+					t.Fatalf("%s:%d: %v", filepath.Base(file), line, err)
+				}
+				e.Msg = msg
 			}
 			r := recorded{where: fmt.Sprintf("%s:%d", filepath.Base(file), line), run: string(e.Run)}
 			switch e.Dir {
@@ -573,4 +572,72 @@ func compactJSON(raw []byte) []byte {
 		return raw
 	}
 	return b.Bytes()
+}
+
+// blobTable holds the blobs of a transcript of format 2: a large value is
+// stored once, before its first use, in one or more lines ({"kind":"blob",
+// "id", and its "value", or runs of its "items", "members" or "text"}) and
+// referred to as {"$blob":id}. record.Read puts them back, but record
+// imports this package; the test reads them itself.
+type blobTable map[string]*struct {
+	form  string
+	parts []string
+}
+
+// add keeps line when it is a blob's, and says so.
+func (b blobTable) add(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"kind":"blob"`)) {
+		return false
+	}
+	var e map[string]json.RawMessage
+	var id string
+	if json.Unmarshal(line, &e) != nil || json.Unmarshal(e["id"], &id) != nil || string(e["kind"]) != `"blob"` {
+		return false
+	}
+	for _, form := range []string{"value", "items", "members", "text"} {
+		raw, ok := e[form]
+		if !ok {
+			continue
+		}
+		d := b[id]
+		if d == nil {
+			d = &struct {
+				form  string
+				parts []string
+			}{form: form}
+			b[id] = d
+		}
+		part := string(raw)
+		if form != "value" {
+			part = part[1 : len(part)-1] // inside the brackets or quotes
+		}
+		d.parts = append(d.parts, part)
+	}
+	return true
+}
+
+// expand replaces every {"$blob":id} in msg by the blob's value.
+func (b blobTable) expand(msg []byte) ([]byte, error) {
+	re := regexp.MustCompile(`\{"\$blob":"([0-9a-f]+)"\}`)
+	var err error
+	for depth := 0; re.Match(msg) && depth < 8; depth++ { // a blob may refer to others
+		msg = re.ReplaceAllFunc(msg, func(ref []byte) []byte {
+			id := string(re.FindSubmatch(ref)[1])
+			d := b[id]
+			if d == nil {
+				err = fmt.Errorf("no blob %s before its use", id)
+				return ref
+			}
+			switch d.form {
+			case "items":
+				return []byte("[" + strings.Join(d.parts, ",") + "]")
+			case "members":
+				return []byte("{" + strings.Join(d.parts, ",") + "}")
+			case "text":
+				return []byte(`"` + strings.Join(d.parts, "") + `"`)
+			}
+			return []byte(d.parts[0])
+		})
+	}
+	return msg, err
 }
