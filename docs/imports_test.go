@@ -98,18 +98,20 @@ func packageDeps(t *testing.T, module, pkg string) deps {
 }
 
 // buildsOnAPlatform reports whether the file dir/name is part of its
-// package on one of the platforms.
+// package on one of the platforms, with or without the race detector.
 func buildsOnAPlatform(t *testing.T, dir, name string) bool {
 	t.Helper()
 	for _, goos := range platforms {
-		ctx := build.Default
-		ctx.GOOS, ctx.GOARCH = goos, "amd64"
-		ok, err := ctx.MatchFile(dir, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok {
-			return true
+		for _, tags := range [][]string{nil, {"race"}} {
+			ctx := build.Default
+			ctx.GOOS, ctx.GOARCH, ctx.BuildTags = goos, "amd64", tags
+			ok, err := ctx.MatchFile(dir, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				return true
+			}
 		}
 	}
 	return false
