@@ -203,7 +203,7 @@ func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
 // not through the local disk, not through an editor that writes through
 // links.
 func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
-	const iterations = 300
+	iterations := stress.Size(t, 100, 300) // per route
 	for _, route := range fsRoutes {
 		t.Run(route.name, func(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), "victim")

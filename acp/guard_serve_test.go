@@ -254,4 +254,5 @@ func TestServeOversizedResponseFailsRequest(t *testing.T) {
 	}
 }
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// discardLogger is testkit.DiscardLogger, under the name these tests use.
+var discardLogger = testkit.DiscardLogger

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,53 +18,24 @@ import (
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/sessionstore"
+	"github.com/codexacp/codexacp/internal/sessionstore/sessionstoretest"
 )
 
-// Session ids of the special files planted in a state directory.
+// Session ids of the special files sessionstoretest.Plant puts in a
+// state directory.
 const (
-	sidFIFO    = "sess_00000000000000000000000000000010"
-	sidZero    = "sess_00000000000000000000000000000011"
-	sidHuge    = "sess_00000000000000000000000000000012"
-	sidCorrupt = "sess_00000000000000000000000000000013"
-	sidFIFOLog = "sess_00000000000000000000000000000014"
-	sidZeroLog = "sess_00000000000000000000000000000015"
-	sidLinked  = "sess_00000000000000000000000000000016"
+	sidFIFO    = sessionstoretest.FIFO
+	sidZero    = sessionstoretest.Zero
+	sidHuge    = sessionstoretest.Huge
+	sidCorrupt = sessionstoretest.Corrupt
+	sidFIFOLog = sessionstoretest.FIFOLog
+	sidZeroLog = sessionstoretest.ZeroLog
+	sidLinked  = sessionstoretest.Linked
 )
 
 // stateWait bounds every request of these tests: a regression hangs the
 // request, and the test must fail rather than hang CI.
 const stateWait = 30 * time.Second
-
-// plantStateDir fills state with what a local process could put there: a
-// FIFO and a link to /dev/zero named like records, an oversized and a
-// corrupt record, a link to a good record elsewhere, and two good records
-// whose write logs are a FIFO and a link to /dev/zero.
-func plantStateDir(t *testing.T, state, cwd string) {
-	t.Helper()
-	st := sessionstore.New(state, nil)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	rec := func(id string) sessionstore.Record {
-		return sessionstore.Record{SessionID: id, ThreadID: loadThreadID, Cwd: cwd, Mode: string(backend.ModeAsk), UpdatedAt: time.Now()}
-	}
-	must(st.Save(rec(sidFIFOLog)))
-	must(st.Save(rec(sidZeroLog)))
-	must(syscall.Mkfifo(filepath.Join(state, sidFIFO+".json"), 0o600))
-	must(os.Symlink("/dev/zero", filepath.Join(state, sidZero+".json")))
-	huge := `{"sessionId":"` + sidHuge + `","threadId":"` + loadThreadID + `","cwd":` + jsonString(cwd) +
-		`,"mode":"ask","title":"` + strings.Repeat("x", 256<<10) + `"}`
-	must(os.WriteFile(filepath.Join(state, sidHuge+".json"), []byte(huge), 0o600))
-	must(os.WriteFile(filepath.Join(state, sidCorrupt+".json"), []byte(`{"sessionId":`), 0o600))
-	elsewhere := t.TempDir()
-	must(sessionstore.New(elsewhere, nil).Save(rec(sidLinked)))
-	must(os.Symlink(filepath.Join(elsewhere, sidLinked+".json"), filepath.Join(state, sidLinked+".json")))
-	must(syscall.Mkfifo(filepath.Join(state, sidFIFOLog+".writes.jsonl"), 0o600))
-	must(os.Symlink("/dev/zero", filepath.Join(state, sidZeroLog+".writes.jsonl")))
-}
 
 // TestStateDirSpecialFiles: FIFOs, links to /dev/zero, oversized and
 // corrupt files named like records or write logs never hang session/list
@@ -75,7 +45,7 @@ func plantStateDir(t *testing.T, state, cwd string) {
 func TestStateDirSpecialFiles(t *testing.T) {
 	codexHomeWithRollout(t)
 	state, cwd := t.TempDir(), t.TempDir()
-	plantStateDir(t, state, cwd)
+	sessionstoretest.Plant(t, state, cwd, loadThreadID)
 	h := startAgentWith(t, Options{Backend: &fakeBackend{}, StateDir: state}, fakeeditor.Options{})
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)

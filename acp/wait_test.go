@@ -2,15 +2,12 @@ package acp
 
 import (
 	"testing"
-	"time"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
-// waitFor receives from ch, failing the test after 30 s rather than hang.
+// waitFor is testkit.WaitFor, under the name these tests use.
 func waitFor[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatal(what)
-	}
+	testkit.WaitFor(t, ch, what)
 }

@@ -223,7 +223,7 @@ type MCPServerStatus struct {
 
 // DefaultMaxWarm is how many sessions at most are kept ready for their
 // next prompt ahead of it, on either backend: waiting `codex exec`
-// processes (~64 MB resident each), or app-server threads started before
+// processes (their memory: docs/codex.md), or app-server threads started before
 // the session's first prompt. An editor works in a few sessions at a
 // time; a burst of hundreds (an editor restoring them, a script) must not
 // start hundreds of codex processes or threads.

@@ -8,9 +8,8 @@ import (
 // skillSearchKey is the codex feature that, each turn, ranks the
 // whole skill catalog against the prompt with twelve methods whose results
 // are only logged (codex_skills_extension's "shadow selection
-// experiment"): the model request is byte for byte the same without it
-// (4, 60 and 400 skills compared), and it costs the turn 4–9 ms of CPU
-// with codex's own skills, ~24 ms with 60 (docs/codex-app-server.md).
+// experiment"): the model request is byte for byte the same without it,
+// and it costs every turn CPU (measured: docs/codex-app-server.md).
 const skillSearchKey = "skill_search"
 
 // DefaultOverrides are the -c overrides codexacp puts in front of the

@@ -18,7 +18,7 @@ var ErrNotFound = proc.ErrNotFound
 // Find returns the codex executable to run: explicit (a path, or a name looked
 // up in PATH) when given, else `codex` from PATH. When that is the npm node
 // shim (@openai/codex/bin/codex.js), the native binary it would start is
-// returned instead, which saves a node process and ~100 ms per turn. When
+// returned instead, which saves a node process per turn (docs/codex.md). When
 // nothing is found the error wraps ErrNotFound, whose message says how to
 // install codex.
 func Find(explicit string) (string, error) {

@@ -15,8 +15,8 @@ import (
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
-// A thread's history is not always one rollout file (measured with codex
-// 0.169 and 0.171, e2e/codexexec/revert_test.go, docs/undo.md). Codex's
+// A thread's history is not always one rollout file (measured on the
+// pinned codex: docs/undo.md, e2e/codexexec/revert_test.go). Codex's
 // "paginated" history numbers each record (ordinal) and, when a thread is
 // reverted (thread/revert) or forked (thread/fork), starts a file that
 // holds only what comes next, whose session_meta names its base:

@@ -67,8 +67,8 @@ func (c UserConfig) Configured() bool {
 }
 
 // UserConfigUnset reports whether no configuration codex reads can hold
-// the settings UserConfig holds, so that asking codex (65–300 ms for its
-// start) can be skipped: env is codex's environment (nil: this process's),
+// the settings UserConfig holds, so that asking codex (a codex start:
+// docs/benchmarks.md) can be skipped: env is codex's environment (nil: this process's),
 // overrides the user's -c. Only a definite "nothing mentions them" is true
 // (userConfigUnset), and only on Linux, whose configuration layers are all
 // files.

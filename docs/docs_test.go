@@ -1,10 +1,13 @@
 // Package docs holds the documentation of codexacp (Markdown) and the
 // tests that keep it in step with the code: the package table of
-// architecture.md and the README's layout against `go list ./...`, and
-// the README's quickstart, run as a newcomer would (quickstart_test.go).
+// architecture.md and the README's layout against `go list ./...`, the
+// table's "depends on" column against the packages' imports
+// (imports_test.go), and the README's quickstart, run as a newcomer would
+// (quickstart_test.go).
 package docs
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,6 +105,36 @@ func TestDocsListEveryPackage(t *testing.T) {
 			t.Errorf("docs/%s:%d: row `%s` names no package of `go list ./...`: remove it (or correct the path)", file, line, path)
 		}
 	}
+	checkGrouped(t, "docs/"+file, rows)
+}
+
+// checkGrouped fails the test where the rows of one folder do not stand
+// together: codex, codex/execrun, codex/appserver… with no other row
+// among them, and likewise internal/…, e2e/….
+func checkGrouped(t *testing.T, file string, rows map[string]int) {
+	t.Helper()
+	paths := slices.SortedFunc(maps.Keys(rows), func(a, b string) int { return rows[a] - rows[b] })
+	folders := map[string]bool{}
+	for _, p := range paths {
+		for f := p; f != "."; f = filepath.ToSlash(filepath.Dir(f)) {
+			folders[f] = true
+		}
+	}
+	for folder := range folders {
+		in := func(p string) bool { return p == folder || strings.HasPrefix(p, folder+"/") }
+		first := slices.IndexFunc(paths, in)
+		last := first
+		for i, p := range paths {
+			if in(p) {
+				last = i
+			}
+		}
+		for _, p := range paths[first : last+1] {
+			if !in(p) {
+				t.Errorf("%s:%d: row `%s` stands among the rows of %s/: move it after `%s`", file, rows[p], p, folder, paths[last])
+			}
+		}
+	}
 }
 
 // TestReadmeLayoutListsEveryPackage keeps the README's layout in step with
@@ -132,4 +165,5 @@ func TestReadmeLayoutListsEveryPackage(t *testing.T) {
 			t.Errorf("README.md:%d: row `%s` names no package of `go list ./...` and no folder: remove it (or correct the path)", line, path)
 		}
 	}
+	checkGrouped(t, "README.md", rows)
 }

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,16 @@ import (
 // stderr is read again a line says how many log lines were lost.
 func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 	env, _ := codextest.Env(t)
+	// session/new logs its cwd: a long one (about 800 bytes, within every
+	// system's path limit) makes each log line long, so fewer requests
+	// overflow the pipe and the log queue.
 	cwd := t.TempDir()
+	for _, c := range "abc" {
+		cwd = filepath.Join(cwd, strings.Repeat(string(c), 250))
+	}
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// No codex and no state: nothing but session/new and its log line.
 	cmd := exec.Command(agentBin, "--codex-path", "/nonexistent/codex", "--log-level", "debug", "--state-dir=")
 	cmd.Env = env
@@ -39,17 +50,18 @@ func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 		cmd.Wait()
 	}()
 
-	// A few thousand log lines of ~200 bytes are more than the pipe (64 KiB)
-	// and the agent's log queue (256 KiB) hold. The deadline only ends a
-	// test whose agent froze.
+	// Hundreds of log lines of ~1 KB are more than the pipe (64 KiB) and the
+	// agent's log queue (256 KiB) hold. The deadline only ends a test whose
+	// agent froze.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	editor := fakeeditor.Connect(stdin, stdout, fakeeditor.Options{})
 	if _, err := editor.Initialize(ctx); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	// One log line per request: the quick loop's 2500 (500 KB) overflow both.
-	requests := stress.Size(t, 2500, 4000)
+	// One log line per request: the quick loop's 800 (over 650 KB) overflow
+	// both twice over.
+	requests := stress.Size(t, 800, 4000)
 	for i := range requests {
 		if _, err := editor.Conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 			t.Fatalf("session/new %d of %d: %v (the agent froze on its stderr?)", i+1, requests, err)

@@ -427,7 +427,7 @@ type asItem struct {
 
 	asAgentItem
 	asImageItem
-	asModeration // agentMessage (appserver_v171.go)
+	asModeration // agentMessage (moderation.go)
 }
 
 // UnmarshalJSON reads "content" only for reasoning items: a userMessage's

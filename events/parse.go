@@ -124,7 +124,7 @@ type Item struct {
 
 	// agent_message, reasoning
 	Text string `json:"text,omitempty"`
-	// agent_message the app-server's moderation withholds (codex 0.171):
+	// agent_message the app-server's moderation withholds (docs/events.md):
 	// why, for the user; Text is then empty.
 	Withheld string `json:"withheld,omitempty"`
 	// agent_message of a subagent (app-server): the parent's tool call item

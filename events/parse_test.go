@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 func TestParse(t *testing.T) {
@@ -113,8 +115,11 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestParseHugeLine: a line far past any line buffer (a command's whole
+// output in one item.completed) parses whole. Parse has no bound of its
+// own, so the quick loop's 4 MiB shows what CI's 32 MiB does.
 func TestParseHugeLine(t *testing.T) {
-	out := strings.Repeat("0123456789abcdef", 2<<20) // 32 MiB
+	out := strings.Repeat("0123456789abcdef", stress.Size(t, 4, 32)<<16) // 4 or 32 MiB
 	line, err := json.Marshal(map[string]any{
 		"type": "item.completed",
 		"item": map[string]any{"id": "item_7", "type": "command_execution", "command": "cat big", "aggregated_output": out, "exit_code": 0, "status": "completed"},

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 // outsideGuard is the policy the ACP layer applies in BeforeWrite: a write
@@ -135,7 +137,7 @@ func TestAliasesShareOneLock(t *testing.T) {
 	if err := os.Symlink(real, alias); err != nil {
 		t.Fatal(err)
 	}
-	const perWriter = 150
+	perWriter := stress.Size(t, 50, 150)
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for w, p := range []string{real, alias} {

@@ -106,10 +106,9 @@ const (
 )
 
 // DefaultPrestartIdle bounds how long a session's codex waits for its next
-// prompt. A waiting codex costs ~10 MB of private memory (59 MB resident,
-// most of it the binary's pages shared by every codex) and saves ~45–75
-// ms per turn: worth it while the user reads and types, not for a session
-// left alone.
+// prompt. A waiting codex costs memory and saves part of a turn's start
+// (measured: docs/codex.md, "Why 10 minutes"): worth it while the user
+// reads and types, not for a session left alone.
 const DefaultPrestartIdle = 10 * time.Minute
 
 // Prestarter is a LineRunner that can start a turn's codex before its

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex/proc"
+	"github.com/codexacp/codexacp/codex/proc/proctest"
 	"github.com/codexacp/codexacp/internal/recovery"
 )
 
@@ -701,7 +702,7 @@ func TestAppServerClose(t *testing.T) {
 				t.Errorf("Close took %v, want %v or a little more", elapsed, tt.minTime)
 			}
 			for _, pid := range pids {
-				waitGone(t, pid)
+				proctest.WaitGone(t, pid)
 			}
 			if err := c.Call(context.Background(), "echo", nil, nil); !errors.Is(err, ErrClosed) {
 				t.Errorf("Call after Close = %v", err)
@@ -724,30 +725,9 @@ func TestAppServerSurvivesThreadExits(t *testing.T) {
 		<-done
 	}
 	call(t, c, "echo", map[string]int{}, nil)
-	if !alive(c.Pid()) {
+	if !proctest.Alive(c.Pid()) {
 		t.Error("the app-server died")
 	}
-}
-
-// alive reports whether pid is a live process (not a zombie).
-// waitGone waits up to 5 s for pid to end (or be a zombie), then kills it
-// and fails.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if !alive(pid) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	killPid(pid)
-	t.Errorf("process %d still runs", pid)
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.HasPrefix(string(b[bytes.LastIndexByte(b, ')')+1:]), " Z")
 }
 
 func TestAppServerStartFailure(t *testing.T) {

@@ -6,6 +6,3 @@ import "syscall"
 
 // groupAttr starts a process in a process group of its own when own is set.
 func groupAttr(own bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: own} }
-
-// killPid SIGKILLs pid, a process a test left behind.
-func killPid(pid int) { syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,7 +1,6 @@
 package appserver
 
 import (
-	"os"
 	"syscall"
 )
 
@@ -11,11 +10,4 @@ func groupAttr(own bool) *syscall.SysProcAttr {
 		return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 	}
 	return nil
-}
-
-// killPid terminates pid, a process a test left behind.
-func killPid(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		p.Kill()
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
+	"github.com/codexacp/codexacp/codex/proc/proctest"
 	"github.com/codexacp/codexacp/internal/goroutines"
 )
 
@@ -109,11 +110,11 @@ func TestPrestartOtherInvocationIsNotUsed(t *testing.T) {
 	if len(lines) != 1 || strings.Contains(lines[0], strconv.Itoa(waiting)) {
 		t.Errorf("a run with another sandbox used the waiting process: %q", lines)
 	}
-	if !alive(waiting) {
+	if !proctest.Alive(waiting) {
 		t.Fatal("the waiting process ended")
 	}
 	r.Discard(inv)
-	waitGone(t, waiting)
+	proctest.WaitGone(t, waiting)
 }
 
 func TestPrestartIdleBound(t *testing.T) {
@@ -122,7 +123,7 @@ func TestPrestartIdleBound(t *testing.T) {
 	if err := r.Prestart(inv, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, awaitStarted(t, out, 1)[0])
+	proctest.WaitGone(t, awaitStarted(t, out, 1)[0])
 	inv.Prompt = "p"
 	lines, err := collect(context.Background(), r, inv)
 	if err != nil || len(lines) != 1 {
@@ -175,7 +176,7 @@ func TestPrestartCloseEndsWaitingProcesses(t *testing.T) {
 	pids := awaitStarted(t, out, 2)
 	r.Close()
 	for _, pid := range pids {
-		waitGone(t, pid)
+		proctest.WaitGone(t, pid)
 	}
 	if err := r.Prestart(Invocation{Cwd: out}, 0); err != nil {
 		t.Fatal(err)

@@ -1,21 +1,21 @@
 package execrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/proc"
+	"github.com/codexacp/codexacp/codex/proc/proctest"
 	"github.com/codexacp/codexacp/internal/goroutines"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 func TestCommand(t *testing.T) {
@@ -137,11 +137,7 @@ func TestRunRejectsBadInvocation(t *testing.T) {
 // fakeCodex writes an executable shell script standing in for codex.
 func fakeCodex(t *testing.T, body string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "codex")
-	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testkit.Script(t, "codex", body)
 }
 
 // collect runs r and returns the lines it printed.
@@ -394,7 +390,7 @@ exec sleep 60
 	if child == 0 {
 		t.Fatal("no child pid reported")
 	}
-	waitGone(t, child)
+	proctest.WaitGone(t, child)
 }
 
 // TestRunLeftoverHoldingStdout: codex exits but something it started keeps
@@ -448,7 +444,7 @@ func TestRunPanicInOnLineKillsCodex(t *testing.T) {
 			panic("consumer bug")
 		})
 	}()
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 }
 
 func TestRunLeaksNoGoroutines(t *testing.T) {
@@ -465,29 +461,4 @@ func TestRunLeaksNoGoroutines(t *testing.T) {
 	if left := before.Leaked("github.com/codexacp/codexacp/codex"); len(left) > 0 { // codex and its packages
 		t.Errorf("Run left %d goroutines behind:\n%s", len(left), goroutines.Stacks(left))
 	}
-}
-
-// waitGone waits until pid no longer runs (gone or a zombie nobody reaped).
-// alive reports whether pid runs (not a zombie).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.HasPrefix(string(b[bytes.LastIndexByte(b, ')')+1:]), " Z")
-}
-
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		// Format: pid (comm) state ...
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	killPid(pid)
-	t.Errorf("process %d still runs", pid)
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codexacp/codexacp/codex/proc/proctest"
 )
 
 func TestKillTagged(t *testing.T) {
@@ -66,13 +68,13 @@ wait`)
 		t.Errorf("KillTagged = %d, %v; want 3 (own, shell, grandchild)", n, err)
 	}
 	for _, name := range []string{"own", "shell", "grandchild"} {
-		waitGone(t, pids[name])
+		proctest.WaitGone(t, pids[name])
 	}
 	// Were they signalled, they would be gone by now.
 	survivors := map[string]int{"other": pids["other"], "untagged": pids["untagged"], "empty": pids["empty"],
 		"root": root.Process.Pid, "outside": outside.Process.Pid}
 	for name, pid := range survivors {
-		if !alive(pid) {
+		if !proctest.Alive(pid) {
 			t.Errorf("%s (%d) was killed", name, pid)
 		}
 	}
@@ -146,7 +148,7 @@ func TestKillTaggedAnywhere(t *testing.T) {
 	if err := tagged.Wait(); err == nil {
 		t.Error("the tagged process was not killed")
 	}
-	if !alive(other.Process.Pid) {
+	if !proctest.Alive(other.Process.Pid) {
 		t.Error("a process with another tag was killed")
 	}
 	if _, err := KillTaggedAnywhere("TAG"); err == nil {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,16 +38,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	opts = replay.Options{Agent: filepath.Join(dir, "codexacp"), FakeCodex: filepath.Join(dir, "fakecodex")}
-	for bin, pkg := range map[string]string{
-		opts.Agent:     "github.com/codexacp/codexacp/cmd/codexacp",
-		opts.FakeCodex: "github.com/codexacp/codexacp/e2e/fakecodex",
-	} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	// One go command builds both: it loads the packages once and links the
+	// two binaries side by side, named after their packages.
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	opts = replay.Options{Agent: filepath.Join(dir, "codexacp"+exe), FakeCodex: filepath.Join(dir, "fakecodex"+exe)}
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+		"github.com/codexacp/codexacp/cmd/codexacp", "github.com/codexacp/codexacp/e2e/fakecodex")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the agent and the fake codex: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -34,6 +34,7 @@ type schemaFile struct {
 
 	once     sync.Once
 	err      error
+	root     *jsonschema.Schema // the file, parsed once; never resolved itself
 	defs     map[string]*jsonschema.Schema
 	methods  map[string]string // "session/update notification" → definition name
 	variants map[string]*jsonschema.Schema
@@ -54,7 +55,7 @@ func (f *schemaFile) load() error {
 			f.err = fmt.Errorf("acpschema: decode %s: %w", f.name, err)
 			return
 		}
-		f.defs = root.Defs
+		f.root, f.defs = &root, root.Defs
 		f.methods = map[string]string{}
 		for name, def := range root.Defs {
 			method, _ := def.Extra["x-method"].(string)
@@ -94,15 +95,12 @@ func (f *schemaFile) resolve(key string) (*jsonschema.Resolved, error) {
 		return rs, nil
 	}
 	// A fresh copy of the whole file for every root: resolving must not
-	// share schema values with another resolved root.
-	var root jsonschema.Schema
-	if err := json.Unmarshal(f.src, &root); err != nil {
-		return nil, fmt.Errorf("acpschema: decode %s: %w", f.name, err)
-	}
-	s := &jsonschema.Schema{Schema: root.Schema, Defs: root.Defs}
+	// share schema values with another resolved root. Cloning the parsed
+	// file costs a fraction of parsing it again.
+	s := (&jsonschema.Schema{Schema: f.root.Schema, Defs: f.root.Defs}).CloneSchemas()
 	if disc, ok := strings.CutPrefix(key, "sessionUpdate:"); ok {
 		var variant *jsonschema.Schema
-		for _, v := range root.Defs["SessionUpdate"].OneOf {
+		for _, v := range s.Defs["SessionUpdate"].OneOf {
 			if p := v.Properties["sessionUpdate"]; p != nil && p.Const != nil && *p.Const == disc {
 				variant = v
 			}
@@ -113,7 +111,7 @@ func (f *schemaFile) resolve(key string) (*jsonschema.Resolved, error) {
 		// A copy, as the schema values must form a tree.
 		s.AllOf = []*jsonschema.Schema{variant.CloneSchemas()}
 	} else {
-		if root.Defs[key] == nil {
+		if s.Defs[key] == nil {
 			return nil, fmt.Errorf("acpschema: %s has no definition %q", f.name, key)
 		}
 		s.Ref = "#/$defs/" + key

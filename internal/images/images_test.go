@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // pngBase64 is a 1×1 PNG.
@@ -35,7 +35,8 @@ var (
 	webpBytes = []byte("RIFF\x10\x00\x00\x00WEBPVP8 ")
 )
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// discardLogger is testkit.DiscardLogger, under the name these tests use.
+var discardLogger = testkit.DiscardLogger
 
 func fileURI(path string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()

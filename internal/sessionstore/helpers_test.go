@@ -2,8 +2,8 @@ package sessionstore
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // Session ids of the tests, of newSessionID's form, and a codex thread id.
@@ -23,7 +23,8 @@ var malformedSessionIDs = []string{
 	"sess_00000000000000000000000000000000/..", "sess_00000000000000000000000000000000\x00",
 }
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// discardLogger is testkit.DiscardLogger, under the name these tests use.
+var discardLogger = testkit.DiscardLogger
 
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)

@@ -41,7 +41,7 @@ var errNotInRepo = errors.New("shelledits: not in a git work tree")
 // findRepo finds the git work tree dir belongs to. Outside any (no .git
 // in dir or above it, no GIT_DIR or GIT_WORK_TREE) it answers without
 // starting git: a baseline is taken at every turn's start, while codex
-// works on the turn, and a git process costs 2–4 ms of a busy machine.
+// works on the turn, and every git process costs a start (docs/shell-edits.md).
 func findRepo(ctx context.Context, dir string) (*repo, error) {
 	if !gitMarkerAbove(dir, os.Getenv, exists) {
 		return nil, errNotInRepo

@@ -282,7 +282,8 @@ func TestGuardNotificationBurst(t *testing.T) {
 	}
 }
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// discardLogger is testkit.DiscardLogger, under the name these tests use.
+var discardLogger = testkit.DiscardLogger
 
 // BenchmarkGuardLargeResponse: the guard's cost on a large editor answer
 // (fs/read_text_file of a 9 MiB file), which it checks before passing on.

@@ -1,7 +1,7 @@
 // Package testkit holds helpers that the tests of several packages share
-// (imported only from _test.go files): bounded waits, a silent logger, and
-// fixtures such as an editor's notification burst, a planted state
-// directory and a small PNG.
+// (imported only from _test.go files): bounded waits, a silent logger, a
+// shell script standing in for a command, and fixtures such as an editor's
+// notification burst and a small PNG.
 package testkit
 
 import (
@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -22,6 +24,18 @@ func WaitFor[T any](t testing.TB, ch <-chan T, what string) {
 	case <-time.After(30 * time.Second):
 		t.Fatal(what)
 	}
+}
+
+// Script writes an executable shell script (#!/bin/sh, then body) named
+// name in a new temporary directory and returns its path: a stand-in for a
+// command such as codex.
+func Script(t testing.TB, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // DiscardLogger is a logger that writes nothing.

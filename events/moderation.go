@@ -4,23 +4,22 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// What codex 0.171's app-server adds that a user would see
-// (docs/events.md, "Codex 0.171's fields"): an agent message's moderation
-// verdict, and the bioPolicy category of codexErrorInfo (explained with the
-// other categories by ClassifyFailure, failure.go). Its environmentId
-// on MCP items and elicitations names where a server was registered and is
-// ignored (asItem does not read it).
+// An agent message's moderation verdict, which newer app-servers send
+// (docs/events.md, "Codex 0.171's fields", says which codex versions send
+// which shape; the same section covers the bioPolicy category of
+// codexErrorInfo, explained with the other categories by ClassifyFailure,
+// failure.go, and environmentId on MCP items, which asItem does not read).
 
 // asModeration is what an agentMessage's "moderation" adds to asItem.
 type asModeration struct {
 	Moderation *struct {
 		Moderated bool `json:"moderated"`
-		// Display is codex 0.171's tagged union {"mode": "show" | "hide" |
-		// "block", "version": 1, "replacement" | "reason" …}; codex 0.169
-		// sent {"action": …, "blockType": …}.
+		// Display is a tagged union {"mode": "show" | "hide" | "block",
+		// "version": 1, "replacement" | "reason" …}; an older codex sent
+		// {"action": …, "blockType": …}, read the same way (docs/events.md).
 		Display *struct {
 			Mode        string `json:"mode"`
-			Action      string `json:"action"` // 0.169
+			Action      string `json:"action"` // the older shape
 			Replacement *struct {
 				Kind string `json:"kind"`
 			} `json:"replacement"`
@@ -28,7 +27,7 @@ type asModeration struct {
 				Kind           string `json:"kind"`
 				ProtectionType string `json:"protectionType"`
 			} `json:"reason"`
-			BlockType string `json:"blockType"` // 0.169
+			BlockType string `json:"blockType"` // the older shape
 		} `json:"display"`
 	} `json:"moderation"`
 }

@@ -1,0 +1,7 @@
+package sessionstore
+
+// The store's bounds, for the external tests.
+const (
+	RecordMax   = recordMax
+	WriteLogMax = writeLogMax
+)
