@@ -248,7 +248,15 @@ func jsonText(s string) []byte {
 
 // script is what the recording says the editor side does.
 type script struct {
-	outs    [][]byte // the agent's messages, in order
+	outs [][]byte // the agent's messages, in order
+	// ordered counts the agent's messages but commands announcements, which
+	// go out whenever a session's skills are listed (issue 24): the
+	// editor's messages wait for the messages before them by this count,
+	// so that an announcement arriving earlier than recorded never lets
+	// the editor's next message overtake the answer it waited for. (The
+	// fake codex's gates keep counting every message: the lines after an
+	// announcement follow the listing that caused it.)
+	ordered int
 	actions []action // the editor's messages and the end of input, in order
 	// answers are the editor's recorded answers to the agent's requests, by
 	// method, in the order of the requests (nil: never answered).
@@ -334,6 +342,9 @@ func newScript(entries []record.Entry) (*script, error) {
 				raw = []byte(e.Text)
 			}
 			sc.outs = append(sc.outs, raw)
+			if !isCommandsAnnouncement(raw) {
+				sc.ordered++
+			}
 			var m message
 			if json.Unmarshal(raw, &m) != nil {
 				continue
@@ -348,7 +359,7 @@ func newScript(entries []record.Entry) (*script, error) {
 			}
 		case e.Kind == record.KindACP && e.Dir == record.DirIn:
 			if e.EOF {
-				sc.actions = append(sc.actions, action{after: len(sc.outs), codex: codex, eof: true})
+				sc.actions = append(sc.actions, action{after: sc.ordered, codex: codex, eof: true})
 				continue
 			}
 			raw := []byte(e.Msg)
@@ -369,7 +380,7 @@ func newScript(entries []record.Entry) (*script, error) {
 			if m.Method == methodList || m.Method == methodLoad {
 				loading = len(sc.actions)
 			}
-			sc.actions = append(sc.actions, action{after: len(sc.outs), codex: codex, msg: raw})
+			sc.actions = append(sc.actions, action{after: sc.ordered, codex: codex, msg: raw})
 		case e.Kind == record.KindStored:
 			// The agent read it while serving the last list or load
 			// request (recorded when the request came in).
@@ -452,6 +463,7 @@ type player struct {
 
 	mu         sync.Mutex
 	got        [][]byte
+	ordered    int               // of got, the messages but commands announcements (script.ordered)
 	sessions   map[string]string // recorded session id → live one
 	asked      map[string]int    // agent requests seen, by method
 	sent       map[string][]byte // the editor's requests sent, by id
@@ -533,6 +545,9 @@ func (p *player) received(line []byte) {
 	var reply []byte
 	p.mu.Lock()
 	p.got = append(p.got, line)
+	if !isCommandsAnnouncement(line) {
+		p.ordered++
+	}
 	if isJSON && m.isRequest() {
 		n := p.asked[m.Method]
 		p.asked[m.Method]++
@@ -605,14 +620,15 @@ func (p *player) write(msg []byte) {
 	p.stdin.Write(append(msg, '\n'))
 }
 
-// waitFor waits until n agent messages have arrived; false when the step
+// waitFor waits until n agent messages (commands announcements not
+// counted) have arrived; false when the step
 // timed out or the agent's output ended first.
 func (p *player) waitFor(n int) bool {
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
-		have := len(p.got)
+		have := p.ordered
 		p.mu.Unlock()
 		if have >= n {
 			return true
@@ -621,15 +637,15 @@ func (p *player) waitFor(n int) bool {
 		case <-p.arrived:
 		case <-p.readerDone:
 			p.mu.Lock()
-			have = len(p.got)
+			have = p.ordered
 			p.mu.Unlock()
 			if have >= n {
 				return true
 			}
-			p.setIncomplete(fmt.Sprintf("the agent's output ended after %d messages; the recording expects %d before the next step", have, n))
+			p.setIncomplete(fmt.Sprintf("the agent's output ended after %d messages (commands announcements not counted); the recording expects %d before the next step", have, n))
 			return false
 		case <-timer.C:
-			p.setIncomplete(fmt.Sprintf("waited %v for agent message %d of %d; got %d", p.timeout, n, len(p.script.outs), have))
+			p.setIncomplete(fmt.Sprintf("waited %v for agent message %d of %d (commands announcements not counted); got %d", p.timeout, n, p.script.ordered, have))
 			return false
 		}
 	}
