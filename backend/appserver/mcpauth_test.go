@@ -24,7 +24,8 @@ import (
 // mcpServer/oauth/login answers a page and login L1; once the file
 // "visited" exists in $FAKE_DIR (the test's "browser" opened the page), a
 // background job sends the completion ($FAKE_RESULT: its success and error
-// fields). Every request line is appended to $FAKE_DIR/requests.
+// fields; a page never visited ends the job after 30 s, so that no test
+// leaves it behind). Every request line is appended to $FAKE_DIR/requests.
 // hooks/list answers one untrusted command hook.
 const shAuthAppServer = `#!/bin/sh
 while IFS= read -r line; do
@@ -35,7 +36,7 @@ while IFS= read -r line; do
   *'"method":"initialize"'*) echo "{\"id\":$id,\"result\":{\"userAgent\":\"sh\"}}" ;;
   *'"method":"mcpServer/oauth/login"'*)
     echo "{\"id\":$id,\"result\":{\"authorizationUrl\":\"http://127.0.0.1:9/authorize?state=st\",\"loginId\":\"L1\"}}"
-    ( while [ ! -f "$FAKE_DIR/visited" ]; do sleep 0.02; done
+    ( n=0; while [ ! -f "$FAKE_DIR/visited" ]; do sleep 0.02; n=$((n+1)); [ $n -lt 1500 ] || exit 0; done
       echo "{\"method\":\"mcpServer/oauthLogin/completed\",\"params\":{\"name\":\"other\",\"success\":true,\"loginId\":\"L0\"}}"
       echo "{\"method\":\"mcpServer/oauthLogin/completed\",\"params\":{\"name\":\"vault\",\"loginId\":\"L1\",$FAKE_RESULT}}" ) & ;;
   *'"method":"hooks/list"'*)
