@@ -296,3 +296,96 @@ func testUndoAfterLoadInRestartedAgent(t *testing.T, backend string) {
 		t.Errorf("the request after /undo still has the undone turn (or lost the first):\n%s", last)
 	}
 }
+
+func TestUndoDuringTurn(t *testing.T) {
+	eachBackend(t, func(t *testing.T, backend string) {
+		// A turn held at the model ends as a user ends one: it goes on
+		// (released), or the user cancels it.
+		for _, end := range []string{"released", "cancelled"} {
+			t.Run(end, func(t *testing.T) { testUndoDuringTurn(t, backend, end) })
+		}
+	})
+}
+
+// /undo while a turn runs is refused and changes nothing: the files on
+// disk and in the editor's buffers stay as they are, codex forgets
+// nothing, and _codexacp/session/undo is refused too. Once the turn ended
+// (released or cancelled), /undo takes back that turn — the last one —
+// and the next request has the first turn but not it.
+func testUndoDuringTurn(t *testing.T, backend, end string) {
+	e := start(t, setup{backend: backend, fs: true, writeThrough: true, mode: "auto"})
+	first := e.writeFile("first.txt", "zero\n")
+	second := e.writeFile("second.txt", "two\n")
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_first", "write_text_file", map[string]any{"path": first, "content": "one\n"})),
+		mockapi.Reply(mockapi.Message("written")),
+	)
+	e.mustPrompt("first: write first.txt")
+
+	// The second turn writes second.txt, then is held at the model.
+	held, hold := mockapi.Hang(mockapi.Reasoning("thinking it over"))
+	defer hold.Release()
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_second", "write_text_file", map[string]any{"path": second, "content": "TWO\n"})),
+		held,
+	)
+	done := e.promptAsync("second: write second.txt")
+	select {
+	case <-hold.Reached():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the second turn never reached the model")
+	}
+	files := map[string]string{first: "one\n", second: "TWO\n"}
+	checkFiles := func(when string, want map[string]string) {
+		t.Helper()
+		for path, content := range want {
+			if got := diskOrMissing(t, path); got != content {
+				t.Errorf("%s: %s on disk = %q, want %q", when, filepath.Base(path), got, content)
+			}
+			if buf, _ := e.editor.Buffer(path); buf != content {
+				t.Errorf("%s: %s's buffer = %q, want %q", when, filepath.Base(path), buf, content)
+			}
+		}
+	}
+	checkFiles("before /undo", files)
+	requests := len(e.mock.Requests())
+
+	r := e.mustPrompt("/undo")
+	if r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("/undo during a turn: stopReason %q", r.StopReason)
+	}
+	if msg := lastMessage(e); !strings.Contains(msg, "Nothing was undone: a turn is running") || !strings.Contains(msg, "wait for it to end (or cancel it)") {
+		t.Errorf("/undo during a turn said %q", msg)
+	}
+	raw, err := e.editor.Conn.CallExtension(e.ctx, "_codexacp/session/undo", map[string]any{"sessionId": e.session})
+	var re *acpsdk.RequestError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "a turn is running") {
+		t.Errorf("_codexacp/session/undo during a turn = %s, %v; want refused", raw, err)
+	}
+	checkFiles("after the refused undos", files)
+	if n := len(e.mock.Requests()); n != requests {
+		t.Errorf("the refused undos made %d model requests", n-requests)
+	}
+
+	switch end {
+	case "released":
+		hold.Release()
+		if r := e.awaitAnswer(done, "the held turn"); r.StopReason != acpsdk.StopReasonEndTurn {
+			t.Errorf("the held turn's stopReason = %q", r.StopReason)
+		}
+	case "cancelled":
+		e.cancelAndExpectCancelled(done)
+	}
+	checkFiles("after the turn", files)
+
+	e.mustPrompt("/undo")
+	if msg := lastMessage(e); !strings.Contains(msg, "Undid the last turn.") || !strings.Contains(msg, "Restored second.txt.") {
+		t.Errorf("/undo after the turn said %q", msg)
+	}
+	checkFiles("after /undo", map[string]string{first: "one\n", second: "two\n"})
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("third")))
+	e.mustPrompt("third: what now?")
+	if last := lastUserTexts(e); strings.Contains(last, "second: write second.txt") || !strings.Contains(last, "first: write first.txt") {
+		t.Errorf("the request after /undo still has the undone turn (or lost the first):\n%s", last)
+	}
+}
