@@ -54,6 +54,18 @@ func undoDiffs(c *acpsdk.SessionToolCallUpdate) map[string]string {
 	return diffs
 }
 
+// undoNotes are the texts of an undo tool call (binary files' notes, the
+// summary).
+func undoNotes(c *acpsdk.SessionToolCallUpdate) string {
+	var texts []string
+	for _, ct := range c.Content {
+		if ct.Content != nil && ct.Content.Content.Text != nil {
+			texts = append(texts, ct.Content.Content.Text.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
 // lastUserTexts is what the last model request carries of the user's
 // messages.
 func lastUserTexts(e *env) string {
@@ -76,8 +88,10 @@ func lastMessage(e *env) string {
 func TestUndoEditAndShellTurns(t *testing.T) { eachBackend(t, testUndoEditAndShellTurns) }
 
 // An edit turn with the file tools, then a shell turn (sed -i, a new file,
-// a deleted file): /undo takes the shell turn back, the next request lacks
-// it; /undo 2 then takes back that request's turn and the edit turn.
+// a deleted file, a new binary file, a binary file appended to): /undo
+// takes the shell turn back, the binary file's bytes too, and the next
+// request lacks it; /undo 2 then takes back that request's turn and the
+// edit turn.
 func testUndoEditAndShellTurns(t *testing.T, backend string) {
 	var asked []string
 	e := start(t, setup{backend: backend, fs: true, writeThrough: true, mode: "auto",
@@ -88,7 +102,9 @@ func testUndoEditAndShellTurns(t *testing.T, backend string) {
 	code := e.writeFile("main.go", "package main\n\nfunc main() {}\n")
 	conf := e.writeFile("config.toml", "[server]\nport = 8080\n")
 	gone := e.writeFile("gone.txt", "keep me\r\nplease\n")
+	logo := e.writeFile("logo.bin", "\x89PNG\x00\x01\xff")
 	made := filepath.Join(e.cwd, "made.txt")
+	blob := filepath.Join(e.cwd, "blob.bin")
 	notes := filepath.Join(e.cwd, "notes.md")
 
 	e.mock.Enqueue(
@@ -99,11 +115,13 @@ func testUndoEditAndShellTurns(t *testing.T, backend string) {
 	)
 	e.mustPrompt("first: edit main.go")
 	e.mock.Enqueue(
-		mockapi.Reply(mockapi.ExecCommand("call_sh", "sed -i 's/8080/3000/' config.toml && rm gone.txt && printf 'made\\n' > made.txt")),
+		mockapi.Reply(mockapi.ExecCommand("call_sh", "sed -i 's/8080/3000/' config.toml && rm gone.txt && printf 'made\\n' > made.txt"+
+			" && printf '\\000\\001\\002' > blob.bin && printf '\\376' >> logo.bin")),
 		mockapi.Reply(mockapi.Message("ran")),
 	)
 	e.mustPrompt("second: run the shell")
-	if readDisk(t, conf) != "[server]\nport = 3000\n" || readDisk(t, made) != "made\n" {
+	if readDisk(t, conf) != "[server]\nport = 3000\n" || readDisk(t, made) != "made\n" ||
+		readDisk(t, blob) != "\x00\x01\x02" || readDisk(t, logo) != "\x89PNG\x00\x01\xff\xfe" {
 		t.Fatalf("the shell turn did not run")
 	}
 
@@ -111,7 +129,7 @@ func testUndoEditAndShellTurns(t *testing.T, backend string) {
 		t.Fatalf("stopReason = %q", r.StopReason)
 	}
 	for path, want := range map[string]string{conf: "[server]\nport = 8080\n", gone: "keep me\r\nplease\n", made: "<missing>",
-		code: "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"} {
+		code: "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n", blob: "<missing>", logo: "\x89PNG\x00\x01\xff"} {
 		if got := diskOrMissing(t, path); got != want {
 			t.Errorf("after /undo: %s = %q, want %q", filepath.Base(path), got, want)
 		}
@@ -124,13 +142,19 @@ func testUndoEditAndShellTurns(t *testing.T, backend string) {
 		"gone.txt":    "<none> → keep me\r\nplease\n",
 		"made.txt":    "made\n → ",
 	}
-	if got := undoDiffs(undoCall(t, e)); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("undo diffs %q\nwant       %q", got, want)
+	call := undoCall(t, e)
+	if got := undoDiffs(call); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("undo diffs %q\nwant       %q: none of a binary file", got, want)
 	}
-	if fmt.Sprint(asked) != "[Undo: made.txt?]" {
-		t.Errorf("asked %q: the removal only", asked)
+	if notes := undoNotes(call); !strings.Contains(notes, "logo.bin: binary file restored on disk (7 bytes).") ||
+		!strings.Contains(notes, "blob.bin: binary file removed.") {
+		t.Errorf("the undo's tool call says:\n%s", notes)
 	}
-	if msg := lastMessage(e); !strings.Contains(msg, "Codex no longer has these turns") {
+	if fmt.Sprint(asked) != "[Undo: blob.bin, made.txt?]" {
+		t.Errorf("asked %q: the removals only", asked)
+	}
+	if msg := lastMessage(e); !strings.Contains(msg, "Codex no longer has these turns") ||
+		!strings.Contains(msg, "restored logo.bin") || !strings.Contains(msg, "written on disk (an editor buffer holds text only): logo.bin.") {
 		t.Errorf("/undo said %q", msg)
 	}
 
