@@ -413,3 +413,57 @@ func testUndoDuringTurn(t *testing.T, backend, end string) {
 		t.Errorf("the request after /undo still has the undone turn (or lost the first):\n%s", last)
 	}
 }
+
+// /undo in a forked session (session/fork: app-server only) takes back a
+// turn the source made before the fork: its files, and codex's memory of
+// it in the fork's thread; the source keeps the turn (its next request
+// carries it, /status still counts it).
+func TestUndoInFork(t *testing.T) {
+	e := start(t, setup{backend: "app-server", fs: true, writeThrough: true, mode: "auto"})
+	file := e.writeFile("a.txt", "zero\n")
+	e.mock.Enqueue(
+		mockapi.Reply(mockapi.Message("noted")),
+	)
+	e.mustPrompt("first: remember zero")
+	e.mock.Enqueue(
+		mockapi.Reply(acpCall(t, "call_a", "write_text_file", map[string]any{"path": file, "content": "one\n"})),
+		mockapi.Reply(mockapi.Message("written")),
+	)
+	e.mustPrompt("second: write a.txt")
+	source := e.session
+	fork, err := e.editor.Conn.UnstableForkSession(e.ctx, acpsdk.UnstableForkSessionRequest{SessionId: source, Cwd: e.cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.session = fork.SessionId
+	if _, err := e.editor.Conn.SetSessionMode(e.ctx, acpsdk.SetSessionModeRequest{SessionId: e.session, ModeId: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustPrompt("/undo")
+	if msg := lastMessage(e); !strings.Contains(msg, "Restored a.txt.") || !strings.Contains(msg, "Codex no longer has these turns") {
+		t.Fatalf("/undo in the fork said %q", msg)
+	}
+	if got := readDisk(t, file); got != "zero\n" {
+		t.Errorf("a.txt = %q after /undo in the fork", got)
+	}
+	if buf, _ := e.editor.Buffer(file); buf != "zero\n" {
+		t.Errorf("a.txt's buffer = %q after /undo in the fork", buf)
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("fork goes on")))
+	e.mustPrompt("third: in the fork")
+	if last := lastUserTexts(e); strings.Contains(last, "second: write a.txt") || !strings.Contains(last, "first: remember zero") {
+		t.Errorf("the fork's request after /undo still has the undone turn (or lost the first):\n%s", last)
+	}
+
+	// The source still has its turn: in codex's memory and in its change sets.
+	e.session = source
+	e.mustPrompt("/status")
+	if msg := lastMessage(e); !strings.Contains(msg, "Turns /undo can take back: 2") {
+		t.Errorf("the source's /status:\n%s", msg)
+	}
+	e.mock.Enqueue(mockapi.Reply(mockapi.Message("source goes on")))
+	e.mustPrompt("third: in the source")
+	if last := lastUserTexts(e); !strings.Contains(last, "second: write a.txt") || strings.Contains(last, "third: in the fork") {
+		t.Errorf("the source's next request lost its turn (or has the fork's):\n%s", last)
+	}
+}
