@@ -11,6 +11,7 @@ package acp
 // session's turn queue: no turn runs, or starts, during an undo.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -191,11 +193,11 @@ func (a *Agent) undoCommand(ctx context.Context, s *session, args string) (strin
 	if err != nil {
 		return "", invalidParams(err.Error())
 	}
-	res, err := a.undo(ctx, s, n)
+	_, summary, err := a.undo(ctx, s, n)
 	if err != nil {
 		return undoRefusal(err), nil
 	}
-	return res.Summary(s.displayPath), nil
+	return summary, nil
 }
 
 // undoCount reads /undo's argument: a number of turns, 1 when empty.
@@ -243,7 +245,7 @@ func (a *Agent) handleUndoMethod(ctx context.Context, params json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.undo(ctx, s, n)
+	res, summary, err := a.undo(ctx, s, n)
 	var few *changeset.NotEnoughTurnsError
 	switch {
 	case errors.As(err, &few):
@@ -251,7 +253,7 @@ func (a *Agent) handleUndoMethod(ctx context.Context, params json.RawMessage) (a
 	case err != nil:
 		return nil, internalError(undoRefusal(err))
 	}
-	ans := undoAnswer{Summary: res.Summary(s.displayPath), Turns: len(res.Plan.Turns), CodexForgot: res.CodexForgot,
+	ans := undoAnswer{Summary: summary, Turns: len(res.Plan.Turns), CodexForgot: res.CodexForgot,
 		Restored: []string{}, Left: []undoLeftAs{}}
 	for _, o := range res.Outcomes {
 		switch {
@@ -269,26 +271,27 @@ func (a *Agent) handleUndoMethod(ctx context.Context, params json.RawMessage) (a
 
 // undo takes the session's last n turns back, holding its turn queue: a
 // turn running refuses it (it never waits, nor races the turn's writes).
-func (a *Agent) undo(ctx context.Context, s *session, n int) (changeset.Result, error) {
+// summary is what the user is told.
+func (a *Agent) undo(ctx context.Context, s *session, n int) (res changeset.Result, summary string, err error) {
 	if !a.can(backend.Undo) {
-		return changeset.Result{}, errors.New("this backend cannot make codex forget turns")
+		return changeset.Result{}, "", errors.New("this backend cannot make codex forget turns")
 	}
 	if !s.turns.tryAcquire() {
-		return changeset.Result{}, errUndoTurnRunning
+		return changeset.Result{}, "", errUndoTurnRunning
 	}
 	defer s.turns.release()
 	s.undoSettled()
 	if have := s.undo.Len(); n > have {
-		return changeset.Result{}, &changeset.NotEnoughTurnsError{Want: n, Have: have}
+		return changeset.Result{}, "", &changeset.NotEnoughTurnsError{Want: n, Have: have}
 	}
 	if s.toolMode() == backend.ModeReadOnly {
-		return changeset.Result{}, errUndoReadOnly
+		return changeset.Result{}, "", errUndoReadOnly
 	}
 	log := a.log.With("session", s.id)
 	files := a.undoFiles(s)
 	call := &undoCall{a: a, s: s, files: files}
 	call.begin(ctx, n)
-	res, err := s.undo.Undo(ctx, n, changeset.Undo{
+	res, err = s.undo.Undo(ctx, n, changeset.Undo{
 		Files:  changeset.FsopsFiles{Files: files},
 		Writer: call,
 		Ask:    call.ask,
@@ -312,20 +315,21 @@ func (a *Agent) undo(ctx context.Context, s *session, n int) (changeset.Result, 
 	if err != nil {
 		log.Info("undo refused", "turns", n, "err", err)
 		call.failed(ctx, undoRefusal(err))
-		return res, err
+		return res, "", err
 	}
 	if res.ForgetErr != nil {
 		log.Warn("the undone turns were not forgotten in the stored change sets; after a restart /undo offers them again", "err", res.ForgetErr)
 	}
 	log.Info("undo", "turns", n, "files", len(res.Outcomes), "codex_forgot", res.CodexForgot)
 	call.completed(ctx, res)
-	return res, nil
+	return res, call.summary(res), nil
 }
 
 // undoFiles is the session's files as the file tools see them: the
 // editor's buffers, written through fs/write_text_file (the local disk
-// when the editor lacks it), with the session's last check at the write.
-func (a *Agent) undoFiles(s *session) *editorFiles {
+// when the editor lacks it), with the session's last check at the write;
+// binary files on the local disk (undoFS).
+func (a *Agent) undoFiles(s *session) undoFS {
 	a.mu.Lock()
 	caps := a.clientCaps.Fs
 	a.mu.Unlock()
@@ -339,7 +343,42 @@ func (a *Agent) undoFiles(s *session) *editorFiles {
 	if a.opts.EditorTimeout > 0 {
 		f.timeout = a.opts.EditorTimeout
 	}
-	return f
+	return undoFS{f}
+}
+
+// undoFS is the files an undo reads and writes: the editor's, but for a
+// binary file (a NUL byte, or not UTF-8: internal/shelledits' binary),
+// which an editor's text buffer cannot hold and fs/write_text_file cannot
+// carry (its JSON string would replace the bytes that are not UTF-8): a
+// file binary on disk is read there, and binary content is written there,
+// through the same local port as the editor's fallback (a final link or a
+// directory swapped for a link is refused, the file replaced by a rename)
+// after the session's last check.
+type undoFS struct{ *editorFiles }
+
+// ReadFile implements fsops.Files.
+func (f undoFS) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if data, err := f.local.ReadFile(ctx, path); err == nil && notText(data) {
+		return data, nil
+	}
+	return f.editorFiles.ReadFile(ctx, path)
+}
+
+// WriteFile implements fsops.Files.
+func (f undoFS) WriteFile(ctx context.Context, path string, data []byte) error {
+	if !notText(data) {
+		return f.editorFiles.WriteFile(ctx, path, data)
+	}
+	if err := f.lastCheck(path); err != nil {
+		return err
+	}
+	return f.local.WriteFile(ctx, path, data)
+}
+
+// notText reports content an editor cannot hold as text: a NUL byte, or
+// not UTF-8 (internal/shelledits' binary, whole).
+func notText(data []byte) bool {
+	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 }
 
 // undoCall is one undo's edit tool call and its writes: the
@@ -347,11 +386,12 @@ func (a *Agent) undoFiles(s *session) *editorFiles {
 type undoCall struct {
 	a     *Agent
 	s     *session
-	files *editorFiles
+	files undoFS
 	id    acpsdk.ToolCallId
 
-	mu    sync.Mutex
-	diffs []acpsdk.ToolCallContent // of the files written, in order
+	mu     sync.Mutex
+	diffs  []acpsdk.ToolCallContent // of the files written, in order
+	onDisk []string                 // binary files written on disk
 }
 
 // begin shows the undo as a pending edit tool call.
@@ -398,7 +438,9 @@ func (c *undoCall) ask(ctx context.Context, steps []changeset.Step) (map[string]
 		default:
 			lines = append(lines, fmt.Sprintf("%s is %s.", p, stepVerb(st.Op)))
 		}
-		if d, ok := c.preview(ctx, st); ok {
+		if d, ok, binary := c.preview(ctx, st); binary {
+			lines = append(lines, fmt.Sprintf("%s is a binary file: no diff.", p))
+		} else if ok {
 			diffs = append(diffs, d)
 		}
 		locs = append(locs, acpsdk.ToolCallLocation{Path: st.Path})
@@ -458,13 +500,14 @@ func stepVerb(op changeset.Op) string {
 }
 
 // preview is the diff a step would make: from the file as it is to its
-// content before the turns (a removal: to nothing).
-func (c *undoCall) preview(ctx context.Context, st changeset.Step) (acpsdk.ToolCallContent, bool) {
+// content before the turns (a removal: to nothing). binary: one side is
+// binary, which no diff shows.
+func (c *undoCall) preview(ctx context.Context, st changeset.Step) (d acpsdk.ToolCallContent, ok, binary bool) {
 	var old []byte
 	if st.Current.Exists {
 		b, err := c.files.ReadFile(ctx, st.Path)
 		if err != nil {
-			return acpsdk.ToolCallContent{}, false
+			return acpsdk.ToolCallContent{}, false, false
 		}
 		old = b
 	}
@@ -472,11 +515,14 @@ func (c *undoCall) preview(ctx context.Context, st changeset.Step) (acpsdk.ToolC
 	if st.Op != changeset.OpRemove {
 		b, err := c.s.undo.Content(st.Before)
 		if err != nil {
-			return acpsdk.ToolCallContent{}, false
+			return acpsdk.ToolCallContent{}, false, false
 		}
 		new = b
 	}
-	return undoDiff(st.Path, old, new, st.Current.Exists), true
+	if notText(old) || notText(new) {
+		return acpsdk.ToolCallContent{}, false, true
+	}
+	return undoDiff(st.Path, old, new, st.Current.Exists), true, false
 }
 
 // undoDiff is the diff content of one file: old is absent for a file that
@@ -506,7 +552,11 @@ func (c *undoCall) WriteFile(ctx context.Context, path string, content []byte, e
 	if err := c.files.WriteFile(ctx, path, content); err != nil {
 		return err
 	}
-	c.shown(undoDiff(path, old, content, expect.Exists))
+	op := changeset.OpRestore
+	if !expect.Exists {
+		op = changeset.OpRecreate
+	}
+	c.shown(path, op, old, content, expect.Exists)
 	return nil
 }
 
@@ -533,7 +583,7 @@ func (c *undoCall) RemoveFile(ctx context.Context, path string, expect changeset
 	} else if err != nil {
 		return fmt.Errorf("cannot remove it: %w", err)
 	}
-	c.shown(undoDiff(path, old, nil, true))
+	c.shown(path, changeset.OpRemove, old, nil, true)
 	return nil
 }
 
@@ -570,10 +620,36 @@ func (c *undoCall) judge(ctx context.Context, path string, expect changeset.Vers
 	return old, nil
 }
 
-func (c *undoCall) shown(d acpsdk.ToolCallContent) {
+// shown keeps what the tool call shows of a file written or removed: its
+// diff, or for a binary file a note (no binary in a diff).
+func (c *undoCall) shown(path string, op changeset.Op, old, new []byte, exists bool) {
+	d := undoDiff(path, old, new, exists)
+	binary := notText(old) || notText(new)
+	if binary {
+		note := fmt.Sprintf("%s: binary file %s", c.s.displayPath(path), stepVerb(op))
+		if op != changeset.OpRemove {
+			note += fmt.Sprintf(" on disk (%d bytes)", len(new))
+		}
+		d = acpsdk.ToolContent(acpsdk.TextBlock(note + "."))
+	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.diffs = append(c.diffs, d)
-	c.mu.Unlock()
+	if binary && op != changeset.OpRemove {
+		c.onDisk = append(c.onDisk, c.s.displayPath(path))
+	}
+}
+
+// summary is what the user is told: the result's summary, and the binary
+// files written on disk rather than through the editor.
+func (c *undoCall) summary(res changeset.Result) string {
+	text := res.Summary(c.s.displayPath)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.onDisk) > 0 {
+		text += "\nBinary files, written on disk (an editor buffer holds text only): " + strings.Join(c.onDisk, ", ") + "."
+	}
+	return text
 }
 
 // completed ends the tool call with the diffs of what was written and the
@@ -595,7 +671,7 @@ func (c *undoCall) completed(ctx context.Context, res changeset.Result) {
 		}
 		files = append(files, f)
 	}
-	content = append(content, acpsdk.ToolContent(acpsdk.TextBlock(res.Summary(c.s.displayPath))))
+	content = append(content, acpsdk.ToolContent(acpsdk.TextBlock(c.summary(res))))
 	c.a.sendUpdate(ctx, c.s.id, acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{
 		SessionUpdate: "tool_call_update",
 		ToolCallId:    c.id,

@@ -184,6 +184,127 @@ func TestUndoShellTurn(t *testing.T) {
 	}
 }
 
+// Binary files a command changed come back byte for byte: written on the
+// local disk (fs/write_text_file carries text only), never shown as a
+// diff, named in the summary. A binary file with NUL bytes and one that is
+// not UTF-8.
+func TestUndoBinaryShellEdits(t *testing.T) {
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, latin, made, text := filepath.Join(cwd, "blob.bin"), filepath.Join(cwd, "latin.txt"), filepath.Join(cwd, "made.bin"), filepath.Join(cwd, "a.txt")
+	writeTestFile(t, blob, "\x00\x01\x02")
+	writeTestFile(t, latin, "caf\xe9\n")
+	writeTestFile(t, text, "alpha\n")
+	be := newUndoBackend("th-undo", func() {
+		writeTestFile(t, blob, "\x00\xff")
+		os.Remove(latin)
+		writeTestFile(t, made, "\x00made")
+		writeTestFile(t, text, "ALPHA\n")
+	})
+	var writes []string
+	h := startAgent(t, be, fakeeditor.Options{FS: true, WriteThrough: true,
+		BeforeFS: func(_ context.Context, method, path string) {
+			if method == "fs/write_text_file" {
+				writes = append(writes, filepath.Base(path))
+			}
+		},
+		Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+			return fakeeditor.Select(optAllowOnce)
+		}})
+	sid := h.newSession(t, cwd)
+	setMode(t, h, sid, backend.ModeAuto)
+	if _, err := h.prompt(sid, "edit"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.prompt(sid, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{blob: "\x00\x01\x02", latin: "caf\xe9\n", made: "<missing>", text: "alpha\n"} {
+		if got := readTestFile(t, path); got != want {
+			t.Errorf("%s = %q, want %q", filepath.Base(path), got, want)
+		}
+	}
+	if fmt.Sprint(writes) != "[a.txt]" {
+		t.Errorf("the editor was sent writes of %v: the text file's only", writes)
+	}
+	var done *acpsdk.SessionToolCallUpdate
+	for _, n := range h.editor.Updates() {
+		if u := n.Update.ToolCallUpdate; u != nil && u.ToolCallId == "undo-1" && u.Status != nil && *u.Status == acpsdk.ToolCallStatusCompleted {
+			done = u
+		}
+	}
+	if done == nil {
+		t.Fatal("no completed undo tool call")
+	}
+	var diffs, notes []string
+	for _, ct := range done.Content {
+		switch {
+		case ct.Diff != nil:
+			diffs = append(diffs, filepath.Base(ct.Diff.Path))
+		case ct.Content != nil && ct.Content.Content.Text != nil:
+			notes = append(notes, ct.Content.Content.Text.Text)
+		}
+	}
+	if fmt.Sprint(diffs) != "[a.txt]" {
+		t.Errorf("diffs of %v: binary files have none", diffs)
+	}
+	all := strings.Join(notes, "\n")
+	for _, want := range []string{"blob.bin: binary file restored on disk (3 bytes)", "latin.txt: binary file recreated on disk (5 bytes)",
+		"made.bin: binary file removed"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the tool call does not say %q:\n%s", want, all)
+		}
+	}
+	msg := lastMessage(h)
+	if !strings.Contains(msg, "restored blob.bin") || !strings.Contains(msg, "recreated latin.txt") ||
+		!strings.Contains(msg, "Binary files, written on disk (an editor buffer holds text only): blob.bin, latin.txt.") {
+		t.Errorf("message:\n%s", msg)
+	}
+}
+
+// A binary file is restored on disk only where it is: a link planted in
+// its place since the turn (leading out of the workspace, to a file that
+// holds what the turn left) is not written through.
+func TestUndoBinaryNotThroughLink(t *testing.T) {
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "target.bin")
+	blob := filepath.Join(cwd, "blob.bin")
+	writeTestFile(t, blob, "\x00\x01\x02")
+	be := newUndoBackend("th-undo", func() { writeTestFile(t, blob, "\x00\xff") })
+	h := startAgent(t, be, fakeeditor.Options{FS: true, WriteThrough: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+		return fakeeditor.Select(optAllowOnce)
+	}})
+	sid := h.newSession(t, cwd)
+	setMode(t, h, sid, backend.ModeAuto)
+	if _, err := h.prompt(sid, "edit"); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, outside, "\x00\xff")
+	if err := os.Remove(blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, blob); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.prompt(sid, "/undo"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readTestFile(t, outside); got != "\x00\xff" {
+		t.Errorf("written through the link: the file outside holds %q", got)
+	}
+	if fi, err := os.Lstat(blob); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("blob.bin is no longer the link: %v, %v", fi, err)
+	}
+	if msg := lastMessage(h); !strings.Contains(msg, "Left as they are: blob.bin") {
+		t.Errorf("message:\n%s", msg)
+	}
+}
+
 // A file changed after the turn is asked about; refused, it is left and
 // named, the others restored.
 func TestUndoStaleFileAsked(t *testing.T) {

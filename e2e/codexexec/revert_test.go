@@ -288,6 +288,27 @@ func TestAppServerForkBeforeTurn(t *testing.T) {
 	}
 	holds(t, "a whole fork's composed history", f.history(t, whole.Thread.ID),
 		map[string]bool{"remember the word apple": true, "now the word banana": true, "which word?": false})
+
+	// A fork's turns keep their source's ids (codex 0.171), so /undo in a
+	// forked session finds the turns it recorded before the fork as the
+	// fork thread's last (appserver.RevertTurns): a whole fork as
+	// session/fork makes it (excludeTurns), and a fork before a turn.
+	var session struct{ Thread struct{ ID string } }
+	mustRPC(t, c, "thread/fork", map[string]any{"threadId": thread, "excludeTurns": true}, &session)
+	source := execTurnIDs(t, c, thread)
+	if len(source) != 2 || source[1] != undone {
+		t.Fatalf("the source's turns %q, the second %q", source, undone)
+	}
+	for name, fork := range map[string]string{"whole": whole.Thread.ID, "session/fork": session.Thread.ID} {
+		got := execTurnIDs(t, c, fork)
+		t.Logf("thread/turns/list of the %s fork %s: %q; of its source %s: %q", name, fork, got, thread, source)
+		if strings.Join(got, " ") != strings.Join(source, " ") {
+			t.Errorf("the %s fork's turn ids %q, its source's %q", name, got, source)
+		}
+	}
+	if got := execTurnIDs(t, c, fork.Thread.ID); len(got) != 2 || got[0] != source[0] || got[1] == undone {
+		t.Errorf("the fork before the turn: turn ids %q (its own last), its source's %q", got, source)
+	}
 }
 
 // execTwoTurns runs the kept turn and the turn to undo with codex exec and

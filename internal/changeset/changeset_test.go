@@ -506,6 +506,64 @@ func TestRecordSources(t *testing.T) {
 	}
 }
 
+// A binary file a command changed is restorable when internal/shelledits
+// reported its contents (OldBytes, NewBytes): /undo puts its bytes back.
+// Without them it is recorded, named as not restorable.
+func TestRecordShellEditBinary(t *testing.T) {
+	const old, new = "\x00\x01\x02", "\x00\x03"
+	for _, tc := range []struct {
+		name   string
+		change shelledits.Change
+		now    map[string]string // the files when undone
+		want   string            // the step and the files after the undo
+	}{
+		{name: "modified", now: map[string]string{"/w/b": new},
+			change: shelledits.Change{Op: shelledits.Modified, Omitted: shelledits.OmitBinary, OldBytes: []byte(old), NewBytes: []byte(new)},
+			want:   `restore clean; map["/w/b":"\x00\x01\x02"]`},
+		{name: "deleted", now: map[string]string{},
+			change: shelledits.Change{Op: shelledits.Deleted, Omitted: shelledits.OmitBinary, OldBytes: []byte(old)},
+			want:   `recreate clean; map["/w/b":"\x00\x01\x02"]`},
+		{name: "created", now: map[string]string{"/w/b": new},
+			change: shelledits.Change{Op: shelledits.Created, Omitted: shelledits.OmitBinary, NewBytes: []byte(new)},
+			want:   `remove clean; map[]`},
+		{name: "text turned binary", now: map[string]string{"/w/b": new},
+			change: shelledits.Change{Op: shelledits.Modified, Omitted: shelledits.OmitBinary, OldBytes: []byte("text\n"), NewBytes: []byte(new)},
+			want:   `restore clean; map["/w/b":"text\n"]`},
+		{name: "changed since", now: map[string]string{"/w/b": "\x00mine"},
+			change: shelledits.Change{Op: shelledits.Modified, Omitted: shelledits.OmitBinary, OldBytes: []byte(old), NewBytes: []byte(new)},
+			want:   `restore changed since; map["/w/b":"\x00\x01\x02"]`},
+		{name: "after not reported", now: map[string]string{"/w/b": new},
+			change: shelledits.Change{Op: shelledits.Modified, Omitted: shelledits.OmitBinary, OldBytes: []byte(old), NewSize: 2},
+			want:   `restore changed since; map["/w/b":"\x00\x01\x02"]`},
+		{name: "before not reported", now: map[string]string{"/w/b": new},
+			change: shelledits.Change{Op: shelledits.Modified, Omitted: shelledits.OmitBinary, OldSize: 3, NewBytes: []byte(new)},
+			want:   `none content before not kept; map["/w/b":"\x00\x03"]`},
+		{name: "large: bytes ignored", now: map[string]string{"/w/b": new},
+			change: shelledits.Change{Op: shelledits.Modified, Omitted: shelledits.OmitLarge, OldBytes: []byte(old), NewBytes: []byte(new)},
+			want:   `none content before not kept; map["/w/b":"\x00\x03"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newLog(t, Limits{})
+			l.BeginTurn("t1")
+			tc.change.Path = "/w/b"
+			if err := l.RecordShellEdit(tc.change); err != nil {
+				t.Fatal(err)
+			}
+			l.EndTurn()
+			files := newMemFiles(tc.now)
+			plan, err := l.Plan(context.Background(), 1, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Apply(context.Background(), plan, files, func(Step) bool { return true })
+			got := fmt.Sprintf("%s %s; %q", plan.Steps[0].Op, plan.Steps[0].State, files.files)
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
 // FsopsFiles sees the files as the file tools do: through the port.
 func TestFsopsFiles(t *testing.T) {
 	mem := fsopstest.NewMemFiles()

@@ -19,31 +19,46 @@ func (l *Log) RecordWrite(c *fsops.Change) error {
 }
 
 // RecordShellEdit records what a shell command changed
-// (internal/shelledits): a file reported without its old text (binary,
-// large, not kept by the baseline) is recorded as changed but cannot be
-// restored. Report.More's files, named without their texts, go through
-// RecordUnseen.
+// (internal/shelledits): its texts, or a binary file's contents
+// (OldBytes, NewBytes). A file reported without its content before (large,
+// not kept by the baseline, past the report's budget) is recorded as
+// changed but cannot be restored. Report.More's files, named without their
+// texts, go through RecordUnseen.
 func (l *Log) RecordShellEdit(c shelledits.Change) error {
+	old, new := c.Old, c.New
+	switch c.Omitted {
+	case shelledits.OmitNone:
+		old, new = nonNil(old), nonNil(new) // an empty text is a content
+	case shelledits.OmitBinary:
+		old, new = c.OldBytes, c.NewBytes
+	default:
+		old, new = nil, nil
+	}
 	var before, after Snapshot
-	switch c.Op {
-	case shelledits.Created:
+	switch {
+	case c.Op == shelledits.Created:
 		before = Gone()
-	case shelledits.Modified, shelledits.Deleted:
-		if c.Omitted == shelledits.OmitNone {
-			before = Content(c.Old)
-		} else {
-			before = Unseen(c.OldSize)
-		}
+	case old != nil:
+		before = Content(old)
+	default:
+		before = Unseen(c.OldSize)
 	}
 	switch {
 	case c.Op == shelledits.Deleted:
 		after = Gone()
-	case c.Omitted == shelledits.OmitNone:
-		after = Content(c.New)
+	case new != nil:
+		after = Content(new)
 	default:
 		after = Unseen(c.NewSize)
 	}
 	return l.RecordSnapshot(c.Path, before, after)
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // RecordUnseen records that path changed, with neither text known.

@@ -263,6 +263,18 @@ func checkReport(t *testing.T, root string, rep Report, old, now map[string][]by
 			t.Fatalf("%s: op %v", rel, ch.Op)
 		}
 		if ch.Omitted != OmitNone {
+			if ch.Old != nil || ch.New != nil {
+				t.Fatalf("%s %s (%s) with texts", ch.Op, rel, ch.Omitted)
+			}
+			if ch.Omitted != OmitBinary && (ch.OldBytes != nil || ch.NewBytes != nil) {
+				t.Fatalf("%s %s (%s) with contents", ch.Op, rel, ch.Omitted)
+			}
+			if ch.OldBytes != nil && (ch.Op == Created || !wasFile || !bytes.Equal(ch.OldBytes, oldData)) {
+				t.Fatalf("%s %s: old content %q, but at the baseline it was %q (a file: %v)", ch.Op, rel, ch.OldBytes, oldData, wasFile)
+			}
+			if quiet && ch.NewBytes != nil && (ch.Op == Deleted || !isFile || !bytes.Equal(ch.NewBytes, newData)) {
+				t.Fatalf("%s %s: new content %q, but on disk %q (a file: %v)", ch.Op, rel, ch.NewBytes, newData, isFile)
+			}
 			continue
 		}
 		if ch.Op != Created && (!wasFile || !bytes.Equal(ch.Old, oldData)) {

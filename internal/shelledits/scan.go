@@ -24,7 +24,8 @@ type candidate struct {
 	exists bool   // the file exists now
 }
 
-// read is a file's content as a scan read it, kept for the next baseline.
+// read is a file's content as a scan read it, kept for the next baseline
+// (a binary file's too: data is nil only for a large one).
 type read struct {
 	st     fileStat
 	data   []byte
@@ -440,20 +441,26 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 		}
 	}
 	reads := map[string]read{}
+	var binaries []binaryChange
 	for _, c := range show {
 		ch := Change{Path: base.reported(c.rel), OldSize: -1, NewSize: -1}
-		var oldData, newData []byte
+		// oldData and newData are the texts; oldRaw and newRaw the
+		// contents, text or binary (nil: not known).
+		var oldData, newData, oldRaw, newRaw []byte
 		var oldOmit, newOmit Omission
 		oldExists := c.old.exists
 		switch {
 		case c.old.hasStat:
 			if oldExists {
 				ch.OldSize = c.old.st.size
+				if c.old.hasData {
+					oldRaw = nonNil(c.old.data)
+				}
 				switch {
-				case c.old.hasData:
-					oldData = c.old.data
 				case c.old.binary:
 					oldOmit = OmitBinary
+				case c.old.hasData:
+					oldData = c.old.data
 				case c.old.large:
 					oldOmit = OmitLarge
 				default:
@@ -467,6 +474,7 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 				break
 			}
 			ch.OldSize = o.size
+			oldRaw = o.data
 			switch {
 			case o.data == nil:
 				oldOmit = OmitLarge
@@ -489,14 +497,15 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 				continue // replaced by something else meanwhile
 			default:
 				ch.NewSize = st.size
-				r := read{st: st}
+				r := read{st: st, data: data}
+				newRaw = data
 				switch {
 				case data == nil:
 					newOmit, r.large = OmitLarge, true
 				case isBinary(data):
 					newOmit, r.binary = OmitBinary, true
 				default:
-					newData, r.data = data, data
+					newData = data
 				}
 				reads[c.rel] = r
 			}
@@ -510,7 +519,7 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 			ch.Op, ch.Omitted = Deleted, oldOmit
 		default:
 			ch.Op = Modified
-			if oldOmit == OmitNone && newOmit == OmitNone && bytes.Equal(oldData, newData) {
+			if oldRaw != nil && newRaw != nil && bytes.Equal(oldRaw, newRaw) {
 				continue
 			}
 			ch.Omitted = worse(oldOmit, newOmit)
@@ -521,7 +530,8 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 			continue
 		}
 		b.files--
-		if ch.Omitted == OmitNone {
+		switch ch.Omitted {
+		case OmitNone:
 			b.bytes -= size
 			if ch.Op != Created {
 				ch.Old = nonNil(oldData)
@@ -529,10 +539,29 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 			if ch.Op != Deleted {
 				ch.New = nonNil(newData)
 			}
+		case OmitBinary:
+			binaries = append(binaries, binaryChange{len(rep.Changes), oldRaw, newRaw})
 		}
 		rep.Changes = append(rep.Changes, ch)
 	}
+	// Binary files' contents take what the texts left of the byte budget
+	// (they never push a diff out); past it a file is named without them.
+	for _, bc := range binaries {
+		ch := &rep.Changes[bc.i]
+		if raw := binarySides(ch, bc.old, bc.new); raw <= b.bytes {
+			b.bytes -= raw
+		} else {
+			ch.OldBytes, ch.NewBytes = nil, nil
+		}
+	}
 	return reads, nil
+}
+
+// binaryChange is a binary file of a report, with its contents (nil: not
+// known) until the texts have taken their part of the budget.
+type binaryChange struct {
+	i        int // in Report.Changes
+	old, new []byte
 }
 
 // worse is the omission that says more: binary, then large, then unknown.
@@ -543,6 +572,18 @@ func worse(a, b Omission) Omission {
 		}
 	}
 	return OmitNone
+}
+
+// binarySides sets a binary change's contents, of the sides that exist
+// and are known, and returns their size.
+func binarySides(ch *Change, oldRaw, newRaw []byte) int64 {
+	if ch.Op != Created && oldRaw != nil {
+		ch.OldBytes = oldRaw
+	}
+	if ch.Op != Deleted && newRaw != nil {
+		ch.NewBytes = newRaw
+	}
+	return int64(len(ch.OldBytes) + len(ch.NewBytes))
 }
 
 func nonNil(b []byte) []byte {

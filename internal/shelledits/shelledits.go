@@ -159,6 +159,12 @@ type Change struct {
 	// created file, New is nil for a deleted one.
 	Old, New []byte
 	Omitted  Omission
+	// OldBytes and NewBytes are the contents of a file reported as binary
+	// (Omitted == OmitBinary), not to show but to restore (/undo): each
+	// side when its content was kept (the baseline's keep limits, the size
+	// limit) and fits the report's byte budget; nil otherwise, and for the
+	// side that does not exist.
+	OldBytes, NewBytes []byte
 	// OldSize and NewSize are the sizes in bytes; -1 when not known (and
 	// for the side that does not exist).
 	OldSize, NewSize int64
@@ -555,7 +561,7 @@ type entry struct {
 	blob    string // git object the content equals (not with hasStat)
 	data    []byte // kept content
 	hasData bool
-	binary  bool // the content is not text (data not kept)
+	binary  bool // the content is not text (data kept like text's, never shown)
 	large   bool // larger than MaxFileBytes (data not kept)
 	// other: the path is there but not a regular file (a symlink, a
 	// directory, a FIFO, a gitlink): no file for the comparison (exists is
@@ -566,7 +572,9 @@ type entry struct {
 	headOther bool
 }
 
-// keep reads the file's content into e (regular file of e.st).
+// keep reads the file's content into e (regular file of e.st). A binary
+// file's is kept like a text's, within the same limits: it is not shown,
+// but /undo can put it back.
 func (e *entry) keep(path string, max int64) int64 {
 	if e.st.size > max {
 		e.large = true
@@ -576,10 +584,7 @@ func (e *entry) keep(path string, max int64) int64 {
 	if err != nil || kind != kindRegular || st != e.st {
 		return 0
 	}
-	if isBinary(data) {
-		e.binary = true
-		return 0
-	}
+	e.binary = isBinary(data)
 	e.data, e.hasData = data, true
 	return int64(len(data))
 }

@@ -98,16 +98,24 @@ func summary(root string, ch Change) string {
 	rel, _ := filepath.Rel(root, ch.Path)
 	rel = filepath.ToSlash(rel)
 	if ch.Omitted != OmitNone {
-		return fmt.Sprintf("%s %s (%s)", ch.Op, rel, ch.Omitted)
+		s := fmt.Sprintf("%s %s (%s)", ch.Op, rel, ch.Omitted)
+		if ch.Old != nil || ch.New != nil {
+			s += " with texts" // never: a file shown without a diff has none
+		}
+		if ch.OldBytes != nil || ch.NewBytes != nil {
+			s += " " + quoted(ch.OldBytes) + "→" + quoted(ch.NewBytes)
+		}
+		return s
 	}
-	old, new := "nil", "nil"
-	if ch.Old != nil {
-		old = fmt.Sprintf("%q", ch.Old)
+	return fmt.Sprintf("%s %s %s→%s", ch.Op, rel, quoted(ch.Old), quoted(ch.New))
+}
+
+// quoted is b as a Go string, "nil" for nil.
+func quoted(b []byte) string {
+	if b == nil {
+		return "nil"
 	}
-	if ch.New != nil {
-		new = fmt.Sprintf("%q", ch.New)
-	}
-	return fmt.Sprintf("%s %s %s→%s", ch.Op, rel, old, new)
+	return fmt.Sprintf("%q", b)
 }
 
 func summaries(root string, rep Report) []string {
@@ -232,7 +240,24 @@ func TestScan(t *testing.T) {
 			want: nil},
 		{name: "git binary file created", git: true,
 			cmd:  func(w ws) { w.write("img.bin", "\x00\x01\x02") },
-			want: []string{`created img.bin (binary file)`}},
+			want: []string{`created img.bin (binary file) nil→"\x00\x01\x02"`}},
+		{name: "git committed binary file modified and deleted", git: true,
+			before: func(w ws) {
+				w.write("img.bin", "\x00\x01\x02")
+				w.write("old.bin", "\xff\xfe")
+				w.git("add", "img.bin", "old.bin")
+				w.git("commit", "-q", "-m", "binaries")
+			},
+			cmd: func(w ws) { w.replace("img.bin", "\x00\x03"); w.remove("old.bin") },
+			want: []string{`modified img.bin (binary file) "\x00\x01\x02"→"\x00\x03"`,
+				`deleted old.bin (binary file) "\xff\xfe"→nil`}},
+		{name: "git untracked binary file modified", git: true,
+			before: func(w ws) { w.write("img.bin", "\x00\x01\x02") },
+			cmd:    func(w ws) { w.replace("img.bin", "\x00\x03") },
+			want:   []string{`modified img.bin (binary file) "\x00\x01\x02"→"\x00\x03"`}},
+		{name: "git text file turned binary", git: true,
+			cmd:  func(w ws) { w.replace("a.txt", "\x00alpha\n") },
+			want: []string{`modified a.txt (binary file) "alpha\n"→"\x00alpha\n"`}},
 		{name: "git file over the size limit", git: true, lim: Limits{MaxFileBytes: 1000},
 			before: func(w ws) { w.write("big.txt", big); w.git("add", "big.txt"); w.git("commit", "-q", "-m", "big") },
 			cmd:    func(w ws) { w.replace("big.txt", big+"more\n") },
@@ -287,7 +312,36 @@ func TestScan(t *testing.T) {
 		{name: "plain binary and large", lim: Limits{MaxFileBytes: 1000},
 			before: func(w ws) { w.write("big.txt", big) },
 			cmd:    func(w ws) { w.replace("big.txt", "small now\n"); w.write("b.txt", "br\x00vo\n") },
-			want:   []string{`modified b.txt (binary file)`, `modified big.txt (too large to show)`}},
+			want:   []string{`modified b.txt (binary file) "bravo\n"→"br\x00vo\n"`, `modified big.txt (too large to show)`}},
+		{name: "plain binary files created, modified and deleted",
+			before: func(w ws) { w.write("img.bin", "\x00\x01\x02"); w.write("old.bin", "\xff\xfe") },
+			cmd: func(w ws) {
+				w.write("new.bin", "\x00\x01")
+				w.replace("img.bin", "\x00\x03")
+				w.remove("old.bin")
+			},
+			want: []string{`modified img.bin (binary file) "\x00\x01\x02"→"\x00\x03"`,
+				`created new.bin (binary file) nil→"\x00\x01"`, `deleted old.bin (binary file) "\xff\xfe"→nil`}},
+		{name: "plain binary file written again unchanged",
+			before: func(w ws) { w.write("img.bin", "\x00\x01\x02") },
+			cmd:    func(w ws) { w.replace("img.bin", "\x00\x01\x02") },
+			want:   nil},
+		{name: "plain binary file past the keep limit", lim: Limits{MaxKeepBytes: 20},
+			before: func(w ws) {
+				w.write("img.bin", strings.Repeat("\x00", 30))
+				old := mustStat(w.t, w.path("img.bin")).ModTime().Add(-10e9)
+				os.Chtimes(w.path("img.bin"), old, old)
+			},
+			cmd:  func(w ws) { w.replace("img.bin", "\x00\x01") },
+			want: []string{`modified img.bin (binary file) nil→"\x00\x01"`}},
+		{name: "plain binary bytes past the byte budget", lim: Limits{MaxTotalBytes: 10},
+			before: func(w ws) { w.write("img.bin", "\x00\x01\x02\x03\x04\x05") },
+			cmd:    func(w ws) { w.replace("img.bin", "\x00\x01\x02\x03\x04\x06") },
+			want:   []string{`modified img.bin (binary file)`}},
+		{name: "plain binary bytes after the texts", lim: Limits{MaxTotalBytes: 10},
+			before: func(w ws) { w.write("0.bin", "\x00\x01") },
+			cmd:    func(w ws) { w.replace("0.bin", "\x00\x02"); w.replace("a.txt", "1\n") },
+			want:   []string{`modified 0.bin (binary file)`, `modified a.txt "alpha\n"→"1\n"`}},
 	} {
 		for _, notify := range notifyModes() {
 			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
