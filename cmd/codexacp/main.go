@@ -245,6 +245,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		be := appserver.New(asOpts)
 		defer be.Close()
+		// codex app-server starts now, not at the first session/new: a
+		// fresh agent's first prompt waits for its start and initialize
+		// (~100–250 ms of codex's own work), which so overlap the
+		// editor's initialize and session/new. The agent's answers need
+		// nothing from it, and the start is a goroutine's.
+		be.Start()
 		agentOpts.Backend = be
 		if agentOpts.Auth.LoginStatus != nil {
 			agentOpts.Auth.SaveAPIKey = be.LoginAPIKey
