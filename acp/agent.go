@@ -257,7 +257,9 @@ func NewAgent(opts Options) *Agent {
 	// may start the agent and never open one (a probe of its capabilities,
 	// a session/list, a short scripted run), and a codex start costs
 	// ~100 MB and a CPU for a while. A session's own waits (settings,
-	// catalog, login) then run beside the start.
+	// catalog, login) then run beside the start. The launcher may have
+	// started the backend already (cmd/codexacp starts codex app-server at
+	// launch, for a fresh agent's first prompt); Start is then a no-op.
 	a.startBackend = sync.OnceFunc(func() { a.opts.Backend.Start() })
 	return a
 }

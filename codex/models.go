@@ -34,33 +34,42 @@ func Models(catalogPath string) ([]Model, error) {
 		return nil, err
 	}
 	var catalog struct {
-		Models []struct {
-			Slug          string `json:"slug"`
-			DisplayName   string `json:"display_name"`
-			Description   string `json:"description"`
-			ContextWindow int    `json:"context_window"`
-			Priority      *int   `json:"priority"`
-			Visibility    string `json:"visibility"`
-			DefaultEffort string `json:"default_reasoning_level"`
-			Efforts       []struct {
-				Effort string `json:"effort"`
-			} `json:"supported_reasoning_levels"`
-			ServiceTiers []struct {
-				ID          string `json:"id"`
-				Name        string `json:"name"`
-				Description string `json:"description"`
-			} `json:"service_tiers"`
-		} `json:"models"`
+		Models []catalogModel `json:"models"`
 	}
 	if err := json.Unmarshal(b, &catalog); err != nil {
 		return nil, fmt.Errorf("parsing model catalog %s: %w", catalogPath, err)
 	}
+	return listedModels(catalog.Models), nil
+}
+
+// catalogModel is what codexacp reads of one model of a catalog.
+type catalogModel struct {
+	Slug          string `json:"slug"`
+	DisplayName   string `json:"display_name"`
+	Description   string `json:"description"`
+	ContextWindow int    `json:"context_window"`
+	Priority      *int   `json:"priority"`
+	Visibility    string `json:"visibility"`
+	DefaultEffort string `json:"default_reasoning_level"`
+	Efforts       []struct {
+		Effort string `json:"effort"`
+	} `json:"supported_reasoning_levels"`
+	ServiceTiers []struct {
+		ID          string `json:"id"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	} `json:"service_tiers"`
+}
+
+// listedModels are the models of a catalog that users are shown, in
+// codex's order (priority).
+func listedModels(all []catalogModel) []Model {
 	type ranked struct {
 		Model
 		priority int
 	}
 	var list []ranked
-	for _, m := range catalog.Models {
+	for _, m := range all {
 		if m.Slug == "" || m.Priority == nil || m.Visibility == "hide" {
 			continue
 		}
@@ -83,7 +92,7 @@ func Models(catalogPath string) ([]Model, error) {
 	for i, r := range list {
 		models[i] = r.Model
 	}
-	return models, nil
+	return models
 }
 
 // ConfiguredValue returns the value a list of -c key=value overrides gives

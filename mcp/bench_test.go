@@ -75,3 +75,13 @@ func BenchmarkEditSmall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewServer is what every session/new pays for its file tools'
+// server (issue 24: session/new ≤ 10 ms).
+func BenchmarkNewServer(b *testing.B) {
+	engine := fsops.NewEngine(fsopstest.NewMemFiles())
+	b.ReportAllocs()
+	for b.Loop() {
+		NewServer(engine, nil)
+	}
+}

@@ -209,7 +209,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// In front of the user's overrides, which win.
 		o.config = append(codex.DefaultOverrides(os.Environ(), o.config), o.config...)
 		agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
-		agentOpts.CodexVersion = prepareCodexVersion(ctx, log, path)
+		agentOpts.CodexVersion = prepareCodexVersion(ctx, log, path, agentOpts.ModelInfo)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 		agentOpts.DefaultServiceTier = codex.ConfiguredValue(o.config, "service_tier")
@@ -245,6 +245,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		be := appserver.New(asOpts)
 		defer be.Close()
+		// codex app-server starts now, not at the first session/new: a
+		// fresh agent's first prompt waits for its start and initialize
+		// (~100–250 ms of codex's own work), which so overlap the
+		// editor's initialize and session/new. The agent's answers need
+		// nothing from it, and the start is a goroutine's.
+		be.Start()
 		agentOpts.Backend = be
 		if agentOpts.Auth.LoginStatus != nil {
 			agentOpts.Auth.SaveAPIKey = be.LoginAPIKey
@@ -330,38 +336,42 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 		return acp.ModelInfo{}
 	}
 	info := acp.ModelInfo{Catalog: path}
-	if info.Models, err = codex.Models(path); err != nil {
+	summary, err := codex.ReadSummary(path)
+	if err != nil {
 		log.Warn("no model picker", "err", err)
+		return info
 	}
+	info.Models = summary.Models
 	// The window of the configured model, or of codex's default (the
-	// first listed); a hidden configured model needs a look at the whole
-	// catalog.
+	// first listed).
 	model := codex.ConfiguredModel(config)
-	for i, m := range info.Models {
-		if m.Slug == model || (model == "" && i == 0) {
-			info.ContextWindow = m.ContextWindow
-			break
-		}
-	}
-	if info.ContextWindow == 0 {
-		if info.ContextWindow, err = codex.ContextWindow(path, model); err != nil {
-			log.Info("context window unknown; no usage updates", "err", err)
-		}
+	var ok bool
+	if info.ContextWindow, ok = summary.ContextWindow(model); !ok {
+		log.Info("context window unknown; no usage updates", "err", fmt.Errorf("model %q is not in the catalog", model))
 	}
 	return info
 }
 
-// prepareCodexVersion runs `codex --version` in the background and returns
-// a function that waits for the answer (acp.Options.CodexVersion, for
-// /status and a recording's header). At start, so that the log says early
-// when codex is outside the tested range. Not with the catalog: session/new
-// waits for the catalog, and a codex run takes 10–250 ms; /status can wait.
-func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string) func() string {
+// prepareCodexVersion finds codex's version in the background and returns
+// a function that waits for it (acp.Options.CodexVersion, for /status and a
+// recording's header). At start, so that the log says early when codex is
+// outside the tested range. The model catalog's file is named by the
+// version it was made for (codex.CatalogVersion), so a catalog made by an
+// earlier process (catalog, which this waits for) tells it without a codex
+// run; else `codex --version` runs: a codex start beside the agent's own,
+// which an initialize or session/new answered meanwhile would share the
+// CPU with.
+func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string, catalog func() acp.ModelInfo) func() string {
 	return inBackground(func() string {
-		v, err := codex.Version(ctx, codexPath)
-		if err != nil {
-			log.Info("codex version unknown", "err", err)
-		} else if note := codex.VersionNote(v); note != "" {
+		v := codex.CatalogVersion(catalog().Catalog)
+		if v == "" {
+			var err error
+			if v, err = codex.Version(ctx, codexPath); err != nil {
+				log.Info("codex version unknown", "err", err)
+				return ""
+			}
+		}
+		if note := codex.VersionNote(v); note != "" {
 			log.Warn(note, "codex_version", v, "tested", codex.TestedRange())
 		}
 		return v

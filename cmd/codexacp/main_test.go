@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/acp"
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 )
@@ -215,7 +216,7 @@ func TestCodexVersionLogged(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(&logs, nil))
 		// Not waited for: it must run by itself. 30 s only keeps a failure from
 		// hanging; it bounds no speed.
-		prepareCodexVersion(context.Background(), log, fakeCodexVersion(t, tt.version))
+		prepareCodexVersion(context.Background(), log, fakeCodexVersion(t, tt.version), noCatalog)
 		deadline := time.Now().Add(30 * time.Second)
 		for !strings.Contains(logs.String(), tt.want) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
@@ -225,9 +226,30 @@ func TestCodexVersionLogged(t *testing.T) {
 		}
 	}
 	var logs syncbuf.Buffer
-	v := prepareCodexVersion(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)), fakeCodex(t))()
+	v := prepareCodexVersion(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)), fakeCodex(t), noCatalog)()
 	if v != codex.NewestTested || logs.String() != "" {
 		t.Errorf("tested codex: version %q, log %q", v, logs.String())
+	}
+}
+
+func noCatalog() acp.ModelInfo { return acp.ModelInfo{} }
+
+// TestCodexVersionFromCatalog: a model catalog made by an earlier process
+// names the codex version it was made for, and the agent takes the
+// version from it: no `codex --version` starts beside the agent's first
+// answers (here codex cannot run at all), and the log still warns.
+func TestCodexVersionFromCatalog(t *testing.T) {
+	var logs syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	catalog := func() acp.ModelInfo {
+		return acp.ModelInfo{Catalog: filepath.Join(t.TempDir(), "model-catalog-0.99.1.json")}
+	}
+	missing := filepath.Join(t.TempDir(), "no-codex")
+	if v := prepareCodexVersion(context.Background(), log, missing, catalog)(); v != "0.99.1" {
+		t.Errorf("version = %q, want the catalog's 0.99.1; log:\n%s", v, logs.String())
+	}
+	if want := "codex 0.99.1 is older than any codex codexacp was tested with"; !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
 	}
 }
 
