@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -227,23 +228,34 @@ func (res *results) memMarkdown() string {
 		if len(cr.Mem) == 0 {
 			continue
 		}
-		var labels []string
-		for label := range cr.Mem {
-			if !strings.HasSuffix(label, " processes") && !strings.HasSuffix(label, " anon") {
-				labels = append(labels, label)
-			}
-		}
-		slices.SortFunc(labels, func(a, b string) int { return int(cr.Mem[b]*1024) - int(cr.Mem[a]*1024) })
-		var parts []string
-		for _, label := range labels {
-			parts = append(parts, fmt.Sprintf("%s %.0f MiB (%.0f anonymous; %.0f processes)", label, cr.Mem[label], cr.Mem[label+" anon"], cr.Mem[label+" processes"]))
-		}
 		if len(b.String()) == 0 {
-			b.WriteString("\nProcess tree at its peak, by process (median MiB resident, of which anonymous — heap and stacks, the rest mapped program files —, and processes of that kind):\n\n")
+			b.WriteString("\nProcess tree at its summed-VmRSS peak, by process (median MiB resident, of which anonymous — heap and stacks, the rest mapped program files —, Pss — its share of the pages it maps —, and processes of that kind):\n\n")
 		}
-		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(memLines(cr.Mem), ", "))
 	}
 	return b.String()
+}
+
+// memLines renders a memory breakdown (run.go's memBreakdown labels), one
+// entry per process label, largest VmRSS first.
+func memLines(mem map[string]float64) []string {
+	var labels []string
+	for label := range mem {
+		if !strings.HasSuffix(label, " processes") && !strings.HasSuffix(label, " anon") && !strings.HasSuffix(label, " pss") {
+			labels = append(labels, label)
+		}
+	}
+	slices.SortFunc(labels, func(a, b string) int {
+		if c := cmp.Compare(mem[b], mem[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := make([]string, 0, len(labels))
+	for _, label := range labels {
+		out = append(out, fmt.Sprintf("%s %.0f MiB (%.0f anonymous, Pss %.0f; %.0f processes)", label, mem[label], mem[label+" anon"], mem[label+" pss"], mem[label+" processes"]))
+	}
+	return out
 }
 
 // waitsMarkdown prints the timelines of codexacp's first prompts (-waits):
