@@ -148,6 +148,7 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 		// One still starting is ended by the prestarter, which finds it
 		// gone from waiting.
 		stale := w != nil && !same && w.state == warmStarted
+		b.yieldTo(t.SessionID)
 		b.mu.Unlock()
 		if stale {
 			p.Discard(w.inv)
@@ -310,6 +311,31 @@ func (b *Backend) Close() {
 	}
 	if p, ok := b.Runner.(Prestarter); ok {
 		p.Close()
+	}
+}
+
+// yieldTo ends the other sessions' waiting codex processes as a turn of
+// session id starts: a user who prompts there has left them, and a turn's
+// codex grows to twice a waiting one's memory, so a waiting process beside
+// it (~100 MiB resident, mostly the codex binary's pages) was the largest
+// part of the exec backend's peak after the turn's own. Their sessions'
+// next turns start cold and prepare the one after, as when MaxWarm pushed
+// them out; a session's own next codex still starts when its turn has
+// ended, for the prompt the user types after reading the answer. Called
+// with b.mu held.
+func (b *Backend) yieldTo(id string) {
+	yielded := false
+	for sid, w := range b.waiting {
+		if sid == id {
+			continue
+		}
+		delete(b.waiting, sid)
+		b.retire(w)
+		yielded = true
+	}
+	if yielded {
+		b.logger().Debug("a turn started; other sessions' waiting codex ended", "session", id)
+		b.kick()
 	}
 }
 
