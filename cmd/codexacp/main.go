@@ -267,7 +267,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	default:
 		runner := &execrun.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines codexexec.LineRunner = runner
-		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
+		// The settings and skills server answers what a session/new, load
+		// or resume asks, then ends: it holds ~90 MB resident, which an exec
+		// agent would otherwise keep for 10 idle minutes beside its turns
+		// (issue 24). The next session's questions start it again.
+		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log},
+			Idle: execConfigServerIdle}
 		defer cs.Close()
 		listSkills := cs.ListSkills
 		if rec != nil {
@@ -432,6 +437,12 @@ type unavailable struct {
 func (u unavailable) Name() string { return "unavailable" }
 
 func (u unavailable) Run(context.Context, backend.Turn, backend.Output) error { return u.err }
+
+// execConfigServerIdle is how long the exec backend's settings and skills
+// server waits for another question after answering one: long enough for
+// the questions of a burst of sessions (an editor restoring them) to share
+// one codex, short enough for it to be gone before the user's first prompt.
+const execConfigServerIdle = time.Second
 
 // Backends (--backend).
 const (
