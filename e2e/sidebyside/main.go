@@ -64,7 +64,7 @@ func main() {
 		bigFiles = flag.Int("bigfiles", 10000, "files in the git repository of the large shell turn; 0 skips it")
 		cold     = flag.Bool("cold", true, "also start each agent cold and prompt right after session/new, and again -gap after it")
 		waits    = flag.Bool("waits", false, "run codexacp's cold starts with debug logs and report the timeline of its waits")
-		base     = flag.String("codexacp-base", "", "another codexacp binary (run.sh: CODEXACP_BENCH_BASE=<ref>) run as the extra candidate \"codexacp app-server (base)\", interleaved with the others: before and after a change in one run")
+		base     = flag.String("codexacp-base", "", "another codexacp binary (run.sh: CODEXACP_BENCH_BASE=<ref>) run as the extra candidates \"codexacp app-server (base)\" and \"codexacp exec (base)\", interleaved with the others: before and after a change in one run")
 	)
 	flag.Parse()
 
@@ -103,9 +103,7 @@ func main() {
 	var cands []candidate
 	all := candidates()
 	if *base != "" {
-		b := codexacpCandidate("codexacp app-server (base)", "app-server")
-		b.command = baseCommand(*base, b.command)
-		all = append(all, b)
+		all = append(all, baseCandidates(*base)...)
 	}
 	for _, c := range all {
 		if *only == "" || matchesAny(c.Name, *only) {
