@@ -18,7 +18,10 @@ type candResult struct {
 	Samples     []*sample          `json:"samples,omitempty"`
 	Medians     map[string]float64 `json:"medians,omitempty"`
 	NA          map[string]string  `json:"na,omitempty"` // metric → why it has no median
-	Errors      int                `json:"errors,omitempty"`
+	// Of is, for a count of runs (countMetric), how many runs its
+	// "median" (their sum) is out of.
+	Of     map[string]int `json:"of,omitempty"`
+	Errors int            `json:"errors,omitempty"`
 	// Mem is the median of each part of the tree's peak (run.go's
 	// memBreakdown labels).
 	Mem map[string]float64 `json:"mem,omitempty"`
@@ -99,6 +102,15 @@ func (res *results) summarize() {
 				}
 			}
 			switch {
+			case len(vals) > 0 && countMetric(m):
+				// k of n: the sum, and n beside it.
+				for _, v := range vals {
+					cr.Medians[m] += v
+				}
+				if cr.Of == nil {
+					cr.Of = map[string]int{}
+				}
+				cr.Of[m] = len(vals)
 			case len(vals) > 0:
 				cr.Medians[m] = median(vals)
 			case why != "":
@@ -107,6 +119,9 @@ func (res *results) summarize() {
 		}
 	}
 	for _, m := range metricOrder {
+		if countMetric(m) {
+			continue // no faster peer of a count
+		}
 		best, bestName := math.Inf(1), ""
 		for _, name := range res.Order {
 			cr := res.Candidates[name]
@@ -129,6 +144,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.1f ms", v)
 	case "MiB":
 		return fmt.Sprintf("%.0f MiB", v)
+	case "k/n":
+		return fmt.Sprintf("%.0f", v) // the caller adds "/n"
 	}
 	return fmt.Sprintf("%.0f", v)
 }
@@ -191,7 +208,9 @@ func (res *results) markdown() string {
 				continue
 			}
 			cell := format(v, unit)
-			if unit != "" && peerVal > 0 {
+			if unit == "k/n" {
+				cell += fmt.Sprintf("/%d", cr.Of[m])
+			} else if unit != "" && peerVal > 0 {
 				cell += fmt.Sprintf(" (%.2f×)", v/peerVal)
 			}
 			if name == peerName {

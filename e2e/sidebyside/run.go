@@ -46,7 +46,7 @@ const (
 
 var metricOrder = []string{
 	mInitialize, mSessionNew, mFirstTurn, mWarmTurn, mFirstReq, mFirstChunk1, mFirstChunk, mTwoTurns, mShellTurn, mEditTurn,
-	mColdStart, mColdReq, mColdPrompt, mPacedReq, mPacedChunk, mShellBig,
+	mColdStart, mColdReq, mColdPrompt, mPacedReq, mPacedChunk, mCancelSent, mCancelReq, mShellBig,
 	mChunks, mAgentRSS, mTreeRSS, mTreePss, mTreeProcs, mExit,
 }
 
@@ -57,6 +57,8 @@ func metricUnit(m string) string {
 		return "MiB"
 	case mChunks, mTreeProcs:
 		return ""
+	case mCancelSent:
+		return "k/n"
 	}
 	return "ms"
 }
@@ -95,10 +97,11 @@ type runner struct {
 	every   time.Duration // memory sampling interval
 	timeout time.Duration // per turn
 	verbose bool
-	tmp     string // parent of every temporary directory
-	bigRepo string // the repository of the large shell turn ("": not run)
-	cold    bool   // run the cold start case
-	waits   bool   // keep codexacp's log timeline in the cold cases
+	tmp     string        // parent of every temporary directory
+	bigRepo string        // the repository of the large shell turn ("": not run)
+	cold    bool          // run the cold start case
+	waits   bool          // keep codexacp's log timeline in the cold cases
+	cancel  time.Duration // the cancel case's session/cancel after the prompt (0: not run)
 	seq     int
 	log     io.Writer
 }
@@ -154,6 +157,9 @@ func (r *runner) runOne(c candidate, h home) *sample {
 		}
 		if err == nil && r.cold {
 			err = r.runCold(c, s, env, cwd, r.gap)
+		}
+		if err == nil && r.cold && r.cancel > 0 {
+			err = r.runCancel(c, s, env, cwd, r.cancel)
 		}
 	}
 	if err != nil {
@@ -593,6 +599,7 @@ func (r *runner) runRaw(s *sample, m *model, env []string, cwd, file string) err
 	s.NA[mInitialize], s.NA[mSessionNew], s.NA[mExit] = "no ACP", "no ACP", "no ACP"
 	s.NA[mColdStart], s.NA[mColdPrompt], s.NA[mColdReq] = "no ACP", "no ACP", "no ACP"
 	s.NA[mPacedChunk], s.NA[mPacedReq] = "no ACP", "no ACP"
+	s.NA[mCancelSent], s.NA[mCancelReq] = "no ACP", "no ACP"
 	s.NA[mShellBig] = "not run (a thread per process)"
 	tools := offeredTools(m.main.Requests()[0])
 	r.logf("  tools offered: %v", tools)
