@@ -303,13 +303,19 @@ func TestExecForgetTurns(t *testing.T) {
 // the waiting one of its invocation or starts one, Discard ends a waiting
 // one. It counts the processes alive, running or waiting. While
 // hold is set, Run closes running (once) and waits for hold to close.
+//
+// With gate set, the first Prestart closes prestarting and waits for gate
+// before its process counts as waiting (a start under way).
 type procRunner struct {
-	hold, running chan struct{}
+	hold, running     chan struct{}
+	gate, prestarting chan struct{}
 
-	mu      sync.Mutex
-	waiting map[string]bool
-	turns   int // Runs in progress
-	taken   int // Runs that took a waiting process
+	mu        sync.Mutex
+	waiting   map[string]bool
+	turns     int // Runs in progress
+	taken     int // Runs that took a waiting process
+	fresh     int // Runs that started their own
+	prestarts int
 }
 
 func (r *procRunner) alive() int { return len(r.waiting) + r.turns } // r.mu held
@@ -319,6 +325,8 @@ func (r *procRunner) Run(_ context.Context, inv execrun.Invocation, _ func([]byt
 	if r.waiting[inv.ThreadID] {
 		delete(r.waiting, inv.ThreadID)
 		r.taken++
+	} else {
+		r.fresh++
 	}
 	r.turns++
 	hold, running := r.hold, r.running
@@ -334,6 +342,14 @@ func (r *procRunner) Run(_ context.Context, inv execrun.Invocation, _ func([]byt
 }
 
 func (r *procRunner) Prestart(inv execrun.Invocation, _ time.Duration) error {
+	r.mu.Lock()
+	r.prestarts++
+	gated := r.gate != nil && r.prestarts == 1
+	r.mu.Unlock()
+	if gated {
+		close(r.prestarting)
+		<-r.gate
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.waiting == nil {
@@ -365,6 +381,12 @@ func (r *procRunner) takenCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.taken
+}
+
+func (r *procRunner) freshCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fresh
 }
 
 // A turn runs beside no waiting codex: the user who prompts in one session
@@ -423,5 +445,43 @@ func TestExecTurnRunsBesideNoWaitingCodex(t *testing.T) {
 	}
 	if taken := r.takenCount(); taken != 3 {
 		t.Errorf("%d turns took a waiting codex, want 3 (session 1's first, session 2's two)", taken)
+	}
+}
+
+// A prompt that comes while the session's codex is being started ahead (a
+// scripted client's first prompt right after session/new) waits for that
+// start and takes the process, rather than starting a second codex beside
+// it (which the prestarter then ended).
+func TestExecPromptTakesTheCodexBeingStarted(t *testing.T) {
+	r := &procRunner{gate: make(chan struct{}), prestarting: make(chan struct{})}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger()}
+	defer b.Close()
+	release := sync.OnceFunc(func() { close(r.gate) })
+	defer release() // before Close, which waits for the prestarter
+	waits := make(chan struct{})
+	b.onWaitForStart = func() { close(waits) }
+	s1 := sessionTurn(t.TempDir(), 1)
+	b.Prepare(s1)
+	testkit.WaitFor(t, r.prestarting, "the prestarter never started the session's codex")
+
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background(), s1, backendtest.NopOutput{}) }()
+	select {
+	case <-waits:
+	case err := <-done:
+		t.Fatalf("the turn ran (%v) without waiting for the codex being started for it", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn neither ran nor waited")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitPrestarts(t, b)
+	if taken, fresh := r.takenCount(), r.freshCount(); taken != 1 || fresh != 0 {
+		t.Errorf("the turn took %d waiting codex and started %d of its own, want 1 and 0", taken, fresh)
+	}
+	if n := r.aliveNow(); n != 0 {
+		t.Errorf("%d codex processes alive after the turn, want none (nothing prepared since)", n)
 	}
 }
