@@ -439,10 +439,12 @@ func (u unavailable) Name() string { return "unavailable" }
 func (u unavailable) Run(context.Context, backend.Turn, backend.Output) error { return u.err }
 
 // execConfigServerIdle is how long the exec backend's settings and skills
-// server waits for another question after answering one: long enough for
-// the questions of a burst of sessions (an editor restoring them) to share
-// one codex, short enough for it to be gone before the user's first prompt.
-const execConfigServerIdle = time.Second
+// server waits for another question after answering one. Questions that
+// overlap (a burst of sessions) share it anyway; the bound only lets one
+// that follows at once find it, and is short enough for the server to be
+// gone before a user's first prompt: at 1 s it still ran beside the first
+// turn of the side-by-side bench (prompts 1.5 s apart) under load.
+const execConfigServerIdle = 250 * time.Millisecond
 
 // Backends (--backend).
 const (
