@@ -80,6 +80,10 @@ type Backend struct {
 
 	listings skillflight.Group // ListSkills calls in flight, by cwd
 
+	// onWaitForStart, when set (tests), is called as a turn starts waiting
+	// for its codex's start under way.
+	onWaitForStart func()
+
 	mu      sync.Mutex
 	waiting map[string]*warmCodex // by session id: at most maxWarm
 	ending  []execrun.Invocation  // waiting processes to end before another starts
@@ -95,6 +99,11 @@ type warmCodex struct {
 	inv   execrun.Invocation
 	used  uint64 // Backend.uses when the session last asked for it
 	state warmState
+	// ready is closed once the prestarter's start of it has returned
+	// (made as it begins); taken: a turn took it while it started, and
+	// waits on ready to have the runner hand it over.
+	ready chan struct{}
+	taken bool
 }
 
 type warmState int
@@ -146,11 +155,25 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 			delete(b.waiting, t.SessionID)
 		}
 		// One still starting is ended by the prestarter, which finds it
-		// gone from waiting.
+		// gone from waiting, unless it is this turn's: then the turn waits
+		// for the start (a process start, a few ms) and takes it, rather
+		// than starting a second codex beside it (a prompt right after
+		// session/new).
 		stale := w != nil && !same && w.state == warmStarted
+		var starting chan struct{}
+		if same && !keep && w.state == warmStarting {
+			w.taken, starting = true, w.ready
+		}
+		b.yieldTo(t.SessionID)
 		b.mu.Unlock()
 		if stale {
 			p.Discard(w.inv)
+		}
+		if starting != nil {
+			if b.onWaitForStart != nil {
+				b.onWaitForStart()
+			}
+			<-starting
 		}
 	}
 	if len(t.Images) > 0 {
@@ -313,6 +336,31 @@ func (b *Backend) Close() {
 	}
 }
 
+// yieldTo ends the other sessions' waiting codex processes as a turn of
+// session id starts: a user who prompts there has left them, and a turn's
+// codex grows to twice a waiting one's memory, so a waiting process beside
+// it (~100 MiB resident, mostly the codex binary's pages) was the largest
+// part of the exec backend's peak after the turn's own. Their sessions'
+// next turns start cold and prepare the one after, as when MaxWarm pushed
+// them out; a session's own next codex still starts when its turn has
+// ended, for the prompt the user types after reading the answer. Called
+// with b.mu held.
+func (b *Backend) yieldTo(id string) {
+	yielded := false
+	for sid, w := range b.waiting {
+		if sid == id {
+			continue
+		}
+		delete(b.waiting, sid)
+		b.retire(w)
+		yielded = true
+	}
+	if yielded {
+		b.logger().Debug("a turn started; other sessions' waiting codex ended", "session", id)
+		b.kick()
+	}
+}
+
 // retire has w's process ended by the prestarter, when it was started or
 // is starting; w has left waiting. Called with b.mu held.
 func (b *Backend) retire(w *warmCodex) {
@@ -378,10 +426,13 @@ func (b *Backend) prestarter(p Prestarter) {
 			<-b.wake
 			continue
 		}
-		w.state = warmStarting
+		w.state, w.ready = warmStarting, make(chan struct{})
 		b.mu.Unlock()
 
-		err := p.Prestart(w.inv, b.idle())
+		err := func() error {
+			defer close(w.ready) // also after a panic: a turn waits on it
+			return p.Prestart(w.inv, b.idle())
+		}()
 		if err != nil {
 			b.logger().Debug("could not start codex ahead of the prompt; the prompt will", "session", id, "err", err)
 		}
@@ -390,10 +441,12 @@ func (b *Backend) prestarter(p Prestarter) {
 		if current {
 			w.state = warmStarted
 		}
+		taken := w.taken
 		b.mu.Unlock()
-		if !current && err == nil {
-			// Replaced, forgotten or taken by a turn while it started:
-			// whoever did so looked before it was there.
+		if !current && !taken && err == nil {
+			// Replaced or forgotten while it started: whoever did so
+			// looked before it was there. (One a turn took is the
+			// turn's: the runner hands it over.)
 			p.Discard(w.inv)
 		}
 	}

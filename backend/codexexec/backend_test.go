@@ -143,14 +143,16 @@ func TestExecWaitingCodexBounded(t *testing.T) {
 	if got, want := r.waiting(), []string{"s48", "s50", "s51"}; !slices.Equal(got, want) {
 		t.Errorf("waiting: %v, want %v", got, want)
 	}
-	// A session pushed out starts its next turn cold, then has its codex
-	// started again when it is prepared after the turn.
+	// A session pushed out starts its next turn cold (the others' waiting
+	// codex yield to it), then has its codex started again when it is
+	// prepared after the turn.
 	if err := b.Run(context.Background(), sessionTurn(cwd, 49), backendtest.NopOutput{}); err != nil {
 		t.Fatal(err)
 	}
 	b.Prepare(sessionTurn(cwd, 49))
+	b.Prepare(sessionTurn(cwd, 48))
 	waitPrestarts(t, b)
-	if got, want := r.waiting(), []string{"s48", "s49", "s51"}; !slices.Equal(got, want) {
+	if got, want := r.waiting(), []string{"s48", "s49"}; !slices.Equal(got, want) {
 		t.Errorf("waiting: %v, want %v", got, want)
 	}
 	if r.mostAtOnce() > 3 {
@@ -159,7 +161,7 @@ func TestExecWaitingCodexBounded(t *testing.T) {
 
 	b.Forget("s48")
 	waitPrestarts(t, b)
-	if got, want := r.waiting(), []string{"s49", "s51"}; !slices.Equal(got, want) {
+	if got, want := r.waiting(), []string{"s49"}; !slices.Equal(got, want) {
 		t.Errorf("waiting after the session closed: %v, want %v", got, want)
 	}
 	started := r.started()
@@ -293,5 +295,193 @@ func TestExecForgetTurns(t *testing.T) {
 	}
 	if _, ok := b.rollouts.found.Load("th"); ok {
 		t.Error("the thread's old rollout is still remembered after the revert")
+	}
+}
+
+// procRunner is a Prestarter that behaves like execrun.Runner as far as
+// processes go: Prestart makes a process wait (by thread id), Run takes
+// the waiting one of its invocation or starts one, Discard ends a waiting
+// one. It counts the processes alive, running or waiting. While
+// hold is set, Run closes running (once) and waits for hold to close.
+//
+// With gate set, the first Prestart closes prestarting and waits for gate
+// before its process counts as waiting (a start under way).
+type procRunner struct {
+	hold, running     chan struct{}
+	gate, prestarting chan struct{}
+
+	mu        sync.Mutex
+	waiting   map[string]bool
+	turns     int // Runs in progress
+	taken     int // Runs that took a waiting process
+	fresh     int // Runs that started their own
+	prestarts int
+}
+
+func (r *procRunner) alive() int { return len(r.waiting) + r.turns } // r.mu held
+
+func (r *procRunner) Run(_ context.Context, inv execrun.Invocation, _ func([]byte)) error {
+	r.mu.Lock()
+	if r.waiting[inv.ThreadID] {
+		delete(r.waiting, inv.ThreadID)
+		r.taken++
+	} else {
+		r.fresh++
+	}
+	r.turns++
+	hold, running := r.hold, r.running
+	r.mu.Unlock()
+	if hold != nil {
+		close(running)
+		<-hold
+	}
+	r.mu.Lock()
+	r.turns--
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *procRunner) Prestart(inv execrun.Invocation, _ time.Duration) error {
+	r.mu.Lock()
+	r.prestarts++
+	gated := r.gate != nil && r.prestarts == 1
+	r.mu.Unlock()
+	if gated {
+		close(r.prestarting)
+		<-r.gate
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting == nil {
+		r.waiting = map[string]bool{}
+	}
+	r.waiting[inv.ThreadID] = true
+	return nil
+}
+
+func (r *procRunner) Discard(inv execrun.Invocation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.waiting, inv.ThreadID)
+}
+
+func (r *procRunner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = nil
+}
+
+func (r *procRunner) aliveNow() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.alive()
+}
+
+func (r *procRunner) takenCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.taken
+}
+
+func (r *procRunner) freshCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fresh
+}
+
+// A turn runs beside no waiting codex: the user who prompts in one session
+// has left the others, whose waiting codex is ended when the turn starts
+// (their next turn starts cold and prepares the one after). The session's
+// own next codex starts once its turn has ended, and its next prompt takes
+// it (the warm start a user typing after the answer gets).
+func TestExecTurnRunsBesideNoWaitingCodex(t *testing.T) {
+	r := &procRunner{}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger()}
+	defer b.Close()
+	cwd := t.TempDir()
+	s1, s2 := sessionTurn(cwd, 1), sessionTurn(cwd, 2)
+
+	// Session 1: prepared at session/new, a turn, its next prepared.
+	b.Prepare(s1)
+	waitPrestarts(t, b)
+	if err := b.Run(context.Background(), s1, backendtest.NopOutput{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Prepare(s1)
+	// Session 2 opens (as the bench's second session, in a large
+	// repository): both wait until a turn starts.
+	b.Prepare(s2)
+	waitPrestarts(t, b)
+	if n := r.aliveNow(); n != 2 {
+		t.Fatalf("%d codex processes alive before session 2's turn, want its and session 1's waiting ones", n)
+	}
+
+	// Session 2's turn: once the prestarter has done what the turn's start
+	// asked, only the turn's codex is alive.
+	hold, running := make(chan struct{}), make(chan struct{})
+	r.mu.Lock()
+	r.hold, r.running = hold, running
+	r.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background(), s2, backendtest.NopOutput{}) }()
+	testkit.WaitFor(t, running, "session 2's turn never ran")
+	waitPrestarts(t, b)
+	if n := r.aliveNow(); n != 1 {
+		t.Errorf("%d codex processes alive while session 2's turn runs, want 1: another session's waiting codex stayed beside it", n)
+	}
+	r.mu.Lock()
+	r.hold = nil
+	r.mu.Unlock()
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// After the turn its next codex waits, and the next prompt takes it.
+	b.Prepare(s2)
+	waitPrestarts(t, b)
+	if err := b.Run(context.Background(), s2, backendtest.NopOutput{}); err != nil {
+		t.Fatal(err)
+	}
+	if taken := r.takenCount(); taken != 3 {
+		t.Errorf("%d turns took a waiting codex, want 3 (session 1's first, session 2's two)", taken)
+	}
+}
+
+// A prompt that comes while the session's codex is being started ahead (a
+// scripted client's first prompt right after session/new) waits for that
+// start and takes the process, rather than starting a second codex beside
+// it (which the prestarter then ended).
+func TestExecPromptTakesTheCodexBeingStarted(t *testing.T) {
+	r := &procRunner{gate: make(chan struct{}), prestarting: make(chan struct{})}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger()}
+	defer b.Close()
+	release := sync.OnceFunc(func() { close(r.gate) })
+	defer release() // before Close, which waits for the prestarter
+	waits := make(chan struct{})
+	b.onWaitForStart = func() { close(waits) }
+	s1 := sessionTurn(t.TempDir(), 1)
+	b.Prepare(s1)
+	testkit.WaitFor(t, r.prestarting, "the prestarter never started the session's codex")
+
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background(), s1, backendtest.NopOutput{}) }()
+	select {
+	case <-waits:
+	case err := <-done:
+		t.Fatalf("the turn ran (%v) without waiting for the codex being started for it", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn neither ran nor waited")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitPrestarts(t, b)
+	if taken, fresh := r.takenCount(), r.freshCount(); taken != 1 || fresh != 0 {
+		t.Errorf("the turn took %d waiting codex and started %d of its own, want 1 and 0", taken, fresh)
+	}
+	if n := r.aliveNow(); n != 0 {
+		t.Errorf("%d codex processes alive after the turn, want none (nothing prepared since)", n)
 	}
 }

@@ -273,7 +273,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	default:
 		runner := &execrun.Runner{Path: path, Config: o.config, Logger: log, Env: execEnv(ctx, log, agentOpts.Auth)}
 		var lines codexexec.LineRunner = runner
-		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log}}
+		// The settings and skills server answers what a session/new, load
+		// or resume asks, then ends: it holds ~90 MB resident, which an exec
+		// agent would otherwise keep for 10 idle minutes beside its turns
+		// (issue 24). The next session's questions start it again.
+		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Env: runner.Env, Logger: log},
+			Idle: execConfigServerIdle}
 		defer cs.Close()
 		listSkills := cs.ListSkills
 		if rec != nil {
@@ -442,6 +447,14 @@ type unavailable struct {
 func (u unavailable) Name() string { return "unavailable" }
 
 func (u unavailable) Run(context.Context, backend.Turn, backend.Output) error { return u.err }
+
+// execConfigServerIdle is how long the exec backend's settings and skills
+// server waits for another question after answering one. Questions that
+// overlap (a burst of sessions) share it anyway; the bound only lets one
+// that follows at once find it, and is short enough for the server to be
+// gone before a user's first prompt: at 1 s it still ran beside the first
+// turn of the side-by-side bench (prompts 1.5 s apart) under load.
+const execConfigServerIdle = 250 * time.Millisecond
 
 // Backends (--backend).
 const (

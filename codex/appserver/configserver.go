@@ -21,31 +21,39 @@ const DefaultConfigServerIdle = 10 * time.Minute
 
 // ConfigServer is one `codex app-server` that answers questions about
 // codex's configuration — config/read, skills/list — and runs no turn
-// (ConfigReadEnv). It starts at the first question and ends after Idle
-// without one, so that the questions every session/new asks cost a
-// request (5–15 ms) rather than a codex start (65–300 ms). Safe for
-// concurrent use.
+// (ConfigReadEnv). It starts at the first question (or Warm) and ends
+// after Idle without one, so that the questions a session/new asks cost a
+// request (5–15 ms) rather than a codex start (65–300 ms). A server Warm
+// started waits for its first question at least DefaultConfigServerIdle:
+// a short Idle ends it only once it has answered. Safe for concurrent
+// use.
 //
 // The goroutines it starts (Warm's, the idle timer's) are its own: Close
 // waits for them, and for a start in progress, which it cancels.
 type ConfigServer struct {
 	Options Options
-	Idle    time.Duration // 0: DefaultConfigServerIdle
+	// Idle is how long the server waits for its next question after
+	// answering one; 0: DefaultConfigServerIdle.
+	Idle time.Duration
 
 	// start starts the server (tests stand in for it); nil: startConfigOnly.
 	start func(context.Context, Options) (*Server, error)
+	// afterFunc arms the idle timer (tests stand in for it); nil:
+	// time.AfterFunc.
+	afterFunc func(time.Duration, func()) *time.Timer
 
 	once     sync.Once     // makes starting and stop
 	starting chan struct{} // holds a token while a question starts the server: one start at a time
 	stop     context.Context
 	cancel   context.CancelFunc // ends stop: Close cancels a start in progress
 
-	mu     sync.Mutex
-	server *Server
-	busy   int         // questions in progress
-	idle   *time.Timer // ends server once busy has been 0 for Idle
-	gen    int         // counts idle timers: a stale one does nothing
-	closed bool
+	mu       sync.Mutex
+	server   *Server
+	answered bool        // server has been asked a question (Warm's start is none)
+	busy     int         // questions in progress
+	idle     *time.Timer // ends server once busy has been 0 for Idle
+	gen      int         // counts idle timers: a stale one does nothing
+	closed   bool
 	// goroutines counts Warm's goroutine and an armed or running idle
 	// timer; added to under mu while !closed, so never after Close waits.
 	goroutines sync.WaitGroup
@@ -130,6 +138,9 @@ func (c *ConfigServer) ask(ctx context.Context, f func(*Server) error) error {
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.answered = true
+	c.mu.Unlock()
 	defer c.release()
 	return f(server)
 }
@@ -179,7 +190,7 @@ func (c *ConfigServer) acquire(ctx context.Context) (*Server, error) {
 		return nil, errConfigServerClosed
 	}
 	defer c.mu.Unlock()
-	c.server = s
+	c.server, c.answered = s, false
 	c.busy++
 	return s, nil
 }
@@ -198,9 +209,18 @@ func (c *ConfigServer) release() {
 	if idle <= 0 {
 		idle = DefaultConfigServerIdle
 	}
+	if !c.answered {
+		// Warm's start: the first question may come a while later (the
+		// editor's first session/new).
+		idle = max(idle, DefaultConfigServerIdle)
+	}
 	gen := c.gen
 	c.goroutines.Add(1) // Done when the timer has run, or by stopIdle
-	c.idle = time.AfterFunc(idle, func() {
+	afterFunc := c.afterFunc
+	if afterFunc == nil {
+		afterFunc = time.AfterFunc
+	}
+	c.idle = afterFunc(idle, func() {
 		defer c.goroutines.Done()
 		defer recovery.Recover(nil, "stopping the idle config server", nil)
 		c.mu.Lock()

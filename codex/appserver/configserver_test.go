@@ -209,3 +209,93 @@ func TestUserConfigSkipsCodexWhenUnset(t *testing.T) {
 		t.Fatal("with a setting, codex was not asked")
 	}
 }
+
+// idleClock stands in for the ConfigServer's idle timer: it keeps the
+// durations armed, and fires the last timer when told.
+type idleClock struct {
+	mu     sync.Mutex
+	armed  []time.Duration
+	timer  *time.Timer
+	expire func()
+}
+
+func (c *idleClock) afterFunc(d time.Duration, f func()) *time.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = append(c.armed, d)
+	// A real timer that never fires by itself, so that Stop behaves as
+	// the ConfigServer expects; fire runs f in its place.
+	c.timer, c.expire = time.AfterFunc(time.Hour, f), f
+	return c.timer
+}
+
+func (c *idleClock) durations() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.armed)
+}
+
+// fire expires the last armed timer, as its time passing would; false
+// when it had been disarmed.
+func (c *idleClock) fire() bool {
+	c.mu.Lock()
+	timer, f := c.timer, c.expire
+	c.mu.Unlock()
+	if timer == nil || !timer.Stop() {
+		return false
+	}
+	f()
+	return true
+}
+
+// A warm-started server waits for its first question as long as
+// DefaultConfigServerIdle, however short Idle is; once it has answered, it
+// ends after Idle without another (the exec backend keeps it only for
+// the listings and reads a session/new asks), and the next question starts
+// it again.
+func TestConfigServerIdleCountsFromItsQuestions(t *testing.T) {
+	cs, starts := fakeConfigServer()
+	clock := &idleClock{}
+	cs.afterFunc = clock.afterFunc
+	cs.Idle = time.Second
+	defer cs.Close()
+
+	cs.Warm()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(clock.durations()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Warm's start never armed the idle timer")
+		}
+		time.Sleep(time.Millisecond) // waits for an event; no duration is asserted
+	}
+	if got := clock.durations(); !slices.Equal(got, []time.Duration{DefaultConfigServerIdle}) {
+		t.Fatalf("idle timers after Warm: %v, want %v: a warm server waits for its first question", got, DefaultConfigServerIdle)
+	}
+
+	ctx := context.Background()
+	if _, err := cs.ListSkills(ctx, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock.durations(); len(got) != 2 || got[1] != time.Second {
+		t.Fatalf("idle timers after a question: %v, want Idle (1s) last", got)
+	}
+	if n := len(starts.all()); n != 1 {
+		t.Fatalf("%d starts, want the warm one answering", n)
+	}
+	if !clock.fire() {
+		t.Fatal("the idle timer was disarmed")
+	}
+	<-starts.all()[0].Done() // ended by the idle timer
+
+	// On demand again: a question starts another, which then ends after
+	// Idle as well.
+	if _, err := cs.ReadUserConfig(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(starts.all()); n != 2 {
+		t.Fatalf("%d starts, want a second after the idle end", n)
+	}
+	if got := clock.durations(); got[len(got)-1] != time.Second {
+		t.Errorf("idle timers: %v, want Idle after the restarted server's question", got)
+	}
+}

@@ -303,3 +303,15 @@ func baseCommand(bin string, command func(p paths, url string) ([]string, []stri
 		return command(p, url)
 	}
 }
+
+// baseCandidates are codexacp's two backends run from the binary bin (the
+// -codexacp-base candidates).
+func baseCandidates(bin string) []candidate {
+	var out []candidate
+	for _, backend := range []string{"app-server", "exec"} {
+		c := codexacpCandidate("codexacp "+backend+" (base)", backend)
+		c.command = baseCommand(bin, c.command)
+		out = append(out, c)
+	}
+	return out
+}

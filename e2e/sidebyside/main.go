@@ -64,7 +64,8 @@ func main() {
 		bigFiles = flag.Int("bigfiles", 10000, "files in the git repository of the large shell turn; 0 skips it")
 		cold     = flag.Bool("cold", true, "also start each agent cold and prompt right after session/new, and again -gap after it")
 		waits    = flag.Bool("waits", false, "run codexacp's cold starts with debug logs and report the timeline of its waits")
-		base     = flag.String("codexacp-base", "", "another codexacp binary (run.sh: CODEXACP_BENCH_BASE=<ref>) run as the extra candidate \"codexacp app-server (base)\", interleaved with the others: before and after a change in one run")
+		cancelAt = flag.Duration("cancel", 500*time.Millisecond, "with -cold, also a cold run that sends session/cancel this long after the prompt, counting the runs whose model request was out before it; 0 skips it")
+		base     = flag.String("codexacp-base", "", "another codexacp binary (run.sh: CODEXACP_BENCH_BASE=<ref>) run as the extra candidates \"codexacp app-server (base)\" and \"codexacp exec (base)\", interleaved with the others: before and after a change in one run")
 	)
 	flag.Parse()
 
@@ -90,7 +91,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(tmp)
-	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr, cold: *cold, waits: *waits}
+	r := &runner{paths: p, gap: *gap, every: *every, timeout: *timeout, verbose: *verbose, tmp: tmp, log: os.Stderr, cold: *cold, waits: *waits, cancel: *cancelAt}
 	if *bigFiles > 0 {
 		r.bigRepo = filepath.Join(tmp, "big-repo")
 		fmt.Fprintf(os.Stderr, "writing a git repository of %d files\n", *bigFiles)
@@ -103,9 +104,7 @@ func main() {
 	var cands []candidate
 	all := candidates()
 	if *base != "" {
-		b := codexacpCandidate("codexacp app-server (base)", "app-server")
-		b.command = baseCommand(*base, b.command)
-		all = append(all, b)
+		all = append(all, baseCandidates(*base)...)
 	}
 	for _, c := range all {
 		if *only == "" || matchesAny(c.Name, *only) {

@@ -106,26 +106,94 @@ func statusKB(pid int, key string) (int64, bool) {
 	return 0, false
 }
 
+// smapsRollup is what /proc/PID/smaps_rollup says of a process's memory,
+// in KiB. Pss (proportional set size) charges each resident page to the
+// processes mapping it in equal shares: the pages of a program file that
+// several processes run (codex exec, codex app-server and
+// codex-linux-sandbox are one binary) count once in a sum over them, where
+// summed Rss counts them once per process.
+type smapsRollup struct {
+	Rss       int64
+	Pss       int64
+	PssAnon   int64 // Pss_Anon (Linux 5.8 and later; 0 before)
+	PssFile   int64 // Pss_File (likewise)
+	Anonymous int64
+}
+
+// parseSmapsRollup reads the "Key:   N kB" lines of smaps_rollup (the
+// first line, the rolled-up address range, is not one); ok is false when
+// Rss or Pss is missing.
+func parseSmapsRollup(b []byte) (r smapsRollup, ok bool) {
+	var haveRss, havePss bool
+	for _, line := range strings.Split(string(b), "\n") {
+		key, rest, found := strings.Cut(line, ":")
+		if !found {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch key {
+		case "Rss":
+			r.Rss, haveRss = n, true
+		case "Pss":
+			r.Pss, havePss = n, true
+		case "Pss_Anon":
+			r.PssAnon = n
+		case "Pss_File":
+			r.PssFile = n
+		case "Anonymous":
+			r.Anonymous = n
+		}
+	}
+	return r, haveRss && havePss
+}
+
+// readSmapsRollup reads /proc/PID/smaps_rollup (Linux 4.14 and later;
+// reading another user's needs the right to trace it).
+func readSmapsRollup(pid int) (smapsRollup, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return smapsRollup{}, false
+	}
+	return parseSmapsRollup(b)
+}
+
 // memSampler follows a process tree and keeps the peak of the root's own
-// high-water mark (VmHWM, kept by the kernel) and the peak of the summed
-// VmRSS of the whole tree (sampled: shared pages count once per process).
+// high-water mark (VmHWM, kept by the kernel), the peak of the summed
+// VmRSS of the whole tree (sampled: shared pages count once per process)
+// and the peak of its summed Pss (shared pages split between the processes
+// mapping them).
 type memSampler struct {
 	stop chan struct{}
 	done chan struct{}
 
-	mu       sync.Mutex
-	rootPeak int64          // KiB
-	treePeak int64          // KiB
-	procs    int            // most processes seen in the tree at once
-	seen     map[int]string // every descendant seen: pid → command line
-	// parts is the tree's peak by process (processLabel): KiB and count.
+	mu    sync.Mutex
+	peaks memPeaks
+	seen  map[int]string // every descendant seen: pid → command line
+	// parts is the tree at its summed-VmRSS peak by process
+	// (processLabel).
 	parts map[string]memPart
+}
+
+// memPeaks are a sampler's peaks, in KiB.
+type memPeaks struct {
+	root    int64 // the root's VmHWM
+	tree    int64 // summed VmRSS of the tree
+	treePss int64 // summed Pss of the tree; 0 when smaps_rollup could not be read
+	procs   int   // most processes seen in the tree at once
 }
 
 // memPart is what the processes of one label held at the tree's peak.
 type memPart struct {
-	KiB     int64 `json:"kib"`
+	KiB     int64 `json:"kib"`      // VmRSS
 	AnonKiB int64 `json:"anon_kib"` // of which anonymous (heap, stacks); the rest is mapped files (the program's text) and shared memory
+	PssKiB  int64 `json:"pss_kib"`  // Pss: its share of the pages it maps
 	Procs   int   `json:"procs"`
 }
 
@@ -168,22 +236,27 @@ func (s *memSampler) sample(root int) {
 		return // gone (or a zombie: no memory left)
 	}
 	members := tree(root)
-	var sum int64
+	var sum, pss int64
 	parts := map[string]memPart{}
 	for _, pid := range members {
 		if rss, ok := statusKB(pid, "VmRSS"); ok {
 			sum += rss
-			p := parts[processLabel(pid)]
+			label := processLabel(pid)
+			p := parts[label]
 			p.KiB += rss
 			anon, _ := statusKB(pid, "RssAnon")
 			p.AnonKiB += anon
+			if r, ok := readSmapsRollup(pid); ok {
+				pss += r.Pss
+				p.PssKiB += r.Pss
+			}
 			p.Procs++
-			parts[processLabel(pid)] = p
+			parts[label] = p
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sum > s.treePeak {
+	if sum > s.peaks.tree {
 		s.parts = parts
 	}
 	for _, pid := range members[1:] {
@@ -191,22 +264,23 @@ func (s *memSampler) sample(root int) {
 			s.seen[pid] = cmdline(pid)
 		}
 	}
-	s.rootPeak = max(s.rootPeak, hwm)
-	s.treePeak = max(s.treePeak, sum)
-	s.procs = max(s.procs, len(members))
+	s.peaks.root = max(s.peaks.root, hwm)
+	s.peaks.tree = max(s.peaks.tree, sum)
+	s.peaks.treePss = max(s.peaks.treePss, pss)
+	s.peaks.procs = max(s.peaks.procs, len(members))
 }
 
-// Stop takes a last sample and ends the sampler; it returns the peaks in KiB.
-func (s *memSampler) Stop(root int) (rootPeak, treePeak int64, procs int) {
+// Stop takes a last sample and ends the sampler; it returns the peaks.
+func (s *memSampler) Stop(root int) memPeaks {
 	close(s.stop)
 	<-s.done
 	s.sample(root)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rootPeak, s.treePeak, s.procs
+	return s.peaks
 }
 
-// Parts returns the tree's peak by process label.
+// Parts returns the tree at its summed-VmRSS peak by process label.
 func (s *memSampler) Parts() map[string]memPart {
 	s.mu.Lock()
 	defer s.mu.Unlock()

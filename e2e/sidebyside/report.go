@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -17,7 +18,10 @@ type candResult struct {
 	Samples     []*sample          `json:"samples,omitempty"`
 	Medians     map[string]float64 `json:"medians,omitempty"`
 	NA          map[string]string  `json:"na,omitempty"` // metric → why it has no median
-	Errors      int                `json:"errors,omitempty"`
+	// Of is, for a count of runs (countMetric), how many runs its
+	// "median" (their sum) is out of.
+	Of     map[string]int `json:"of,omitempty"`
+	Errors int            `json:"errors,omitempty"`
 	// Mem is the median of each part of the tree's peak (run.go's
 	// memBreakdown labels).
 	Mem map[string]float64 `json:"mem,omitempty"`
@@ -98,6 +102,15 @@ func (res *results) summarize() {
 				}
 			}
 			switch {
+			case len(vals) > 0 && countMetric(m):
+				// k of n: the sum, and n beside it.
+				for _, v := range vals {
+					cr.Medians[m] += v
+				}
+				if cr.Of == nil {
+					cr.Of = map[string]int{}
+				}
+				cr.Of[m] = len(vals)
 			case len(vals) > 0:
 				cr.Medians[m] = median(vals)
 			case why != "":
@@ -106,6 +119,9 @@ func (res *results) summarize() {
 		}
 	}
 	for _, m := range metricOrder {
+		if countMetric(m) {
+			continue // no faster peer of a count
+		}
 		best, bestName := math.Inf(1), ""
 		for _, name := range res.Order {
 			cr := res.Candidates[name]
@@ -128,6 +144,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.1f ms", v)
 	case "MiB":
 		return fmt.Sprintf("%.0f MiB", v)
+	case "k/n":
+		return fmt.Sprintf("%.0f", v) // the caller adds "/n"
 	}
 	return fmt.Sprintf("%.0f", v)
 }
@@ -190,7 +208,9 @@ func (res *results) markdown() string {
 				continue
 			}
 			cell := format(v, unit)
-			if unit != "" && peerVal > 0 {
+			if unit == "k/n" {
+				cell += fmt.Sprintf("/%d", cr.Of[m])
+			} else if unit != "" && peerVal > 0 {
 				cell += fmt.Sprintf(" (%.2f×)", v/peerVal)
 			}
 			if name == peerName {
@@ -227,23 +247,34 @@ func (res *results) memMarkdown() string {
 		if len(cr.Mem) == 0 {
 			continue
 		}
-		var labels []string
-		for label := range cr.Mem {
-			if !strings.HasSuffix(label, " processes") && !strings.HasSuffix(label, " anon") {
-				labels = append(labels, label)
-			}
-		}
-		slices.SortFunc(labels, func(a, b string) int { return int(cr.Mem[b]*1024) - int(cr.Mem[a]*1024) })
-		var parts []string
-		for _, label := range labels {
-			parts = append(parts, fmt.Sprintf("%s %.0f MiB (%.0f anonymous; %.0f processes)", label, cr.Mem[label], cr.Mem[label+" anon"], cr.Mem[label+" processes"]))
-		}
 		if len(b.String()) == 0 {
-			b.WriteString("\nProcess tree at its peak, by process (median MiB resident, of which anonymous — heap and stacks, the rest mapped program files —, and processes of that kind):\n\n")
+			b.WriteString("\nProcess tree at its summed-VmRSS peak, by process (median MiB resident, of which anonymous — heap and stacks, the rest mapped program files —, Pss — its share of the pages it maps —, and processes of that kind):\n\n")
 		}
-		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(memLines(cr.Mem), ", "))
 	}
 	return b.String()
+}
+
+// memLines renders a memory breakdown (run.go's memBreakdown labels), one
+// entry per process label, largest VmRSS first.
+func memLines(mem map[string]float64) []string {
+	var labels []string
+	for label := range mem {
+		if !strings.HasSuffix(label, " processes") && !strings.HasSuffix(label, " anon") && !strings.HasSuffix(label, " pss") {
+			labels = append(labels, label)
+		}
+	}
+	slices.SortFunc(labels, func(a, b string) int {
+		if c := cmp.Compare(mem[b], mem[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := make([]string, 0, len(labels))
+	for _, label := range labels {
+		out = append(out, fmt.Sprintf("%s %.0f MiB (%.0f anonymous, Pss %.0f; %.0f processes)", label, mem[label], mem[label+" anon"], mem[label+" pss"], mem[label+" processes"]))
+	}
+	return out
 }
 
 // waitsMarkdown prints the timelines of codexacp's first prompts (-waits):

@@ -39,23 +39,26 @@ const (
 	mChunks      = "message chunks (warm turn)"
 	mAgentRSS    = "peak RSS, agent"
 	mTreeRSS     = "peak RSS, process tree"
+	mTreePss     = "peak PSS, process tree"
 	mTreeProcs   = "processes in tree (max)"
 	mExit        = "stdin closed → exit"
 )
 
 var metricOrder = []string{
 	mInitialize, mSessionNew, mFirstTurn, mWarmTurn, mFirstReq, mFirstChunk1, mFirstChunk, mTwoTurns, mShellTurn, mEditTurn,
-	mColdStart, mColdReq, mColdPrompt, mPacedReq, mPacedChunk, mShellBig,
-	mChunks, mAgentRSS, mTreeRSS, mTreeProcs, mExit,
+	mColdStart, mColdReq, mColdPrompt, mPacedReq, mPacedChunk, mCancelSent, mCancelReq, mShellBig,
+	mChunks, mAgentRSS, mTreeRSS, mTreePss, mTreeProcs, mExit,
 }
 
 // metricUnit is "ms", "MiB" or "" (a count).
 func metricUnit(m string) string {
 	switch m {
-	case mAgentRSS, mTreeRSS:
+	case mAgentRSS, mTreeRSS, mTreePss:
 		return "MiB"
 	case mChunks, mTreeProcs:
 		return ""
+	case mCancelSent:
+		return "k/n"
 	}
 	return "ms"
 }
@@ -94,10 +97,11 @@ type runner struct {
 	every   time.Duration // memory sampling interval
 	timeout time.Duration // per turn
 	verbose bool
-	tmp     string // parent of every temporary directory
-	bigRepo string // the repository of the large shell turn ("": not run)
-	cold    bool   // run the cold start case
-	waits   bool   // keep codexacp's log timeline in the cold cases
+	tmp     string        // parent of every temporary directory
+	bigRepo string        // the repository of the large shell turn ("": not run)
+	cold    bool          // run the cold start case
+	waits   bool          // keep codexacp's log timeline in the cold cases
+	cancel  time.Duration // the cancel case's session/cancel after the prompt (0: not run)
 	seq     int
 	log     io.Writer
 }
@@ -153,6 +157,9 @@ func (r *runner) runOne(c candidate, h home) *sample {
 		}
 		if err == nil && r.cold {
 			err = r.runCold(c, s, env, cwd, r.gap)
+		}
+		if err == nil && r.cold && r.cancel > 0 {
+			err = r.runCancel(c, s, env, cwd, r.cancel)
 		}
 	}
 	if err != nil {
@@ -421,16 +428,34 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 	}
 
 	agentPeak, _ := statusKB(pid, "VmHWM")
-	rootPeak, treePeak, procs := sampler.Stop(pid)
+	peaks := sampler.Stop(pid)
 	stopped = true
 	for _, c := range sampler.Seen() {
 		r.logf("  child %s", c)
 	}
-	s.Values[mAgentRSS] = float64(max(agentPeak, rootPeak)) / 1024
-	s.Values[mTreeRSS] = float64(treePeak) / 1024
-	s.Values[mTreeProcs] = float64(procs)
+	s.Values[mAgentRSS] = float64(max(agentPeak, peaks.root)) / 1024
+	setMemPeaks(s, peaks)
 	s.Mem = memBreakdown(sampler.Parts())
+	r.logMem(s.Mem)
 	return nil
+}
+
+// setMemPeaks stores the tree's peaks (MiB) in s.
+func setMemPeaks(s *sample, p memPeaks) {
+	s.Values[mTreeRSS] = float64(p.tree) / 1024
+	if p.treePss > 0 {
+		s.Values[mTreePss] = float64(p.treePss) / 1024
+	} else {
+		s.NA[mTreePss] = "no /proc/PID/smaps_rollup"
+	}
+	s.Values[mTreeProcs] = float64(p.procs)
+}
+
+// logMem logs (-v) the tree at its peak by process label, largest first.
+func (r *runner) logMem(mem map[string]float64) {
+	for _, line := range memLines(mem) {
+		r.logf("  at the peak: %s", line)
+	}
 }
 
 // memBreakdown turns the sampler's peak parts into MiB by label.
@@ -439,6 +464,7 @@ func memBreakdown(parts map[string]memPart) map[string]float64 {
 	for label, p := range parts {
 		out[label] = float64(p.KiB) / 1024
 		out[label+" anon"] = float64(p.AnonKiB) / 1024
+		out[label+" pss"] = float64(p.PssKiB) / 1024
 		out[label+" processes"] = float64(p.Procs)
 	}
 	return out
@@ -473,12 +499,10 @@ func callOutput(reqs []mockapi.Request, callID string) (string, bool) {
 
 // rawTurn is one `codex exec` process: spawn → turn.completed.
 type rawTurn struct {
-	d, first  time.Duration
-	firstReq  time.Duration // spawn → first model request
-	thread    string
-	rootPeak  int64
-	treePeak  int64
-	treeProcs int
+	d, first time.Duration
+	firstReq time.Duration // spawn → first model request
+	thread   string
+	peaks    memPeaks
 }
 
 func (r *runner) rawExec(m *model, env []string, cwd, thread, prompt string, script ...mockapi.Response) (t rawTurn, err error) {
@@ -535,7 +559,7 @@ func (r *runner) rawExec(m *model, env []string, cwd, thread, prompt string, scr
 		}
 	}
 	// The last sample before the process is reaped holds its high-water mark.
-	t.rootPeak, t.treePeak, t.treeProcs = sampler.Stop(pid)
+	t.peaks = sampler.Stop(pid)
 	werr := cmd.Wait()
 	_ = syscall.Kill(-pid, syscall.SIGKILL) // nothing of the turn outlives it
 	if !completed {
@@ -560,10 +584,10 @@ func lastLines(s string, n int) string {
 
 // runRaw runs the same four turns as raw `codex exec` processes.
 func (r *runner) runRaw(s *sample, m *model, env []string, cwd, file string) error {
-	var rootPeak, treePeak int64
-	var procs int
+	var peaks memPeaks
 	note := func(t rawTurn) {
-		rootPeak, treePeak, procs = max(rootPeak, t.rootPeak), max(treePeak, t.treePeak), max(procs, t.treeProcs)
+		peaks.root, peaks.tree, peaks.treePss = max(peaks.root, t.peaks.root), max(peaks.tree, t.peaks.tree), max(peaks.treePss, t.peaks.treePss)
+		peaks.procs = max(peaks.procs, t.peaks.procs)
 	}
 	t1, err := r.rawExec(m, env, cwd, "", "say something", mockapi.Reply(mockapi.Message("first answer")))
 	if err != nil {
@@ -575,6 +599,7 @@ func (r *runner) runRaw(s *sample, m *model, env []string, cwd, file string) err
 	s.NA[mInitialize], s.NA[mSessionNew], s.NA[mExit] = "no ACP", "no ACP", "no ACP"
 	s.NA[mColdStart], s.NA[mColdPrompt], s.NA[mColdReq] = "no ACP", "no ACP", "no ACP"
 	s.NA[mPacedChunk], s.NA[mPacedReq] = "no ACP", "no ACP"
+	s.NA[mCancelSent], s.NA[mCancelReq] = "no ACP", "no ACP"
 	s.NA[mShellBig] = "not run (a thread per process)"
 	tools := offeredTools(m.main.Requests()[0])
 	r.logf("  tools offered: %v", tools)
@@ -619,8 +644,7 @@ func (r *runner) runRaw(s *sample, m *model, env []string, cwd, file string) err
 		}
 		s.Values[mEditTurn] = ms(t.d)
 	}
-	s.Values[mAgentRSS] = float64(rootPeak) / 1024
-	s.Values[mTreeRSS] = float64(treePeak) / 1024
-	s.Values[mTreeProcs] = float64(procs)
+	s.Values[mAgentRSS] = float64(peaks.root) / 1024
+	setMemPeaks(s, peaks)
 	return nil
 }

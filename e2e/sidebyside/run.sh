@@ -55,8 +55,9 @@ else
 fi
 go build -o "$bin/sidebyside" ./e2e/sidebyside
 
-# CODEXACP_BENCH_BASE=<ref>: also that commit's codexacp, as the candidate
-# "codexacp app-server (base)", interleaved with the others.
+# CODEXACP_BENCH_BASE=<ref>: also that commit's codexacp, as the candidates
+# "codexacp app-server (base)" and "codexacp exec (base)", interleaved with
+# the others.
 set --  -codexacp "$bin/codexacp" -codexacp-from "$from" -cache "$cache" "$@"
 if [ -n "${CODEXACP_BENCH_BASE:-}" ]; then
 	echo "building the base codexacp from $CODEXACP_BENCH_BASE" >&2

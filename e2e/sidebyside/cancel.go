@@ -1,0 +1,147 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/codexacp/codexacp/e2e/mockapi"
+)
+
+// The cancel case (issue 24): a fresh agent, the prompt right after
+// session/new, and session/cancel -cancel (500 ms) after the prompt. Did the
+// model request go out before the cancel? A user who stops a prompt that
+// soon has mostly seen it do nothing; the request being out means the
+// agent's start-up no longer stands between the prompt and the model.
+
+// Metric keys of the cancel case.
+const (
+	// mCancelSent counts the runs whose model request arrived before the
+	// cancel was sent: "k/n".
+	mCancelSent = "model request before a cancel (cold)"
+	mCancelReq  = "prompt → model request (cancel run)"
+)
+
+// countMetric reports whether m is a count of runs ("k/n"): its samples
+// are 1 or 0, summed rather than taken the median of.
+func countMetric(m string) bool { return m == mCancelSent }
+
+// runCancel starts a fresh agent and a fresh mock whose answer never comes
+// (held open), sends the prompt right after session/new, then
+// session/cancel after `after`. It records whether the mock had received
+// the model request when the cancel was sent, and when it came; the
+// prompt must end with stopReason cancelled. The agent is then ended as
+// runCold's are.
+func (r *runner) runCancel(c candidate, s *sample, env []string, cwd string, after time.Duration) (err error) {
+	m, err := startModel()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	resp, hold := mockapi.Hang(mockapi.Reasoning("thinking"))
+	defer hold.Release()
+	m.main.Enqueue(resp)
+	argv, extra, err := c.command(r.paths, m.URL())
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(env, extra...)
+	cmd.Dir = cwd
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := &stderrTail{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		hold.Release() // codex may still wait for the answer: let it end
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(time.Second):
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(exitWait):
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				<-exited
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("cancel run: %w\nagent stderr (tail):\n%s", err, lastLines(stderr.String(), 20))
+		}
+	}()
+	ed := connectEditor(stdin, stdout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	if _, err := ed.initialize(ctx); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	sess, err := ed.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		return fmt.Errorf("session/new: %w", err)
+	}
+	type answer struct {
+		resp acpsdk.PromptResponse
+		err  error
+	}
+	answered := make(chan answer, 1)
+	asked := time.Now()
+	go func() {
+		resp, err := ed.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sess.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("say something")}})
+		answered <- answer{resp, err}
+	}()
+	select {
+	case a := <-answered:
+		return fmt.Errorf("the prompt ended before the cancel (the model never answers): %+v, %v", a.resp, a.err)
+	case <-time.After(after):
+	}
+	cancelled := time.Now()
+	if err := ed.conn.Cancel(ctx, acpsdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
+		return fmt.Errorf("session/cancel: %w", err)
+	}
+	var a answer
+	select {
+	case a = <-answered:
+	case <-ctx.Done():
+		return fmt.Errorf("no answer to the prompt %s after its cancel", r.timeout)
+	}
+	if a.err != nil {
+		return fmt.Errorf("prompt: %w", a.err)
+	}
+	if a.resp.StopReason != acpsdk.StopReasonCancelled {
+		return fmt.Errorf("prompt: stop reason %s after session/cancel, want cancelled", a.resp.StopReason)
+	}
+	reqs := m.requestsSince(asked)
+	sent := len(reqs) > 0 && asked.Add(reqs[0]).Before(cancelled)
+	s.Values[mCancelSent] = 0
+	if sent {
+		s.Values[mCancelSent] = 1
+	}
+	if len(reqs) > 0 {
+		s.Values[mCancelReq] = ms(reqs[0])
+	} else {
+		s.NA[mCancelReq] = "the model was never asked"
+	}
+	r.logf("  cancel %s after the prompt (sent %.1f ms after it): model requests at %v; before the cancel: %v",
+		after, ms(cancelled.Sub(asked)), reqs, sent)
+	return nil
+}
