@@ -2,13 +2,17 @@ package mcp
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/fsops/fsopstest"
+	"github.com/codexacp/codexacp/internal/bearer"
 )
 
 // The seeds' speed targets (003 TC8: a 1 MB write under 100 ms; 001 TC6:
@@ -84,4 +88,81 @@ func BenchmarkNewServer(b *testing.B) {
 	for b.Loop() {
 		NewServer(engine, nil)
 	}
+}
+
+// BenchmarkHandshake is the host's share of what codex waits for at a
+// thread's start (issue 24): our server is `required`, so thread/start
+// waits until codex has initialized it and listed its tools. Each
+// iteration is a new client on new connections, as each codex thread is.
+// "codex-wire" sends what codex 0.171's rmcp client sends, one request at
+// a time (initialize, notifications/initialized, tools/list, the DELETE at
+// its end), and reports each step's round trip; "go-sdk" is the go-sdk's
+// own client doing the same. Neither includes the client's start: codex
+// builds an HTTP client (loading the system's root certificates) before
+// its first request, which the host never sees.
+func BenchmarkHandshake(b *testing.B) {
+	h := newTestHost(b, nil)
+	token, unregister := h.Register(NewServer(fsops.NewEngine(fsopstest.NewMemFiles()), nil))
+	defer unregister()
+	ctx := context.Background()
+
+	b.Run("codex-wire", func(b *testing.B) {
+		var initialize, initialized, list time.Duration
+		for b.Loop() {
+			// A transport per iteration: new connections, as a new thread's.
+			client := &http.Client{Transport: &bearer.Transport{Token: token, Base: &http.Transport{}}}
+			var session string
+			step := func(method string, body string) (time.Duration, *http.Response) {
+				req, err := http.NewRequestWithContext(ctx, method, h.URL(), strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Header.Set("Accept", "text/event-stream, application/json")
+				if body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				if session != "" {
+					req.Header.Set("Mcp-Session-Id", session)
+					req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+				}
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode >= 300 {
+					b.Fatalf("%s %q: %d %v %s", method, body, resp.StatusCode, err, data)
+				}
+				return time.Since(start), resp
+			}
+			d, resp := step(http.MethodPost, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"codex-mcp-client","version":"0.171.0"}}}`)
+			initialize += d
+			session = resp.Header.Get("Mcp-Session-Id")
+			d, _ = step(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			initialized += d
+			d, _ = step(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+			list += d
+			step(http.MethodDelete, "")
+			client.CloseIdleConnections()
+		}
+		n := float64(b.N) * float64(time.Millisecond)
+		b.ReportMetric(float64(initialize)/n, "initialize-ms/op")
+		b.ReportMetric(float64(initialized)/n, "initialized-ms/op")
+		b.ReportMetric(float64(list)/n, "tools-list-ms/op")
+	})
+
+	b.Run("go-sdk", func(b *testing.B) {
+		for b.Loop() {
+			cs, err := tryDialHTTP(h.URL(), token)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+			cs.Close()
+		}
+	})
 }

@@ -102,7 +102,9 @@ type hostSession struct {
 	handler http.Handler
 }
 
-// NewHost listens on 127.0.0.1 on a free port and starts serving.
+// NewHost listens on 127.0.0.1 on a free port and starts serving. (codex
+// reaches that address directly even when the user's environment names an
+// HTTP proxy: codex/proc.Env exempts it in NO_PROXY.)
 func NewHost(opts *HostOptions) (*Host, error) {
 	h := &Host{sessions: make(map[string]*hostSession), served: make(chan struct{})}
 	if opts != nil {

@@ -11,7 +11,8 @@
 // it (KillTree); SuperviseCancel does the cancel of a turn (SIGINT, then
 // SIGKILL of the group after a grace period). ExitError describes a
 // non-zero exit with the tail of stderr (StderrLog), Env is the environment
-// codex gets, ReadLines splits its output into lines of any length.
+// codex gets (loopback exempt from the user's HTTP proxy, for the agent's
+// tool host), ReadLines splits its output into lines of any length.
 //
 // KillTagged and KillTaggedAnywhere end the commands an interrupted
 // app-server turn leaves running, found by a tag in their environment
