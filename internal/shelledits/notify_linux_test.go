@@ -362,3 +362,87 @@ func TestTrackersShareTheWatchBudget(t *testing.T) {
 		third.Close()
 	}
 }
+
+// Directories that a command creates and removes again, as codex's sandbox
+// does for its mount points (.codex, .agents, .git outside git) around
+// every command, change no file: the scan stays on the changed
+// directories, and runs no git and lists nothing when nothing else
+// changed. A directory still there, or there again, is compared.
+func TestScanIgnoresDirectoriesThatCameAndWent(t *testing.T) {
+	setNotify(t, true)
+	transient := func(w ws) {
+		for _, d := range []string{".codex", ".agents", ".aws", "sub/.git"} {
+			if err := os.Mkdir(filepath.Join(w.dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.write(".codex/inside.txt", "gone with its directory\n")
+		for _, d := range []string{".codex/inside.txt", ".codex", ".agents", ".aws", "sub/.git"} {
+			if err := os.Remove(filepath.Join(w.dir, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, inGit := range []bool{false, true} {
+		name := "plain"
+		if inGit {
+			name = "git"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := plainWS(t)
+			if inGit {
+				w = gitWS(t)
+			}
+			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
+			baseline(t, tr)
+			listed := countLists(t, w.dir)
+			runs := gitRuns.Load()
+			transient(w)
+			if rep := scanOnce(t, tr); !rep.Empty() {
+				t.Fatalf("only directories that came and went, report %q", summaries(w.dir, rep))
+			}
+			if got := listed(); len(got) != 0 {
+				t.Errorf("listed %q, want nothing", got)
+			}
+			if n := gitRuns.Load() - runs; n != 0 {
+				t.Errorf("ran git %d times, want none", n)
+			}
+			// With a file edited besides: its directory alone.
+			transient(w)
+			w.replace("sub/c.txt", "CHARLIE\n")
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/c.txt "charlie\n"→"CHARLIE\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			if got := listed(); !inGit && !slices.Equal(got, []string{"sub"}) {
+				t.Errorf("listed %q, want the changed directory only", got)
+			}
+			// Created, removed and created again: there now, compared.
+			for _, step := range []func(){
+				func() { w.mkdir("again") },
+				func() { w.remove("again") },
+				func() { w.mkdir("again") },
+				func() { w.write("again/f.txt", "foxtrot\n") },
+			} {
+				step()
+			}
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`created again/f.txt nil→"foxtrot\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			// Removed, and a file of that name made in its place.
+			w.mkdir("then-file")
+			w.remove("then-file")
+			w.write("then-file", "file now\n")
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`created then-file nil→"file now\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func (w ws) mkdir(rel string) {
+	w.t.Helper()
+	if err := os.Mkdir(w.path(rel), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+}

@@ -27,6 +27,7 @@ func (*notifier) stop()                 {}
 type changes struct {
 	any, full, ignores bool
 	dirs               map[string]bool
+	gone               []string
 }
 
 func watchDirs(context.Context, *repo, *notifier) error { return nil }

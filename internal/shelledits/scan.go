@@ -3,7 +3,10 @@ package shelledits
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"time"
@@ -42,7 +45,10 @@ const maxNarrowDirs = 64
 func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep *Report) (*rootState, error) {
 	if base.notify != nil {
 		ch := base.notify.drain()
-		if !ch.any {
+		if !ch.full && !allAbsent(base, ch.gone) {
+			ch.full = true // there again: its files are to be found
+		}
+		if !ch.full && len(ch.dirs) == 0 {
 			return base, nil // nothing changed: the baseline stands
 		}
 		// In git, a .gitignore edit may make a skipped directory one that
@@ -74,6 +80,16 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		n.close() // a baseline taken again, with its own (the repository gone)
 	}
 	return next, nil
+}
+
+// allAbsent reports whether none of the paths below the root exists.
+func allAbsent(st *rootState, rels []string) bool {
+	for _, rel := range rels {
+		if _, err := os.Lstat(st.abs(rel)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // scanDirs compares the files of the directories dirs (in git, the
