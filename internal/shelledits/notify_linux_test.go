@@ -446,3 +446,82 @@ func (w ws) mkdir(rel string) {
 		w.t.Fatal(err)
 	}
 }
+
+// A baseline taken again where the roots are watched (the next turn's
+// Start) is moved on by what the watches saw: nothing read when nothing
+// changed, the changed directories only otherwise; what changed in
+// between is not reported, and the next scan compares with it.
+func TestBaselineMovesOnWhatTheWatchesSaw(t *testing.T) {
+	setNotify(t, true)
+	for _, inGit := range []bool{false, true} {
+		name := "plain"
+		if inGit {
+			name = "git"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := plainWS(t)
+			if inGit {
+				w = gitWS(t)
+			}
+			tr := New([]string{w.dir}, Limits{MaxFiles: 3})
+			defer tr.Close()
+			baseline(t, tr)
+			listed := countLists(t, w.dir)
+			runs := gitRuns.Load()
+			start := func() {
+				t.Helper()
+				tr.Start(context.Background())
+				if err := tr.Wait(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start()
+			if got := listed(); len(got) != 0 {
+				t.Errorf("nothing changed: listed %q", got)
+			}
+			if n := gitRuns.Load() - runs; n != 0 {
+				t.Errorf("nothing changed: ran git %d times", n)
+			}
+			// Between turns: an edit, a new file.
+			w.replace("sub/c.txt", "between\n")
+			w.write("sub/new.txt", "new between\n")
+			runs = gitRuns.Load()
+			start()
+			if got := listed(); !inGit && !slices.Equal(got, []string{"sub"}) {
+				t.Errorf("listed %q, want the changed directory only", got)
+			}
+			if n := gitRuns.Load() - runs; inGit && n != 1 {
+				t.Errorf("ran git %d times, want one status of the changed directory", n)
+			}
+			w.replace("sub/c.txt", "command\n")
+			w.replace("sub/new.txt", "new command\n")
+			want := []string{`modified sub/c.txt "between\n"→"command\n"`, `modified sub/new.txt "new between\n"→"new command\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			// More files changed in between than a scan reads (MaxFiles):
+			// taken anew, their contents kept all the same.
+			for _, f := range []string{"a.txt", "b.txt", "sub/c.txt", "sub/new.txt"} {
+				w.replace(f, f+" between\n")
+			}
+			start()
+			w.replace("a.txt", "a command\n")
+			want = []string{`modified a.txt "a.txt between\n"→"a command\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			if !inGit {
+				return
+			}
+			// A commit in between: taken anew.
+			w.git("add", ".")
+			w.git("commit", "-qm", "between")
+			start()
+			w.replace("a.txt", "after the commit\n")
+			want = []string{`modified a.txt "a command\n"→"after the commit\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+		})
+	}
+}

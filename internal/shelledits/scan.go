@@ -41,7 +41,10 @@ const maxNarrowDirs = 64
 
 // scanRoot reports the root's changes since base into rep and returns the
 // root's next baseline. When the root is watched, nothing is read unless a
-// directory changed, and then only the changed directories are.
+// directory changed, and then only the changed directories are. With rep
+// nil (and b nil) it only moves the baseline on (Baseline, Start): nothing
+// is compared or reported, and a root that cannot be moved on is read
+// anew.
 func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep *Report) (*rootState, error) {
 	if base.notify != nil {
 		ch := base.notify.drain()
@@ -61,6 +64,9 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		// Watches are set again, on the tree as it is now.
 		base.notify.close()
 		base.notify = nil
+	}
+	if rep == nil {
+		return t.snapshotRoot(ctx, base.root)
 	}
 	var n *notifier
 	if !base.unwatchable {
@@ -213,6 +219,12 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 			}
 		}
 	}
+	if rep == nil {
+		var ok bool
+		if cands, b, rep, ok = t.toRead(cands); !ok {
+			return nil, nil
+		}
+	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
 	show := cands[:min(len(cands), max(b.files, 0))]
 	for _, c := range cands[len(show):] {
@@ -267,6 +279,25 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 		base.keptBytes += int64(len(e.data))
 	}
 	return base, nil
+}
+
+// toRead turns the candidates of a baseline being moved on (Baseline on a
+// watched one: nothing is reported) into the files to read for it, with
+// a budget and a report to throw away: their present contents are read
+// and kept as a scan keeps them, no old text is looked up. ok is false
+// past MaxFiles changed files (what a scan reads at most): the baseline
+// is then taken anew, which keeps the newest within the keep limits.
+func (t *Tracker) toRead(cands []candidate) (_ []candidate, _ *budget, _ *Report, ok bool) {
+	if len(cands) > t.lim.MaxFiles {
+		return nil, nil, nil, false
+	}
+	var read []candidate
+	for _, c := range cands {
+		if c.exists {
+			read = append(read, candidate{rel: c.rel, old: &entry{hasStat: true}, exists: true})
+		}
+	}
+	return read, &budget{files: len(read), bytes: t.lim.MaxTotalBytes}, &Report{}, true
 }
 
 // parentDir is the directory of a path below a root ("" for the root).
@@ -354,6 +385,12 @@ func (t *Tracker) scanWhole(ctx context.Context, base *rootState, n *notifier, b
 // the baseline and fills in next from cur.
 func (t *Tracker) compare(ctx context.Context, base, next *rootState, cur map[string]*entry, inHeadDiff map[string]bool, b *budget, rep *Report) (*rootState, error) {
 	cands := t.candidates(base, next, cur, inHeadDiff)
+	if rep == nil {
+		var ok bool
+		if cands, b, rep, ok = t.toRead(cands); !ok {
+			return nil, nil
+		}
+	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
 	show := cands[:min(len(cands), max(b.files, 0))]
 	for _, c := range cands[len(show):] {
