@@ -171,8 +171,12 @@ type changes struct {
 	// gone are directories (below the root, slashes) that were created and
 	// removed again since the last drain, and nothing else: no file of the
 	// tree changed with them (codex's sandbox makes its mount points so
-	// around every command). The scan checks that they are absent.
+	// around every command); the scan checks that they are absent.
 	gone []string
+	// rootNames are the names in the root whose events put "" in dirs
+	// ("" itself for an event of the root directory's own): in git, the
+	// pathspecs that stand for the root's own files.
+	rootNames map[string]bool
 }
 
 // dirEvent is what happened to a subdirectory of a watched directory.
@@ -231,6 +235,12 @@ func (n *notifier) drain() changes {
 				ch.full = true
 			default:
 				ch.dirs[dir] = true
+				if dir == "" {
+					if ch.rootNames == nil {
+						ch.rootNames = map[string]bool{}
+					}
+					ch.rootNames[string(name)] = true
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -504,6 +505,10 @@ func TestBaselineMovesOnWhatTheWatchesSaw(t *testing.T) {
 			for _, f := range []string{"a.txt", "b.txt", "sub/c.txt", "sub/new.txt"} {
 				w.replace(f, f+" between\n")
 			}
+			// Past the window in which a file's stat is not trusted (its
+			// content is compared, and at MaxFiles such files are named
+			// as "more" unread): only the command's change is a candidate.
+			time.Sleep(2 * racyWindow)
 			start()
 			w.replace("a.txt", "a command\n")
 			want = []string{`modified a.txt "a.txt between\n"→"a command\n"`}
@@ -523,5 +528,52 @@ func TestBaselineMovesOnWhatTheWatchesSaw(t *testing.T) {
 				t.Errorf("changes = %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// In git, a command that changes files at the root of the workspace (go.mod,
+// package-lock.json) has git asked about those files, not the whole tree:
+// the watches stay (none is closed and set again), and what changed is
+// found as in a whole comparison.
+func TestScanOfRootFilesInGitAsksAboutThemOnly(t *testing.T) {
+	setNotify(t, true)
+	w := gitWS(t)
+	w.write("sub/deep/d.txt", "delta\n")
+	w.git("add", ".")
+	w.git("commit", "-qm", "deep")
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+	closes := 0
+	t.Cleanup(func() { closeNotifyFD = unix.Close })
+	closeNotifyFD = func(fd int) error { closes++; return unix.Close(fd) }
+	for _, step := range []struct {
+		name string
+		cmd  func()
+		want []string
+	}{
+		{"a root file modified", func() { w.replace("a.txt", "ALPHA\n") }, []string{`modified a.txt "alpha\n"→"ALPHA\n"`}},
+		{"created, deleted, and a file below", func() {
+			w.write("new.txt", "new\n")
+			w.remove("b.txt")
+			w.replace("sub/deep/d.txt", "DELTA\n")
+		}, []string{`created new.txt nil→"new\n"`, `deleted b.txt "bravo\n"→nil`, `modified sub/deep/d.txt "delta\n"→"DELTA\n"`}},
+		{"an untracked one modified, and one back as committed", func() {
+			w.replace("new.txt", "NEW\n")
+			w.write("b.txt", "bravo\n")
+		}, []string{`modified new.txt "new\n"→"NEW\n"`, `created b.txt nil→"bravo\n"`}},
+	} {
+		step.cmd()
+		got := summaries(w.dir, scanOnce(t, tr))
+		sort.Strings(got)
+		want := slices.Clone(step.want)
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: changes = %q, want %q", step.name, got, want)
+		}
+		if closes != 0 {
+			t.Errorf("%s: the watches were set again (%d closed)", step.name, closes)
+			closes = 0
+		}
 	}
 }

@@ -56,8 +56,8 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 		}
 		// In git, a .gitignore edit may make a skipped directory one that
 		// git lists, and so one to watch (watchDirs).
-		if !ch.full && !(ch.ignores && base.repo != nil) && !base.partial && len(ch.dirs) <= maxNarrowDirs {
-			if next, err := t.scanDirs(ctx, base, ch.dirs, b, rep); next != nil || err != nil {
+		if !ch.full && !(ch.ignores && base.repo != nil) && !base.partial && len(ch.dirs)+len(ch.rootNames) <= maxNarrowDirs {
+			if next, err := t.scanDirs(ctx, base, ch.dirs, ch.rootNames, b, rep); next != nil || err != nil {
 				return next, err
 			}
 		}
@@ -99,10 +99,11 @@ func allAbsent(st *rootState, rels []string) bool {
 }
 
 // scanDirs compares the files of the directories dirs (in git, the
-// directories and what is below them) and takes the rest of the root from
-// the baseline, which the watches say is unchanged. It returns nil (and no
-// error) when the whole root must be compared instead.
-func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string]bool, b *budget, rep *Report) (*rootState, error) {
+// directories and what is below them; for the root's own files, "" in
+// dirs, the paths rootNames below the root) and takes the rest of the root
+// from the baseline, which the watches say is unchanged. It returns nil
+// (and no error) when the whole root must be compared instead.
+func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs, rootNames map[string]bool, b *budget, rep *Report) (*rootState, error) {
 	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, head: base.head, files: map[string]*entry{},
 		notify: base.notify}
 	// Entries of unchanged directories are shared with the baseline, which
@@ -110,7 +111,22 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string
 	cur := make(map[string]*entry, len(base.files))
 	if base.repo != nil {
 		if dirs[""] {
-			return nil, nil // the root's own files: git status of all of it
+			// The root's own files: git is asked about those named (a
+			// path in the root stands for what is below it too), not
+			// about the root, which would be the whole tree.
+			if len(rootNames) == 0 || rootNames[""] {
+				return nil, nil // the root directory's own event
+			}
+			narrow := make(map[string]bool, len(dirs)+len(rootNames))
+			for d := range dirs {
+				if d != "" {
+					narrow[d] = true
+				}
+			}
+			for name := range rootNames {
+				narrow[name] = true
+			}
+			dirs = narrow
 		}
 		// The baseline of a root in git holds only the files git listed:
 		// a few maps of that size.
@@ -411,6 +427,12 @@ func (t *Tracker) candidates(base, next *rootState, cur map[string]*entry, inHea
 	check := func(rel string) {
 		old, listed := base.files[rel]
 		now := cur[rel]
+		if listed && now == old {
+			// Taken from the baseline by a scan of changed directories:
+			// the watches saw no change (not even one within the clock's
+			// granularity, racy below).
+			return
+		}
 		if !listed {
 			switch {
 			case base.repo != nil && base.head != "" && now != nil && now.headOther && !inHeadDiff[rel]:
