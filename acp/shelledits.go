@@ -173,7 +173,10 @@ func (o *turnOutput) beginShellEdits(always bool) {
 	// (keepShellEdits).
 	e.stopClose = context.AfterFunc(o.ctx, tr.Close)
 	if !always {
-		tr.Start(o.ctx) // a failure shows at the first scan
+		// Not cancelled with the turn: a turn may end before its baseline
+		// is there (no command), and the session keeps it for the next
+		// (Limits.Timeout bounds it). A failure shows at the first scan.
+		tr.Start(context.WithoutCancel(o.ctx))
 		e.tracker = tr
 		return
 	}

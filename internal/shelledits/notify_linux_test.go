@@ -577,3 +577,40 @@ func TestScanOfRootFilesInGitAsksAboutThemOnly(t *testing.T) {
 		}
 	}
 }
+
+// Watching does not wait for a baseline being taken (a turn's end asks it
+// and must not wait for the baseline of a turn without commands).
+func TestWatchingDoesNotWaitForTheBaseline(t *testing.T) {
+	setNotify(t, true)
+	w := plainWS(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		<-release
+		return readDir(dir, dev, follow)
+	}
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	tr.Start(context.Background()) // the walk held
+	answered := make(chan bool, 1)
+	go func() { answered <- tr.Watching() }()
+	select {
+	case watching := <-answered:
+		if !watching {
+			t.Error("Watching = false while a watched baseline is taken")
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("Watching waited for the baseline")
+	}
+	close(release)
+	if err := tr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Watching() {
+		t.Error("Watching = false with the root watched")
+	}
+	tr.Close()
+	if tr.Watching() {
+		t.Error("Watching = true after Close")
+	}
+}

@@ -333,11 +333,15 @@ func (t *Tracker) Wait() error {
 }
 
 // Watching reports whether some root of the baseline is watched for
-// changes: only then does a later Baseline or Start cost less than the
-// first (it waits for a baseline being taken).
+// changes, or may be (a baseline of Start's is being taken where the
+// system can watch): only then may a later Baseline or Start cost less
+// than the first. It does not wait.
 func (t *Tracker) Watching() bool {
-	t.lock()
+	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.pending != nil {
+		return useNotify && !t.closed.Load()
+	}
 	for _, st := range t.base {
 		if st.notify != nil {
 			return true
