@@ -107,6 +107,9 @@ type Options struct {
 	removeFile func(path string) error
 	// newShellTracker replaces shelledits.New (tests). nil: shelledits.New.
 	newShellTracker func(roots []string, lim shelledits.Limits) *shelledits.Tracker
+	// shellIdle overrides how long a session keeps its shell-edits watches
+	// between turns (tests). 0: shellKeepIdle.
+	shellIdle time.Duration
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one

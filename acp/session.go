@@ -70,6 +70,8 @@ type session struct {
 	// (shelledits.go).
 	runAlways atomic.Bool
 	calls     turnCalls // the running turn's file-tool calls
+	// shell is the shell-edits tracker kept between turns (shelledits.go).
+	shell keptTracker
 
 	// undo is the session's change sets (undo.go): in memory until
 	// openUndo gives it the stored ones.
@@ -226,6 +228,7 @@ func (s *session) close() {
 	s.mu.Lock()
 	s.cancel = nil // no turn runs any more
 	s.mu.Unlock()
+	s.shell.drop() // its watches end with the session
 }
 
 // sessionTitle is the first line of the first prompt, shortened.

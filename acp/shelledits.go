@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -43,6 +45,81 @@ type shellEdits struct {
 	mu      sync.Mutex
 	begun   bool                // the first event was seen, or a command approved
 	tracker *shelledits.Tracker // nil: the turn's edits are not followed
+	// stopClose stops the tracker's Close at the end of the turn's
+	// context; true when it was stopped in time (the turn ended without
+	// being cancelled), so that the session may keep the tracker.
+	stopClose func() bool
+}
+
+// shellKeepIdle is how long a session keeps its tracker, and so its
+// watches, after a turn: the next turn within it moves the baseline on by
+// what the watches saw instead of reading the workspace again.
+const shellKeepIdle = 5 * time.Minute
+
+// keptTracker is a session's shell-edits tracker between its turns: its
+// roots' watches go on collecting what changes (the user's saves, a build),
+// so that the next turn's baseline reads only the directories that
+// changed. It is closed after shellKeepIdle without a turn, with the
+// session, or when the session's roots are not the tracker's.
+type keptTracker struct {
+	mu    sync.Mutex
+	tr    *shelledits.Tracker // nil: none kept
+	roots []string
+	idle  *time.Timer // closes tr
+	done  bool        // the session closed: nothing is kept any more
+}
+
+// take returns the kept tracker of the given roots, or nil (closing a
+// tracker of other roots). The caller owns it until it keeps it again.
+func (k *keptTracker) take(roots []string) *shelledits.Tracker {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	tr := k.tr
+	if tr == nil {
+		return nil
+	}
+	k.idle.Stop()
+	k.tr, k.idle = nil, nil
+	if !slices.Equal(k.roots, roots) {
+		tr.Close()
+		return nil
+	}
+	return tr
+}
+
+// keep keeps tr for the next turn, for idle at most.
+func (k *keptTracker) keep(tr *shelledits.Tracker, roots []string, idle time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done {
+		tr.Close()
+		return
+	}
+	if k.tr != nil { // not expected: turns of a session run one at a time
+		k.idle.Stop()
+		k.tr.Close()
+	}
+	k.tr, k.roots = tr, roots
+	k.idle = time.AfterFunc(idle, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.tr == tr {
+			k.tr, k.idle = nil, nil
+			tr.Close()
+		}
+	})
+}
+
+// drop closes the kept tracker, for good (the session closed).
+func (k *keptTracker) drop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	if k.tr != nil {
+		k.idle.Stop()
+		k.tr.Close()
+		k.tr, k.idle = nil, nil
+	}
 }
 
 // anonShellEdits numbers the edit calls of commands without an item id.
@@ -81,16 +158,25 @@ func (o *turnOutput) beginShellEdits(always bool) {
 	if !always && !shellMayWrite(o.s) {
 		return
 	}
-	newTracker := shelledits.New
-	if o.a.opts.newShellTracker != nil {
-		newTracker = o.a.opts.newShellTracker
+	roots := o.s.roots()
+	tr := o.s.shell.take(roots) // its baseline moved on, where watched
+	if tr == nil {
+		newTracker := shelledits.New
+		if o.a.opts.newShellTracker != nil {
+			newTracker = o.a.opts.newShellTracker
+		}
+		tr = newTracker(roots, shelledits.Limits{})
 	}
-	tr := newTracker(o.s.roots(), shelledits.Limits{})
-	// Its watches end with the turn; a scan after it (a cancelled command's
-	// completion) compares whole roots and watches nothing.
-	context.AfterFunc(o.ctx, tr.Close)
+	// Its watches end with a cancelled turn; a scan after it (a cancelled
+	// command's completion) compares whole roots and watches nothing. A
+	// turn that ends otherwise leaves the tracker to the session
+	// (keepShellEdits).
+	e.stopClose = context.AfterFunc(o.ctx, tr.Close)
 	if !always {
-		tr.Start(o.ctx) // a failure shows at the first scan
+		// Not cancelled with the turn: a turn may end before its baseline
+		// is there (no command), and the session keeps it for the next
+		// (Limits.Timeout bounds it). A failure shows at the first scan.
+		tr.Start(context.WithoutCancel(o.ctx))
 		e.tracker = tr
 		return
 	}
@@ -99,6 +185,30 @@ func (o *turnOutput) beginShellEdits(always bool) {
 		return
 	}
 	e.tracker = tr
+}
+
+// keepShellEdits leaves the turn's tracker to the session for its next
+// turn, unless the turn was cancelled (its tracker is closed) or its edits
+// were not followed. The backend has returned: no event of the turn
+// comes after.
+func (o *turnOutput) keepShellEdits() {
+	e := &o.edits
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	tr := e.tracker
+	e.tracker = nil
+	if tr == nil || e.stopClose == nil || !e.stopClose() {
+		return
+	}
+	if !tr.Watching() { // its next baseline reads everything anyway
+		tr.Close()
+		return
+	}
+	idle := shellKeepIdle
+	if o.a.opts.shellIdle > 0 {
+		idle = o.a.opts.shellIdle
+	}
+	o.s.shell.keep(tr, o.s.roots(), idle)
 }
 
 // shellTracker returns the turn's tracker (once its baseline is there), or

@@ -81,3 +81,39 @@ func TestShellEditsOfCancelledTurnsLeaveNoInotify(t *testing.T) {
 		t.Errorf("inotify instances open: %d before five cancelled turns, %d after", before, after)
 	}
 }
+
+// A session keeps its tracker's watches between turns, and no longer than
+// it may: they end when the session closes, or after Options.shellIdle
+// without a turn.
+func TestShellEditsKeptWatchesEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+	}{{"session closed", time.Hour}, {"idle", 50 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cwd := t.TempDir()
+			a := filepath.Join(cwd, "a.txt")
+			writeTestFile(t, a, "alpha\n")
+			be := &fakeBackend{script: shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })}
+			h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000, shellIdle: tc.idle}, fakeeditor.Options{FS: true})
+			sid := h.newSession(t, cwd)
+			setMode(t, h, sid, backend.ModeAuto)
+			before := inotifyInstances(t)
+			if _, err := h.prompt(sid, "go"); err != nil {
+				t.Fatal(err)
+			}
+			if findToolCall(h, "shell-edits-t1-item_0") == nil {
+				t.Fatal("no shell edits shown")
+			}
+			if tc.idle == time.Hour {
+				if n := inotifyInstances(t); n != before+1 {
+					t.Errorf("after the turn: %d inotify instances, want the session's one more than %d", n, before)
+				}
+				if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: sid}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitInstances(t, "the session's watches to end", func(n int) bool { return n <= before })
+		})
+	}
+}

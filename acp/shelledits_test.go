@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -121,6 +123,52 @@ func TestShellEditsFollowTheCommand(t *testing.T) {
 	raw, _ := json.Marshal(tc.RawInput)
 	if !strings.Contains(string(raw), "sed -i s/alpha/ALPHA/ a.txt") {
 		t.Errorf("rawInput = %s", raw)
+	}
+}
+
+// A turn that ends leaves its tracker to the session where it watches the
+// workspace: the next turn moves the baseline on (no new tracker, nothing
+// read again where nothing changed), and what changed between the turns —
+// a file the user saved — is not the next command's.
+func TestShellEditsKeepTheTrackerBetweenTurns(t *testing.T) {
+	cwd := t.TempDir()
+	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
+	writeTestFile(t, a, "alpha\n")
+	writeTestFile(t, b, "bravo\n")
+	var made atomic.Int32
+	be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
+		if n == 0 {
+			return shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })(ctx, n, inv, onLine)
+		}
+		return shellTurn(func() { writeTestFile(t, b, "BRAVO\n") })(ctx, n, inv, onLine)
+	}}
+	h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000,
+		newShellTracker: func(roots []string, lim shelledits.Limits) *shelledits.Tracker {
+			made.Add(1)
+			return shelledits.New(roots, lim)
+		}}, fakeeditor.Options{FS: true})
+	sid := h.newSession(t, cwd)
+	setMode(t, h, sid, backend.ModeAuto)
+	if _, err := h.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, a, "saved between the turns\n")
+	if _, err := h.prompt(sid, "again"); err != nil {
+		t.Fatal(err)
+	}
+	tc := findToolCall(h, "shell-edits-t2-item_0")
+	if tc == nil || tc.Title != "Shell edits: b.txt" || len(tc.Content) != 1 || tc.Content[0].Diff == nil {
+		t.Fatalf("second turn's shell edits = %+v", tc)
+	}
+	if d := tc.Content[0].Diff; d.OldText == nil || *d.OldText != "bravo\n" || d.NewText != "BRAVO\n" {
+		t.Errorf("b.txt diff = %+v", d)
+	}
+	want := int32(2) // nothing watched: a tracker per turn
+	if runtime.GOOS == "linux" {
+		want = 1
+	}
+	if got := made.Load(); got != want {
+		t.Errorf("trackers made for two turns: %d, want %d", got, want)
 	}
 }
 

@@ -48,7 +48,8 @@ func (o *turnOutput) Event(ev events.Event) {
 
 // endTurn closes the translator's turn; the backend has returned.
 func (o *turnOutput) endTurn() events.Outcome {
-	o.shellTracker() // an approval's baseline still being taken ends first
+	o.shellTracker()   // an approval's baseline still being taken ends first
+	o.keepShellEdits() // for the session's next turn
 	o.s.trMu.Lock()
 	defer o.s.trMu.Unlock()
 	return o.s.translator.EndTurn()

@@ -3,11 +3,17 @@ package shelledits
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// sandboxMounts are the directories codex's sandbox (codex 0.171,
+// workspace-write) makes in the workspace root around every command, and
+// removes after.
+var sandboxMounts = []string{".codex", ".agents", ".aws"}
 
 // benchFiles is the size of the generated workspaces.
 const benchFiles = 10000
@@ -30,6 +36,10 @@ func genWS(b *testing.B, n int) ws {
 // committed, with 20 of its files modified before (dirty). `watched` is the
 // tracker with its directories watched for changes (inotify, Linux),
 // `whole` compares whole roots on every scan (as before, and elsewhere).
+// `scan-sandbox` is scan-none after a command run in codex's sandbox,
+// which makes and removes its mount points in the root.
+// `baseline-again` is the next turn's baseline on the same tracker, with
+// one file saved in between: moved on where the root is watched.
 func BenchmarkShellEdits(b *testing.B) {
 	needGit(b)
 	gitW := genWS(b, benchFiles)
@@ -51,19 +61,73 @@ func BenchmarkShellEdits(b *testing.B) {
 			b.Run(name+"/baseline", func(b *testing.B) {
 				// Taken with Start and Wait: start-ns/op is what Start
 				// costs its caller, the rest runs behind it.
+				// A new tracker each time: on the same one, Start would
+				// move the baseline on (baseline-again).
 				setNotify(b, notify)
-				tr := New([]string{c.w.dir}, Limits{})
-				defer tr.Close()
 				var start time.Duration
 				for b.Loop() {
+					tr := New([]string{c.w.dir}, Limits{})
 					t0 := time.Now()
 					tr.Start(ctx)
 					start += time.Since(t0)
 					if err := tr.Wait(); err != nil {
 						b.Fatal(err)
 					}
+					b.StopTimer()
+					tr.Close()
+					b.StartTimer()
 				}
 				b.ReportMetric(float64(start.Nanoseconds())/float64(b.N), "start-ns/op")
+			})
+			b.Run(name+"/baseline-again", func(b *testing.B) {
+				// The next turn's Start, one file saved in between: where
+				// the root is watched, the baseline is moved on.
+				setNotify(b, notify)
+				tr := New([]string{c.w.dir}, Limits{})
+				defer tr.Close()
+				if err := tr.Baseline(ctx); err != nil {
+					b.Fatal(err)
+				}
+				i := 0
+				for b.Loop() {
+					i++
+					c.w.replace(target, fmt.Sprintf("package p\n\nvar v = %d // saved\n", i))
+					tr.Start(ctx)
+					if err := tr.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/scan-sandbox", func(b *testing.B) {
+				// A command that changed nothing, run in codex's sandbox:
+				// it made its mount points in the root and removed them.
+				setNotify(b, notify)
+				tr := New([]string{c.w.dir}, Limits{})
+				defer tr.Close()
+				if err := tr.Baseline(ctx); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					b.StopTimer()
+					for _, d := range sandboxMounts {
+						if err := os.Mkdir(filepath.Join(c.w.dir, d), 0o755); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for _, d := range sandboxMounts {
+						if err := os.Remove(filepath.Join(c.w.dir, d)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					rep, err := tr.Scan(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !rep.Empty() {
+						b.Fatalf("changes = %d", len(rep.Changes))
+					}
+				}
 			})
 			for _, edit := range []bool{false, true} {
 				scan := "/scan-none"

@@ -168,6 +168,22 @@ type changes struct {
 	full    bool            // the directories cannot be told: compare everything
 	dirs    map[string]bool // the directories whose files changed
 	ignores bool            // a .gitignore changed: in git, what is watched may change
+	// gone are directories (below the root, slashes) that were created and
+	// removed again since the last drain, and nothing else: no file of the
+	// tree changed with them (codex's sandbox makes its mount points so
+	// around every command); the scan checks that they are absent.
+	gone []string
+	// rootNames are the names in the root whose events put "" in dirs
+	// ("" itself for an event of the root directory's own): in git, the
+	// pathspecs that stand for the root's own files.
+	rootNames map[string]bool
+}
+
+// dirEvent is what happened to a subdirectory of a watched directory.
+type dirEvent struct {
+	created, removed int  // IN_CREATE and IN_DELETE events, in turn
+	last             bool // the last event removed it
+	other            bool // moved, or an order that is not create, remove, create…
 }
 
 // drain reads the queued events. A closed notifier tells nothing: the
@@ -180,6 +196,7 @@ func (n *notifier) drain() changes {
 		ch.any, ch.full = true, true
 		return ch
 	}
+	subdirs := map[string]*dirEvent{} // by path below the root
 	buf := make([]byte, 64<<10)
 	for {
 		m, err := unix.Read(n.fd, buf)
@@ -190,7 +207,7 @@ func (n *notifier) drain() changes {
 			if err != nil && err != unix.EAGAIN {
 				ch.any, ch.full = true, true
 			}
-			return ch
+			break
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= m; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
@@ -204,15 +221,53 @@ func (n *notifier) drain() changes {
 			switch {
 			case ev.Mask&unix.IN_Q_OVERFLOW != 0, !known:
 				ch.full = true
-			case ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&(unix.IN_CREATE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0,
-				ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
-				// A directory came, went or moved: the watches no longer
-				// cover the tree as named.
+			case ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&(unix.IN_CREATE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0:
+				// A directory came, went or moved: unless it only came and
+				// went, the watches no longer cover the tree as named.
+				rel := path.Join(dir, string(name))
+				de := subdirs[rel]
+				if de == nil {
+					de = &dirEvent{}
+					subdirs[rel] = de
+				}
+				de.note(ev.Mask)
+			case ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
 				ch.full = true
 			default:
 				ch.dirs[dir] = true
+				if dir == "" {
+					if ch.rootNames == nil {
+						ch.rootNames = map[string]bool{}
+					}
+					ch.rootNames[string(name)] = true
+				}
 			}
 		}
+	}
+	for rel, de := range subdirs {
+		if de.other || !de.last {
+			ch.full = true
+			break
+		}
+		ch.gone = append(ch.gone, rel)
+	}
+	return ch
+}
+
+// note records one event of a subdirectory. Only a directory that was
+// created and then removed, maybe several times, is one that came and
+// went: a watch set on it meanwhile (a baseline's walk) would have
+// reported its removal as a full change (IN_DELETE_SELF).
+func (de *dirEvent) note(mask uint32) {
+	switch {
+	case mask&unix.IN_CREATE != 0 && de.created == de.removed:
+		de.created++
+		de.last = false
+	case mask&unix.IN_DELETE != 0 && de.removed == de.created-1:
+		de.removed++
+		de.last = true
+	default:
+		de.other = true
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -360,5 +361,256 @@ func TestTrackersShareTheWatchBudget(t *testing.T) {
 			t.Errorf("scans of a root past the budget set up %d notifiers", closes)
 		}
 		third.Close()
+	}
+}
+
+// Directories that a command creates and removes again, as codex's sandbox
+// does for its mount points (.codex, .agents, .git outside git) around
+// every command, change no file: the scan stays on the changed
+// directories, and runs no git and lists nothing when nothing else
+// changed. A directory still there, or there again, is compared.
+func TestScanIgnoresDirectoriesThatCameAndWent(t *testing.T) {
+	setNotify(t, true)
+	transient := func(w ws) {
+		for _, d := range []string{".codex", ".agents", ".aws", "sub/.git"} {
+			if err := os.Mkdir(filepath.Join(w.dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.write(".codex/inside.txt", "gone with its directory\n")
+		for _, d := range []string{".codex/inside.txt", ".codex", ".agents", ".aws", "sub/.git"} {
+			if err := os.Remove(filepath.Join(w.dir, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, inGit := range []bool{false, true} {
+		name := "plain"
+		if inGit {
+			name = "git"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := plainWS(t)
+			if inGit {
+				w = gitWS(t)
+			}
+			tr := New([]string{w.dir}, Limits{})
+			defer tr.Close()
+			baseline(t, tr)
+			listed := countLists(t, w.dir)
+			runs := gitRuns.Load()
+			transient(w)
+			if rep := scanOnce(t, tr); !rep.Empty() {
+				t.Fatalf("only directories that came and went, report %q", summaries(w.dir, rep))
+			}
+			if got := listed(); len(got) != 0 {
+				t.Errorf("listed %q, want nothing", got)
+			}
+			if n := gitRuns.Load() - runs; n != 0 {
+				t.Errorf("ran git %d times, want none", n)
+			}
+			// With a file edited besides: its directory alone.
+			transient(w)
+			w.replace("sub/c.txt", "CHARLIE\n")
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`modified sub/c.txt "charlie\n"→"CHARLIE\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			if got := listed(); !inGit && !slices.Equal(got, []string{"sub"}) {
+				t.Errorf("listed %q, want the changed directory only", got)
+			}
+			// Created, removed and created again: there now, compared.
+			for _, step := range []func(){
+				func() { w.mkdir("again") },
+				func() { w.remove("again") },
+				func() { w.mkdir("again") },
+				func() { w.write("again/f.txt", "foxtrot\n") },
+			} {
+				step()
+			}
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`created again/f.txt nil→"foxtrot\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			// Removed, and a file of that name made in its place.
+			w.mkdir("then-file")
+			w.remove("then-file")
+			w.write("then-file", "file now\n")
+			if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`created then-file nil→"file now\n"`}; !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func (w ws) mkdir(rel string) {
+	w.t.Helper()
+	if err := os.Mkdir(w.path(rel), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// A baseline taken again where the roots are watched (the next turn's
+// Start) is moved on by what the watches saw: nothing read when nothing
+// changed, the changed directories only otherwise; what changed in
+// between is not reported, and the next scan compares with it.
+func TestBaselineMovesOnWhatTheWatchesSaw(t *testing.T) {
+	setNotify(t, true)
+	for _, inGit := range []bool{false, true} {
+		name := "plain"
+		if inGit {
+			name = "git"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := plainWS(t)
+			if inGit {
+				w = gitWS(t)
+			}
+			tr := New([]string{w.dir}, Limits{MaxFiles: 3})
+			defer tr.Close()
+			baseline(t, tr)
+			listed := countLists(t, w.dir)
+			runs := gitRuns.Load()
+			start := func() {
+				t.Helper()
+				tr.Start(context.Background())
+				if err := tr.Wait(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start()
+			if got := listed(); len(got) != 0 {
+				t.Errorf("nothing changed: listed %q", got)
+			}
+			if n := gitRuns.Load() - runs; n != 0 {
+				t.Errorf("nothing changed: ran git %d times", n)
+			}
+			// Between turns: an edit, a new file.
+			w.replace("sub/c.txt", "between\n")
+			w.write("sub/new.txt", "new between\n")
+			runs = gitRuns.Load()
+			start()
+			if got := listed(); !inGit && !slices.Equal(got, []string{"sub"}) {
+				t.Errorf("listed %q, want the changed directory only", got)
+			}
+			if n := gitRuns.Load() - runs; inGit && n != 1 {
+				t.Errorf("ran git %d times, want one status of the changed directory", n)
+			}
+			w.replace("sub/c.txt", "command\n")
+			w.replace("sub/new.txt", "new command\n")
+			want := []string{`modified sub/c.txt "between\n"→"command\n"`, `modified sub/new.txt "new between\n"→"new command\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			// More files changed in between than a scan reads (MaxFiles):
+			// taken anew, their contents kept all the same.
+			for _, f := range []string{"a.txt", "b.txt", "sub/c.txt", "sub/new.txt"} {
+				w.replace(f, f+" between\n")
+			}
+			// Past the window in which a file's stat is not trusted (its
+			// content is compared, and at MaxFiles such files are named
+			// as "more" unread): only the command's change is a candidate.
+			time.Sleep(2 * racyWindow)
+			start()
+			w.replace("a.txt", "a command\n")
+			want = []string{`modified a.txt "a.txt between\n"→"a command\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+			if !inGit {
+				return
+			}
+			// A commit in between: taken anew.
+			w.git("add", ".")
+			w.git("commit", "-qm", "between")
+			start()
+			w.replace("a.txt", "after the commit\n")
+			want = []string{`modified a.txt "a command\n"→"after the commit\n"`}
+			if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, want) {
+				t.Errorf("changes = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// In git, a command that changes files at the root of the workspace (go.mod,
+// package-lock.json) has git asked about those files, not the whole tree:
+// the watches stay (none is closed and set again), and what changed is
+// found as in a whole comparison.
+func TestScanOfRootFilesInGitAsksAboutThemOnly(t *testing.T) {
+	setNotify(t, true)
+	w := gitWS(t)
+	w.write("sub/deep/d.txt", "delta\n")
+	w.git("add", ".")
+	w.git("commit", "-qm", "deep")
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	baseline(t, tr)
+	closes := 0
+	t.Cleanup(func() { closeNotifyFD = unix.Close })
+	closeNotifyFD = func(fd int) error { closes++; return unix.Close(fd) }
+	for _, step := range []struct {
+		name string
+		cmd  func()
+		want []string
+	}{
+		{"a root file modified", func() { w.replace("a.txt", "ALPHA\n") }, []string{`modified a.txt "alpha\n"→"ALPHA\n"`}},
+		{"created, deleted, and a file below", func() {
+			w.write("new.txt", "new\n")
+			w.remove("b.txt")
+			w.replace("sub/deep/d.txt", "DELTA\n")
+		}, []string{`created new.txt nil→"new\n"`, `deleted b.txt "bravo\n"→nil`, `modified sub/deep/d.txt "delta\n"→"DELTA\n"`}},
+		{"an untracked one modified, and one back as committed", func() {
+			w.replace("new.txt", "NEW\n")
+			w.write("b.txt", "bravo\n")
+		}, []string{`modified new.txt "new\n"→"NEW\n"`, `created b.txt nil→"bravo\n"`}},
+	} {
+		step.cmd()
+		got := summaries(w.dir, scanOnce(t, tr))
+		sort.Strings(got)
+		want := slices.Clone(step.want)
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: changes = %q, want %q", step.name, got, want)
+		}
+		if closes != 0 {
+			t.Errorf("%s: the watches were set again (%d closed)", step.name, closes)
+			closes = 0
+		}
+	}
+}
+
+// Watching does not wait for a baseline being taken (a turn's end asks it
+// and must not wait for the baseline of a turn without commands).
+func TestWatchingDoesNotWaitForTheBaseline(t *testing.T) {
+	setNotify(t, true)
+	w := plainWS(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		<-release
+		return readDir(dir, dev, follow)
+	}
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	tr.Start(context.Background()) // the walk held
+	answered := make(chan bool, 1)
+	go func() { answered <- tr.Watching() }()
+	select {
+	case watching := <-answered:
+		if !watching {
+			t.Error("Watching = false while a watched baseline is taken")
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("Watching waited for the baseline")
+	}
+	close(release)
+	if err := tr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Watching() {
+		t.Error("Watching = false with the root watched")
+	}
+	tr.Close()
+	if tr.Watching() {
+		t.Error("Watching = true after Close")
 	}
 }

@@ -27,6 +27,8 @@ func (*notifier) stop()                 {}
 type changes struct {
 	any, full, ignores bool
 	dirs               map[string]bool
+	gone               []string
+	rootNames          map[string]bool
 }
 
 func watchDirs(context.Context, *repo, *notifier) error { return nil }

@@ -3,7 +3,10 @@ package shelledits
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"time"
@@ -39,23 +42,32 @@ const maxNarrowDirs = 64
 
 // scanRoot reports the root's changes since base into rep and returns the
 // root's next baseline. When the root is watched, nothing is read unless a
-// directory changed, and then only the changed directories are.
+// directory changed, and then only the changed directories are. With rep
+// nil (and b nil) it only moves the baseline on (Baseline, Start): nothing
+// is compared or reported, and a root that cannot be moved on is read
+// anew.
 func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep *Report) (*rootState, error) {
 	if base.notify != nil {
 		ch := base.notify.drain()
-		if !ch.any {
+		if !ch.full && !allAbsent(base, ch.gone) {
+			ch.full = true // there again: its files are to be found
+		}
+		if !ch.full && len(ch.dirs) == 0 {
 			return base, nil // nothing changed: the baseline stands
 		}
 		// In git, a .gitignore edit may make a skipped directory one that
 		// git lists, and so one to watch (watchDirs).
-		if !ch.full && !(ch.ignores && base.repo != nil) && !base.partial && len(ch.dirs) <= maxNarrowDirs {
-			if next, err := t.scanDirs(ctx, base, ch.dirs, b, rep); next != nil || err != nil {
+		if !ch.full && !(ch.ignores && base.repo != nil) && !base.partial && len(ch.dirs)+len(ch.rootNames) <= maxNarrowDirs {
+			if next, err := t.scanDirs(ctx, base, ch.dirs, ch.rootNames, b, rep); next != nil || err != nil {
 				return next, err
 			}
 		}
 		// Watches are set again, on the tree as it is now.
 		base.notify.close()
 		base.notify = nil
+	}
+	if rep == nil {
+		return t.snapshotRoot(ctx, base.root)
 	}
 	var n *notifier
 	if !base.unwatchable {
@@ -77,11 +89,22 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 	return next, nil
 }
 
+// allAbsent reports whether none of the paths below the root exists.
+func allAbsent(st *rootState, rels []string) bool {
+	for _, rel := range rels {
+		if _, err := os.Lstat(st.abs(rel)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
 // scanDirs compares the files of the directories dirs (in git, the
-// directories and what is below them) and takes the rest of the root from
-// the baseline, which the watches say is unchanged. It returns nil (and no
-// error) when the whole root must be compared instead.
-func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string]bool, b *budget, rep *Report) (*rootState, error) {
+// directories and what is below them; for the root's own files, "" in
+// dirs, the paths rootNames below the root) and takes the rest of the root
+// from the baseline, which the watches say is unchanged. It returns nil
+// (and no error) when the whole root must be compared instead.
+func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs, rootNames map[string]bool, b *budget, rep *Report) (*rootState, error) {
 	next := &rootState{root: base.root, taken: time.Now(), repo: base.repo, head: base.head, files: map[string]*entry{},
 		notify: base.notify}
 	// Entries of unchanged directories are shared with the baseline, which
@@ -89,7 +112,22 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs map[string
 	cur := make(map[string]*entry, len(base.files))
 	if base.repo != nil {
 		if dirs[""] {
-			return nil, nil // the root's own files: git status of all of it
+			// The root's own files: git is asked about those named (a
+			// path in the root stands for what is below it too), not
+			// about the root, which would be the whole tree.
+			if len(rootNames) == 0 || rootNames[""] {
+				return nil, nil // the root directory's own event
+			}
+			narrow := make(map[string]bool, len(dirs)+len(rootNames))
+			for d := range dirs {
+				if d != "" {
+					narrow[d] = true
+				}
+			}
+			for name := range rootNames {
+				narrow[name] = true
+			}
+			dirs = narrow
 		}
 		// The baseline of a root in git holds only the files git listed:
 		// a few maps of that size.
@@ -198,6 +236,12 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 			}
 		}
 	}
+	if rep == nil {
+		var ok bool
+		if cands, b, rep, ok = t.toRead(cands); !ok {
+			return nil, nil
+		}
+	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
 	show := cands[:min(len(cands), max(b.files, 0))]
 	for _, c := range cands[len(show):] {
@@ -252,6 +296,25 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 		base.keptBytes += int64(len(e.data))
 	}
 	return base, nil
+}
+
+// toRead turns the candidates of a baseline being moved on (Baseline on a
+// watched one: nothing is reported) into the files to read for it, with
+// a budget and a report to throw away: their present contents are read
+// and kept as a scan keeps them, no old text is looked up. ok is false
+// past MaxFiles changed files (what a scan reads at most): the baseline
+// is then taken anew, which keeps the newest within the keep limits.
+func (t *Tracker) toRead(cands []candidate) (_ []candidate, _ *budget, _ *Report, ok bool) {
+	if len(cands) > t.lim.MaxFiles {
+		return nil, nil, nil, false
+	}
+	var read []candidate
+	for _, c := range cands {
+		if c.exists {
+			read = append(read, candidate{rel: c.rel, old: &entry{hasStat: true}, exists: true})
+		}
+	}
+	return read, &budget{files: len(read), bytes: t.lim.MaxTotalBytes}, &Report{}, true
 }
 
 // parentDir is the directory of a path below a root ("" for the root).
@@ -339,6 +402,12 @@ func (t *Tracker) scanWhole(ctx context.Context, base *rootState, n *notifier, b
 // the baseline and fills in next from cur.
 func (t *Tracker) compare(ctx context.Context, base, next *rootState, cur map[string]*entry, inHeadDiff map[string]bool, b *budget, rep *Report) (*rootState, error) {
 	cands := t.candidates(base, next, cur, inHeadDiff)
+	if rep == nil {
+		var ok bool
+		if cands, b, rep, ok = t.toRead(cands); !ok {
+			return nil, nil
+		}
+	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
 	show := cands[:min(len(cands), max(b.files, 0))]
 	for _, c := range cands[len(show):] {
@@ -359,6 +428,12 @@ func (t *Tracker) candidates(base, next *rootState, cur map[string]*entry, inHea
 	check := func(rel string) {
 		old, listed := base.files[rel]
 		now := cur[rel]
+		if listed && now == old {
+			// Taken from the baseline by a scan of changed directories:
+			// the watches saw no change (not even one within the clock's
+			// granularity, racy below).
+			return
+		}
 		if !listed {
 			switch {
 			case base.repo != nil && base.head != "" && now != nil && now.headOther && !inHeadDiff[rel]:

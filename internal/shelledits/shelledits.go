@@ -257,23 +257,30 @@ func (t *Tracker) lock() {
 	}
 }
 
-// Baseline records the present state of the workspace as the baseline.
+// Baseline records the present state of the workspace as the baseline,
+// without reporting what changed since the previous one. Where the
+// previous baseline's roots are watched, it is moved on by what changed
+// (only the directories the watches name are read, nothing when none
+// changed); other roots are read anew.
 func (t *Tracker) Baseline(ctx context.Context) error {
 	t.lock()
 	defer t.mu.Unlock()
-	t.dropBase()
-	base, err := t.takeBaseline(ctx)
+	prev := t.base
+	t.base, t.baseErr = nil, nil
+	base, err := t.moveOn(ctx, prev)
 	t.base, t.baseErr = base, err
 	return err
 }
 
-// Start takes the baseline in the background and returns at once: Scan,
-// Touch and Wait wait for it, Scan returning its error. The baseline
-// describes the workspace as it is read, after Start returns; a caller that
-// must have it before something changes the workspace calls Wait.
+// Start is Baseline in the background: it returns at once, and Scan,
+// Touch and Wait wait for the baseline, Scan returning its error. The
+// baseline describes the workspace as it is read, after Start returns; a
+// caller that must have it before something changes the workspace calls
+// Wait.
 func (t *Tracker) Start(ctx context.Context) {
 	t.lock()
-	t.dropBase()
+	prev := t.base
+	t.base, t.baseErr = nil, nil
 	done := make(chan struct{})
 	t.pending = done
 	t.mu.Unlock()
@@ -282,14 +289,43 @@ func (t *Tracker) Start(ctx context.Context) {
 		var base []*rootState
 		var err error
 		func() {
-			// A bug here fails this baseline, not the agent.
+			// A bug here fails this baseline, not the agent (and
+			// closes the watches it had, after moveOn's own cleanup).
 			defer recovery.Recover(nil, "shell-edits baseline", &err)
-			base, err = t.takeBaseline(ctx)
+			defer func() {
+				if err != nil {
+					closeNotifiers(prev)
+				}
+			}()
+			base, err = t.moveOn(ctx, prev)
 		}()
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.base, t.baseErr, t.pending = base, err, nil
 	}()
+}
+
+// moveOn returns the present state as a baseline: prev (nil: none) moved
+// on where its roots are watched, roots read anew elsewhere. On an error
+// the notifiers of prev and of what was read are closed. It changes
+// nothing of the tracker (Start runs it without t.mu).
+func (t *Tracker) moveOn(ctx context.Context, prev []*rootState) ([]*rootState, error) {
+	if len(prev) != len(t.roots) {
+		closeNotifiers(prev)
+		return t.takeBaseline(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.lim.Timeout)
+	defer cancel()
+	next := make([]*rootState, 0, len(prev))
+	for i, st := range prev {
+		n, err := t.scanRoot(ctx, st, nil, nil)
+		if err != nil {
+			closeNotifiers(next, prev[i:])
+			return nil, err
+		}
+		next = append(next, n)
+	}
+	return next, nil
 }
 
 // Wait waits for a baseline that Start is taking and returns its error.
@@ -302,6 +338,24 @@ func (t *Tracker) Wait() error {
 	return nil
 }
 
+// Watching reports whether some root of the baseline is watched for
+// changes, or may be (a baseline of Start's is being taken where the
+// system can watch): only then may a later Baseline or Start cost less
+// than the first. It does not wait.
+func (t *Tracker) Watching() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pending != nil {
+		return useNotify && !t.closed.Load()
+	}
+	for _, st := range t.base {
+		if st.notify != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Close stops watching the workspace, for good (after a baseline being
 // taken). The tracker goes on working: later baselines and scans compare
 // whole roots.
@@ -310,12 +364,6 @@ func (t *Tracker) Close() {
 	t.lock()
 	defer t.mu.Unlock()
 	t.closeBase()
-}
-
-// dropBase forgets the baseline (t.mu held).
-func (t *Tracker) dropBase() {
-	t.closeBase()
-	t.base, t.baseErr = nil, nil
 }
 
 // closeBase closes the baseline's notifiers.
