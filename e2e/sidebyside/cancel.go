@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"syscall"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -51,45 +49,15 @@ func (r *runner) runCancel(c candidate, s *sample, env []string, cwd string, aft
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(env, extra...)
-	cmd.Dir = cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr := &stderrTail{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
+	agent, err := startAgentProc(argv, append(env, extra...), cwd, &stderrTail{})
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	pid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	defer func() {
 		hold.Release() // codex may still wait for the answer: let it end
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(time.Second):
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(exitWait):
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-				<-exited
-			}
-		}
-		if err != nil {
-			err = fmt.Errorf("cancel run: %w\nagent stderr (tail):\n%s", err, lastLines(stderr.String(), 20))
-		}
+		err = agent.end("cancel run", err)
 	}()
-	ed := connectEditor(stdin, stdout)
+	ed := connectEditor(agent.stdin, agent.stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	if _, err := ed.initialize(ctx); err != nil {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -132,45 +131,14 @@ func (r *runner) runCold(c candidate, s *sample, env []string, cwd string, pace 
 	if timeline {
 		argv = append(argv, "--log-level", "debug")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(env, extra...)
-	cmd.Dir = cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := &stderrTail{max: 4 << 20}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	agent, err := startAgentProc(argv, append(env, extra...), cwd, stderr)
+	if err != nil {
 		return err
 	}
-	pid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(time.Second):
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(exitWait):
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-				<-exited
-			}
-		}
-		if err != nil {
-			err = fmt.Errorf("cold start: %w\nagent stderr (tail):\n%s", err, lastLines(stderr.String(), 20))
-		}
-	}()
-	ed := connectEditor(stdin, stdout)
+	defer func() { err = agent.end("cold start", err) }()
+	ed := connectEditor(agent.stdin, agent.stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	if _, err := ed.initialize(ctx); err != nil {

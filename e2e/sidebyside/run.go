@@ -218,27 +218,13 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(env, extra...)
-	cmd.Dir = cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := &stderrTail{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
+	agent, err := startAgentProc(argv, append(env, extra...), cwd, stderr)
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	pid := cmd.Process.Pid
+	pid, stdin, exited := agent.pid, agent.stdin, agent.exited
 	sampler := startSampler(pid, r.every)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -279,7 +265,7 @@ func (r *runner) runACP(c candidate, s *sample, m *model, env []string, cwd, fil
 		}
 	}()
 
-	ed := connectEditor(stdin, stdout)
+	ed := connectEditor(stdin, agent.stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
