@@ -297,7 +297,7 @@ func (a *asPlayer) play(sigs <-chan os.Signal) int {
 		}
 	}
 	for _, s := range a.plan.steps {
-		if s.gated && a.gates {
+		if s.gated && a.gates != nil {
 			if code := wait(a.gate(s.index), "the agent's messages to the editor before this line (gate)", s.index); code >= 0 {
 				return code
 			}
@@ -377,7 +377,7 @@ func (a *asPlayer) write(line []byte, index int) bool {
 	if err != nil {
 		return false
 	}
-	if a.gates {
+	if a.gates != nil {
 		a.mark(fmt.Sprintf("line-%d", index))
 	}
 	return true
@@ -579,7 +579,7 @@ func threadServer(params json.RawMessage) (mcpServer, bool) {
 // server of the call's session, and marks it done when the result is back.
 func (a *asPlayer) call(s asStep) {
 	defer close(a.plan.calls[s.e.Call].done)
-	if a.gates && !a.waitGate(a.ctx, s.index) {
+	if a.gates != nil && !a.waitGate(a.ctx, s.index) {
 		return
 	}
 	session, err := a.session(s.e.Session)

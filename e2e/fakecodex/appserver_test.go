@@ -132,7 +132,7 @@ func TestAppServerReplaysConversation(t *testing.T) {
 		asEOF("in"),
 	)
 	f := newFake(t, entries...)
-	f.env[EnvGates] = "1"
+	gs := harnessGates(t, f)
 	c := f.startAppServer()
 	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
 	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
@@ -162,12 +162,12 @@ func TestAppServerReplaysConversation(t *testing.T) {
 			continue
 		}
 		// newFake puts a start entry first: entry i is at transcript position i+1.
-		if _, err := os.Stat(filepath.Join(f.state, "line-"+itoa(i+1))); err != nil {
-			t.Errorf("line %d written but not marked: %v", i+1, err)
+		if !gs.Marked("line-" + itoa(i+1)) {
+			t.Errorf("line %d written but not marked", i+1)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(f.state, "run-1")); err != nil {
-		t.Errorf("the process did not claim run 1: %v", err)
+	if _, err := os.Stat(filepath.Join(f.state, "run-1")); err != nil || !gs.Marked("run-1") {
+		t.Errorf("the process did not claim run 1 (marked %v): %v", gs.Marked("run-1"), err)
 	}
 }
 
