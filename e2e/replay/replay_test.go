@@ -3,11 +3,14 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +36,17 @@ const (
 var opts replay.Options
 
 // TestMain builds the agent and the fake codex once (linked again only
-// when they changed: testkit.BuildCommands).
+// when they changed: testkit.BuildCommands), and runs more replays at once
+// than there are CPUs unless -parallel says otherwise: a replay's processes
+// mostly wait for one another (one replay keeps about a third of a CPU
+// busy), so two at a time on two cores left the machine idle.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	parallel := false
+	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
+	if !parallel {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 	dir, err := os.MkdirTemp("", "codexacp-replay-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
