@@ -162,12 +162,12 @@ func TestAppServerReplaysConversation(t *testing.T) {
 			continue
 		}
 		// newFake puts a start entry first: entry i is at transcript position i+1.
-		if !gs.Marked("line-" + itoa(i+1)) {
-			t.Errorf("line %d written but not marked", i+1)
-		}
+		// Marks arrive on their own connection: waited for, bounded.
+		waitMark(t, gs, "line-"+itoa(i+1))
 	}
-	if _, err := os.Stat(filepath.Join(f.state, "run-1")); err != nil || !gs.Marked("run-1") {
-		t.Errorf("the process did not claim run 1 (marked %v): %v", gs.Marked("run-1"), err)
+	waitMark(t, gs, "run-1")
+	if _, err := os.Stat(filepath.Join(f.state, "run-1")); err != nil {
+		t.Errorf("the process did not claim run 1: %v", err)
 	}
 }
 
