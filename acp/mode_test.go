@@ -40,19 +40,11 @@ func TestModesOffered(t *testing.T) {
 
 // While planning, the file tools refuse writes whatever the mode.
 func TestPlanningRefusesWrites(t *testing.T) {
-	for _, tc := range []struct {
-		mode backend.Mode
-		user codex.UserConfig
-	}{
-		{backend.ModeAsk, codex.UserConfig{}},
-		{backend.ModeAuto, backendtest.UserRoots},
-		{backend.ModeFullAccess, codex.UserConfig{}},
-		{backend.ModeCustom, backendtest.UserAll},
-	} {
-		t.Run(string(tc.mode), func(t *testing.T) {
+	for _, tc := range backendtest.WritableModes {
+		t.Run(string(tc.Mode), func(t *testing.T) {
 			s := newSession("s", t.TempDir(), nil, nil, events.Options{})
-			s.user = tc.user
-			s.setMode(tc.mode)
+			s.user = tc.User
+			s.setMode(tc.Mode)
 			s.setPlanning(true)
 			if got := s.toolMode(); got != backend.ModeReadOnly {
 				t.Errorf("planning: file tools behave as %s, want read-only", got)
@@ -62,7 +54,7 @@ func TestPlanningRefusesWrites(t *testing.T) {
 				t.Errorf("planning: write not refused as a plan-mode write (%v)", err)
 			}
 			s.setPlanning(false)
-			if got, want := s.toolMode(), backend.ModePolicy(tc.mode, tc.user, nil).Tools; got != want {
+			if got, want := s.toolMode(), backend.ModePolicy(tc.Mode, tc.User, nil).Tools; got != want {
 				t.Errorf("after planning: file tools behave as %s, want %s", got, want)
 			}
 		})

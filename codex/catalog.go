@@ -93,13 +93,9 @@ func ModelCatalog(ctx context.Context, codexPath, cacheDir string) (string, erro
 }
 
 func makeCatalog(ctx context.Context, codexPath, cacheDir string) (string, error) {
-	out, err := runCodex(ctx, codexPath, "--version")
+	version, err := Version(ctx, codexPath)
 	if err != nil {
 		return "", err
-	}
-	version := versionOf(string(out))
-	if version == "" {
-		return "", fmt.Errorf("codex --version: no version in %q", out)
 	}
 	path := filepath.Join(cacheDir, "model-catalog-"+version+".json")
 	if _, err := os.Stat(path); err == nil {
@@ -201,7 +197,49 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // Version is codex's version as `codex --version` prints it ("0.169.0").
+// It runs codex once per binary (path, size, modification time) in this
+// process: the agent's start asks for the version twice, for the log and
+// /status and to name the model catalog, and concurrent callers share the
+// run.
 func Version(ctx context.Context, codexPath string) (string, error) {
+	fi, err := os.Stat(codexPath)
+	if err != nil {
+		return versionOnce(ctx, codexPath)
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", codexPath, fi.Size(), fi.ModTime().UnixNano())
+	if v, ok := versions.Load(key); ok {
+		return v.(string), nil
+	}
+	// Detached from ctx like the catalog's runs: the shared run must not
+	// fail for everyone because the first caller gave up.
+	runCtx := context.WithoutCancel(ctx)
+	ch := versionRuns.DoChan(key, func() (any, error) {
+		runCtx, cancel := context.WithTimeout(runCtx, catalogTimeout)
+		defer cancel()
+		v, err := versionOnce(runCtx, codexPath)
+		if err == nil {
+			versions.Store(key, v)
+		}
+		return v, err
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return "", res.Err
+		}
+		return res.Val.(string), nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("codex --version: %w", context.Cause(ctx))
+	}
+}
+
+var (
+	versionRuns singleflight.Group
+	versions    sync.Map // binary identity → version
+)
+
+// versionOnce runs `codex --version`.
+func versionOnce(ctx context.Context, codexPath string) (string, error) {
 	out, err := runCodex(ctx, codexPath, "--version")
 	if err != nil {
 		return "", err

@@ -149,3 +149,40 @@ func TestVersionOf(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionRunsCodexOnce: the agent's start asks for the version (log,
+// /status) and makes the catalog (named after the version) at once; codex
+// --version runs once for both, and again for a binary that changed.
+func TestVersionRunsCodexOnce(t *testing.T) {
+	dir := t.TempDir()
+	codex := fakeCatalogCodex(t, dir, "7.7.7")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if v, err := Version(context.Background(), codex); err != nil || v != "7.7.7" {
+				t.Errorf("Version = %q, %v", v, err)
+			}
+		})
+		wg.Go(func() {
+			if _, err := ModelCatalog(context.Background(), codex, filepath.Join(dir, "cache")); err != nil {
+				t.Errorf("ModelCatalog: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if versions, _ := os.ReadFile(filepath.Join(dir, "versions")); strings.Count(string(versions), "version") != 1 {
+		t.Errorf("codex --version ran %d times, want once", strings.Count(string(versions), "version"))
+	}
+
+	// An update in place (another size): asked again.
+	script, err := os.ReadFile(codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(codex, []byte(strings.ReplaceAll(string(script), "7.7.7", "7.10.0")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Version(context.Background(), codex); err != nil || v != "7.10.0" {
+		t.Errorf("Version after the update = %q, %v; want 7.10.0", v, err)
+	}
+}

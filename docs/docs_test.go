@@ -7,42 +7,54 @@
 package docs
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // modulePackages returns the module's packages as paths relative to its
-// root ("acp", "internal/stress"), as `go list ./...` lists them.
+// root ("acp", "internal/stress"), as `go list ./...` lists them; the go
+// command runs once for all the tests that ask.
 func modulePackages(t *testing.T) []string {
 	t.Helper()
-	root, err := filepath.Abs("..")
+	pkgs, err := listPackages()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return slices.Clone(pkgs)
+}
+
+var listPackages = sync.OnceValues(func() ([]string, error) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return nil, err
 	}
 	cmd := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list ./...: %v", err)
+		return nil, fmt.Errorf("go list ./...: %w", err)
 	}
 	var pkgs []string
 	for _, dir := range strings.Fields(string(out)) {
 		rel, err := filepath.Rel(root, dir)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		pkgs = append(pkgs, filepath.ToSlash(rel))
 	}
 	if len(pkgs) == 0 {
-		t.Fatal("go list ./... listed no package")
+		return nil, errors.New("go list ./... listed no package")
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // tableRows returns the first cell (`path`) of each row of the first
 // table after the heading line in the Markdown file, with its line number.

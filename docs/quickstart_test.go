@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // The README's quickstart, checked: every command of its shell blocks is
@@ -156,6 +158,11 @@ esac
 			t.Errorf("quickstart command %q is neither run by this test nor listed in quickstartNeedsNetwork", c)
 			continue
 		}
+		keep := func() {}
+		if args[1] == "install" {
+			// The last run's install, linked again only if it changed.
+			keep = testkit.ReuseBinary(filepath.Join(bin, "codexacp"), "quickstart")
+		}
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir, cmd.Env = root, env
 		var out bytes.Buffer
@@ -163,6 +170,7 @@ esac
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%s: %v\n%s", c, err, out.String())
 		}
+		keep()
 		ran++
 		switch c {
 		case "codexacp --version":

@@ -24,6 +24,7 @@ import (
 	"github.com/codexacp/codexacp/internal/fakeeditor"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/syncbuf"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // agentBin is the codexacp binary under test, built once by TestMain.
@@ -35,12 +36,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	agentBin = filepath.Join(dir, "codexacp")
-	build := exec.Command("go", "build", "-o", agentBin, "github.com/codexacp/codexacp/cmd/codexacp")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building codexacp: %v\n%s", err, out)
+	bins, err := testkit.BuildCommands(dir, "github.com/codexacp/codexacp/cmd/codexacp")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building codexacp: %v\n", err)
 		os.Exit(1)
 	}
+	agentBin = bins[0]
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

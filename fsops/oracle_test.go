@@ -329,8 +329,8 @@ func TestUnifiedDiffMatchesGNU(t *testing.T) {
 	var stats oracleStats
 	defer func() { t.Log(stats) }()
 	r := rand.New(rand.NewSource(1))
-	// Each case runs GNU diff and patch: 150 cases in the quick loop.
-	cases := stress.Size(t, 150, 600)
+	// Each case runs GNU diff and patch: 60 cases in the quick loop.
+	cases := stress.Size(t, 60, 600)
 	for i := range cases {
 		src := codeLine
 		if i%2 == 1 {
@@ -426,7 +426,7 @@ func TestEngineDiffsMatchGNU(t *testing.T) {
 	ctx := context.Background()
 	const path = "/w/f.txt"
 	tools := map[string]int{}
-	cases := stress.Size(t, 100, 400) // each runs GNU diff and patch
+	cases := stress.Size(t, 40, 400) // each runs GNU diff and patch
 	for i, n := 0, 0; n < cases; i++ {
 		src := codeLine
 		if r.Intn(2) == 0 {

@@ -30,19 +30,11 @@ func TestModePolicy(t *testing.T) {
 // A plan turn runs read-only in every mode, the mode's approval policy
 // kept.
 func TestPlanTurnReadOnly(t *testing.T) {
-	for _, tc := range []struct {
-		mode backend.Mode
-		user codex.UserConfig
-	}{
-		{backend.ModeAsk, codex.UserConfig{}},
-		{backend.ModeAuto, backendtest.UserRoots},
-		{backend.ModeFullAccess, codex.UserConfig{}},
-		{backend.ModeCustom, backendtest.UserAll},
-	} {
-		t.Run(string(tc.mode), func(t *testing.T) {
-			turn := backend.Turn{Mode: tc.mode, User: tc.user, Cwd: "/ws", Plan: true}
+	for _, tc := range backendtest.WritableModes {
+		t.Run(string(tc.Mode), func(t *testing.T) {
+			turn := backend.Turn{Mode: tc.Mode, User: tc.User, Cwd: "/ws", Plan: true}
 			sandbox, approval := appServerPolicy(turn)
-			_, wantApproval := appServerPolicy(backend.Turn{Mode: tc.mode, User: tc.user, Cwd: "/ws"})
+			_, wantApproval := appServerPolicy(backend.Turn{Mode: tc.Mode, User: tc.User, Cwd: "/ws"})
 			if b, _ := json.Marshal(sandbox); string(b) != `{"type":"readOnly"}` {
 				t.Errorf("plan turn sandbox %s, want readOnly", b)
 			}

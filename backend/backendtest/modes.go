@@ -21,6 +21,19 @@ var (
 		GranularApproval: json.RawMessage(`{"granular":{"mcp_elicitations":false,"rules":true,"sandbox_approval":true}}`)}
 )
 
+// WritableModes are the modes that may write, each on top of user settings
+// it keeps something of: the cases of the tests that plan mode (plan turns,
+// the file tools while planning) turns every one of them read-only.
+var WritableModes = []struct {
+	Mode backend.Mode
+	User codex.UserConfig
+}{
+	{backend.ModeAsk, codex.UserConfig{}},
+	{backend.ModeAuto, UserRoots},
+	{backend.ModeFullAccess, codex.UserConfig{}},
+	{backend.ModeCustom, UserAll},
+}
+
 // ModeCase is one mode on top of the user's settings, as each backend
 // renders it: one table, so that the backends' renderings of a mode are
 // read side by side; each backend's tests check their own column.

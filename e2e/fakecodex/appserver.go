@@ -183,6 +183,9 @@ func planAppServer(entries []record.Entry, n int) (*asPlan, error) {
 				if m.hasID() {
 					requests[string(m.ID)] = a
 				}
+				if floating[m.Method] {
+					continue // awaited where its answer is written
+				}
 				p.steps = append(p.steps, asStep{kind: stepAwait, index: i, e: e, slot: a})
 			case e.Dir == record.DirOut && m.hasID():
 				r := p.servReq[string(m.ID)]
@@ -250,6 +253,16 @@ type asPlayer struct {
 	fatal chan string   // the agent answered a server request otherwise than recorded
 }
 
+// floating are the agent's requests that it sends at no fixed point of
+// codex's output: the fake waits for them only where it writes their
+// answer, not at their recorded place. The agent lists a session's skills
+// on a goroutine of its own once the app-server is up (issue 24), before
+// or after thread/start is answered as the processes happen to run; a
+// recording that caught it before would otherwise hold back codex's lines
+// for a request that comes after them (seen replaying the recording of a
+// replay, TestRecordingOfAReplayReplays).
+var floating = map[string]bool{"skills/list": true}
+
 // mcpServer is the agent's tool server as a thread's config names it.
 type mcpServer struct{ url, token string }
 
@@ -297,7 +310,7 @@ func (a *asPlayer) play(sigs <-chan os.Signal) int {
 		}
 	}
 	for _, s := range a.plan.steps {
-		if s.gated && a.gates {
+		if s.gated && a.gates != nil {
 			if code := wait(a.gate(s.index), "the agent's messages to the editor before this line (gate)", s.index); code >= 0 {
 				return code
 			}
@@ -317,6 +330,10 @@ func (a *asPlayer) play(sigs <-chan os.Signal) int {
 				return 0
 			}
 		case stepAnswer:
+			// Arrived at its recorded place, unless floating.
+			if code := wait(s.slot.arrived, "the agent's "+s.slot.method, s.index); code >= 0 {
+				return code
+			}
 			a.mu.Lock()
 			id := s.slot.liveID
 			a.mu.Unlock()
@@ -377,7 +394,7 @@ func (a *asPlayer) write(line []byte, index int) bool {
 	if err != nil {
 		return false
 	}
-	if a.gates {
+	if a.gates != nil {
 		a.mark(fmt.Sprintf("line-%d", index))
 	}
 	return true
@@ -579,7 +596,7 @@ func threadServer(params json.RawMessage) (mcpServer, bool) {
 // server of the call's session, and marks it done when the result is back.
 func (a *asPlayer) call(s asStep) {
 	defer close(a.plan.calls[s.e.Call].done)
-	if a.gates && !a.waitGate(a.ctx, s.index) {
+	if a.gates != nil && !a.waitGate(a.ctx, s.index) {
 		return
 	}
 	session, err := a.session(s.e.Session)

@@ -132,7 +132,7 @@ func TestAppServerReplaysConversation(t *testing.T) {
 		asEOF("in"),
 	)
 	f := newFake(t, entries...)
-	f.env[EnvGates] = "1"
+	gs := harnessGates(t, f)
 	c := f.startAppServer()
 	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
 	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
@@ -162,10 +162,10 @@ func TestAppServerReplaysConversation(t *testing.T) {
 			continue
 		}
 		// newFake puts a start entry first: entry i is at transcript position i+1.
-		if _, err := os.Stat(filepath.Join(f.state, "line-"+itoa(i+1))); err != nil {
-			t.Errorf("line %d written but not marked: %v", i+1, err)
-		}
+		// Marks arrive on their own connection: waited for, bounded.
+		waitMark(t, gs, "line-"+itoa(i+1))
 	}
+	waitMark(t, gs, "run-1")
 	if _, err := os.Stat(filepath.Join(f.state, "run-1")); err != nil {
 		t.Errorf("the process did not claim run 1: %v", err)
 	}
@@ -420,5 +420,39 @@ func TestAppServerAnswersUnrecordedConfigRead(t *testing.T) {
 	}
 	if c.stderr.String() != "" {
 		t.Errorf("stderr = %q", c.stderr)
+	}
+}
+
+// TestAppServerSkillsListFloats: the agent lists skills whenever its
+// listing goroutine runs. A recording that caught skills/list before
+// thread/start was answered replays when the live agent lists them only
+// after: codex's lines do not wait for it, its answer does.
+func TestAppServerSkillsListFloats(t *testing.T) {
+	entries := append(append([]record.Entry(nil), handshake...),
+		as("out", `{"id":2,"method":"thread/start","params":{"cwd":"/w"}}`),
+		as("out", `{"id":3,"method":"skills/list","params":{"cwds":["/w"]}}`),
+		as("in", `{"method":"mcpServer/startupStatus/updated","params":{"name":"acp","status":"ready"}}`),
+		as("in", `{"id":2,"result":{"thread":{"id":"th1"}}}`),
+		as("in", `{"id":3,"result":{"data":[]}}`),
+		asEOF("out"),
+		asEOF("in"),
+	)
+	f := newFake(t, entries...)
+	c := f.startAppServer()
+	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
+	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
+	c.send(`{"method":"initialized"}`)
+	c.send(`{"id":12,"method":"thread/start","params":{"cwd":"/w"}}`)
+	c.expect(`{"method":"mcpServer/startupStatus/updated","params":{"name":"acp","status":"ready"}}`)
+	c.expect(`{"id":12,"result":{"thread":{"id":"th1"}}}`)
+	select {
+	case l := <-c.lines:
+		t.Fatalf("the fake answered skills/list before the agent sent it: %s", l)
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
+	c.expect(`{"id":13,"result":{"data":[]}}`)
+	if code := c.exit(true); code != 0 {
+		t.Errorf("exit %d, want 0; stderr %s", code, c.stderr)
 	}
 }

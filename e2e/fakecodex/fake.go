@@ -19,6 +19,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/e2e/replay/gates"
 	"github.com/codexacp/codexacp/internal/bearer"
 	"github.com/codexacp/codexacp/record"
 )
@@ -41,9 +42,6 @@ const (
 	exitInterrupted = 1 // SIGINT, as codex
 	exitMismatch    = 2 // the run does not match the recording, or bad usage
 )
-
-// gatePoll is how often a gate file is looked for.
-const gatePoll = time.Millisecond
 
 // run is the whole program; main only wires the process to it.
 func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
@@ -88,7 +86,11 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		if err != nil {
 			return fail("%v", err)
 		}
-		r := &replayer{stdout: stdout, stderr: stderr, root: getenv(EnvRoot), state: state, gates: getenv(EnvGates) == "1"}
+		r := &replayer{stdout: stdout, stderr: stderr, root: getenv(EnvRoot), state: state}
+		if err := r.dialGates(getenv(EnvGates), n); err != nil {
+			return fail("%v", err)
+		}
+		defer r.closeGates()
 		return runAppServer(entries, n, r, stdin, sigs)
 	default:
 		return fail("unsupported arguments %q", args)
@@ -122,10 +124,11 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if err := p.check(ex, string(prompt)); err != nil {
 		return fail("run %d: %v", n, err)
 	}
-	r := &replayer{
-		stdout: stdout, stderr: stderr, root: getenv(EnvRoot),
-		state: state, gates: getenv(EnvGates) == "1",
+	r := &replayer{stdout: stdout, stderr: stderr, root: getenv(EnvRoot), state: state}
+	if err := r.dialGates(getenv(EnvGates), n); err != nil {
+		return fail("%v", err)
 	}
+	defer r.closeGates()
 	return r.replay(p, ex, getenv, sigs)
 }
 
@@ -413,7 +416,28 @@ type replayer struct {
 	stdout, stderr io.Writer
 	root           string
 	state          string
-	gates          bool
+	gates          *gates.Client // nil without a harness to keep in step with
+}
+
+// dialGates connects to the replay harness at addr (CODEXACP_FAKE_GATES;
+// "" for none) and marks run n started.
+func (r *replayer) dialGates(addr string, n int) error {
+	if addr == "" {
+		return nil
+	}
+	c, err := gates.Dial(addr)
+	if err != nil {
+		return err
+	}
+	r.gates = c
+	r.mark(fmt.Sprintf("run-%d", n))
+	return nil
+}
+
+func (r *replayer) closeGates() {
+	if r.gates != nil {
+		r.gates.Close()
+	}
 }
 
 // maxRunTime bounds one replayed run: a fake whose agent died (and so never
@@ -470,7 +494,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 			if _, err := r.stdout.Write(append(line, '\n')); err != nil {
 				return exitInterrupted
 			}
-			if r.gates {
+			if r.gates != nil {
 				r.mark(fmt.Sprintf("line-%d", s.index))
 			}
 		case record.KindFile:
@@ -478,7 +502,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 				fmt.Fprintf(r.stderr, "fakecodex: %v\n", err)
 			}
 		case record.KindRollout:
-			if s.afterExit && r.gates && !r.waitGate(ctx, s.index) {
+			if s.afterExit && r.gates != nil && !r.waitGate(ctx, s.index) {
 				continue
 			}
 			if err := appendRollout(getenv("CODEX_HOME"), s.e); err != nil {
@@ -492,7 +516,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 				fmt.Fprintf(r.stderr, "fakecodex: recorded %s call, but no MCP server is configured\n", s.e.Tool)
 				continue
 			}
-			if r.gates && !r.waitGate(ctx, s.index) {
+			if r.gates != nil && !r.waitGate(ctx, s.index) {
 				continue
 			}
 			res, err := session.CallTool(ctx, &mcpsdk.CallToolParams{Name: s.e.Tool, Arguments: s.e.Arguments})
@@ -533,7 +557,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 
 // mark tells the harness how far the run got (see CODEXACP_FAKE_GATES).
 func (r *replayer) mark(name string) {
-	if err := os.WriteFile(filepath.Join(r.state, name), nil, 0o644); err != nil {
+	if err := r.gates.Mark(name); err != nil {
 		fmt.Fprintf(r.stderr, "fakecodex: %v\n", err)
 	}
 }
@@ -541,19 +565,7 @@ func (r *replayer) mark(name string) {
 // waitGate waits for the harness to open the gate of the tool call at
 // transcript position index; false when interrupted first.
 func (r *replayer) waitGate(ctx context.Context, index int) bool {
-	gate := filepath.Join(r.state, fmt.Sprintf("gate-%d", index))
-	t := time.NewTicker(gatePoll)
-	defer t.Stop()
-	for {
-		if _, err := os.Stat(gate); err == nil {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
-	}
+	return r.gates.Wait(ctx, fmt.Sprintf("gate-%d", index))
 }
 
 // recreate puts a file back in the state the recording found it in, when it

@@ -15,6 +15,7 @@ import (
 
 	"github.com/codexacp/codexacp/codex"
 	"github.com/codexacp/codexacp/codex/appserver"
+	"github.com/codexacp/codexacp/e2e/replay/gates"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/mcp"
@@ -303,11 +304,11 @@ func TestSIGINTStopsAWaitingRun(t *testing.T) {
 		line(1, `{"type":"turn.completed"}`),
 		record.Entry{Kind: record.KindCodexExit, Run: 1, Code: code(0)},
 	)
-	f.env[EnvGates] = "1"
+	gs := harnessGates(t, f)
 	obs, cfg := serveTools(t, f)
 	sigs := make(chan os.Signal, 1)
 	done, stdout, _ := f.start("exec "+cfg+" -", "", sigs)
-	waitFile(t, filepath.Join(f.state, "line-2")) // turn.started printed
+	waitMark(t, gs, "line-2") // turn.started printed
 	sigs <- os.Interrupt
 	select {
 	case c := <-done:
@@ -331,10 +332,10 @@ func TestCancelledRunPrintsAllThenWaits(t *testing.T) {
 		line(1, `{"type":"item.completed"}`),
 		record.Entry{Kind: record.KindCodexExit, Run: 1, Cancelled: true},
 	)
-	f.env[EnvGates] = "1"
+	gs := harnessGates(t, f)
 	sigs := make(chan os.Signal, 1)
 	done, stdout, _ := f.start("exec -", "", sigs)
-	waitFile(t, filepath.Join(f.state, "line-3"))
+	waitMark(t, gs, "line-3")
 	select {
 	case c := <-done:
 		t.Fatalf("a cancelled run exited (%d) before SIGINT", c)
@@ -364,17 +365,26 @@ func TestSIGINTBeforeACancelledRunPrints(t *testing.T) {
 	}
 }
 
-func waitFile(t *testing.T, path string) {
+// harnessGates stands in for the replay harness's side of the gates: the
+// fake f keeps in step with it.
+func harnessGates(t *testing.T, f *fake) *gates.Server {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(time.Millisecond)
+	gs, err := gates.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gs.Close() })
+	f.env[EnvGates] = gs.Addr()
+	return gs
+}
+
+// waitMark waits for the fake to mark name.
+func waitMark(t *testing.T, gs *gates.Server, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !gs.WaitMark(ctx, name) {
+		t.Fatalf("%s never marked", name)
 	}
 }
 

@@ -35,11 +35,12 @@
 //	CODEXACP_FAKE_TRANSCRIPT  the transcript (required)
 //	CODEXACP_FAKE_STATE       a directory where runs are counted (required for exec and app-server)
 //	CODEXACP_FAKE_ROOT        files are recreated only under this directory (unset: never)
-//	CODEXACP_FAKE_GATES=1     synchronise with the replay harness through files in the state
-//	                          directory: before the tool call at transcript position i, wait for
-//	                          gate-<i> (made once the agent has sent every message that preceded
+//	CODEXACP_FAKE_GATES=ADDR  keep in step with the replay harness, which listens on the loopback
+//	                          address ADDR (package e2e/replay/gates): mark run-<n> once the run is
+//	                          claimed; before the tool call at transcript position i, wait for
+//	                          gate-<i> (opened once the agent has sent every message that preceded
 //	                          the call in the recording); after printing the line at position i,
-//	                          make line-<i> (the harness sends the editor's next message, e.g. a
+//	                          mark line-<i> (the harness sends the editor's next message, e.g. a
 //	                          cancel, only once the codex output before it was printed); an
 //	                          app-server line that came after more agent messages than the codex
 //	                          line before it waits for gate-<i> too

@@ -20,7 +20,9 @@ import (
 // of text inside a blob), that the payloads repeated in the original are
 // stored once, and that the new recording replays.
 func TestRecordingStoresLargePayloadsOnce(t *testing.T) {
-	for _, name := range []string{"TestSkillCommand", "TestSkillCommand.app-server", "TestSessionLoadAfterRestart", "TestFastMode.app-server"} {
+	names := []string{"TestSkillCommand", "TestSkillCommand.app-server", "TestSessionLoadAfterRestart", "TestFastMode.app-server"}
+	// Skills on the app-server, a load's rollout on exec.
+	for _, name := range quick(t, names, itself, "TestSkillCommand.app-server", "TestSessionLoadAfterRestart") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			again := filepath.Join(t.TempDir(), name+".ndjson")

@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codexacp/codexacp/e2e/replay/gates"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/syncbuf"
@@ -115,7 +116,7 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	// The directory the transcript's workspace paths are rewritten to, the
-	// fake codex's run counter and gates, and the agent's state directory
+	// fake codex's run counters and reports, and the agent's state directory
 	// and codex home (where stored files are recreated).
 	root := filepath.Join(tmp, "root")
 	state := filepath.Join(tmp, "state")
@@ -158,7 +159,12 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	p := &player{script: sc, state: state, dirs: dirs, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
+	gs, err := gates.Listen()
+	if err != nil {
+		return nil, err
+	}
+	defer gs.Close()
+	p := &player{script: sc, state: state, gates: gs, dirs: dirs, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
 	opts.AgentArgs = append(agentArgs(entries), opts.AgentArgs...)
 	if err := p.start(ctx, opts, transcript, root, tmp); err != nil {
 		return nil, err
@@ -272,7 +278,7 @@ type action struct {
 	// stored are the files the agent read to serve this request (a
 	// session/list or session/load), recreated just before it is sent.
 	stored []*record.Entry
-	// codex names the marker file the fake codex makes once it has printed
+	// codex names the mark the fake codex makes once it has printed
 	// the codex output that preceded the action in the recording (run-N for
 	// a run or app-server process that has just started, line-I for the
 	// line at transcript position I); "" when no run was in progress.
@@ -450,7 +456,8 @@ func (sc *script) makeDirs(root string) error {
 // player runs the agent and plays the editor's side of a script.
 type player struct {
 	script  *script
-	state   string
+	state   string        // the fake codex's run counters and tool-result reports
+	gates   *gates.Server // the fake codex's marks, and gates the player opens
 	dirs    storeDirs
 	timeout time.Duration
 
@@ -500,7 +507,7 @@ func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp 
 		"CODEXACP_FAKE_TRANSCRIPT="+transcript,
 		"CODEXACP_FAKE_STATE="+p.state,
 		"CODEXACP_FAKE_ROOT="+root,
-		"CODEXACP_FAKE_GATES=1",
+		"CODEXACP_FAKE_GATES="+p.gates.Addr(),
 	)
 	cmd.Stderr = &p.stderr
 	stdin, err := cmd.StdinPipe()
@@ -610,7 +617,7 @@ func (p *player) openGates() {
 	}
 	p.mu.Unlock()
 	for _, g := range open {
-		os.WriteFile(filepath.Join(p.state, g.name), nil, 0o644)
+		p.gates.Open(g.name)
 	}
 }
 
@@ -657,17 +664,13 @@ func (p *player) waitCodex(marker string) bool {
 	if marker == "" {
 		return true
 	}
-	deadline := time.Now().Add(p.timeout)
-	for {
-		if _, err := os.Stat(filepath.Join(p.state, marker)); err == nil {
-			return true
-		}
-		if time.Now().After(deadline) {
-			p.setIncomplete(fmt.Sprintf("waited %v for the fake codex to reach %s", p.timeout, marker))
-			return false
-		}
-		time.Sleep(time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	if !p.gates.WaitMark(ctx, marker) {
+		p.setIncomplete(fmt.Sprintf("waited %v for the fake codex to reach %s", p.timeout, marker))
+		return false
 	}
+	return true
 }
 
 func (p *player) setIncomplete(why string) {

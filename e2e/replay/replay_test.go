@@ -3,18 +3,22 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/codexacp/codexacp/e2e/replay"
 	"github.com/codexacp/codexacp/internal/acpschema"
+	"github.com/codexacp/codexacp/internal/stress"
+	"github.com/codexacp/codexacp/internal/testkit"
 	"github.com/codexacp/codexacp/record"
 )
 
@@ -31,27 +35,30 @@ const (
 
 var opts replay.Options
 
-// TestMain builds the agent and the fake codex once.
+// TestMain builds the agent and the fake codex once (linked again only
+// when they changed: testkit.BuildCommands), and runs more replays at once
+// than there are CPUs unless -parallel says otherwise: a replay's processes
+// mostly wait for one another (one replay keeps about a third of a CPU
+// busy), so two at a time on two cores left the machine idle.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	parallel := false
+	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
+	if !parallel {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 	dir, err := os.MkdirTemp("", "codexacp-replay-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// One go command builds both: it loads the packages once and links the
-	// two binaries side by side, named after their packages.
-	exe := ""
-	if runtime.GOOS == "windows" {
-		exe = ".exe"
-	}
-	opts = replay.Options{Agent: filepath.Join(dir, "codexacp"+exe), FakeCodex: filepath.Join(dir, "fakecodex"+exe)}
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"github.com/codexacp/codexacp/cmd/codexacp", "github.com/codexacp/codexacp/e2e/fakecodex")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the agent and the fake codex: %v\n%s", err, out)
+	bins, err := testkit.BuildCommands(dir, "github.com/codexacp/codexacp/cmd/codexacp", "github.com/codexacp/codexacp/e2e/fakecodex")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the agent and the fake codex: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	opts = replay.Options{Agent: bins[0], FakeCodex: bins[1]}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -144,12 +151,13 @@ func TestAlteredTranscriptFails(t *testing.T) {
 		exec      = corpusDir + "/TestHelloTurn.ndjson"
 		appServer = corpusDir + "/TestHelloTurn.app-server.ndjson"
 	)
-	tests := []struct {
+	type altered struct {
 		name   string
 		source string
 		alter  func(e *record.Entry) bool // false drops the entry
 		inDiff []string
-	}{
+	}
+	tests := []altered{
 		{"changed text", exec, agentMessages(func(out []byte) []byte {
 			return bytes.ReplaceAll(out, []byte(`Hello from the mock model`), []byte(`Hello from the recording`))
 		}), []string{`-        "text": "Hello from the recording",`, `+        "text": "Hello from the mock model",`}},
@@ -213,6 +221,8 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			return true
 		}, []string{`recorded sandbox and approval settings`}},
 	}
+	tests = quick(t, tests, func(tt altered) string { return tt.name },
+		"changed text", "missing message", "app-server: the agent sent another prompt", "exec: other writable roots")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -291,6 +301,31 @@ func TestAlteredToolResultFails(t *testing.T) {
 		})
 	}
 }
+
+// quick keeps, in the quick loop, the cases of a variant test named in
+// names: each variant replays a chosen few transcripts that show its point
+// (both backends where it differs), and every case with CODEXACP_STRESS=1
+// (CI, .ci/run). The plain replay of the whole corpus (TestCorpus) always
+// runs: it is the safety net.
+func quick[T any](t *testing.T, cases []T, name func(T) string, names ...string) []T {
+	t.Helper()
+	if stress.Full() {
+		return cases
+	}
+	var kept []T
+	for _, c := range cases {
+		if slices.Contains(names, name(c)) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) != len(names) {
+		t.Fatalf("the quick cases %q are not all among the cases", names)
+	}
+	t.Logf("quick loop: %d of %d cases (all with %s=1)", len(kept), len(cases), stress.Env)
+	return kept
+}
+
+func itself(s string) string { return s }
 
 // agentMessages is an entry filter that puts each recorded agent message
 // through alter (nil drops it).
@@ -383,8 +418,10 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 // no root in the header, so the first session's cwd (new or loaded) is
 // mapped.
 func TestReplayWithoutRoot(t *testing.T) {
-	for _, name := range []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart",
-		"TestEditGoesThroughEditorBuffer.app-server", "TestSessionLoadAfterRestart.app-server"} {
+	names := []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart",
+		"TestEditGoesThroughEditorBuffer.app-server", "TestSessionLoadAfterRestart.app-server"}
+	// A new session on one backend, a loaded one on the other.
+	for _, name := range quick(t, names, itself, "TestSessionLoadAfterRestart", "TestEditGoesThroughEditorBuffer.app-server") {
 		t.Run(name, func(t *testing.T) {
 			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
 				entries[0].Root = ""
@@ -425,9 +462,13 @@ var hex64 = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 // replays a transcript, then replays that new recording: the recorder in the
 // agent binary captures everything a replay needs, with no codex involved.
 func TestRecordingOfAReplayReplays(t *testing.T) {
-	for _, name := range []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart",
+	names := []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart",
 		"TestHelloTurn.app-server", "TestEditGoesThroughEditorBuffer.app-server", "TestAppServerCommandApproval.allowed.app-server",
-		"TestCancelMidStream.app-server", "TestAppServerSessionsShareOneProcess.app-server"} {
+		"TestCancelMidStream.app-server", "TestAppServerSessionsShareOneProcess.app-server"}
+	// The file tools and a load on exec; an approval and a cancel on the
+	// app-server.
+	for _, name := range quick(t, names, itself, "TestAllSevenToolsInAutoMode", "TestSessionLoadAfterRestart",
+		"TestAppServerCommandApproval.allowed.app-server", "TestCancelMidStream.app-server") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			again := filepath.Join(t.TempDir(), name+".ndjson")

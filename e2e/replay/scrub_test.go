@@ -23,10 +23,11 @@ import (
 // form (".blobs": written with record.Write, its large values stored once)
 // is scrubbed in every use of a blob and keeps its form.
 func TestScrubbedTranscriptReplays(t *testing.T) {
-	tests := []struct {
+	type scrub struct {
 		name, old, new string
 		blobs          bool
-	}{
+	}
+	tests := []scrub{
 		// notes.txt (alpha, beta, gamma) read, edited and written by every tool.
 		{"TestAllSevenToolsInAutoMode", "beta", "hunter2-was-here", false},
 		{"TestAllSevenToolsInAutoMode.app-server", "beta", "hunter2-was-here", false},
@@ -41,11 +42,16 @@ func TestScrubbedTranscriptReplays(t *testing.T) {
 		{"TestSessionLoadAfterRestart", "the answer is", "my secret is", true},
 		{"TestAllSevenToolsInAutoMode.app-server", "beta", "hunter2-was-here", true},
 	}
-	for _, tt := range tests {
-		name := tt.name
+	caseName := func(tt scrub) string {
 		if tt.blobs {
-			name += ".blobs"
+			return tt.name + ".blobs"
 		}
+		return tt.name
+	}
+	// The tools' files on exec, a stored rollout, blobs on the app-server.
+	tests = quick(t, tests, caseName, "TestAllSevenToolsInAutoMode", "TestSessionLoadAfterRestart", "TestAllSevenToolsInAutoMode.app-server.blobs")
+	for _, tt := range tests {
+		name := caseName(tt)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			src := filepath.Join(corpusDir, tt.name+".ndjson")

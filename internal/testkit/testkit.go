@@ -1,7 +1,8 @@
 // Package testkit holds helpers that the tests of several packages share
 // (imported only from _test.go files): bounded waits, a silent logger, a
 // shell script standing in for a command, and fixtures such as an editor's
-// notification burst and a small PNG.
+// notification burst and a small PNG, and commands built for a test
+// (BuildCommands) without linking them again when nothing changed.
 package testkit
 
 import (
