@@ -141,6 +141,12 @@ func (b *Backend) Name() string { return "exec" }
 func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) error {
 	log := b.logger()
 	inv := execInvocation(t)
+	// dropTaken ends the codex this turn took while it was being started,
+	// when the turn is cancelled before it runs it (the runner takes
+	// nothing for a cancelled turn): it left waiting, so nothing else
+	// would end it, and the runner would keep it for its idle time. (A
+	// turn with images never takes one being started.)
+	dropTaken := func() {}
 	if p, ok := b.Runner.(Prestarter); ok {
 		// The waiting codex is this turn's if nothing changed since it was
 		// started (the runner matches it); else it is of no use any more.
@@ -174,6 +180,7 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 				b.onWaitForStart()
 			}
 			<-starting
+			dropTaken = func() { p.Discard(w.inv) }
 		}
 	}
 	if len(t.Images) > 0 {
@@ -196,6 +203,9 @@ func (b *Backend) Run(ctx context.Context, t backend.Turn, out backend.Output) e
 	}
 	refused := newRefusalTail(find, inv.ThreadID, log, b.ObserveRollout)
 	defer refused.close()
+	if ctx.Err() != nil {
+		dropTaken() // the runner takes nothing for a cancelled turn
+	}
 	err := b.Runner.Run(ctx, inv, func(line []byte) {
 		ev, err := events.Parse(line)
 		if err != nil {

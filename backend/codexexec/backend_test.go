@@ -320,7 +320,10 @@ type procRunner struct {
 
 func (r *procRunner) alive() int { return len(r.waiting) + r.turns } // r.mu held
 
-func (r *procRunner) Run(_ context.Context, inv execrun.Invocation, _ func([]byte)) error {
+func (r *procRunner) Run(ctx context.Context, inv execrun.Invocation, _ func([]byte)) error {
+	if ctx.Err() != nil { // as execrun.Runner: a cancelled turn takes nothing
+		return ctx.Err()
+	}
 	r.mu.Lock()
 	if r.waiting[inv.ThreadID] {
 		delete(r.waiting, inv.ThreadID)
@@ -483,5 +486,36 @@ func TestExecPromptTakesTheCodexBeingStarted(t *testing.T) {
 	}
 	if n := r.aliveNow(); n != 0 {
 		t.Errorf("%d codex processes alive after the turn, want none (nothing prepared since)", n)
+	}
+}
+
+// A prompt cancelled while it waits for the codex being started for it
+// ends that codex: the turn took it from the session's waiting one, so
+// nothing else would (the runner would keep it for its idle time, 10
+// minutes, beside every later turn).
+func TestExecCancelledPromptEndsTheCodexBeingStarted(t *testing.T) {
+	r := &procRunner{gate: make(chan struct{}), prestarting: make(chan struct{})}
+	b := &Backend{Runner: r, Logger: testkit.DiscardLogger()}
+	defer b.Close()
+	release := sync.OnceFunc(func() { close(r.gate) })
+	defer release() // before Close, which waits for the prestarter
+	waits := make(chan struct{})
+	b.onWaitForStart = func() { close(waits) }
+	s1 := sessionTurn(t.TempDir(), 1)
+	b.Prepare(s1)
+	testkit.WaitFor(t, r.prestarting, "the prestarter never started the session's codex")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, s1, backendtest.NopOutput{}) }()
+	testkit.WaitFor(t, waits, "the turn never waited for the codex being started for it")
+	cancel() // session/cancel while codex starts
+	release()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled turn ran")
+	}
+	waitPrestarts(t, b)
+	if n := r.aliveNow(); n != 0 {
+		t.Errorf("%d codex processes alive after the cancelled turn, want none", n)
 	}
 }
