@@ -97,6 +97,9 @@ func bypassProxyForLoopback(env []string, index map[string]int) []string {
 	if !set {
 		for _, key := range noProxyEnv {
 			env = append(env, key+"="+loopback)
+			if runtime.GOOS == "windows" {
+				break // one variable there, whatever its case
+			}
 		}
 	}
 	return env
