@@ -502,6 +502,7 @@ func sweepImages(later *startGate, log *slog.Logger) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		defer recovery.Recover(log, "image directory sweep", nil)
 		if !later.wait() {
 			return
 		}
