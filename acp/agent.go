@@ -52,6 +52,12 @@ type Options struct {
 	// or "": unknown. Called when /status needs it, not before, so that
 	// session/new never waits for a codex run.
 	CodexVersion func() string
+	// Initialized, when set, is called once, after the answer to the
+	// editor's initialize has been written: the launcher's start-up work
+	// that this answer does not need (sign-in status, settings, catalog)
+	// waits for it, so that it does not share the CPU with the answer.
+	// It must not block.
+	Initialized func()
 	// DefaultModel and DefaultEffort are what the user configured with -c
 	// (model=, model_reasoning_effort=); empty: UserConfig's (config.toml),
 	// else codex's defaults.
@@ -309,6 +315,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		Rename:           map[string]string{methodSessionDelete: extDeleteSession},
 		Rewrite:          acpMethodName, // elicitation.go
 		DeleteCapability: a.canDelete(),
+		Initialized:      a.opts.Initialized,
 	})
 	a.conn = acpsdk.NewAgentSideConnection(rescued{a}, w, pr) // handlers guarded (recover.go)
 	// The SDK's reader reads its logger only once input arrives, so setting

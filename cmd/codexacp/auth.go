@@ -14,11 +14,12 @@ import (
 )
 
 // prepareAuth sets up sign-in (acp.Auth): with a custom model provider
-// nothing; else `codex login status` runs once in the background now (the
-// agent answers initialize meanwhile) and session/new waits for it only
-// when no API key is in the environment. args are the agent's own flags,
+// nothing; else `codex login status` runs once in the background when
+// later opens (after the answer to initialize, or when StartupStatus is
+// first asked) and session/new waits for it only when no API key is in
+// the environment. args are the agent's own flags,
 // for the command line that runs `codexacp … login` in a terminal.
-func prepareAuth(ctx context.Context, log *slog.Logger, codexPath string, config []string, backend string, args []string) acp.Auth {
+func prepareAuth(ctx context.Context, later *startGate, log *slog.Logger, codexPath string, config []string, backend string, args []string) acp.Auth {
 	if p := codex.CustomProvider(config); p != "" {
 		log.Info("custom model provider; no sign-in needed", "provider", p)
 		return acp.Auth{CustomProvider: p}
@@ -30,12 +31,17 @@ func prepareAuth(ctx context.Context, log *slog.Logger, codexPath string, config
 	go func() {
 		defer close(ready)
 		defer recovery.Recover(log, "codex login status", &startErr)
+		if !later.wait() {
+			startErr = errors.New("the agent left before codex login status ran")
+			return
+		}
 		startLogin, startErr = status(ctx)
 		log.Debug("codex login status", "login", startLogin, "err", startErr)
 	}()
 	auth := acp.Auth{
 		LoginStatus: status,
 		StartupStatus: func(ctx context.Context) (codex.Login, error) {
+			later.open()
 			select {
 			case <-ready:
 				return startLogin, startErr

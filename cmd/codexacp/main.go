@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -193,11 +194,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Start-up work that the answer to initialize does not need waits until
+	// that answer has gone out: on 2 CPUs, codex runs beside it (login
+	// status, a new catalog) delayed it. codex app-server, which a fresh
+	// agent's first prompt waits for, still starts at launch.
+	later := newStartGate()
+	defer later.leave()
+	agentOpts := acp.Options{Version: version, Logger: log, Initialized: later.open}
+
 	// Image directories of agents killed mid-turn; in the background,
 	// stopped when the agent exits.
-	defer images.Sweep(log)()
+	defer sweepImages(later, log)()
 
-	agentOpts := acp.Options{Version: version, Logger: log}
 	if o.stateDir != "" {
 		agentOpts.StateDir = filepath.Join(o.stateDir, "sessions")
 	}
@@ -208,12 +216,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		log.Info("using codex", "path", path, "backend", o.backend)
 		// In front of the user's overrides, which win.
 		o.config = append(codex.DefaultOverrides(os.Environ(), o.config), o.config...)
-		agentOpts.ModelInfo = prepareCatalog(ctx, log, path, o.config)
-		agentOpts.CodexVersion = prepareCodexVersion(ctx, log, path, agentOpts.ModelInfo)
+		agentOpts.ModelInfo = prepareCatalog(ctx, later, log, path, o.config)
+		agentOpts.CodexVersion = prepareCodexVersion(ctx, later, log, path, agentOpts.ModelInfo)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 		agentOpts.DefaultServiceTier = codex.ConfiguredValue(o.config, "service_tier")
-		agentOpts.Auth = prepareAuth(ctx, log, path, o.config, o.backend, args)
+		agentOpts.Auth = prepareAuth(ctx, later, log, path, o.config, o.backend, args)
 	}
 
 	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
@@ -263,7 +271,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// two, before the first prompt).
 		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Logger: log}}
 		defer cs.Close()
-		agentOpts.UserConfig = prepareUserConfig(ctx, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
+		agentOpts.UserConfig = prepareUserConfig(ctx, later, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
 			defer cs.Close()
 			return cs.UserConfig(ctx)
 		})
@@ -303,7 +311,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer be.Close()
 		cs.Warm() // every session/new, load and resume lists skills with it
 		agentOpts.Backend = be
-		useConfigServer(ctx, log, rec, &agentOpts, cs)
+		useConfigServer(ctx, later, log, rec, &agentOpts, cs)
 	}
 	err = acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 	if ctx.Err() != nil {
@@ -366,8 +374,8 @@ func catalogInfo(ctx context.Context, log *slog.Logger, codexPath string, config
 // run; else `codex --version` runs: a codex start beside the agent's own,
 // which an initialize or session/new answered meanwhile would share the
 // CPU with.
-func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string, catalog func() acp.ModelInfo) func() string {
-	return inBackground(func() string {
+func prepareCodexVersion(ctx context.Context, later *startGate, log *slog.Logger, codexPath string, catalog func() acp.ModelInfo) func() string {
+	return inBackground(later, func() string {
 		v := codex.CatalogVersion(catalog().Catalog)
 		if v == "" {
 			var err error
@@ -383,31 +391,31 @@ func prepareCodexVersion(ctx context.Context, log *slog.Logger, codexPath string
 	})
 }
 
-// prepareCatalog makes codex's model catalog in the background (the agent
-// answers initialize meanwhile) and returns a function that waits for it
+// prepareCatalog makes codex's model catalog in the background once later
+// opens (after the answer to initialize) and returns a function that waits for it
 // (acp.Options.ModelInfo: the agent calls it once, when a session first
 // needs the catalog). The goroutine is not waited for at exit: it ends by
 // itself (codex runs are bounded), and an agent that is leaving has no use
 // for its result.
-func prepareCatalog(ctx context.Context, log *slog.Logger, codexPath string, config []string) func() acp.ModelInfo {
-	return inBackground(func() acp.ModelInfo { return catalogInfo(ctx, log, codexPath, config) })
+func prepareCatalog(ctx context.Context, later *startGate, log *slog.Logger, codexPath string, config []string) func() acp.ModelInfo {
+	return inBackground(later, func() acp.ModelInfo { return catalogInfo(ctx, log, codexPath, config) })
 }
 
 // useConfigServer makes cs the source of the user's codex settings: read
 // at start (prepareUserConfig; a recording, rec, notes them), and in each
 // session's cwd where a project layer may change them.
-func useConfigServer(ctx context.Context, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *codexapp.ConfigServer) {
-	opts.UserConfig = prepareUserConfig(ctx, log, rec, cs.UserConfig)
+func useConfigServer(ctx context.Context, later *startGate, log *slog.Logger, rec *record.Recorder, opts *acp.Options, cs *codexapp.ConfigServer) {
+	opts.UserConfig = prepareUserConfig(ctx, later, log, rec, cs.UserConfig)
 	opts.ProjectUserConfig = cs.ProjectUserConfig
 }
 
 // prepareUserConfig asks codex for the user's sandbox and approval settings
-// in the background (the agent answers initialize meanwhile) and returns a
-// function that waits for them. When codex cannot tell, the modes are the
+// in the background once later opens (after the answer to initialize) and
+// returns a function that waits for them. When codex cannot tell, the modes are the
 // presets alone, as with nothing configured. A recording (rec, may be nil)
 // notes the settings read.
-func prepareUserConfig(ctx context.Context, log *slog.Logger, rec *record.Recorder, read func(context.Context) (codex.UserConfig, error)) func() codex.UserConfig {
-	return inBackground(func() codex.UserConfig {
+func prepareUserConfig(ctx context.Context, later *startGate, log *slog.Logger, rec *record.Recorder, read func(context.Context) (codex.UserConfig, error)) func() codex.UserConfig {
+	return inBackground(later, func() codex.UserConfig {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		user, err := read(ctx)
@@ -424,17 +432,85 @@ func prepareUserConfig(ctx context.Context, log *slog.Logger, rec *record.Record
 	})
 }
 
-// inBackground starts f now and returns a function that waits for its
-// result (as often as it is called).
-func inBackground[T any](f func() T) func() T {
+// inBackground starts f once later opens (now when later is nil) and
+// returns a function that waits for its result (as often as it is called);
+// waiting opens later, so a result asked for before initialize was
+// answered (an editor that skips it) is not held back.
+func inBackground[T any](later *startGate, f func() T) func() T {
 	ready := make(chan struct{})
 	var v T
 	go func() {
 		defer close(ready)
 		defer recovery.Recover(nil, "a background start-up task", nil) // v stays zero
-		v = f()
+		if later.wait() {
+			v = f()
+		}
 	}()
-	return func() T { <-ready; return v }
+	return func() T { later.open(); <-ready; return v }
+}
+
+// startGate holds back start-up work the answer to initialize does not
+// need: it opens once that answer has been written (acp.Options.Initialized)
+// or when a result of that work is waited for, whichever comes first. A
+// nil gate is open. An agent that leaves before it opened drops the work.
+type startGate struct {
+	ch, left           chan struct{}
+	openOnce, leftOnce sync.Once
+}
+
+func newStartGate() *startGate {
+	return &startGate{ch: make(chan struct{}), left: make(chan struct{})}
+}
+
+// open lets the held-back work start, unless the agent left; it never
+// blocks.
+func (g *startGate) open() {
+	if g == nil {
+		return
+	}
+	select {
+	case <-g.left:
+	default:
+		g.openOnce.Do(func() { close(g.ch) })
+	}
+}
+
+// leave drops the work still held back: the agent is leaving.
+func (g *startGate) leave() { g.leftOnce.Do(func() { close(g.left) }) }
+
+// wait reports whether g opened (true) or the agent left first (false).
+func (g *startGate) wait() bool {
+	if g == nil {
+		return true
+	}
+	select {
+	case <-g.ch:
+		return true
+	case <-g.left:
+		select {
+		case <-g.ch: // both: open wins
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// sweepImages runs images.Sweep once later opens and returns a function
+// that stops it (or that it never starts) and waits for it.
+func sweepImages(later *startGate, log *slog.Logger) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer recovery.Recover(log, "image directory sweep", nil)
+		if !later.wait() {
+			return
+		}
+		stopSweep := images.Sweep(log)
+		<-quit
+		stopSweep()
+	}()
+	return func() { later.leave(); close(quit); <-done }
 }
 
 // unavailable is the backend when codex cannot be found: every turn fails

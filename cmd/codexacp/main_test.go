@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,6 +136,7 @@ func fakeCodexVersion(t *testing.T, version string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "codex")
 	script := `#!/bin/sh
+[ -n "$FAKE_CODEX_CALLS" ] && echo "$*" >>"$FAKE_CODEX_CALLS"
 case "$*" in
   --version) echo "codex-cli ` + version + `" ;;
   "exec --help") echo "Run Codex non-interactively" ;;
@@ -216,7 +219,7 @@ func TestCodexVersionLogged(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(&logs, nil))
 		// Not waited for: it must run by itself. 30 s only keeps a failure from
 		// hanging; it bounds no speed.
-		prepareCodexVersion(context.Background(), log, fakeCodexVersion(t, tt.version), noCatalog)
+		prepareCodexVersion(context.Background(), nil, log, fakeCodexVersion(t, tt.version), noCatalog)
 		deadline := time.Now().Add(30 * time.Second)
 		for !strings.Contains(logs.String(), tt.want) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
@@ -226,7 +229,7 @@ func TestCodexVersionLogged(t *testing.T) {
 		}
 	}
 	var logs syncbuf.Buffer
-	v := prepareCodexVersion(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)), fakeCodex(t), noCatalog)()
+	v := prepareCodexVersion(context.Background(), nil, slog.New(slog.NewTextHandler(&logs, nil)), fakeCodex(t), noCatalog)()
 	if v != codex.NewestTested || logs.String() != "" {
 		t.Errorf("tested codex: version %q, log %q", v, logs.String())
 	}
@@ -245,7 +248,7 @@ func TestCodexVersionFromCatalog(t *testing.T) {
 		return acp.ModelInfo{Catalog: filepath.Join(t.TempDir(), "model-catalog-0.99.1.json")}
 	}
 	missing := filepath.Join(t.TempDir(), "no-codex")
-	if v := prepareCodexVersion(context.Background(), log, missing, catalog)(); v != "0.99.1" {
+	if v := prepareCodexVersion(context.Background(), nil, log, missing, catalog)(); v != "0.99.1" {
 		t.Errorf("version = %q, want the catalog's 0.99.1; log:\n%s", v, logs.String())
 	}
 	if want := "codex 0.99.1 is older than any codex codexacp was tested with"; !strings.Contains(logs.String(), want) {
@@ -349,4 +352,89 @@ func TestDoctorSignIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStartupWorkAfterInitialize: of the start-up work, only codex
+// app-server starts before the answer to initialize (a fresh agent's first
+// prompt needs it); codex login status and the model catalog's codex run
+// wait until that answer has been written, so they do not share the CPU
+// with it, and then run without being asked.
+func TestStartupWorkAfterInitialize(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("CODEX_HOME", t.TempDir())
+	calls := filepath.Join(t.TempDir(), "calls")
+	t.Setenv("FAKE_CODEX_CALLS", calls)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run([]string{"--codex-path", fakeCodex(t)}, inR, outW, io.Discard) }()
+	defer func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return after stdin closed")
+		}
+	}()
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The answer waits in the pipe until read. Work that did not wait for
+	// it would start within this pause (it did at launch before).
+	time.Sleep(300 * time.Millisecond)
+	read := func() string { b, _ := os.ReadFile(calls); return string(b) }
+	for _, early := range []string{"login status", "debug models"} {
+		if strings.Contains(read(), early) {
+			t.Errorf("codex %s ran before initialize was answered; codex calls:\n%s", early, read())
+		}
+	}
+	answer, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil || !strings.Contains(answer, `"id":1`) {
+		t.Fatalf("initialize answer %q, %v", answer, err)
+	}
+	// 30 s only keeps a failure from hanging; it bounds no speed.
+	deadline := time.Now().Add(30 * time.Second)
+	for !(strings.Contains(read(), "login status") && strings.Contains(read(), "debug models")) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := read(); !strings.Contains(got, "login status") || !strings.Contains(got, "debug models") || !strings.Contains(got, "app-server") {
+		t.Errorf("codex calls after initialize:\n%s\nwant app-server, login status and debug models", got)
+	}
+}
+
+// TestStartGate: work held back by a gate starts when it opens or when its
+// result is first waited for, and is dropped when the agent leaves first.
+func TestStartGate(t *testing.T) {
+	t.Run("open", func(t *testing.T) {
+		g := newStartGate()
+		var opened atomic.Bool
+		ran := make(chan bool, 1)
+		inBackground(g, func() int { ran <- opened.Load(); return 1 })
+		time.Sleep(50 * time.Millisecond) // an ungated f runs meanwhile
+		opened.Store(true)
+		g.open()
+		if !<-ran {
+			t.Error("ran before the gate opened")
+		}
+	})
+	t.Run("waited for", func(t *testing.T) {
+		g := newStartGate()
+		if v := inBackground(g, func() int { return 7 })(); v != 7 {
+			t.Errorf("result %d, want 7", v)
+		}
+	})
+	t.Run("left", func(t *testing.T) {
+		g := newStartGate()
+		var ran atomic.Bool
+		wait := inBackground(g, func() int { ran.Store(true); return 7 })
+		g.leave()
+		if v := wait(); v != 0 || ran.Load() {
+			t.Errorf("result %d (ran %v) after the agent left, want 0, not run", v, ran.Load())
+		}
+	})
 }

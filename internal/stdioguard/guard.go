@@ -49,12 +49,17 @@ type Options struct {
 	// DeleteCapability adds sessionCapabilities.delete to the initialize
 	// response: acp-go-sdk v0.13.0's type has no field for it.
 	DeleteCapability bool
+	// Initialized, when set, is called once, after the answer to the
+	// editor's first initialize request has been written (whether or not
+	// the write succeeded): start-up work the answer does not need waits
+	// for it. It runs on the writing goroutine and must not block.
+	Initialized func()
 }
 
 // New returns the Writer the SDK writes to (out: the editor) and the Guard
 // that feeds the SDK's input (sdkIn) from the editor's.
 func New(out io.Writer, sdkIn *io.PipeWriter, opts Options) (*Writer, *Guard) {
-	w := &Writer{w: out, rewrite: opts.Rewrite, deleteCap: opts.DeleteCapability}
+	w := &Writer{w: out, rewrite: opts.Rewrite, deleteCap: opts.DeleteCapability, initialized: opts.Initialized}
 	g := newInputGuard(sdkIn, w, opts.Log, opts.Cancel)
 	g.rename = opts.Rename
 	g.reads = &w.reads
@@ -77,6 +82,9 @@ type Writer struct {
 	// only their answers are rewritten.
 	deleteCap bool
 	inits     pendingInits
+	// initialized is Options.Initialized; initOnce calls it once.
+	initialized func()
+	initOnce    sync.Once
 }
 
 // pendingInits holds the ids of initialize requests not yet answered.
@@ -174,12 +182,17 @@ func (s *Writer) Write(p []byte) (int, error) {
 	if s.rewrite != nil {
 		out = s.rewrite(p)
 	}
-	if s.deleteCap && s.inits.answer(p) {
+	isInit := (s.deleteCap || s.initialized != nil) && s.inits.answer(p)
+	if isInit && s.deleteCap {
 		out = withDeleteCapability(p)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.w.Write(out); err != nil {
+	_, err := s.w.Write(out)
+	s.mu.Unlock()
+	if isInit && s.initialized != nil {
+		s.initOnce.Do(s.initialized)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -2,6 +2,7 @@ package stdioguard
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,34 @@ func TestRenameMethod(t *testing.T) {
 	}
 	if err := json.Unmarshal(got, &m); err != nil || m.ID != 7 || m.Method != "_codexacp/session/delete" || string(m.Params) != `{"sessionId":"s"}` {
 		t.Errorf("renamed = %s (%v)", got, err)
+	}
+}
+
+// Options.Initialized is called once, after the answer to the editor's
+// initialize request has been written (with or without DeleteCapability),
+// and not for other lines.
+func TestWriterInitialized(t *testing.T) {
+	for _, deleteCap := range []bool{false, true} {
+		var out strings.Builder
+		var calls []string // what had been written at each call
+		_, pw := io.Pipe()
+		w, _ := New(&out, pw, Options{DeleteCapability: deleteCap, Initialized: func() { calls = append(calls, out.String()) }})
+		w.inits.sent(json.RawMessage(`1`))
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n",
+			`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n",
+		} {
+			w.Write([]byte(line))
+		}
+		if len(calls) != 0 {
+			t.Fatalf("deleteCap %v: called before initialize was answered", deleteCap)
+		}
+		answer := `{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{"sessionCapabilities":{}}}}` + "\n"
+		w.Write([]byte(answer))
+		w.inits.sent(json.RawMessage(`3`))
+		w.Write([]byte(`{"jsonrpc":"2.0","id":3,"result":{"agentCapabilities":{"sessionCapabilities":{}}}}` + "\n"))
+		if len(calls) != 1 || !strings.Contains(calls[0], `"id":1`) {
+			t.Errorf("deleteCap %v: calls %q, want one, after the answer was written", deleteCap, calls)
+		}
 	}
 }
