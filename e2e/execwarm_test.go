@@ -156,8 +156,11 @@ func TestExecWaitingCodexIsReaped(t *testing.T) {
 		if _, cmdline := e.waitingProcess(); !strings.Contains(cmdline, " resume ") {
 			t.Errorf("after cancel the waiting codex runs %s", cmdline)
 		}
-		if left := e.turnProcesses(); len(left) > 0 {
-			t.Errorf("codex processes left after cancel: %v", left)
+		// The waiting codex's own start runs short-lived helpers
+		// (lsb_release and its shells) that can lose their parent link for
+		// a moment; what the cancelled turn left would stay.
+		if !eventually(10*time.Second, func() bool { return len(e.turnProcesses()) == 0 }) {
+			t.Errorf("codex processes left after cancel: %v", e.turnProcesses())
 		}
 	})
 	t.Run("exit", func(t *testing.T) {
