@@ -560,6 +560,9 @@ type rootState struct {
 	byDir     map[string][]string
 	keptFiles int
 	keptBytes int64
+	// keptBinaries are the files of those kept whose content is binary: a
+	// text read later takes their room (texts are kept first).
+	keptBinaries map[string]bool
 }
 
 // indexTouched keeps byDir and the kept totals true when Touch replaces
@@ -572,14 +575,9 @@ func (st *rootState) indexTouched(rel string, e *entry) {
 	if old == nil {
 		d := parentDir(rel)
 		st.byDir[d] = append(st.byDir[d], path.Base(rel))
-	} else if old.hasData {
-		st.keptFiles--
-		st.keptBytes -= int64(len(old.data))
 	}
-	if e.hasData {
-		st.keptFiles++
-		st.keptBytes += int64(len(e.data))
-	}
+	st.uncount(rel, old)
+	st.count(rel, e)
 }
 
 // indexDirs fills byDir and the kept totals from files: for a walked root
@@ -590,15 +588,51 @@ func (st *rootState) indexDirs() {
 		return
 	}
 	st.byDir = map[string][]string{}
-	st.keptFiles, st.keptBytes = 0, 0
+	st.keptFiles, st.keptBytes, st.keptBinaries = 0, 0, map[string]bool{}
 	for rel, e := range st.files {
 		d := parentDir(rel)
 		st.byDir[d] = append(st.byDir[d], path.Base(rel))
-		if e.hasData {
-			st.keptFiles++
-			st.keptBytes += int64(len(e.data))
-		}
+		st.count(rel, e)
 	}
+}
+
+// count adds rel's entry e to the kept totals (byDir roots), uncount takes
+// it out (e nil: none).
+func (st *rootState) count(rel string, e *entry) {
+	if e == nil || !e.hasData {
+		return
+	}
+	st.keptFiles++
+	st.keptBytes += int64(len(e.data))
+	if e.binary {
+		st.keptBinaries[rel] = true
+	}
+}
+
+func (st *rootState) uncount(rel string, e *entry) {
+	if e == nil || !e.hasData {
+		return
+	}
+	st.keptFiles--
+	st.keptBytes -= int64(len(e.data))
+	delete(st.keptBinaries, rel)
+}
+
+// fits reports whether one more content of n bytes is within the keep
+// limits (byDir roots).
+func (st *rootState) fits(n int64, lim Limits) bool {
+	return st.keptFiles < lim.MaxKeepFiles && st.keptBytes+n <= lim.MaxKeepBytes
+}
+
+// roomFromBinaries reports whether letting go of the kept binary files
+// would make room for a text of n bytes.
+func (st *rootState) roomFromBinaries(n int64, lim Limits) bool {
+	files, bytes := st.keptFiles, st.keptBytes
+	for rel := range st.keptBinaries {
+		files--
+		bytes -= int64(len(st.files[rel].data))
+	}
+	return files < lim.MaxKeepFiles && bytes+n <= lim.MaxKeepBytes
 }
 
 // entry is a file in a baseline.
@@ -636,6 +670,10 @@ func (e *entry) keep(path string, max int64) int64 {
 	e.data, e.hasData = data, true
 	return int64(len(data))
 }
+
+// drop lets go of the kept content (what it was, binary or large, stays
+// known).
+func (e *entry) drop() { e.data, e.hasData = nil, false }
 
 func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) {
 	st := &rootState{root: r, taken: time.Now(), files: map[string]*entry{}}
@@ -685,7 +723,11 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 }
 
 // keepNewest reads the contents of the baseline's files that have a stat
-// (git cannot give them back), newest first, within the keep limits.
+// (git cannot give them back), newest first, within the keep limits. Texts
+// come first: a binary file (a build output, often newer than the sources)
+// is kept with what the texts leave of the bytes, as a Report's binary
+// contents are; every file read counts against MaxKeepFiles, as it did
+// when a binary file's content was not kept, which bounds the reads.
 func (t *Tracker) keepNewest(st *rootState) {
 	var rels []string
 	for rel, e := range st.files {
@@ -695,6 +737,10 @@ func (t *Tracker) keepNewest(st *rootState) {
 	}
 	newestFirst(rels, st.files)
 	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
+	// held are the binary files kept so far, newest first, within what
+	// the texts leave: the oldest is let go when a text needs its room.
+	var held []*entry
+	var heldBytes int64
 	for _, rel := range rels {
 		e := st.files[rel]
 		if files <= 0 || bytes < e.st.size {
@@ -704,7 +750,21 @@ func (t *Tracker) keepNewest(st *rootState) {
 			continue
 		}
 		files--
-		bytes -= e.keep(st.abs(rel), t.lim.MaxFileBytes)
+		n := e.keep(st.abs(rel), t.lim.MaxFileBytes)
+		if !e.binary {
+			bytes -= n
+			for heldBytes > bytes {
+				last := held[len(held)-1]
+				held, heldBytes = held[:len(held)-1], heldBytes-int64(len(last.data))
+				last.drop()
+			}
+			continue
+		}
+		if heldBytes+n > bytes {
+			e.drop()
+			continue
+		}
+		held, heldBytes = append(held, e), heldBytes+n
 	}
 }
 
