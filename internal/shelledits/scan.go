@@ -81,7 +81,7 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 	switch {
 	case next.notify == n:
 	case next.notify == nil && !next.unwatchable:
-		next.keepNotifier(n)
+		t.keepNotifier(next, n)
 		next.indexDirs()
 	default:
 		n.close() // a baseline taken again, with its own (the repository gone)

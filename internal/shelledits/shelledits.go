@@ -192,6 +192,10 @@ type Tracker struct {
 
 	// closed is set by Close: no watches are set after it.
 	closed atomic.Bool
+	// budget is what its notifiers take from (nil: the process's);
+	// reclaim frees some of it when it refuses them (nil: nothing to).
+	budget  atomic.Pointer[WatchBudget]
+	reclaim atomic.Pointer[func() bool]
 
 	// mu is held by a Baseline, a Scan, a Touch or a Close, each of them
 	// having waited for pending first (lock).
@@ -401,30 +405,101 @@ func (t *Tracker) takeBaseline(ctx context.Context) ([]*rootState, error) {
 	return base, nil
 }
 
+// SetWatchBudget makes the tracker's notifiers take their inotify
+// instance and watches from b rather than from the process's budget.
+func (t *Tracker) SetWatchBudget(b *WatchBudget) { t.budget.Store(b) }
+
+// SetReclaim sets what the tracker calls when its budget refuses it an
+// inotify instance or a watch: f frees some of the budget that others
+// hold (it closes an idle tracker) and reports whether it did. f must not
+// wait for a tracker (it is called in the middle of one's baseline or
+// scan: CloseIdle). A refused instance is asked for again while f frees
+// some; a root refused a watch is compared whole, and watched again at the
+// next scan when f freed some (otherwise not again, as past MaxWatchDirs).
+func (t *Tracker) SetReclaim(f func() bool) { t.reclaim.Store(&f) }
+
+// freeBudget calls the reclaim function, if any.
+func (t *Tracker) freeBudget() bool {
+	f := t.reclaim.Load()
+	return f != nil && *f != nil && (*f)()
+}
+
 // newNotifier returns a notifier for a root, or nil where there is none
 // or after Close (a turn's last scans come after its end).
 func (t *Tracker) newNotifier() *notifier {
 	if !useNotify || t.closed.Load() {
 		return nil
 	}
-	n, err := newNotifier(t.lim.MaxWatchDirs)
-	if err != nil {
-		return nil
+	b := t.budget.Load()
+	if b == nil {
+		b = notifyBudget()
 	}
-	return n
+	for {
+		n, err := newNotifier(t.lim.MaxWatchDirs, b)
+		if errors.Is(err, errBudget) && t.freeBudget() {
+			continue // each reclaim closes a tracker: this ends
+		}
+		if err != nil {
+			return nil
+		}
+		return n
+	}
 }
 
 // keepNotifier makes n the root's notifier when all its watches are set,
-// and otherwise closes it and marks the root unwatchable.
-func (st *rootState) keepNotifier(n *notifier) {
+// and otherwise closes it and marks the root unwatchable, unless the
+// budget refused a watch and some of it could be freed (the next scan
+// watches it again).
+func (t *Tracker) keepNotifier(st *rootState, n *notifier) {
 	switch {
 	case n == nil:
 	case n.ok():
 		st.notify = n
 	default:
-		n.close()
-		st.unwatchable = true
+		refused := n.refusedByBudget()
+		n.close() // gives its watches back first
+		st.unwatchable = !refused || !t.freeBudget()
 	}
+}
+
+// CloseIdle is Close for a tracker nobody uses: it closes the tracker
+// unless a baseline of Start's is being taken or a method runs, never
+// waiting, and reports whether it closed it.
+func (t *Tracker) CloseIdle() bool {
+	if !t.mu.TryLock() {
+		return false
+	}
+	defer t.mu.Unlock()
+	if t.pending != nil {
+		return false
+	}
+	t.closed.Store(true)
+	t.closeBase()
+	return true
+}
+
+// KeptBytes is the size of the contents the baseline keeps, or, while a
+// baseline of Start's is being taken, the most it may keep
+// (Limits.MaxKeepBytes per root). It does not wait for the baseline.
+func (t *Tracker) KeptBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pending != nil {
+		return int64(len(t.roots)) * t.lim.MaxKeepBytes
+	}
+	var n int64
+	for _, st := range t.base {
+		if st.byDir != nil {
+			n += st.keptBytes
+			continue
+		}
+		for _, e := range st.files {
+			if e.hasData {
+				n += int64(len(e.data))
+			}
+		}
+	}
+	return n
 }
 
 // Scan reports what changed since the baseline and makes the present state
@@ -693,7 +768,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 				st.files[rel] = ge.baseline(filepath.Join(r.real, filepath.FromSlash(rel)))
 			}
 			t.keepNewest(st)
-			st.keepNotifier(n)
+			t.keepNotifier(st, n)
 			return st, nil
 		}
 		if ctx.Err() != nil {
@@ -713,7 +788,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 		return nil, err
 	}
 	st.partial = partial
-	st.keepNotifier(n)
+	t.keepNotifier(st, n)
 	defer st.indexDirs() // after the contents are kept
 	for rel, fs := range files {
 		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}
