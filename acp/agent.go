@@ -116,6 +116,8 @@ type Options struct {
 	// shellIdle overrides how long a session keeps its shell-edits watches
 	// between turns (tests). 0: shellKeepIdle.
 	shellIdle time.Duration
+	// shellIdleBytes overrides maxIdleShellBytes (tests). 0: it.
+	shellIdleBytes int64
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one
@@ -148,6 +150,10 @@ type Agent struct {
 	formsRefused bool
 	sessions     map[string]*session
 	tools        map[string]*toolsRegistration // by session id, live or closed
+
+	// idleShells are the sessions' shell-edits trackers kept between
+	// turns (acp/shelledits.go).
+	idleShells idleShells
 }
 
 var (

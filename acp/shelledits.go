@@ -56,17 +56,26 @@ type shellEdits struct {
 // what the watches saw instead of reading the workspace again.
 const shellKeepIdle = 5 * time.Minute
 
+// maxIdleShellBytes bounds the contents that the sessions' kept trackers
+// hold together between turns (each baseline keeps up to
+// Limits.MaxKeepBytes per root): past it the least recently kept are
+// closed.
+const maxIdleShellBytes = 32 << 20
+
 // keptTracker is a session's shell-edits tracker between its turns: its
 // roots' watches go on collecting what changes (the user's saves, a build),
 // so that the next turn's baseline reads only the directories that
 // changed. It is closed after shellKeepIdle without a turn, with the
-// session, or when the session's roots are not the tracker's.
+// session, when the session's roots are not the tracker's, when a turn of
+// another session needs its share of the watch budget, or when the kept
+// trackers of all sessions hold too much (idleShells).
 type keptTracker struct {
 	mu    sync.Mutex
 	tr    *shelledits.Tracker // nil: none kept
 	roots []string
 	idle  *time.Timer // closes tr
 	done  bool        // the session closed: nothing is kept any more
+	idles *idleShells // where tr is listed while kept
 }
 
 // take returns the kept tracker of the given roots, or nil (closing a
@@ -78,8 +87,7 @@ func (k *keptTracker) take(roots []string) *shelledits.Tracker {
 	if tr == nil {
 		return nil
 	}
-	k.idle.Stop()
-	k.tr, k.idle = nil, nil
+	k.forget()
 	if !slices.Equal(k.roots, roots) {
 		tr.Close()
 		return nil
@@ -87,27 +95,56 @@ func (k *keptTracker) take(roots []string) *shelledits.Tracker {
 	return tr
 }
 
-// keep keeps tr for the next turn, for idle at most.
-func (k *keptTracker) keep(tr *shelledits.Tracker, roots []string, idle time.Duration) {
+// forget stops the idle timer and unlists the kept tracker (k.mu held).
+func (k *keptTracker) forget() {
+	k.idle.Stop()
+	k.tr, k.idle = nil, nil
+	k.idles.remove(k)
+}
+
+// keep keeps tr, which keeps bytes of contents, for the next turn, for
+// idle at most; it lists it in idles, which then closes the least recently
+// kept trackers past maxBytes.
+func (k *keptTracker) keep(tr *shelledits.Tracker, roots []string, idle time.Duration, idles *idleShells, bytes, maxBytes int64) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.done {
+		k.mu.Unlock()
 		tr.Close()
 		return
 	}
 	if k.tr != nil { // not expected: turns of a session run one at a time
-		k.idle.Stop()
-		k.tr.Close()
+		old := k.tr
+		k.forget()
+		old.Close()
 	}
-	k.tr, k.roots = tr, roots
+	k.tr, k.roots, k.idles = tr, roots, idles
 	k.idle = time.AfterFunc(idle, func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if k.tr == tr {
-			k.tr, k.idle = nil, nil
+			k.forget()
 			tr.Close()
 		}
 	})
+	idles.add(k, bytes)
+	k.mu.Unlock()
+	idles.trim(maxBytes)
+}
+
+// closeIdle closes the kept tracker if it is there and idle, without
+// waiting (a tracker's reclaim calls it in the middle of a baseline or a
+// scan), and reports whether it did.
+func (k *keptTracker) closeIdle() bool {
+	if !k.mu.TryLock() {
+		return false
+	}
+	defer k.mu.Unlock()
+	tr := k.tr
+	if tr == nil || !tr.CloseIdle() {
+		return false
+	}
+	k.forget()
+	return true
 }
 
 // drop closes the kept tracker, for good (the session closed).
@@ -115,10 +152,79 @@ func (k *keptTracker) drop() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.done = true
-	if k.tr != nil {
-		k.idle.Stop()
-		k.tr.Close()
-		k.tr, k.idle = nil, nil
+	if tr := k.tr; tr != nil {
+		k.forget()
+		tr.Close()
+	}
+}
+
+// idleShells are an agent's kept trackers, least recently kept first.
+// Each holds an inotify instance and watches from the process's budget,
+// and its baseline's kept contents: a turn that the budget refuses closes
+// the least recently kept (reclaim), and together they keep at most
+// maxBytes of contents (trim). Lock order: a keptTracker's mu, then mu.
+type idleShells struct {
+	mu   sync.Mutex
+	kept []idleShell
+}
+
+// idleShell is a kept tracker and the bytes its baseline keeps.
+type idleShell struct {
+	k     *keptTracker
+	bytes int64
+}
+
+// add lists k as the most recently kept.
+func (r *idleShells) add(k *keptTracker, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kept = slices.DeleteFunc(r.kept, func(e idleShell) bool { return e.k == k })
+	r.kept = append(r.kept, idleShell{k, bytes})
+}
+
+// remove unlists k (nil r: never listed).
+func (r *idleShells) remove(k *keptTracker) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kept = slices.DeleteFunc(r.kept, func(e idleShell) bool { return e.k == k })
+}
+
+// listed returns the kept trackers, least recently kept first.
+func (r *idleShells) listed() []idleShell {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.kept)
+}
+
+// reclaim closes the least recently kept tracker that is idle, and
+// reports whether there was one: a turn's tracker calls it when the watch
+// budget refuses it (shelledits.Tracker.SetReclaim). It never waits.
+func (r *idleShells) reclaim() bool {
+	for _, e := range r.listed() {
+		if e.k.closeIdle() {
+			return true
+		}
+	}
+	return false
+}
+
+// trim closes the least recently kept trackers until the others keep at
+// most maxBytes (one busy meanwhile, being taken by its turn, is left).
+func (r *idleShells) trim(maxBytes int64) {
+	kept := r.listed()
+	var total int64
+	for _, e := range kept {
+		total += e.bytes
+	}
+	for _, e := range kept {
+		if total <= maxBytes {
+			return
+		}
+		e.k.closeIdle()
+		total -= e.bytes
 	}
 }
 
@@ -167,6 +273,8 @@ func (o *turnOutput) beginShellEdits(always bool) {
 		}
 		tr = newTracker(roots, shelledits.Limits{})
 	}
+	// Past the watch budget, an idle session's kept tracker gives way.
+	tr.SetReclaim(o.a.idleShells.reclaim)
 	// Its watches end with a cancelled turn; a scan after it (a cancelled
 	// command's completion) compares whole roots and watches nothing. A
 	// turn that ends otherwise leaves the tracker to the session
@@ -208,7 +316,11 @@ func (o *turnOutput) keepShellEdits() {
 	if o.a.opts.shellIdle > 0 {
 		idle = o.a.opts.shellIdle
 	}
-	o.s.shell.keep(tr, o.s.roots(), idle)
+	maxBytes := int64(maxIdleShellBytes)
+	if o.a.opts.shellIdleBytes > 0 {
+		maxBytes = o.a.opts.shellIdleBytes
+	}
+	o.s.shell.keep(tr, o.s.roots(), idle, &o.a.idleShells, tr.KeptBytes(), maxBytes)
 }
 
 // shellTracker returns the turn's tracker (once its baseline is there), or

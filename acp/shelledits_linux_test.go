@@ -2,8 +2,11 @@ package acp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/shelledits"
 )
 
 // inotifyInstances counts the process's inotify descriptors.
@@ -114,6 +118,72 @@ func TestShellEditsKeptWatchesEnd(t *testing.T) {
 				}
 			}
 			waitInstances(t, "the session's watches to end", func(n int) bool { return n <= before })
+		})
+	}
+}
+
+// Idle sessions' kept trackers give way to active ones: a turn whose
+// tracker the watch budget refuses (an instance: a budget of one injected)
+// closes the least recently kept one instead of comparing whole roots, and
+// the kept trackers of all sessions together keep at most
+// Options.shellIdleBytes of contents (the least recently kept closed past
+// it). Two sessions take turns A, B, B, A: B's second turn moves its
+// tracker on, A's second needs a new one.
+func TestShellEditsIdleTrackersGiveWay(t *testing.T) {
+	pad := strings.Repeat("p", 100) + "\n" // kept by each session's baseline
+	for _, tc := range []struct {
+		name      string
+		instances int
+		idleBytes int64
+	}{
+		{"watch budget", 1, 0},
+		{"kept bytes", 10, 150},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := shelledits.NewWatchBudget(tc.instances, 1000)
+			var mu sync.Mutex
+			made := map[string]int{} // trackers by root
+			turns := 0
+			be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
+				mu.Lock()
+				turns++
+				content := fmt.Sprintf("turn %d\n", turns)
+				mu.Unlock()
+				return shellTurn(func() { writeTestFile(t, filepath.Join(inv.Cwd, "a.txt"), content) })(ctx, n, inv, onLine)
+			}}
+			h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000, shellIdleBytes: tc.idleBytes,
+				newShellTracker: func(roots []string, lim shelledits.Limits) *shelledits.Tracker {
+					mu.Lock()
+					made[filepath.Base(roots[0])]++
+					mu.Unlock()
+					tr := shelledits.New(roots, lim)
+					tr.SetWatchBudget(budget)
+					return tr
+				}}, fakeeditor.Options{FS: true})
+			sids := map[string]acpsdk.SessionId{}
+			for _, name := range []string{"A", "B"} {
+				cwd := filepath.Join(t.TempDir(), name)
+				if err := os.Mkdir(cwd, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeTestFile(t, filepath.Join(cwd, "a.txt"), "alpha\n")
+				writeTestFile(t, filepath.Join(cwd, "pad.txt"), pad)
+				sids[name] = h.newSession(t, cwd)
+				setMode(t, h, sids[name], backend.ModeAuto)
+			}
+			for _, name := range []string{"A", "B", "B", "A"} {
+				if _, err := h.prompt(sids[name], "go"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if made["A"] != 2 || made["B"] != 1 {
+				t.Errorf("trackers made: A %d, B %d; want A 2 (its kept one gave way to B's), B 1 (moved on)", made["A"], made["B"])
+			}
+			if i, _ := budget.Left(); i != tc.instances-1 {
+				t.Errorf("instances taken after the turns: %d, want 1 (A's; B's gave way)", tc.instances-i)
+			}
 		})
 	}
 }

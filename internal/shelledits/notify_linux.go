@@ -33,41 +33,16 @@ const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_DEL
 // what was read.
 type notifier struct {
 	max    int          // directories watched at most
-	budget *watchBudget // what its instance and watches are taken from
+	budget *WatchBudget // what its instance and watches are taken from
 
 	mu     sync.Mutex
 	fd     int              // -1 once closed
 	dirs   map[int32]string // watch descriptor → directory below the root (slashes; "" the root)
 	broken bool             // a watch could not be set: the notifier tells nothing
-	taken  int              // watches taken from the budget
-}
-
-// watchBudget is what the process's notifiers may take of the user's
-// inotify instances and watches, shared by all trackers (the editor's own
-// file watcher and the user's other programs need theirs).
-type watchBudget struct {
-	mu                 sync.Mutex
-	instances, watches int // left
-}
-
-// take takes instances and watches from the budget, if it has them.
-func (b *watchBudget) take(instances, watches int) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.instances < instances || b.watches < watches {
-		return false
-	}
-	b.instances -= instances
-	b.watches -= watches
-	return true
-}
-
-// give returns what take took.
-func (b *watchBudget) give(instances, watches int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.instances += instances
-	b.watches += watches
+	// refused: the budget refused a watch (what broke it, unless another
+	// reason came first).
+	refused bool
+	taken   int // watches taken from the budget
 }
 
 // budgetShare: the process takes at most a quarter of the user's inotify
@@ -76,11 +51,9 @@ const budgetShare = 4
 
 // processBudget is the budget of the process, read from the system's
 // limits once (the kernel's defaults of old when they cannot be read).
-var processBudget = sync.OnceValue(func() *watchBudget {
-	return &watchBudget{
-		instances: readLimit("/proc/sys/fs/inotify/max_user_instances", 128) / budgetShare,
-		watches:   readLimit("/proc/sys/fs/inotify/max_user_watches", 8192) / budgetShare,
-	}
+var processBudget = sync.OnceValue(func() *WatchBudget {
+	return NewWatchBudget(readLimit("/proc/sys/fs/inotify/max_user_instances", 128)/budgetShare,
+		readLimit("/proc/sys/fs/inotify/max_user_watches", 8192)/budgetShare)
 })
 
 // notifyBudget is the budget notifiers take from (tests give their own).
@@ -99,12 +72,9 @@ func readLimit(path string, def int) int {
 	return n
 }
 
-var errBudget = errors.New("shelledits: the process's share of inotify instances is in use")
-
 // newNotifier returns a notifier of at most maxDirs directories, its
-// instance and watches taken from the process's budget.
-func newNotifier(maxDirs int) (*notifier, error) {
-	b := notifyBudget()
+// instance and watches taken from the budget b.
+func newNotifier(maxDirs int, b *WatchBudget) (*notifier, error) {
 	if !b.take(1, 0) {
 		return nil, errBudget
 	}
@@ -127,8 +97,12 @@ func (n *notifier) watch(abs, rel string) {
 		n.broken = true
 		return
 	}
-	if len(n.dirs) >= n.max || !n.budget.take(0, 1) {
+	if len(n.dirs) >= n.max {
 		n.broken = true
+		return
+	}
+	if !n.budget.take(0, 1) {
+		n.broken, n.refused = true, true
 		return
 	}
 	wd, err := unix.InotifyAddWatch(n.fd, abs, watchMask)
@@ -153,6 +127,14 @@ func (n *notifier) stop() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.broken = true
+}
+
+// refusedByBudget reports whether the budget refused the notifier a
+// watch, and nothing else broke it first.
+func (n *notifier) refusedByBudget() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.refused
 }
 
 // ok reports whether every watch asked for was set.

@@ -282,19 +282,15 @@ func TestSkippedDirectoriesWatchedWhereGitListsThem(t *testing.T) {
 }
 
 // setBudget gives the test's notifiers a budget of their own.
-func setBudget(t *testing.T, instances, watches int) *watchBudget {
-	b := &watchBudget{instances: instances, watches: watches}
+func setBudget(t *testing.T, instances, watches int) *WatchBudget {
+	b := NewWatchBudget(instances, watches)
 	old := notifyBudget
-	notifyBudget = func() *watchBudget { return b }
+	notifyBudget = func() *WatchBudget { return b }
 	t.Cleanup(func() { notifyBudget = old })
 	return b
 }
 
-func (b *watchBudget) left() (instances, watches int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.instances, b.watches
-}
+func (b *WatchBudget) left() (instances, watches int) { return b.Left() }
 
 // Trackers share the process's inotify budget: past it a root is not
 // watched and compared whole (its changes are found all the same), and
@@ -613,4 +609,90 @@ func TestWatchingDoesNotWaitForTheBaseline(t *testing.T) {
 	if tr.Watching() {
 		t.Error("Watching = true after Close")
 	}
+}
+
+// A tracker whose budget refuses it an instance or a watch calls its
+// reclaim function: an idle tracker closed, the instance is asked for
+// again at once, and a root refused a watch is watched at the next scan.
+// An idle tracker whose baseline is being taken is not closed.
+func TestReclaimWhenTheBudgetRefuses(t *testing.T) {
+	setNotify(t, true)
+	for _, tc := range []struct {
+		name               string
+		instances, watches int
+		watchedAt          string // "baseline" or "scan": when the second tracker is watched
+	}{
+		{"instance", 1, 100, "baseline"},
+		{"watches", 2, 6, "scan"}, // four directories each
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := plainWS(t)
+			w.write("x/y/z.txt", "zulu\n") // four directories: "", sub, x, x/y
+			budget := NewWatchBudget(tc.instances, tc.watches)
+			idle := New([]string{w.dir}, Limits{})
+			idle.SetWatchBudget(budget)
+			defer idle.Close()
+			baseline(t, idle)
+			if idle.base[0].notify == nil {
+				t.Fatal("the idle tracker is not watched, within the budget")
+			}
+			busy := New([]string{w.dir}, Limits{})
+			busy.SetWatchBudget(budget)
+			defer busy.Close()
+			reclaims := 0
+			busy.SetReclaim(func() bool {
+				reclaims++
+				return idle.CloseIdle()
+			})
+			baseline(t, busy)
+			if reclaims != 1 {
+				t.Errorf("reclaimed %d times, want 1", reclaims)
+			}
+			if idle.Watching() {
+				t.Error("the idle tracker still watches")
+			}
+			if tc.watchedAt == "scan" {
+				if busy.Watching() {
+					t.Fatal("watched although refused a watch")
+				}
+				w.replace("x/y/z.txt", "ZULU\n")
+				if got, want := summaries(w.dir, scanOnce(t, busy)), []string{`modified x/y/z.txt "zulu\n"→"ZULU\n"`}; !slices.Equal(got, want) {
+					t.Errorf("changes = %q, want %q", got, want)
+				}
+			}
+			if !busy.Watching() {
+				t.Errorf("not watched after the %s, with the idle tracker's share freed", tc.watchedAt)
+			}
+			if i, n := budget.Left(); i != tc.instances-1 || n != tc.watches-4 {
+				t.Errorf("budget left: %d instances, %d watches; want %d, %d", i, n, tc.instances-1, tc.watches-4)
+			}
+			busy.Close()
+			if i, n := budget.Left(); i != tc.instances || n != tc.watches {
+				t.Errorf("after Close, budget left: %d instances, %d watches; want %d, %d", i, n, tc.instances, tc.watches)
+			}
+		})
+	}
+
+	t.Run("baseline under way", func(t *testing.T) {
+		w := plainWS(t)
+		release := make(chan struct{})
+		t.Cleanup(func() { listDir = readDir })
+		listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+			<-release
+			return readDir(dir, dev, follow)
+		}
+		tr := New([]string{w.dir}, Limits{})
+		defer tr.Close()
+		tr.Start(context.Background()) // returns with the walk held
+		if tr.CloseIdle() {
+			t.Error("CloseIdle closed a tracker whose baseline is being taken")
+		}
+		close(release)
+		if err := tr.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if !tr.CloseIdle() || tr.Watching() {
+			t.Error("CloseIdle did not close an idle tracker")
+		}
+	})
 }

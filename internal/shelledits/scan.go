@@ -81,7 +81,7 @@ func (t *Tracker) scanRoot(ctx context.Context, base *rootState, b *budget, rep 
 	switch {
 	case next.notify == n:
 	case next.notify == nil && !next.unwatchable:
-		next.keepNotifier(n)
+		t.keepNotifier(next, n)
 		next.indexDirs()
 	default:
 		n.close() // a baseline taken again, with its own (the repository gone)
@@ -253,14 +253,11 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 	}
 	// The baseline becomes the present state: the changed directories'
 	// entries replaced, contents carried over or read, within the limits.
-	var fresh []*entry
+	var fresh []string
 	for d := range dirs {
 		for _, name := range base.byDir[d] {
 			rel := path.Join(d, name)
-			if old := base.files[rel]; old != nil && old.hasData {
-				base.keptFiles--
-				base.keptBytes -= int64(len(old.data))
-			}
+			base.uncount(rel, base.files[rel])
 		}
 	}
 	for d := range dirs {
@@ -282,18 +279,46 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 			}
 			base.files[rel] = e
 			if e.hasData {
-				fresh = append(fresh, e)
+				fresh = append(fresh, rel)
 			}
 		}
 		base.byDir[d] = listed[d]
 	}
-	for _, e := range fresh {
-		if base.keptFiles >= t.lim.MaxKeepFiles || base.keptBytes+int64(len(e.data)) > t.lim.MaxKeepBytes {
-			e.data, e.hasData = nil, false
-			continue
+	// Texts first, newest first, a text taking the room of the oldest
+	// binary files kept (in any directory); then binary files with what
+	// the texts leave.
+	newestFirst(fresh, base.files)
+	var evictable []string // kept binary files, oldest last; nil: not listed yet
+	for _, binary := range []bool{false, true} {
+		for _, rel := range fresh {
+			e := base.files[rel]
+			if e.binary != binary {
+				continue
+			}
+			n := int64(len(e.data))
+			if !binary && !base.fits(n, t.lim) && base.roomFromBinaries(n, t.lim) {
+				if evictable == nil {
+					evictable = make([]string, 0, len(base.keptBinaries))
+					for b := range base.keptBinaries {
+						evictable = append(evictable, b)
+					}
+					newestFirst(evictable, base.files)
+				}
+				for !base.fits(n, t.lim) && len(evictable) > 0 {
+					b := evictable[len(evictable)-1]
+					evictable = evictable[:len(evictable)-1]
+					if be := base.files[b]; base.keptBinaries[b] {
+						base.uncount(b, be)
+						be.drop()
+					}
+				}
+			}
+			if !base.fits(n, t.lim) {
+				e.drop()
+				continue
+			}
+			base.count(rel, e)
 		}
-		base.keptFiles++
-		base.keptBytes += int64(len(e.data))
 	}
 	return base, nil
 }
@@ -700,13 +725,19 @@ func (t *Tracker) nextFiles(base, next *rootState, cur map[string]*entry, reads 
 	}
 	newestFirst(kept, next.files)
 	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
-	for _, rel := range kept {
-		e := next.files[rel]
-		if files > 0 && int64(len(e.data)) <= bytes {
-			files--
-			bytes -= int64(len(e.data))
-			continue
+	// Texts first, then binary files with what the texts leave.
+	for _, binary := range []bool{false, true} {
+		for _, rel := range kept {
+			e := next.files[rel]
+			if e.binary != binary {
+				continue
+			}
+			if files > 0 && int64(len(e.data)) <= bytes {
+				files--
+				bytes -= int64(len(e.data))
+				continue
+			}
+			e.drop()
 		}
-		e.data, e.hasData = nil, false
 	}
 }

@@ -192,6 +192,10 @@ type Tracker struct {
 
 	// closed is set by Close: no watches are set after it.
 	closed atomic.Bool
+	// budget is what its notifiers take from (nil: the process's);
+	// reclaim frees some of it when it refuses them (nil: nothing to).
+	budget  atomic.Pointer[WatchBudget]
+	reclaim atomic.Pointer[func() bool]
 
 	// mu is held by a Baseline, a Scan, a Touch or a Close, each of them
 	// having waited for pending first (lock).
@@ -401,30 +405,101 @@ func (t *Tracker) takeBaseline(ctx context.Context) ([]*rootState, error) {
 	return base, nil
 }
 
+// SetWatchBudget makes the tracker's notifiers take their inotify
+// instance and watches from b rather than from the process's budget.
+func (t *Tracker) SetWatchBudget(b *WatchBudget) { t.budget.Store(b) }
+
+// SetReclaim sets what the tracker calls when its budget refuses it an
+// inotify instance or a watch: f frees some of the budget that others
+// hold (it closes an idle tracker) and reports whether it did. f must not
+// wait for a tracker (it is called in the middle of one's baseline or
+// scan: CloseIdle). A refused instance is asked for again while f frees
+// some; a root refused a watch is compared whole, and watched again at the
+// next scan when f freed some (otherwise not again, as past MaxWatchDirs).
+func (t *Tracker) SetReclaim(f func() bool) { t.reclaim.Store(&f) }
+
+// freeBudget calls the reclaim function, if any.
+func (t *Tracker) freeBudget() bool {
+	f := t.reclaim.Load()
+	return f != nil && *f != nil && (*f)()
+}
+
 // newNotifier returns a notifier for a root, or nil where there is none
 // or after Close (a turn's last scans come after its end).
 func (t *Tracker) newNotifier() *notifier {
 	if !useNotify || t.closed.Load() {
 		return nil
 	}
-	n, err := newNotifier(t.lim.MaxWatchDirs)
-	if err != nil {
-		return nil
+	b := t.budget.Load()
+	if b == nil {
+		b = notifyBudget()
 	}
-	return n
+	for {
+		n, err := newNotifier(t.lim.MaxWatchDirs, b)
+		if errors.Is(err, errBudget) && t.freeBudget() {
+			continue // each reclaim closes a tracker: this ends
+		}
+		if err != nil {
+			return nil
+		}
+		return n
+	}
 }
 
 // keepNotifier makes n the root's notifier when all its watches are set,
-// and otherwise closes it and marks the root unwatchable.
-func (st *rootState) keepNotifier(n *notifier) {
+// and otherwise closes it and marks the root unwatchable, unless the
+// budget refused a watch and some of it could be freed (the next scan
+// watches it again).
+func (t *Tracker) keepNotifier(st *rootState, n *notifier) {
 	switch {
 	case n == nil:
 	case n.ok():
 		st.notify = n
 	default:
-		n.close()
-		st.unwatchable = true
+		refused := n.refusedByBudget()
+		n.close() // gives its watches back first
+		st.unwatchable = !refused || !t.freeBudget()
 	}
+}
+
+// CloseIdle is Close for a tracker nobody uses: it closes the tracker
+// unless a baseline of Start's is being taken or a method runs, never
+// waiting, and reports whether it closed it.
+func (t *Tracker) CloseIdle() bool {
+	if !t.mu.TryLock() {
+		return false
+	}
+	defer t.mu.Unlock()
+	if t.pending != nil {
+		return false
+	}
+	t.closed.Store(true)
+	t.closeBase()
+	return true
+}
+
+// KeptBytes is the size of the contents the baseline keeps, or, while a
+// baseline of Start's is being taken, the most it may keep
+// (Limits.MaxKeepBytes per root). It does not wait for the baseline.
+func (t *Tracker) KeptBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pending != nil {
+		return int64(len(t.roots)) * t.lim.MaxKeepBytes
+	}
+	var n int64
+	for _, st := range t.base {
+		if st.byDir != nil {
+			n += st.keptBytes
+			continue
+		}
+		for _, e := range st.files {
+			if e.hasData {
+				n += int64(len(e.data))
+			}
+		}
+	}
+	return n
 }
 
 // Scan reports what changed since the baseline and makes the present state
@@ -560,6 +635,9 @@ type rootState struct {
 	byDir     map[string][]string
 	keptFiles int
 	keptBytes int64
+	// keptBinaries are the files of those kept whose content is binary: a
+	// text read later takes their room (texts are kept first).
+	keptBinaries map[string]bool
 }
 
 // indexTouched keeps byDir and the kept totals true when Touch replaces
@@ -572,14 +650,9 @@ func (st *rootState) indexTouched(rel string, e *entry) {
 	if old == nil {
 		d := parentDir(rel)
 		st.byDir[d] = append(st.byDir[d], path.Base(rel))
-	} else if old.hasData {
-		st.keptFiles--
-		st.keptBytes -= int64(len(old.data))
 	}
-	if e.hasData {
-		st.keptFiles++
-		st.keptBytes += int64(len(e.data))
-	}
+	st.uncount(rel, old)
+	st.count(rel, e)
 }
 
 // indexDirs fills byDir and the kept totals from files: for a walked root
@@ -590,15 +663,51 @@ func (st *rootState) indexDirs() {
 		return
 	}
 	st.byDir = map[string][]string{}
-	st.keptFiles, st.keptBytes = 0, 0
+	st.keptFiles, st.keptBytes, st.keptBinaries = 0, 0, map[string]bool{}
 	for rel, e := range st.files {
 		d := parentDir(rel)
 		st.byDir[d] = append(st.byDir[d], path.Base(rel))
-		if e.hasData {
-			st.keptFiles++
-			st.keptBytes += int64(len(e.data))
-		}
+		st.count(rel, e)
 	}
+}
+
+// count adds rel's entry e to the kept totals (byDir roots), uncount takes
+// it out (e nil: none).
+func (st *rootState) count(rel string, e *entry) {
+	if e == nil || !e.hasData {
+		return
+	}
+	st.keptFiles++
+	st.keptBytes += int64(len(e.data))
+	if e.binary {
+		st.keptBinaries[rel] = true
+	}
+}
+
+func (st *rootState) uncount(rel string, e *entry) {
+	if e == nil || !e.hasData {
+		return
+	}
+	st.keptFiles--
+	st.keptBytes -= int64(len(e.data))
+	delete(st.keptBinaries, rel)
+}
+
+// fits reports whether one more content of n bytes is within the keep
+// limits (byDir roots).
+func (st *rootState) fits(n int64, lim Limits) bool {
+	return st.keptFiles < lim.MaxKeepFiles && st.keptBytes+n <= lim.MaxKeepBytes
+}
+
+// roomFromBinaries reports whether letting go of the kept binary files
+// would make room for a text of n bytes.
+func (st *rootState) roomFromBinaries(n int64, lim Limits) bool {
+	files, bytes := st.keptFiles, st.keptBytes
+	for rel := range st.keptBinaries {
+		files--
+		bytes -= int64(len(st.files[rel].data))
+	}
+	return files < lim.MaxKeepFiles && bytes+n <= lim.MaxKeepBytes
 }
 
 // entry is a file in a baseline.
@@ -637,6 +746,10 @@ func (e *entry) keep(path string, max int64) int64 {
 	return int64(len(data))
 }
 
+// drop lets go of the kept content (what it was, binary or large, stays
+// known).
+func (e *entry) drop() { e.data, e.hasData = nil, false }
+
 func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) {
 	st := &rootState{root: r, taken: time.Now(), files: map[string]*entry{}}
 	// The watches are set before git or the walk reads the tree.
@@ -655,7 +768,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 				st.files[rel] = ge.baseline(filepath.Join(r.real, filepath.FromSlash(rel)))
 			}
 			t.keepNewest(st)
-			st.keepNotifier(n)
+			t.keepNotifier(st, n)
 			return st, nil
 		}
 		if ctx.Err() != nil {
@@ -675,7 +788,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 		return nil, err
 	}
 	st.partial = partial
-	st.keepNotifier(n)
+	t.keepNotifier(st, n)
 	defer st.indexDirs() // after the contents are kept
 	for rel, fs := range files {
 		st.files[rel] = &entry{exists: true, hasStat: true, st: fs}
@@ -685,7 +798,11 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 }
 
 // keepNewest reads the contents of the baseline's files that have a stat
-// (git cannot give them back), newest first, within the keep limits.
+// (git cannot give them back), newest first, within the keep limits. Texts
+// come first: a binary file (a build output, often newer than the sources)
+// is kept with what the texts leave of the bytes, as a Report's binary
+// contents are; every file read counts against MaxKeepFiles, as it did
+// when a binary file's content was not kept, which bounds the reads.
 func (t *Tracker) keepNewest(st *rootState) {
 	var rels []string
 	for rel, e := range st.files {
@@ -695,6 +812,10 @@ func (t *Tracker) keepNewest(st *rootState) {
 	}
 	newestFirst(rels, st.files)
 	files, bytes := t.lim.MaxKeepFiles, t.lim.MaxKeepBytes
+	// held are the binary files kept so far, newest first, within what
+	// the texts leave: the oldest is let go when a text needs its room.
+	var held []*entry
+	var heldBytes int64
 	for _, rel := range rels {
 		e := st.files[rel]
 		if files <= 0 || bytes < e.st.size {
@@ -704,7 +825,21 @@ func (t *Tracker) keepNewest(st *rootState) {
 			continue
 		}
 		files--
-		bytes -= e.keep(st.abs(rel), t.lim.MaxFileBytes)
+		n := e.keep(st.abs(rel), t.lim.MaxFileBytes)
+		if !e.binary {
+			bytes -= n
+			for heldBytes > bytes {
+				last := held[len(held)-1]
+				held, heldBytes = held[:len(held)-1], heldBytes-int64(len(last.data))
+				last.drop()
+			}
+			continue
+		}
+		if heldBytes+n > bytes {
+			e.drop()
+			continue
+		}
+		held, heldBytes = append(held, e), heldBytes+n
 	}
 }
 

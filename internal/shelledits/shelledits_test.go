@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -651,5 +652,129 @@ func TestOutsideARepositoryNoGit(t *testing.T) {
 	rep, err := tr.Scan(context.Background())
 	if err != nil || len(rep.Changes) != 1 || rep.Changes[0].Op != Modified {
 		t.Fatalf("scan = %+v, %v", rep, err)
+	}
+}
+
+// Binary files' contents are kept with what the texts leave of the keep
+// budget: a build output newer than the sources never costs a source file
+// its old text (the baseline's keep step, the in-place update of a watched
+// walked root, and the keep step of a whole comparison alike).
+func TestKeepTextsBeforeBinaries(t *testing.T) {
+	bin25 := strings.Repeat("\x00", 25)
+	// older sets the files' times 10 s back: older than what follows.
+	older := func(w ws, rels ...string) {
+		old := mustStat(w.t, w.path("a.txt")).ModTime().Add(-10e9)
+		for _, rel := range rels {
+			os.Chtimes(w.path(rel), old, old)
+		}
+	}
+	editTexts := func(w ws) {
+		w.replace("a.txt", "A\n")
+		w.replace("b.txt", "B\n")
+		w.replace("sub/c.txt", "C\n")
+	}
+	editedTexts := []string{`modified a.txt "alpha\n"→"A\n"`, `modified b.txt "bravo\n"→"B\n"`,
+		`modified sub/c.txt "charlie\n"→"C\n"`}
+	type step struct {
+		cmd  func(w ws)
+		want []string
+	}
+	for _, tc := range []struct {
+		name   string
+		git    bool
+		lim    Limits
+		before func(w ws) // before the baseline
+		steps  []step
+	}{
+		{name: "plain baseline: a new binary next to older texts", lim: Limits{MaxKeepBytes: 30},
+			before: func(w ws) {
+				older(w, "a.txt", "b.txt", "sub/c.txt")
+				w.write("out/new.o", bin25)
+			},
+			steps: []step{{cmd: editTexts, want: editedTexts}}},
+		{name: "plain baseline: the binary kept with what the texts leave", lim: Limits{MaxKeepBytes: 50},
+			before: func(w ws) {
+				older(w, "a.txt", "b.txt", "sub/c.txt")
+				w.write("out/new.o", bin25)
+			},
+			steps: []step{{cmd: func(w ws) { w.replace("out/new.o", "\x00\x01") },
+				want: []string{`modified out/new.o (binary file) "` + strings.Repeat(`\x00`, 25) + `"→"\x00\x01"`}}}},
+		{name: "plain baseline: the binary past what the texts leave", lim: Limits{MaxKeepBytes: 30},
+			before: func(w ws) {
+				older(w, "a.txt", "b.txt", "sub/c.txt")
+				w.write("out/new.o", bin25)
+			},
+			steps: []step{{cmd: func(w ws) { w.replace("out/new.o", "\x00\x01") },
+				want: []string{`modified out/new.o (binary file) nil→"\x00\x01"`}}}},
+		{name: "plain scans: a text written after a binary", lim: Limits{MaxKeepBytes: 30},
+			before: func(w ws) { older(w, "a.txt", "b.txt", "sub/c.txt") },
+			steps: []step{
+				// 20 bytes of texts and an 8-byte binary: all kept.
+				{cmd: func(w ws) { w.write("out/x.o", "\x00bin\x00bin") },
+					want: []string{`created out/x.o (binary file) nil→"\x00bin\x00bin"`}},
+				// 6 more bytes of text: the binary makes room.
+				{cmd: func(w ws) { w.write("sub/d.txt", "delta\n") },
+					want: []string{`created sub/d.txt nil→"delta\n"`}},
+				{cmd: func(w ws) { editTexts(w); w.replace("sub/d.txt", "D\n") },
+					want: append(slices.Clone(editedTexts), `modified sub/d.txt "delta\n"→"D\n"`)},
+			}},
+		{name: "git baseline: a new untracked binary next to an older dirty text", git: true, lim: Limits{MaxKeepBytes: 30},
+			before: func(w ws) {
+				w.write("a.txt", "alpha dirty\n")
+				older(w, "a.txt")
+				w.write("new.o", bin25)
+			},
+			steps: []step{{cmd: func(w ws) { w.replace("a.txt", "A\n") },
+				want: []string{`modified a.txt "alpha dirty\n"→"A\n"`}}}},
+	} {
+		for _, notify := range notifyModes() {
+			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
+				setNotify(t, notify)
+				w := plainWS(t)
+				if tc.git {
+					w = gitWS(t)
+				}
+				if tc.before != nil {
+					tc.before(w)
+				}
+				tr := New([]string{w.dir}, tc.lim)
+				defer tr.Close()
+				baseline(t, tr)
+				for i, s := range tc.steps {
+					s.cmd(w)
+					if got := summaries(w.dir, scanOnce(t, tr)); !slices.Equal(got, s.want) {
+						t.Errorf("command %d:\n got %q\nwant %q", i+1, got, s.want)
+					}
+					checkKept(t, tr)
+				}
+			})
+		}
+	}
+}
+
+// checkKept fails unless the baseline's kept contents are within the keep
+// limits and, where it counts them (byDir), counted right.
+func checkKept(t *testing.T, tr *Tracker) {
+	t.Helper()
+	tr.lock()
+	defer tr.mu.Unlock()
+	for _, st := range tr.base {
+		files, bytes, binaries := 0, int64(0), map[string]bool{}
+		for rel, e := range st.files {
+			if e.hasData {
+				files++
+				bytes += int64(len(e.data))
+				if e.binary {
+					binaries[rel] = true
+				}
+			}
+		}
+		if files > tr.lim.MaxKeepFiles || bytes > tr.lim.MaxKeepBytes {
+			t.Errorf("kept %d files, %d bytes: past the limits %d, %d", files, bytes, tr.lim.MaxKeepFiles, tr.lim.MaxKeepBytes)
+		}
+		if st.byDir != nil && (st.keptFiles != files || st.keptBytes != bytes || !maps.Equal(st.keptBinaries, binaries)) {
+			t.Errorf("counted %d files, %d bytes, binaries %v; kept %d, %d, %v",
+				st.keptFiles, st.keptBytes, st.keptBinaries, files, bytes, binaries)
+		}
 	}
 }
