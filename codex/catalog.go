@@ -81,15 +81,7 @@ func ModelCatalog(ctx context.Context, codexPath, cacheDir string) (string, erro
 		_ = writeFileAtomic(index, []byte(path))
 		return path, nil
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return "", res.Err
-		}
-		return res.Val.(string), nil
-	case <-ctx.Done():
-		return "", fmt.Errorf("codex model catalog: %w", context.Cause(ctx))
-	}
+	return awaitShared(ctx, ch, "codex model catalog")
 }
 
 func makeCatalog(ctx context.Context, codexPath, cacheDir string) (string, error) {
@@ -222,6 +214,12 @@ func Version(ctx context.Context, codexPath string) (string, error) {
 		}
 		return v, err
 	})
+	return awaitShared(ctx, ch, "codex --version")
+}
+
+// awaitShared waits for a shared run's string result (a singleflight
+// channel) or for ctx; the run goes on for its other callers either way.
+func awaitShared(ctx context.Context, ch <-chan singleflight.Result, what string) (string, error) {
 	select {
 	case res := <-ch:
 		if res.Err != nil {
@@ -229,7 +227,7 @@ func Version(ctx context.Context, codexPath string) (string, error) {
 		}
 		return res.Val.(string), nil
 	case <-ctx.Done():
-		return "", fmt.Errorf("codex --version: %w", context.Cause(ctx))
+		return "", fmt.Errorf("%s: %w", what, context.Cause(ctx))
 	}
 }
 
