@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/codexacp/codexacp/internal/regularfile"
@@ -12,40 +11,15 @@ import (
 // model with the lowest priority number (codex's own choice;
 // docs/codex.md#pinned-codex-facts).
 func ContextWindow(catalogPath, model string) (int, error) {
-	b, err := readCatalog(catalogPath)
+	s, err := summarize(catalogPath)
 	if err != nil {
 		return 0, err
 	}
-	var catalog struct {
-		Models []struct {
-			Slug          string `json:"slug"`
-			ContextWindow int    `json:"context_window"`
-			Priority      *int   `json:"priority"`
-			Visibility    string `json:"visibility"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(b, &catalog); err != nil {
-		return 0, fmt.Errorf("parsing model catalog %s: %w", catalogPath, err)
-	}
-	best := -1
-	for i, m := range catalog.Models {
-		if model != "" {
-			if m.Slug == model {
-				return m.ContextWindow, nil
-			}
-			continue
-		}
-		if m.Priority == nil || m.Visibility == "hide" {
-			continue
-		}
-		if best < 0 || *m.Priority < *catalog.Models[best].Priority {
-			best = i
-		}
-	}
-	if best < 0 {
+	n, ok := s.ContextWindow(model)
+	if !ok {
 		return 0, fmt.Errorf("model %q is not in the catalog", model)
 	}
-	return catalog.Models[best].ContextWindow, nil
+	return n, nil
 }
 
 // ConfiguredModel returns the model a list of -c key=value overrides selects

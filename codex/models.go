@@ -2,8 +2,6 @@ package codex
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -29,17 +27,11 @@ type ServiceTier struct {
 // (visibility "list"), in codex's order (priority): the first is codex's
 // default model.
 func Models(catalogPath string) ([]Model, error) {
-	b, err := readCatalog(catalogPath)
+	s, err := summarize(catalogPath)
 	if err != nil {
 		return nil, err
 	}
-	var catalog struct {
-		Models []catalogModel `json:"models"`
-	}
-	if err := json.Unmarshal(b, &catalog); err != nil {
-		return nil, fmt.Errorf("parsing model catalog %s: %w", catalogPath, err)
-	}
-	return listedModels(catalog.Models), nil
+	return s.Models, nil
 }
 
 // catalogModel is what codexacp reads of one model of a catalog.
