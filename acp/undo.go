@@ -11,7 +11,6 @@ package acp
 // session's turn queue: no turn runs, or starts, during an undo.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -358,7 +356,7 @@ type undoFS struct{ *editorFiles }
 
 // ReadFile implements fsops.Files.
 func (f undoFS) ReadFile(ctx context.Context, path string) ([]byte, error) {
-	if data, err := f.local.ReadFile(ctx, path); err == nil && notText(data) {
+	if data, err := f.local.ReadFile(ctx, path); err == nil && fsops.IsBinary(data) {
 		return data, nil
 	}
 	return f.editorFiles.ReadFile(ctx, path)
@@ -366,19 +364,13 @@ func (f undoFS) ReadFile(ctx context.Context, path string) ([]byte, error) {
 
 // WriteFile implements fsops.Files.
 func (f undoFS) WriteFile(ctx context.Context, path string, data []byte) error {
-	if !notText(data) {
+	if !fsops.IsBinary(data) {
 		return f.editorFiles.WriteFile(ctx, path, data)
 	}
 	if err := f.lastCheck(path); err != nil {
 		return err
 	}
 	return f.local.WriteFile(ctx, path, data)
-}
-
-// notText reports content an editor cannot hold as text: a NUL byte, or
-// not UTF-8 (internal/shelledits' binary, whole).
-func notText(data []byte) bool {
-	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 }
 
 // undoCall is one undo's edit tool call and its writes: the
@@ -519,7 +511,7 @@ func (c *undoCall) preview(ctx context.Context, st changeset.Step) (d acpsdk.Too
 		}
 		new = b
 	}
-	if notText(old) || notText(new) {
+	if fsops.IsBinary(old) || fsops.IsBinary(new) {
 		return acpsdk.ToolCallContent{}, false, true
 	}
 	return undoDiff(st.Path, old, new, st.Current.Exists), true, false
@@ -624,7 +616,7 @@ func (c *undoCall) judge(ctx context.Context, path string, expect changeset.Vers
 // diff, or for a binary file a note (no binary in a diff).
 func (c *undoCall) shown(path string, op changeset.Op, old, new []byte, exists bool) {
 	d := undoDiff(path, old, new, exists)
-	binary := notText(old) || notText(new)
+	binary := fsops.IsBinary(old) || fsops.IsBinary(new)
 	if binary {
 		note := fmt.Sprintf("%s: binary file %s", c.s.displayPath(path), stepVerb(op))
 		if op != changeset.OpRemove {

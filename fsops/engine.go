@@ -452,7 +452,7 @@ func (e *Engine) readText(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fileError(path, err)
 	}
-	if isBinary(data) {
+	if IsBinary(data) {
 		return nil, BinaryError(path)
 	}
 	return data, nil

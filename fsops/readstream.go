@@ -59,7 +59,7 @@ func (lim readLimits) read(ctx context.Context, path string, r io.Reader, size i
 		if int64(len(data)) > lim.hashMax {
 			return nil, negativeLineError(path, int64(len(data)))
 		}
-		if isBinary(data) {
+		if IsBinary(data) {
 			return nil, BinaryError(path)
 		}
 		return sliceLinesCap(data, line, limit, lim.cap)

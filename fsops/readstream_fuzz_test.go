@@ -45,7 +45,7 @@ func FuzzStreamedRead(f *testing.F) {
 		var wantErr error
 		if line == 0 {
 			wantErr = lineZeroError() // checked before the file is read
-		} else if isBinary(content) {
+		} else if IsBinary(content) {
 			wantErr = BinaryError("/f")
 		} else {
 			want, wantErr = sliceLinesCap(content, &line, limit, lim.cap)
@@ -69,7 +69,7 @@ func FuzzStreamedRead(f *testing.F) {
 			}
 		case err != nil:
 			// Only a binary stretch read, or a line past an end it reached.
-			if te := AsError(err); te.Code == CodeBinary && isBinary(content) {
+			if te := AsError(err); te.Code == CodeBinary && IsBinary(content) {
 				return
 			}
 			if !sameError(err, wantErr) {

@@ -37,7 +37,7 @@ func countLines(data []byte) int {
 
 // isBinary reports whether data is not text the tools can edit: it holds a
 // NUL byte or is not valid UTF-8.
-func isBinary(data []byte) bool {
+func IsBinary(data []byte) bool {
 	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 }
 
