@@ -3,11 +3,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os/exec"
 	"syscall"
 	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // agentProc is an ACP agent the bench started in its own process group,
@@ -66,4 +69,17 @@ func (p *agentProc) end(what string, err error) error {
 		return fmt.Errorf("%s: %w\nagent stderr (tail):\n%s", what, err, lastLines(p.stderr.String(), 20))
 	}
 	return nil
+}
+
+// openSession is a cold run's start: initialize, then session/new in cwd
+// (the timed runs of runACP time each apart).
+func (ed *editor) openSession(ctx context.Context, cwd string) (acpsdk.NewSessionResponse, error) {
+	if _, err := ed.initialize(ctx); err != nil {
+		return acpsdk.NewSessionResponse{}, fmt.Errorf("initialize: %w", err)
+	}
+	sess, err := ed.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, fmt.Errorf("session/new: %w", err)
+	}
+	return sess, nil
 }

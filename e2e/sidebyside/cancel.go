@@ -60,12 +60,9 @@ func (r *runner) runCancel(c candidate, s *sample, env []string, cwd string, aft
 	ed := connectEditor(agent.stdin, agent.stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
-	if _, err := ed.initialize(ctx); err != nil {
-		return fmt.Errorf("initialize: %w", err)
-	}
-	sess, err := ed.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	sess, err := ed.openSession(ctx, cwd)
 	if err != nil {
-		return fmt.Errorf("session/new: %w", err)
+		return err
 	}
 	type answer struct {
 		resp acpsdk.PromptResponse

@@ -141,12 +141,9 @@ func (r *runner) runCold(c candidate, s *sample, env []string, cwd string, pace 
 	ed := connectEditor(agent.stdin, agent.stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
-	if _, err := ed.initialize(ctx); err != nil {
-		return fmt.Errorf("initialize: %w", err)
-	}
-	sess, err := ed.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	sess, err := ed.openSession(ctx, cwd)
 	if err != nil {
-		return fmt.Errorf("session/new: %w", err)
+		return err
 	}
 	time.Sleep(pace)
 	m.waitTitlesIdle(10 * time.Second)
