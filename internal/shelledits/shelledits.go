@@ -203,8 +203,11 @@ type Tracker struct {
 	// pending is closed by Start's goroutine once it has set the baseline;
 	// nil when no Start is under way.
 	pending chan struct{}
-	base    []*rootState // nil until Baseline succeeds
-	baseErr error        // why the last baseline failed
+	// cancelPending cancels that baseline: Close does not wait for a
+	// baseline nobody will use (it may read a large tree until Timeout).
+	cancelPending context.CancelFunc
+	base          []*rootState // nil until Baseline succeeds
+	baseErr       error        // why the last baseline failed
 }
 
 // useNotify says whether trackers watch their roots for changes where the
@@ -286,10 +289,12 @@ func (t *Tracker) Start(ctx context.Context) {
 	prev := t.base
 	t.base, t.baseErr = nil, nil
 	done := make(chan struct{})
-	t.pending = done
+	ctx, cancel := context.WithCancel(ctx)
+	t.pending, t.cancelPending = done, cancel
 	t.mu.Unlock()
 	go func() {
 		defer close(done)
+		defer cancel()
 		var base []*rootState
 		var err error
 		func() {
@@ -305,7 +310,7 @@ func (t *Tracker) Start(ctx context.Context) {
 		}()
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		t.base, t.baseErr, t.pending = base, err, nil
+		t.base, t.baseErr, t.pending, t.cancelPending = base, err, nil, nil
 	}()
 }
 
@@ -360,11 +365,16 @@ func (t *Tracker) Watching() bool {
 	return false
 }
 
-// Close stops watching the workspace, for good (after a baseline being
-// taken). The tracker goes on working: later baselines and scans compare
+// Close stops watching the workspace, for good (a baseline being taken is
+// cancelled, then waited for). The tracker goes on working: later baselines and scans compare
 // whole roots.
 func (t *Tracker) Close() {
 	t.closed.Store(true)
+	t.mu.Lock()
+	if t.cancelPending != nil {
+		t.cancelPending()
+	}
+	t.mu.Unlock()
 	t.lock()
 	defer t.mu.Unlock()
 	t.closeBase()
