@@ -8,12 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/codexacp/codexacp/internal/lazyregexp"
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
@@ -221,7 +221,7 @@ var userConfigKeys = []string{"approval_policy", "sandbox_mode", "sandbox_worksp
 // model_reasoning_effort, at the top level, in a table ([profiles.p]) or as
 // a dotted key (profiles.p.model = …). The -c overrides of these need no
 // check: codexacp reads them itself (ConfiguredModel, ConfiguredValue).
-var modelKey = regexp.MustCompile(`(?m)^[ \t]*(?:[A-Za-z0-9_".-]+\.)?"?(?:model|model_reasoning_effort)"?[ \t]*=`)
+var modelKey = lazyregexp.New(`(?m)^[ \t]*(?:[A-Za-z0-9_".-]+\.)?"?(?:model|model_reasoning_effort)"?[ \t]*=`)
 
 // systemConfigDir holds codex's system-wide layers on Linux (config.toml,
 // managed_config.toml, requirements.toml).
@@ -295,7 +295,7 @@ func mentionsSettings(b []byte) bool {
 }
 
 // profileKey matches a line selecting a profile (`profile = "x"`).
-var profileKey = regexp.MustCompile(`(?m)^[ \t]*"?profile"?[ \t]*=`)
+var profileKey = lazyregexp.New(`(?m)^[ \t]*"?profile"?[ \t]*=`)
 
 func mentionsUserConfig(s string) bool {
 	for _, k := range userConfigKeys {

@@ -7,16 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/lazyregexp"
 	"github.com/google/jsonschema-go/jsonschema"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/codexacp/codexacp/fsops"
 )
 
 // toolSpec is one tool: what tools/list shows and how a call runs.
@@ -350,4 +349,4 @@ func plainValidationError(msg string) string {
 // maxValidationMessage bounds an argument validation error.
 const maxValidationMessage = 1 << 10
 
-var validatingPointer = regexp.MustCompile(`validating (/[^:]*): `)
+var validatingPointer = lazyregexp.New(`validating (/[^:]*): `)

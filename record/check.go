@@ -3,9 +3,10 @@ package record
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/codexacp/codexacp/internal/lazyregexp"
 )
 
 // Machine is what Check looks for besides patterns: the user's home, name
@@ -33,31 +34,31 @@ func (f Finding) String() string {
 // keyPatterns find strings shaped like credentials of common services,
 // beyond the API keys and bearer tokens the recorder already redacts (a
 // transcript edited by hand, or a format the recorder does not know).
-var keyPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`),                              // OpenAI
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`),                           // a bearer token (not [REDACTED])
-	regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),                      // GitHub
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),                                  // GitHub fine-grained
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),                                      // GitLab
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),                                  // Slack
-	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                   // AWS access key id
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),                                         // Google API key
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), // a JWT
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+var keyPatterns = []*lazyregexp.Regexp{
+	lazyregexp.New(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`),                              // OpenAI
+	lazyregexp.New(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`),                           // a bearer token (not [REDACTED])
+	lazyregexp.New(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}`),                      // GitHub
+	lazyregexp.New(`\bgithub_pat_[A-Za-z0-9_]{20,}`),                                  // GitHub fine-grained
+	lazyregexp.New(`\bglpat-[A-Za-z0-9_-]{20,}`),                                      // GitLab
+	lazyregexp.New(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),                                  // Slack
+	lazyregexp.New(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                   // AWS access key id
+	lazyregexp.New(`\bAIza[0-9A-Za-z_-]{35}`),                                         // Google API key
+	lazyregexp.New(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), // a JWT
+	lazyregexp.New(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
 	// A secret-looking name given a long value: api_key = "…", TOKEN: …,
 	// --password x. Values of placeholders ([REDACTED]) do not match.
-	regexp.MustCompile(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d|credential)[A-Za-z_]*\\?"?\s*(?:[:=]|\s)\s*\\?"?([A-Za-z0-9/+_.~-]{12,})`),
+	lazyregexp.New(`(?i)(?:api[_-]?key|token|secret|passw(?:or)?d|credential)[A-Za-z_]*\\?"?\s*(?:[:=]|\s)\s*\\?"?([A-Za-z0-9/+_.~-]{12,})`),
 }
 
 var (
-	envVarName = regexp.MustCompile(`^[A-Z][A-Z0-9_]+$`)
-	email      = regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)
+	envVarName = lazyregexp.New(`^[A-Z][A-Z0-9_]+$`)
+	email      = lazyregexp.New(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)
 	// installationID is codex's installation id where app-server names it
 	// (not yet replaced by a recorder older than issue 28).
-	installationID = regexp.MustCompile(`"installationId":"([0-9a-fA-F-]{8,})"`)
+	installationID = lazyregexp.New(`"installationId":"([0-9a-fA-F-]{8,})"`)
 	// homePaths are home folders of any user: Linux, macOS, Windows (as
 	// JSON writes a backslash).
-	homePaths = regexp.MustCompile(`(?:/home/|/Users/|[A-Za-z]:\\\\Users\\\\)[A-Za-z0-9._-]+`)
+	homePaths = lazyregexp.New(`(?:/home/|/Users/|[A-Za-z]:\\\\Users\\\\)[A-Za-z0-9._-]+`)
 )
 
 // notPrivate are matches that say nothing about the user: the corpus's

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/codexacp/codexacp/internal/lazyregexp"
 	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
@@ -210,7 +210,7 @@ func isSecretFlag(arg string) bool {
 // secretNameOf is secrets.IsName for argument names.
 func secretNameOf(name string) bool { return secretArgName.MatchString(name) }
 
-var secretArgName = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
+var secretArgName = lazyregexp.New(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
 
 // redactArgs blanks, in an MCP server's arguments, the values of
 // secret-looking flags: the argument after --api-key, --token, --password
@@ -339,7 +339,7 @@ func redactMCPServers(v any, learn func(string)) bool {
 }
 
 // tomlString matches a TOML basic or literal string.
-var tomlString = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|'[^']*')`)
+var tomlString = lazyregexp.New(`^(?:"(?:[^"\\]|\\.)*"|'[^']*')`)
 
 // tomlStrings returns the spans ([start, end) in s) and values of the
 // strings of a TOML array or inline table that starts at s[open] ('[' or
@@ -400,8 +400,8 @@ func tomlUnquote(tok string) string {
 }
 
 var (
-	tomlArgsKey = regexp.MustCompile(`(?:^|[{,\s])args\s*=\s*\[`)
-	tomlEnvKey  = regexp.MustCompile(`(?:^|[{,\s])env\s*=\s*\{`)
+	tomlArgsKey = lazyregexp.New(`(?:^|[{,\s])args\s*=\s*\[`)
+	tomlEnvKey  = lazyregexp.New(`(?:^|[{,\s])env\s*=\s*\{`)
 )
 
 // redactMCPConfigArg redacts the editor's (or the user's) MCP servers in a

@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/lazyregexp"
 )
 
 // Replacement is one change Scrub makes: every occurrence of Old becomes
@@ -35,9 +35,9 @@ type ScrubResult struct {
 
 // protected are the tokens a replacement never changes inside: content
 // hashes (recomputed instead) and the ids the replay maps by their form.
-var protected = regexp.MustCompile(`\b[0-9a-f]{64}\b|\b(?:sess|acp)_[0-9a-f]{8,}\b`)
+var protected = lazyregexp.New(`\b[0-9a-f]{64}\b|\b(?:sess|acp)_[0-9a-f]{8,}\b`)
 
-var hashToken = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hashToken = lazyregexp.New(`^[0-9a-f]{64}$`)
 
 // Scrub rewrites a transcript consistently with replacements: every
 // string of every entry — ACP messages, codex's output and arguments, the
@@ -146,7 +146,7 @@ func Scrub(data []byte, replacements []Replacement) (*ScrubResult, error) {
 	return res, nil
 }
 
-var hashInText = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+var hashInText = lazyregexp.New(`\b[0-9a-f]{64}\b`)
 
 // escapedJSON is s as it appears inside a JSON string.
 func escapedJSON(s string) string {

@@ -5,8 +5,9 @@
 package secrets
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/codexacp/codexacp/internal/lazyregexp"
 )
 
 // Redacted replaces a secret value.
@@ -14,7 +15,7 @@ const Redacted = "[REDACTED]"
 
 // secretName matches names (environment variables, header names, JSON and
 // TOML keys) whose values are secrets.
-var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
+var secretName = lazyregexp.New(`(?i)(key|token|secret|passw|auth|cookie|credential)`)
 
 // MentionsName reports whether b contains a word that IsName looks for
 // anywhere (case-insensitively): a cheap test before decoding a message to
@@ -40,7 +41,7 @@ func IsFormField(key, title string) bool { return IsName(key) || IsName(title) }
 // tomlSecret matches key = "value" (or 'value', or a triple-quoted string)
 // pairs in codex -c arguments, e.g. http_headers={"Authorization"="Bearer x"}
 // or env={API_KEY="x"}.
-var tomlSecret = regexp.MustCompile(`("?)([A-Za-z0-9_.-]+)("?\s*=\s*)("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\]|\\.)*"|'[^']*')`)
+var tomlSecret = lazyregexp.New(`("?)([A-Za-z0-9_.-]+)("?\s*=\s*)("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\]|\\.)*"|'[^']*')`)
 
 // RedactConfigArg blanks the values of secret-looking keys in a -c argument. A
 // whole "dotted.key=value" whose last key part looks secret loses its value
@@ -65,11 +66,11 @@ func RedactConfigArg(arg string) string {
 // valuePatterns find secrets by their form, whatever holds them:
 // OpenAI-style API keys and bearer tokens (the word "Bearer" is kept).
 var valuePatterns = []struct {
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 	repl []byte
 }{
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`), []byte(Redacted)},
-	{regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), []byte("${1}" + Redacted)},
+	{lazyregexp.New(`\bsk-[A-Za-z0-9][A-Za-z0-9_-]{15,}`), []byte(Redacted)},
+	{lazyregexp.New(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), []byte("${1}" + Redacted)},
 }
 
 // RedactValues replaces API keys (sk-…) and bearer tokens in b by Redacted.
