@@ -20,6 +20,7 @@ import (
 // of text inside a blob), that the payloads repeated in the original are
 // stored once, and that the new recording replays.
 func TestRecordingStoresLargePayloadsOnce(t *testing.T) {
+	t.Parallel()
 	names := []string{"TestSkillCommand", "TestSkillCommand.app-server", "TestSessionLoadAfterRestart", "TestFastMode.app-server"}
 	// Skills on the app-server, a load's rollout on exec.
 	for _, name := range quick(t, names, itself, "TestSkillCommand.app-server", "TestSessionLoadAfterRestart") {
@@ -111,6 +112,7 @@ func longestLine(data []byte) int {
 // format 1, lines up to 68 KB) in the current form: no line over the
 // bound, and every entry reads back as it was.
 func TestCorpusInCurrentForm(t *testing.T) {
+	t.Parallel()
 	var before, after, longest int
 	for _, path := range corpus(t) {
 		orig, err := os.ReadFile(path)

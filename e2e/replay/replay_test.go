@@ -39,7 +39,9 @@ var opts replay.Options
 // when they changed: testkit.BuildCommands), and runs more replays at once
 // than there are CPUs unless -parallel says otherwise: a replay's processes
 // mostly wait for one another (one replay keeps about a third of a CPU
-// busy), so two at a time on two cores left the machine idle.
+// busy), so two at a time on two cores left the machine idle. Every test
+// that replays is parallel at the top level too: one after another, each
+// variant test waited for the last replays of the one before it.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	parallel := false
@@ -103,6 +105,7 @@ func header(t *testing.T, path string) record.Entry {
 // TestCorpus replays every transcript of the corpus against the agent and
 // the fake codex.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	replayEach(t, corpus(t))
 }
 
@@ -147,6 +150,7 @@ func replayFile(t *testing.T, path string) *replay.Result {
 // TestAlteredTranscriptFails replays transcripts altered on purpose: the
 // replay must fail and the diff must show what differs.
 func TestAlteredTranscriptFails(t *testing.T) {
+	t.Parallel()
 	const (
 		exec      = corpusDir + "/TestHelloTurn.ndjson"
 		appServer = corpusDir + "/TestHelloTurn.app-server.ndjson"
@@ -262,6 +266,7 @@ func TestAlteredTranscriptFails(t *testing.T) {
 // fake codex, comparing what the model received with the recording, sees
 // the difference — and the replay must fail and show both results.
 func TestAlteredToolResultFails(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"TestAllSevenToolsInAutoMode", "TestAllSevenToolsInAutoMode.app-server"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -367,6 +372,7 @@ func rewriteTranscript(t *testing.T, path string, rewrite func([]record.Entry) [
 // altered: the agent's real list and load read what the replay recreated,
 // so the replay fails and the diff shows the difference.
 func TestLoadReadsTheStoredFiles(t *testing.T) {
+	t.Parallel()
 	const source = corpusDir + "/TestSessionLoadAfterRestart.ndjson"
 	tests := []struct {
 		name   string
@@ -418,11 +424,13 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 // no root in the header, so the first session's cwd (new or loaded) is
 // mapped.
 func TestReplayWithoutRoot(t *testing.T) {
+	t.Parallel()
 	names := []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart",
 		"TestEditGoesThroughEditorBuffer.app-server", "TestSessionLoadAfterRestart.app-server"}
 	// A new session on one backend, a loaded one on the other.
 	for _, name := range quick(t, names, itself, "TestSessionLoadAfterRestart", "TestEditGoesThroughEditorBuffer.app-server") {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
 				entries[0].Root = ""
 				return entries
@@ -462,6 +470,7 @@ var hex64 = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 // replays a transcript, then replays that new recording: the recorder in the
 // agent binary captures everything a replay needs, with no codex involved.
 func TestRecordingOfAReplayReplays(t *testing.T) {
+	t.Parallel()
 	names := []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart",
 		"TestHelloTurn.app-server", "TestEditGoesThroughEditorBuffer.app-server", "TestAppServerCommandApproval.allowed.app-server",
 		"TestCancelMidStream.app-server", "TestAppServerSessionsShareOneProcess.app-server"}

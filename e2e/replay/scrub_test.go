@@ -23,6 +23,7 @@ import (
 // form (".blobs": written with record.Write, its large values stored once)
 // is scrubbed in every use of a blob and keeps its form.
 func TestScrubbedTranscriptReplays(t *testing.T) {
+	t.Parallel()
 	type scrub struct {
 		name, old, new string
 		blobs          bool
