@@ -266,3 +266,17 @@ func joinMessages(msgs []string) string {
 	}
 	return strings.Join(msgs, "\n") + "\n"
 }
+
+// normaliseOne is msg normalised on its own, as normaliseAll normalises a
+// stream of it alone.
+func normaliseOne(msg []byte, root string) string {
+	n := &normaliser{root: jsonText(root), ids: map[string]string{}, next: map[string]int{}, requests: map[string]string{}}
+	return n.message(msg)
+}
+
+// keepsPlace reports whether an agent message keeps its place in the
+// stream as normaliseAll orders it: neither an answer, a cancel request
+// nor a commands announcement.
+func keepsPlace(msg []byte) bool {
+	return answerID(msg) == "" && isCancelRequest(msg) == 0 && !isCommandsAnnouncement(msg)
+}

@@ -193,14 +193,15 @@ func TestAlteredTranscriptFails(t *testing.T) {
 		}, []string{`-        "text": "Hello fr",`, `+        "text": "Howdy fr",`}},
 		{"app-server: the agent steered another prompt", corpusDir + "/TestAppServerSteerReachesRunningTurn.app-server.ndjson", func(e *record.Entry) bool {
 			// As if the agent had steered other text into the running turn
-			// when recorded: the fake refuses the live turn/steer (the
-			// agent then queues the prompt), and the turn never goes on
-			// with the steered input.
+			// when recorded: the fake refuses the live turn/steer, the
+			// agent queues the prompt as a turn of its own, and the fake
+			// refuses that turn/start too (the recording's next turn is
+			// another prompt's).
 			if e.Kind == record.KindAppServer && e.Dir == record.DirOut && bytes.Contains(e.Msg, []byte(`"turn/steer"`)) {
 				e.Msg = bytes.ReplaceAll(e.Msg, []byte(`"also mention the tests"`), []byte(`"also mention the docs"`))
 			}
 			return true
-		}, []string{`-        "text": "e steer.",`}},
+		}, []string{`turn/start #2: recorded input [{\"text\":\"third\",\"type\":\"text\"}], got [{\"text\":\"also mention the tests\",\"type\":\"text\"}]`}},
 		{"app-server: the agent named the thread otherwise", corpusDir + "/TestAppServerRenameAndMCP.app-server.ndjson", func(e *record.Entry) bool {
 			// As if /rename had given codex's thread another name when
 			// recorded: the fake refuses the live thread/name/set.
@@ -241,12 +242,11 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			o := opts
-			o.StepTimeout = 2 * time.Second
-			res, err := replay.Run(ctx, altered, o)
+			res, err := replay.Run(ctx, altered, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			endedWithoutWaiting(t, res)
 			if res.Match() {
 				t.Fatal("the altered transcript replayed as a match")
 			}
@@ -257,6 +257,17 @@ func TestAlteredTranscriptFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// endedWithoutWaiting fails when the replay of an altered transcript
+// waited out a step or the agent's exit: the replay is to end as soon as
+// the agent went another way than recorded and answered the editor, with
+// no wait for what the recording has next (which is not coming).
+func endedWithoutWaiting(t *testing.T, res *replay.Result) {
+	t.Helper()
+	if strings.Contains(res.Incomplete, "waited ") || strings.Contains(res.Incomplete, "did not exit") {
+		t.Errorf("the replay waited instead of ending once the agent went another way: %s", res.Incomplete)
 	}
 }
 
@@ -401,12 +412,11 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 				}
 				return kept
 			})
-			o := opts
-			o.StepTimeout = 2 * time.Second
-			res, err := replay.Run(context.Background(), altered, o)
+			res, err := replay.Run(context.Background(), altered, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			endedWithoutWaiting(t, res)
 			if res.Match() {
 				t.Fatal("the altered transcript replayed as a match")
 			}
