@@ -130,18 +130,24 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	entries, err := record.Read(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	recorded := headerRoot(data)
+	if recorded == "" {
+		// A user's recording: the root is the first session's cwd.
+		entries, err := record.Read(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		recorded = recordedRoot(entries)
 	}
-	if recorded := recordedRoot(entries); recorded != "" {
+	if recorded != "" {
 		data = record.RebasePaths(data, recorded, root)
 	}
 	data = record.RebasePaths(data, record.StateDirPlaceholder, dirs.state)
 	data = record.RebasePaths(data, record.CodexHomePlaceholder, dirs.codexHome)
 	// The recording user's home (a catalog's path, say): the agent's own.
 	data = record.RebasePaths(data, record.HomePlaceholder, filepath.Join(tmp, "home"))
-	if entries, err = record.Read(bytes.NewReader(data)); err != nil {
+	entries, err := record.Read(bytes.NewReader(data))
+	if err != nil {
 		return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
 	}
 	if err := writeUserConfig(entries, dirs.codexHome); err != nil {
@@ -222,6 +228,20 @@ func offeredSignIn(entries []record.Entry) bool {
 		}
 	}
 	return false
+}
+
+// headerRoot is the root the first line of a transcript (its start entry)
+// names, read without reading the whole transcript; "" when it names none.
+func headerRoot(data []byte) string {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var start struct {
+		Kind string `json:"kind"`
+		Root string `json:"root"`
+	}
+	if json.Unmarshal(first, &start) != nil || start.Kind != record.KindStart {
+		return ""
+	}
+	return start.Root
 }
 
 // recordedRoot is the directory the recording's workspace paths lie under:
@@ -353,10 +373,11 @@ func newScript(entries []record.Entry) (*script, error) {
 				raw = []byte(e.Text)
 			}
 			sc.outs = append(sc.outs, raw)
-			if !isCommandsAnnouncement(raw) {
+			c := classify(raw)
+			if !c.announcement {
 				sc.ordered++
 			}
-			if keepsPlace(raw) {
+			if c.keepsPlace() {
 				sc.plain = append(sc.plain, raw)
 			}
 			var m message
@@ -564,10 +585,14 @@ func (p *player) read(stdout io.Reader) {
 func (p *player) received(line []byte) {
 	var m message
 	isJSON := json.Unmarshal(line, &m) == nil
+	var c msgClass
+	if isJSON {
+		c = m.class()
+	}
 	var reply []byte
 	p.mu.Lock()
 	p.got = append(p.got, line)
-	if !isCommandsAnnouncement(line) {
+	if !c.announcement {
 		p.ordered++
 	}
 	if isJSON && m.isRequest() {
@@ -583,7 +608,7 @@ func (p *player) received(line []byte) {
 			p.answered[string(m.ID)] = true
 		}
 	}
-	why := p.anotherWay(line)
+	why := p.anotherWay(line, c)
 	p.mu.Unlock()
 	if reply != nil {
 		p.write(reply)
@@ -595,23 +620,24 @@ func (p *player) received(line []byte) {
 	p.signal()
 }
 
-// anotherWay says how the agent message line, just received, shows that
-// the agent went another way than recorded ("" when it does not): an
+// anotherWay says how the agent message line (of class c), just
+// received, shows that the agent went another way than recorded ("" when
+// it does not): an
 // answer to the editor's request that differs from the recorded answer to
 // that request, or a message that keeps its place in the stream and
 // differs from the recorded one at that place (or comes past the
 // recorded ones). Each is compared normalised on its own: when the
 // streams are equal as Diff compares them, so is every such pair, so only
 // a replay that fails anyway is told apart. p.mu is held.
-func (p *player) anotherWay(line []byte) string {
-	if id := answerID(line); id != "" {
+func (p *player) anotherWay(line []byte, c msgClass) string {
+	if id := c.answerID; id != "" {
 		recorded, ok := p.script.responses[id]
 		if ok && p.sent[id] != nil && normaliseOne(recorded, p.root) != normaliseOne(line, p.root) {
 			return "its answer to request " + id + " differs from the recorded one"
 		}
 		return ""
 	}
-	if !keepsPlace(line) {
+	if !c.keepsPlace() {
 		return ""
 	}
 	k := p.plain
