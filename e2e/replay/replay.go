@@ -110,7 +110,10 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "codexacp-replay-*")
+	tmp, err := os.MkdirTemp(memoryTempDir(), "codexacp-replay-*")
+	if err != nil && memoryTempDir() != "" {
+		tmp, err = os.MkdirTemp("", "codexacp-replay-*") // /dev/shm full, say
+	}
 	if err != nil {
 		return nil, err
 	}
