@@ -50,11 +50,14 @@ func TestScrubbedTranscriptReplays(t *testing.T) {
 		return tt.name
 	}
 	// The tools' files on exec, a stored rollout, blobs on the app-server.
+	// The cases run one after another (each replays twice, the second
+	// replay waiting for the first): the test holds one replay's place from
+	// the start rather than queue its cases behind the corpus's, where
+	// their second replays made a tail.
 	tests = quick(t, tests, caseName, "TestAllSevenToolsInAutoMode", "TestSessionLoadAfterRestart", "TestAllSevenToolsInAutoMode.app-server.blobs")
 	for _, tt := range tests {
 		name := caseName(tt)
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			src := filepath.Join(corpusDir, tt.name+".ndjson")
 			orig, err := os.ReadFile(src)
 			if err != nil {
