@@ -668,15 +668,11 @@ func (p *player) anotherWay(line []byte, c msgClass) string {
 // stop waiting once its requests are answered (see waitFor).
 func (p *player) diverge(why string) {
 	p.mu.Lock()
-	first := p.wentAnotherWay == ""
-	if first {
-		p.wentAnotherWay = why
-	}
-	p.mu.Unlock()
-	if !first {
+	if p.wentAnotherWay != "" {
+		p.mu.Unlock()
 		return
 	}
-	p.mu.Lock()
+	p.wentAnotherWay = why
 	open := p.script.gates[p.opened:]
 	p.opened = len(p.script.gates)
 	p.mu.Unlock()
