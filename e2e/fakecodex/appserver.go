@@ -14,6 +14,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codexacp/codexacp/e2e/replay/gates"
 	"github.com/codexacp/codexacp/record"
 )
 
@@ -25,8 +26,9 @@ import (
 // where the agent spoke, for the agent's request, notification or answer
 // that the recording has there. The agent's requests are matched to the
 // recorded ones by method and order as they arrive and checked (see
-// checkedParams); one that does not match gets an error answer at once,
-// and an answer to a server request that differs from the recorded one
+// checkedParams); one that does not match gets an error answer at once
+// and takes the recorded one's place (the script goes on past it), and an
+// answer to a server request that differs from the recorded one
 // ends the process (status 2): either way the reason goes to stderr and
 // reaches the replay's diff through the agent. File tool calls are made
 // at their recorded points against the MCP server that the thread's
@@ -110,6 +112,7 @@ type agentMsg struct {
 	liveID   json.RawMessage
 	arrived  chan struct{} // closed once matched
 	recorded json.RawMessage
+	answered bool // answered already (guarded by asPlayer.mu)
 }
 
 // serverReq is a request codex sent (an approval) and the agent's answer.
@@ -281,7 +284,35 @@ func runAppServer(entries []record.Entry, n int, r *replayer, stdin io.Reader, s
 	}
 	defer a.closeSessions()
 	go a.read()
+	go a.answerFloating()
 	return a.play(sigs)
+}
+
+// answerFloating answers the agent's floating requests (skills/list) with
+// their recorded answers as they come, once the harness has opened
+// gates.AnotherWay: the replay went another way, and the script may wait
+// for good at a request the agent will not send, while codex answers a
+// listing whatever became of a turn — and the agent, at its exit, waits
+// for a listing it started before it closes codex's stdin.
+func (a *asPlayer) answerFloating() {
+	if a.gates == nil || !a.gates.Wait(a.ctx, gates.AnotherWay) {
+		return
+	}
+	for _, s := range a.plan.steps {
+		if s.kind != stepAnswer || !floating[s.slot.method] {
+			continue
+		}
+		select {
+		case <-s.slot.arrived:
+		case <-a.eof:
+			return
+		case <-a.ctx.Done():
+			return
+		}
+		if !a.answer(s) {
+			return
+		}
+	}
 }
 
 // play walks the script; it returns the exit status.
@@ -334,10 +365,7 @@ func (a *asPlayer) play(sigs <-chan os.Signal) int {
 			if code := wait(s.slot.arrived, "the agent's "+s.slot.method, s.index); code >= 0 {
 				return code
 			}
-			a.mu.Lock()
-			id := s.slot.liveID
-			a.mu.Unlock()
-			if !a.write(withID(s.e.Msg, id), s.index) {
+			if !a.answer(s) {
 				return 0
 			}
 		case stepAwait:
@@ -368,6 +396,18 @@ func (a *asPlayer) play(sigs <-chan os.Signal) int {
 		}
 	}
 	return wait(nil, "the end of stdin", len(a.plan.steps))
+}
+
+// answer writes the recorded answer of a stepAnswer under the live id,
+// unless it was answered already (refused by agentMessage, or a floating
+// one answered by answerFloating); false when stdout is gone.
+func (a *asPlayer) answer(s asStep) bool {
+	a.mu.Lock()
+	done := s.slot.answered
+	s.slot.answered = true
+	id := s.slot.liveID
+	a.mu.Unlock()
+	return done || a.write(withID(s.e.Msg, id), s.index)
 }
 
 // gate is closed once the harness has opened the gate of the line at
@@ -464,7 +504,22 @@ func (a *asPlayer) agentMessage(m *rpcMessage) {
 		why = compareParams(m.Method, recorded[n].params, m.Params)
 	}
 	if why != "" {
+		var refused *agentMsg
+		if n < len(recorded) {
+			// The refused request takes the recorded one's place, its
+			// error answer that of the recorded answer: the script goes
+			// on past it as codex goes on past a request it refused (a
+			// turn runs on when a steer was refused), rather than wait
+			// for a request that is not coming.
+			refused = recorded[n]
+			a.matched[m.Method] = n + 1
+			refused.liveID = m.ID
+			refused.answered = true
+		}
 		a.mu.Unlock()
+		if refused != nil {
+			defer close(refused.arrived)
+		}
 		why = fmt.Sprintf("app-server run %d: %s #%d: %s", a.plan.run, m.Method, n+1, why)
 		fmt.Fprintf(a.stderr, "fakecodex: %s\n", why)
 		if m.hasID() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codexacp/codexacp/e2e/replay/gates"
 	"github.com/codexacp/codexacp/fsops"
 	"github.com/codexacp/codexacp/internal/syncbuf"
 	"github.com/codexacp/codexacp/mcp"
@@ -451,6 +452,84 @@ func TestAppServerSkillsListFloats(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
+	c.expect(`{"id":13,"result":{"data":[]}}`)
+	if code := c.exit(true); code != 0 {
+		t.Errorf("exit %d, want 0; stderr %s", code, c.stderr)
+	}
+}
+
+// TestAppServerSkillsListAnsweredAfterMismatch: a request the fake refused
+// (it differs from the recording) takes the recorded one's place, so the
+// script goes on past it: the skills listing recorded after it is
+// answered, whether the agent sent it before or after. Before, the script
+// waited at the refused request for good, the listing stayed unanswered,
+// and the agent's exit (which waits for the listing it started, so that
+// its commands go out first) waited until it was killed.
+func TestAppServerSkillsListAnsweredAfterMismatch(t *testing.T) {
+	entries := append(append([]record.Entry(nil), handshake...),
+		as("out", `{"id":2,"method":"turn/start","params":{"threadId":"th1","input":[{"type":"text","text":"hi"}]}}`),
+		as("out", `{"id":3,"method":"skills/list","params":{"cwds":["/w"]}}`),
+		as("in", `{"id":2,"result":{"turn":{"id":"tu1"}}}`),
+		as("in", `{"id":3,"result":{"data":[]}}`),
+		asEOF("out"),
+		asEOF("in"),
+	)
+	for _, listFirst := range []bool{false, true} {
+		name := "listed after the mismatch"
+		if listFirst {
+			name = "listed before the mismatch"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newFake(t, entries...)
+			c := f.startAppServer()
+			c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
+			c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
+			c.send(`{"method":"initialized"}`)
+			if listFirst {
+				c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
+			}
+			c.send(`{"id":12,"method":"turn/start","params":{"threadId":"th1","input":[{"type":"text","text":"bye"}]}}`)
+			c.expect(`{"id":12,"error":{"code":-32600,"message":"fakecodex: app-server run 1: turn/start #1: recorded input [{\"text\":\"hi\",\"type\":\"text\"}], got [{\"text\":\"bye\",\"type\":\"text\"}]"}}`)
+			if !listFirst {
+				c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
+			}
+			c.expect(`{"id":13,"result":{"data":[]}}`)
+			if code := c.exit(true); code != 0 {
+				t.Errorf("exit %d, want 0; stderr %s", code, c.stderr)
+			}
+		})
+	}
+}
+
+// TestAppServerSkillsListAnsweredOnceTheReplayWentAnotherWay: the harness
+// opens gates.AnotherWay once the agent's messages to the editor differ
+// from the recording; the script then waits for requests that are not
+// coming (here a prompt the editor never sends), and the fake answers the
+// agent's skills listing at once, as codex would, instead of at its
+// recorded place: the agent waits for it before it closes codex's stdin
+// at its exit.
+func TestAppServerSkillsListAnsweredOnceTheReplayWentAnotherWay(t *testing.T) {
+	entries := append(append([]record.Entry(nil), handshake...),
+		as("out", `{"id":2,"method":"turn/start","params":{"threadId":"th1","input":[{"type":"text","text":"hi"}]}}`),
+		as("out", `{"id":3,"method":"skills/list","params":{"cwds":["/w"]}}`),
+		as("in", `{"id":2,"result":{"turn":{"id":"tu1"}}}`),
+		as("in", `{"id":3,"result":{"data":[]}}`),
+		asEOF("out"),
+		asEOF("in"),
+	)
+	f := newFake(t, entries...)
+	gs := harnessGates(t, f)
+	c := f.startAppServer()
+	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
+	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
+	c.send(`{"method":"initialized"}`)
+	c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
+	select {
+	case l := <-c.lines:
+		t.Fatalf("the fake answered before the replay went another way: %s", l)
+	case <-time.After(20 * time.Millisecond):
+	}
+	gs.Open(gates.AnotherWay)
 	c.expect(`{"id":13,"result":{"data":[]}}`)
 	if code := c.exit(true); code != 0 {
 		t.Errorf("exit %d, want 0; stderr %s", code, c.stderr)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -53,7 +55,11 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if path == "" {
 		return fail("%s is not set", EnvTranscript)
 	}
-	entries, err := loadTranscript(path)
+	load := loadTranscript
+	if catalogQuestion(args) {
+		load = loadStart
+	}
+	entries, err := load(path)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -173,6 +179,45 @@ func catalog(start *record.Entry) map[string]any {
 		})
 	}
 	return map[string]any{"models": models}
+}
+
+// catalogQuestion reports whether args ask what the start entry alone
+// answers: --version, login status, debug models.
+func catalogQuestion(args []string) bool {
+	return len(args) == 1 && args[0] == "--version" ||
+		len(args) >= 2 && (args[0] == "login" && args[1] == "status" || args[0] == "debug" && args[1] == "models")
+}
+
+// loadStart reads the transcript's start entry alone: its first line and
+// the blob lines right after it, where a catalog's models are stored (the
+// whole transcript when they do not read on their own). The agent asks
+// the catalog questions in every replay, and reading and decoding a whole
+// transcript was a third of such a process's CPU.
+func loadStart(path string) ([]record.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var head bytes.Buffer
+	for {
+		line, err := br.ReadBytes('\n')
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if head.Len() > 0 && (json.Unmarshal(line, &kind) != nil || kind.Kind != record.KindBlob) {
+			break
+		}
+		head.Write(line)
+		if err != nil {
+			break
+		}
+	}
+	if entries, err := record.Read(&head); err == nil && len(entries) > 0 && entries[0].Kind == record.KindStart {
+		return entries[:1], nil
+	}
+	return loadTranscript(path)
 }
 
 func loadTranscript(path string) ([]record.Entry, error) {

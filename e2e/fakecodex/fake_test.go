@@ -564,3 +564,41 @@ func TestRolloutRecordsWritten(t *testing.T) {
 		t.Errorf("a rollout outside CODEX_HOME was written")
 	}
 }
+
+// TestCatalogQuestionsReadTheStartEntryAlone: --version, debug models and
+// login status need the start entry only (with the blobs right after it,
+// where the model catalog is stored), which is all they read: the rest of
+// a transcript, here unreadable, plays no part. A fake answering them
+// reading a whole transcript in every replay cost a third of their CPU.
+func TestCatalogQuestionsReadTheStartEntryAlone(t *testing.T) {
+	start := record.Entry{Kind: record.KindStart, Format: record.FormatVersion, ContextWindow: 1000, CodexVersion: "0.171.0"}
+	for i := range 40 { // a catalog as codex's: long enough to be stored apart
+		start.Models = append(start.Models, record.Model{Slug: fmt.Sprintf("m-%d", i), Name: "Model", Description: strings.Repeat("a long description ", 20), ContextWindow: 2000})
+	}
+	var buf bytes.Buffer
+	if err := record.Write(&buf, []record.Entry{start}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte(`"kind":"blob"`)) {
+		t.Fatalf("the start entry's models are not in a blob:\n%s", buf.Bytes())
+	}
+	buf.WriteString("{not a transcript line\n")
+	path := filepath.Join(t.TempDir(), "t.ndjson")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &fake{t: t, path: path, env: map[string]string{EnvTranscript: path}}
+	if o := f.run("--version", ""); o.code != 0 || o.stdout.String() != "codex-cli 0.171.0\n" {
+		t.Errorf("--version = %d %q %q", o.code, o.stdout, o.stderr)
+	}
+	if o := f.run("debug models --bundled", ""); o.code != 0 || !strings.Contains(o.stdout.String(), `"slug":"m-39"`) {
+		t.Errorf("debug models = %d %q %q", o.code, o.stdout, o.stderr)
+	}
+	if o := f.run("login status", ""); o.code != 0 {
+		t.Errorf("login status = %d %q", o.code, o.stderr)
+	}
+	// Whatever needs more reads it all, and fails on it.
+	if o := f.run("exec --json -C /w -", "hi"); o.code != exitMismatch {
+		t.Errorf("exec = %d, want %d (the transcript does not read)", o.code, exitMismatch)
+	}
+}

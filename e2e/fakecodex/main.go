@@ -43,13 +43,15 @@
 //	                          mark line-<i> (the harness sends the editor's next message, e.g. a
 //	                          cancel, only once the codex output before it was printed); an
 //	                          app-server line that came after more agent messages than the codex
-//	                          line before it waits for gate-<i> too
+//	                          line before it waits for gate-<i> too; once gate another-way opens
+//	                          (the replay went another way), the app-server answers skills/list at once
 //
 // A run that does not match the recording (resume or not, thread id,
 // prompt) fails with exit status 2 and says why on stderr, which the agent
 // passes to the editor, so the replay diff shows it. An app-server request
 // that does not match gets a JSON-RPC error whose message says why, which
-// the agent passes on too. A tool result that differs from the recorded one
+// the agent passes on too, and takes the recorded one's place: the script
+// goes on past it. A tool result that differs from the recorded one
 // is reported on stderr and in the file tool-result-<i> in the state
 // directory, which fails the replay; the run goes on as recorded.
 package main

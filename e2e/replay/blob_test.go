@@ -20,11 +20,15 @@ import (
 // of text inside a blob), that the payloads repeated in the original are
 // stored once, and that the new recording replays.
 func TestRecordingStoresLargePayloadsOnce(t *testing.T) {
+	t.Parallel()
 	names := []string{"TestSkillCommand", "TestSkillCommand.app-server", "TestSessionLoadAfterRestart", "TestFastMode.app-server"}
 	// Skills on the app-server, a load's rollout on exec.
+	// The cases run one after another (each replays twice, the second
+	// replay waiting for the first): the test holds one replay's place from
+	// the start rather than queue its cases behind the corpus's, where
+	// their second replays made a tail.
 	for _, name := range quick(t, names, itself, "TestSkillCommand.app-server", "TestSessionLoadAfterRestart") {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			again := filepath.Join(t.TempDir(), name+".ndjson")
 			if d := os.Getenv("KEEP_RECORDING"); d != "" {
 				again = filepath.Join(d, name+".ndjson")
@@ -111,6 +115,7 @@ func longestLine(data []byte) int {
 // format 1, lines up to 68 KB) in the current form: no line over the
 // bound, and every entry reads back as it was.
 func TestCorpusInCurrentForm(t *testing.T) {
+	t.Parallel()
 	var before, after, longest int
 	for _, path := range corpus(t) {
 		orig, err := os.ReadFile(path)

@@ -16,10 +16,48 @@ import (
 // rootPlaceholder stands for the replay's workspace root in compared messages.
 const rootPlaceholder = "$ROOT"
 
-// randomIDs are ids the agent draws at random: session ids and the ids of
-// file tool calls. Each becomes <prefix><n>, numbered by first appearance in
-// its stream, so that the same structure compares equal.
-var randomIDs = regexp.MustCompile(`\b(sess_|acp_)[0-9a-f]{8,}\b`)
+// Random ids are ids the agent draws at random: session ids and the ids of
+// file tool calls, `\b(sess_|acp_)[0-9a-f]{8,}\b` (replaceRandomIDs). Each
+// becomes <prefix><n>, numbered by first appearance in its stream, so that
+// the same structure compares equal.
+var randomIDPrefixes = []string{"sess_", "acp_"}
+
+// replaceRandomIDs returns raw with each random id replaced by with(id,
+// prefix). It is the regular expression above, scanned by hand: a
+// replay's harness normalises every message twice.
+func replaceRandomIDs(raw []byte, with func(id []byte, prefix string) []byte) []byte {
+	var out []byte
+	done := 0 // raw[:done] is in out
+	for i := 0; i < len(raw); i++ {
+		if i > 0 && isWordByte(raw[i-1]) {
+			continue
+		}
+		for _, prefix := range randomIDPrefixes {
+			if !bytes.HasPrefix(raw[i:], []byte(prefix)) {
+				continue
+			}
+			end := i + len(prefix)
+			for end < len(raw) && (raw[end] >= '0' && raw[end] <= '9' || raw[end] >= 'a' && raw[end] <= 'f') {
+				end++
+			}
+			if end-i-len(prefix) < 8 || end < len(raw) && isWordByte(raw[end]) {
+				break
+			}
+			out = append(append(out, raw[done:i]...), with(raw[i:end], prefix)...)
+			done, i = end, end-1
+			break
+		}
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[done:]...)
+}
+
+// isWordByte reports whether b is a word character as \b sees it.
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
 
 // timeKeys are fields holding wall-clock times.
 var timeKeys = map[string]bool{"updatedAt": true, "createdAt": true, "timestamp": true}
@@ -39,36 +77,42 @@ var timeKeys = map[string]bool{"updatedAt": true, "createdAt": true, "timestamp"
 // updates, or another session's. The announcements are compared apart
 // from the ordered stream: they go after it, each session's in the order
 // they came, the sessions in the order of their first appearance.
-func normaliseAll(msgs [][]byte, root string) []string {
+func normaliseAll(raws [][]byte, root string) []string {
+	type classified struct {
+		raw []byte
+		msgClass
+	}
+	var msgs []classified
 	var announcements [][]byte
-	msgs = slices.DeleteFunc(slices.Clone(msgs), func(m []byte) bool {
-		if isCommandsAnnouncement(m) {
-			announcements = append(announcements, m)
-			return true
+	for _, raw := range raws {
+		c := classify(raw)
+		if c.announcement {
+			announcements = append(announcements, raw)
+			continue
 		}
-		return false
-	})
+		msgs = append(msgs, classified{raw, c})
+	}
 	for i := 0; i < len(msgs); {
 		j := i
-		for j < len(msgs) && answerID(msgs[j]) == "" {
+		for j < len(msgs) && msgs[j].answerID == "" {
 			j++
 		}
 		// msgs[i:j] has no answer: its cancel requests go last.
-		slices.SortStableFunc(msgs[i:j], func(a, b []byte) int { return cmp.Compare(isCancelRequest(a), isCancelRequest(b)) })
+		slices.SortStableFunc(msgs[i:j], func(a, b classified) int { return cmp.Compare(a.cancelOrder(), b.cancelOrder()) })
 		i = j + 1
 	}
 	for i := 0; i < len(msgs); i++ {
 		j := i
-		for j < len(msgs) && answerID(msgs[j]) != "" {
+		for j < len(msgs) && msgs[j].answerID != "" {
 			j++
 		}
-		slices.SortStableFunc(msgs[i:j], func(a, b []byte) int { return compareIDs(answerID(a), answerID(b)) })
+		slices.SortStableFunc(msgs[i:j], func(a, b classified) int { return compareIDs(a.answerID, b.answerID) })
 		i = j
 	}
 	n := &normaliser{root: jsonText(root), ids: map[string]string{}, next: map[string]int{}, requests: map[string]string{}}
 	out := make([]string, 0, len(msgs)+len(announcements))
 	for _, m := range msgs {
-		out = append(out, n.message(m))
+		out = append(out, n.message(m.raw))
 	}
 	// Numbered after the stream: a session's id first appears in the
 	// answer that opened it.
@@ -82,20 +126,60 @@ func normaliseAll(msgs [][]byte, root string) []string {
 	return append(out, tail...)
 }
 
-// isCommandsAnnouncement reports whether raw is a session/update
-// notification carrying available_commands_update.
-func isCommandsAnnouncement(raw []byte) bool {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
+// msgClass is what the harness tells apart in an agent message.
+type msgClass struct {
+	// answerID is the id of a JSON-RPC answer (result or error, no
+	// method) as JSON text; "" for any other message.
+	answerID     string
+	cancel       bool // the SDK's $/cancel_request notification
+	announcement bool // a session/update carrying available_commands_update
+}
+
+// classify reads what the harness tells apart in raw, decoding it once
+// (the zero msgClass when it is not JSON).
+func classify(raw []byte) msgClass {
+	var m message
+	if json.Unmarshal(raw, &m) != nil {
+		return msgClass{}
+	}
+	return m.class()
+}
+
+// class is classify of the decoded message m.
+func (m *message) class() msgClass {
+	var c msgClass
+	switch {
+	case m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null":
+		c.answerID = string(m.ID)
+	case m.Method == "$/cancel_request":
+		c.cancel = true
+	case m.Method == "session/update":
+		var p struct {
 			Update struct {
 				SessionUpdate string `json:"sessionUpdate"`
 			} `json:"update"`
-		} `json:"params"`
+		}
+		c.announcement = json.Unmarshal(m.Params, &p) == nil && p.Update.SessionUpdate == "available_commands_update"
 	}
-	return json.Unmarshal(raw, &m) == nil && m.Method == "session/update" &&
-		m.Params.Update.SessionUpdate == "available_commands_update"
+	return c
 }
+
+// cancelOrder is 1 for a cancel request, else 0.
+func (c msgClass) cancelOrder() int {
+	if c.cancel {
+		return 1
+	}
+	return 0
+}
+
+// keepsPlace reports whether a message keeps its place in the stream as
+// normaliseAll orders it: neither an answer, a cancel request nor a
+// commands announcement.
+func (c msgClass) keepsPlace() bool { return c.answerID == "" && !c.cancel && !c.announcement }
+
+// isCommandsAnnouncement reports whether raw is a session/update
+// notification carrying available_commands_update.
+func isCommandsAnnouncement(raw []byte) bool { return classify(raw).announcement }
 
 // normalisedSession is the session placeholder a normalised message names.
 var normalisedSession = regexp.MustCompile(`"sessionId": "sess_(\d+)"`)
@@ -109,30 +193,6 @@ func sessionOrder(msg string) int {
 	}
 	v, _ := strconv.Atoi(m[1])
 	return v
-}
-
-// answerID is the id of a JSON-RPC answer (result or error, no method) as
-// JSON text; "" for any other message.
-func answerID(raw []byte) string {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(raw, &m) != nil || m.Method != "" || len(m.ID) == 0 || string(m.ID) == "null" {
-		return ""
-	}
-	return string(m.ID)
-}
-
-// isCancelRequest is 1 for the SDK's $/cancel_request notification, else 0.
-func isCancelRequest(raw []byte) int {
-	var m struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(raw, &m) == nil && m.Method == "$/cancel_request" {
-		return 1
-	}
-	return 0
 }
 
 // compareIDs orders request ids (JSON text): numbers by value, before
@@ -164,11 +224,10 @@ func (n *normaliser) message(raw []byte) string {
 	if len(n.root) > 0 {
 		raw = bytes.ReplaceAll(raw, n.root, []byte(rootPlaceholder))
 	}
-	raw = randomIDs.ReplaceAllFunc(raw, func(id []byte) []byte {
+	raw = replaceRandomIDs(raw, func(id []byte, prefix string) []byte {
 		if p, ok := n.ids[string(id)]; ok {
 			return []byte(p)
 		}
-		prefix := string(randomIDs.FindSubmatch(id)[1])
 		n.next[prefix]++
 		p := fmt.Sprintf("%s%d", prefix, n.next[prefix])
 		n.ids[string(id)] = p
@@ -265,4 +324,11 @@ func joinMessages(msgs []string) string {
 		return ""
 	}
 	return strings.Join(msgs, "\n") + "\n"
+}
+
+// normaliseOne is msg normalised on its own, as normaliseAll normalises a
+// stream of it alone.
+func normaliseOne(msg []byte, root string) string {
+	n := &normaliser{root: jsonText(root), ids: map[string]string{}, next: map[string]int{}, requests: map[string]string{}}
+	return n.message(msg)
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -150,5 +151,27 @@ func TestNormaliseAnnouncementsApart(t *testing.T) {
 	other := [][]byte{[]byte(newA), []byte(newB), []byte(chunk), []byte(answer), []byte(cmdA), []byte(cmdA)}
 	if Diff(want, normaliseAll(other, "/r")) == "" {
 		t.Error("a session announcing twice, the other never, compared equal")
+	}
+}
+
+// TestReplaceRandomIDs checks the hand-written scan against the regular
+// expression it stands for.
+func TestReplaceRandomIDs(t *testing.T) {
+	re := regexp.MustCompile(`\b(sess_|acp_)[0-9a-f]{8,}\b`)
+	for _, in := range []string{
+		``,
+		`{"sessionId":"sess_0123456789abcdef"}`,
+		`sess_0123456789abcdef`,
+		`xsess_0123456789abcdef "sess_0123456` + `7" sess_0123456789abcdefg sess_0123456789abcdef_ sess_0123456789ABCDEF`,
+		`acp_aaaaaaaa,acp_bbbbbbbbb acp_aaaaaaaa sess_acp_aaaaaaaaa _acp_aaaaaaaaa 9acp_aaaaaaaaa -acp_aaaaaaaaa`,
+		`"toolCallId":"acp_aaaaaaaaaaaaaaaaaaaaaaaa","path":"/r/sess_0123456789abcdef/a.txt"`,
+		`sess_sess_0123456789 acp_acp_0123456789 sess_`,
+		"é sess_0123456789abcdef\u00e9",
+	} {
+		mark := func(id []byte, prefix string) []byte { return []byte("<" + prefix + "|" + string(id) + ">") }
+		want := re.ReplaceAllFunc([]byte(in), func(id []byte) []byte { return mark(id, string(re.FindSubmatch(id)[1])) })
+		if got := replaceRandomIDs([]byte(in), mark); string(got) != string(want) {
+			t.Errorf("%q:\ngot  %s\nwant %s", in, got, want)
+		}
 	}
 }

@@ -110,7 +110,10 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "codexacp-replay-*")
+	tmp, err := os.MkdirTemp(memoryTempDir(), "codexacp-replay-*")
+	if err != nil && memoryTempDir() != "" {
+		tmp, err = os.MkdirTemp("", "codexacp-replay-*") // /dev/shm full, say
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -130,18 +133,24 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 
-	entries, err := record.Read(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	recorded := headerRoot(data)
+	if recorded == "" {
+		// A user's recording: the root is the first session's cwd.
+		entries, err := record.Read(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		recorded = recordedRoot(entries)
 	}
-	if recorded := recordedRoot(entries); recorded != "" {
+	if recorded != "" {
 		data = record.RebasePaths(data, recorded, root)
 	}
 	data = record.RebasePaths(data, record.StateDirPlaceholder, dirs.state)
 	data = record.RebasePaths(data, record.CodexHomePlaceholder, dirs.codexHome)
 	// The recording user's home (a catalog's path, say): the agent's own.
 	data = record.RebasePaths(data, record.HomePlaceholder, filepath.Join(tmp, "home"))
-	if entries, err = record.Read(bytes.NewReader(data)); err != nil {
+	entries, err := record.Read(bytes.NewReader(data))
+	if err != nil {
 		return nil, fmt.Errorf("%s after moving it to %s: %w", path, root, err)
 	}
 	if err := writeUserConfig(entries, dirs.codexHome); err != nil {
@@ -164,7 +173,8 @@ func Run(ctx context.Context, path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer gs.Close()
-	p := &player{script: sc, state: state, gates: gs, dirs: dirs, timeout: opts.StepTimeout, sessions: map[string]string{}, arrived: make(chan struct{}, 1)}
+	p := &player{script: sc, state: state, gates: gs, dirs: dirs, timeout: opts.StepTimeout, root: root, sessions: map[string]string{},
+		arrived: make(chan struct{}, 1), answered: map[string]bool{}}
 	opts.AgentArgs = append(agentArgs(entries), opts.AgentArgs...)
 	if err := p.start(ctx, opts, transcript, root, tmp); err != nil {
 		return nil, err
@@ -223,6 +233,20 @@ func offeredSignIn(entries []record.Entry) bool {
 	return false
 }
 
+// headerRoot is the root the first line of a transcript (its start entry)
+// names, read without reading the whole transcript; "" when it names none.
+func headerRoot(data []byte) string {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var start struct {
+		Kind string `json:"kind"`
+		Root string `json:"root"`
+	}
+	if json.Unmarshal(first, &start) != nil || start.Kind != record.KindStart {
+		return ""
+	}
+	return start.Root
+}
+
 // recordedRoot is the directory the recording's workspace paths lie under:
 // the header's root, else the cwd of the first session/new or session/load.
 func recordedRoot(entries []record.Entry) string {
@@ -269,8 +293,15 @@ type script struct {
 	answers map[string][]*answer
 	gates   []gate
 	// responses are the agent's recorded responses by request id, for
-	// mapping session ids.
+	// mapping session ids and telling a replay that went another way.
 	responses map[string][]byte
+	// plain are the agent's recorded messages that keep their place in
+	// the stream (neither answers, cancel requests nor commands
+	// announcements, which normaliseAll may move), in order.
+	plain [][]byte
+	// reusedIDs are request ids the agent answered more than once in the
+	// recording: their answers are not compared as they come.
+	reusedIDs map[string]bool
 }
 
 type action struct {
@@ -312,7 +343,7 @@ func (m *message) isRequest() bool  { return m.Method != "" && len(m.ID) > 0 }
 func (m *message) isResponse() bool { return m.Method == "" && len(m.ID) > 0 }
 
 func newScript(entries []record.Entry) (*script, error) {
-	sc := &script{answers: map[string][]*answer{}, responses: map[string][]byte{}}
+	sc := &script{answers: map[string][]*answer{}, responses: map[string][]byte{}, reusedIDs: map[string]bool{}}
 	pending := map[string]*answer{} // agent request id → its answer slot
 	codex := ""                     // the fake codex's progress marker so far
 	loading := -1                   // the last session/list or session/load action
@@ -348,8 +379,12 @@ func newScript(entries []record.Entry) (*script, error) {
 				raw = []byte(e.Text)
 			}
 			sc.outs = append(sc.outs, raw)
-			if !isCommandsAnnouncement(raw) {
+			c := classify(raw)
+			if !c.announcement {
 				sc.ordered++
+			}
+			if c.keepsPlace() {
+				sc.plain = append(sc.plain, raw)
 			}
 			var m message
 			if json.Unmarshal(raw, &m) != nil {
@@ -361,6 +396,9 @@ func newScript(entries []record.Entry) (*script, error) {
 				sc.answers[m.Method] = append(sc.answers[m.Method], a)
 				pending[string(m.ID)] = a
 			case m.isResponse():
+				if _, again := sc.responses[string(m.ID)]; again {
+					sc.reusedIDs[string(m.ID)] = true
+				}
 				sc.responses[string(m.ID)] = raw
 			}
 		case e.Kind == record.KindACP && e.Dir == record.DirIn:
@@ -460,6 +498,7 @@ type player struct {
 	gates   *gates.Server // the fake codex's marks, and gates the player opens
 	dirs    storeDirs
 	timeout time.Duration
+	root    string // the workspace, for normalising messages
 
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
@@ -477,6 +516,12 @@ type player struct {
 	opened     int               // gates opened
 	incomplete string
 	arrived    chan struct{} // signalled when a message arrived or the agent's output ended
+
+	plain    int             // of got, the messages that keep their place (script.plain)
+	answered map[string]bool // the editor's requests answered, by id
+	// wentAnotherWay says how the agent went another way than recorded
+	// ("" while it has not; see diverge).
+	wentAnotherWay string
 }
 
 func (p *player) start(ctx context.Context, opts Options, transcript, root, tmp string) error {
@@ -549,10 +594,14 @@ func (p *player) read(stdout io.Reader) {
 func (p *player) received(line []byte) {
 	var m message
 	isJSON := json.Unmarshal(line, &m) == nil
+	var c msgClass
+	if isJSON {
+		c = m.class()
+	}
 	var reply []byte
 	p.mu.Lock()
 	p.got = append(p.got, line)
-	if !isCommandsAnnouncement(line) {
+	if !c.announcement {
 		p.ordered++
 	}
 	if isJSON && m.isRequest() {
@@ -565,14 +614,87 @@ func (p *player) received(line []byte) {
 	if isJSON && m.isResponse() {
 		if req := p.sent[string(m.ID)]; req != nil {
 			p.mapSessions(p.script.responses[string(m.ID)], line)
+			p.answered[string(m.ID)] = true
 		}
 	}
+	why := p.anotherWay(line, c)
 	p.mu.Unlock()
 	if reply != nil {
 		p.write(reply)
 	}
+	if why != "" {
+		p.diverge(why)
+	}
 	p.openGates()
 	p.signal()
+}
+
+// anotherWay says how the agent message line (of class c), just
+// received, shows that the agent went another way than recorded ("" when
+// it does not): an
+// answer to the editor's request that differs from the recorded answer to
+// that request, or a message that keeps its place in the stream and
+// differs from the recorded one at that place (or comes past the
+// recorded ones). Each is compared normalised on its own: when the
+// streams are equal as Diff compares them, so is every such pair, so only
+// a replay that fails anyway is told apart. p.mu is held.
+func (p *player) anotherWay(line []byte, c msgClass) string {
+	if id := c.answerID; id != "" {
+		recorded, ok := p.script.responses[id]
+		if ok && p.sent[id] != nil && !p.script.reusedIDs[id] && normaliseOne(recorded, p.root) != normaliseOne(line, p.root) {
+			return "its answer to request " + id + " differs from the recorded one"
+		}
+		return ""
+	}
+	if !c.keepsPlace() {
+		return ""
+	}
+	k := p.plain
+	p.plain++
+	switch {
+	case k >= len(p.script.plain):
+		return fmt.Sprintf("it sent more than the %d messages recorded (commands announcements, answers and cancel requests not counted)", len(p.script.plain))
+	case normaliseOne(p.script.plain[k], p.root) != normaliseOne(line, p.root):
+		return fmt.Sprintf("its message %d (commands announcements, answers and cancel requests not counted) differs from the recorded one", k+1)
+	}
+	return ""
+}
+
+// diverge notes that the agent went another way than recorded. The
+// replay fails then whatever follows, so nothing needs to come at its
+// recorded point any more: every gate opens, so that no fake codex waits
+// for agent messages that will not come, gates.AnotherWay too (the fake
+// app-server answers skills listings at once then), and the editor's steps
+// stop waiting once its requests are answered (see waitFor).
+func (p *player) diverge(why string) {
+	p.mu.Lock()
+	if p.wentAnotherWay != "" {
+		p.mu.Unlock()
+		return
+	}
+	p.wentAnotherWay = why
+	open := p.script.gates[p.opened:]
+	p.opened = len(p.script.gates)
+	p.mu.Unlock()
+	for _, g := range open {
+		p.gates.Open(g.name)
+	}
+	p.gates.Open(gates.AnotherWay)
+}
+
+// settled reports whether the agent went another way than recorded and
+// has answered every request of the editor: then the rest of the
+// recording will not come, and a step need not wait for it. p.mu is held.
+func (p *player) settled() bool {
+	if p.wentAnotherWay == "" {
+		return false
+	}
+	for id := range p.sent {
+		if !p.answered[id] {
+			return false
+		}
+	}
+	return true
 }
 
 func answerMessage(id json.RawMessage, a *answer) []byte {
@@ -635,10 +757,14 @@ func (p *player) waitFor(n int) bool {
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
-		have := p.ordered
+		have, settled, why := p.ordered, p.settled(), p.wentAnotherWay
 		p.mu.Unlock()
 		if have >= n {
 			return true
+		}
+		if settled {
+			p.setIncomplete(fmt.Sprintf("the agent went another way than recorded (%s) and answered every request; not waiting for agent message %d of %d (commands announcements not counted), got %d", why, n, p.script.ordered, have))
+			return false
 		}
 		select {
 		case <-p.arrived:
@@ -659,18 +785,33 @@ func (p *player) waitFor(n int) bool {
 }
 
 // waitCodex waits for the fake codex's progress marker; false when the step
-// timed out.
+// timed out, or when the agent went another way and answered every request
+// (the fake may never get there then).
 func (p *player) waitCodex(marker string) bool {
 	if marker == "" {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
-	if !p.gates.WaitMark(ctx, marker) {
-		p.setIncomplete(fmt.Sprintf("waited %v for the fake codex to reach %s", p.timeout, marker))
-		return false
+	marked := make(chan bool, 1)
+	go func() { marked <- p.gates.WaitMark(ctx, marker) }()
+	for {
+		p.mu.Lock()
+		settled, why := p.settled(), p.wentAnotherWay
+		p.mu.Unlock()
+		if settled {
+			p.setIncomplete(fmt.Sprintf("the agent went another way than recorded (%s) and answered every request; not waiting for the fake codex to reach %s", why, marker))
+			return false
+		}
+		select {
+		case ok := <-marked:
+			if !ok {
+				p.setIncomplete(fmt.Sprintf("waited %v for the fake codex to reach %s", p.timeout, marker))
+			}
+			return ok
+		case <-p.arrived:
+		}
 	}
-	return true
 }
 
 func (p *player) setIncomplete(why string) {
@@ -726,7 +867,10 @@ func (p *player) stop() {
 	case <-time.After(p.timeout):
 		p.cmd.Process.Kill()
 		<-p.readerDone
-		p.setIncomplete("the agent did not exit after its input closed")
+		// Said even when the replay stopped early for another reason.
+		p.mu.Lock()
+		p.incomplete = strings.TrimPrefix(p.incomplete+"; the agent did not exit after its input closed", "; ")
+		p.mu.Unlock()
 	}
 	p.cmd.Wait()
 }

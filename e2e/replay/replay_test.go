@@ -1,8 +1,10 @@
 package replay_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -39,7 +41,9 @@ var opts replay.Options
 // when they changed: testkit.BuildCommands), and runs more replays at once
 // than there are CPUs unless -parallel says otherwise: a replay's processes
 // mostly wait for one another (one replay keeps about a third of a CPU
-// busy), so two at a time on two cores left the machine idle.
+// busy), so two at a time on two cores left the machine idle. Every test
+// that replays is parallel at the top level too: one after another, each
+// variant test waited for the last replays of the one before it.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	parallel := false
@@ -75,7 +79,7 @@ func corpus(t *testing.T) []string {
 	}
 	appServer := 0
 	for _, f := range files {
-		if header(t, f).Backend == record.BackendAppServer {
+		if recordedBackend(t, f) == record.BackendAppServer {
 			appServer++
 		}
 	}
@@ -85,24 +89,30 @@ func corpus(t *testing.T) []string {
 	return files
 }
 
-// header is the start entry of the transcript at path.
-func header(t *testing.T, path string) record.Entry {
+// recordedBackend is the backend its start entry (the first line) says
+// the transcript at path was recorded on; the replay reads the rest.
+func recordedBackend(t *testing.T, path string) string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	entries, err := record.Read(f)
-	if err != nil {
-		t.Fatal(err)
+	first, err := bufio.NewReader(f).ReadBytes('\n')
+	var start struct {
+		Kind    string `json:"kind"`
+		Backend string `json:"backend"`
 	}
-	return entries[0]
+	if err != nil || json.Unmarshal(first, &start) != nil || start.Kind != record.KindStart {
+		t.Fatalf("%s does not start with a start entry (%v)", path, err)
+	}
+	return start.Backend
 }
 
 // TestCorpus replays every transcript of the corpus against the agent and
 // the fake codex.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	replayEach(t, corpus(t))
 }
 
@@ -147,6 +157,7 @@ func replayFile(t *testing.T, path string) *replay.Result {
 // TestAlteredTranscriptFails replays transcripts altered on purpose: the
 // replay must fail and the diff must show what differs.
 func TestAlteredTranscriptFails(t *testing.T) {
+	t.Parallel()
 	const (
 		exec      = corpusDir + "/TestHelloTurn.ndjson"
 		appServer = corpusDir + "/TestHelloTurn.app-server.ndjson"
@@ -189,14 +200,15 @@ func TestAlteredTranscriptFails(t *testing.T) {
 		}, []string{`-        "text": "Hello fr",`, `+        "text": "Howdy fr",`}},
 		{"app-server: the agent steered another prompt", corpusDir + "/TestAppServerSteerReachesRunningTurn.app-server.ndjson", func(e *record.Entry) bool {
 			// As if the agent had steered other text into the running turn
-			// when recorded: the fake refuses the live turn/steer (the
-			// agent then queues the prompt), and the turn never goes on
-			// with the steered input.
+			// when recorded: the fake refuses the live turn/steer, the
+			// agent queues the prompt as a turn of its own, and the fake
+			// refuses that turn/start too (the recording's next turn is
+			// another prompt's).
 			if e.Kind == record.KindAppServer && e.Dir == record.DirOut && bytes.Contains(e.Msg, []byte(`"turn/steer"`)) {
 				e.Msg = bytes.ReplaceAll(e.Msg, []byte(`"also mention the tests"`), []byte(`"also mention the docs"`))
 			}
 			return true
-		}, []string{`-        "text": "e steer.",`}},
+		}, []string{`turn/start #2: recorded input [{\"text\":\"third\",\"type\":\"text\"}], got [{\"text\":\"also mention the tests\",\"type\":\"text\"}]`}},
 		{"app-server: the agent named the thread otherwise", corpusDir + "/TestAppServerRenameAndMCP.app-server.ndjson", func(e *record.Entry) bool {
 			// As if /rename had given codex's thread another name when
 			// recorded: the fake refuses the live thread/name/set.
@@ -237,12 +249,11 @@ func TestAlteredTranscriptFails(t *testing.T) {
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			o := opts
-			o.StepTimeout = 2 * time.Second
-			res, err := replay.Run(ctx, altered, o)
+			res, err := replay.Run(ctx, altered, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			endedWithoutWaiting(t, res)
 			if res.Match() {
 				t.Fatal("the altered transcript replayed as a match")
 			}
@@ -256,12 +267,24 @@ func TestAlteredTranscriptFails(t *testing.T) {
 	}
 }
 
+// endedWithoutWaiting fails when the replay of an altered transcript
+// waited out a step or the agent's exit: the replay is to end as soon as
+// the agent went another way than recorded and answered the editor, with
+// no wait for what the recording has next (which is not coming).
+func endedWithoutWaiting(t *testing.T, res *replay.Result) {
+	t.Helper()
+	if strings.Contains(res.Incomplete, "waited ") || strings.Contains(res.Incomplete, "did not exit") {
+		t.Errorf("the replay waited instead of ending once the agent went another way: %s", res.Incomplete)
+	}
+}
+
 // TestAlteredToolResultFails replays transcripts whose recorded result of a
 // read_text_file call was altered: the agent's messages to the editor do
 // not show a file's content (rawOutput has its size and hash), so only the
 // fake codex, comparing what the model received with the recording, sees
 // the difference — and the replay must fail and show both results.
 func TestAlteredToolResultFails(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"TestAllSevenToolsInAutoMode", "TestAllSevenToolsInAutoMode.app-server"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -367,6 +390,7 @@ func rewriteTranscript(t *testing.T, path string, rewrite func([]record.Entry) [
 // altered: the agent's real list and load read what the replay recreated,
 // so the replay fails and the diff shows the difference.
 func TestLoadReadsTheStoredFiles(t *testing.T) {
+	t.Parallel()
 	const source = corpusDir + "/TestSessionLoadAfterRestart.ndjson"
 	tests := []struct {
 		name   string
@@ -395,12 +419,11 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 				}
 				return kept
 			})
-			o := opts
-			o.StepTimeout = 2 * time.Second
-			res, err := replay.Run(context.Background(), altered, o)
+			res, err := replay.Run(context.Background(), altered, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			endedWithoutWaiting(t, res)
 			if res.Match() {
 				t.Fatal("the altered transcript replayed as a match")
 			}
@@ -418,11 +441,13 @@ func TestLoadReadsTheStoredFiles(t *testing.T) {
 // no root in the header, so the first session's cwd (new or loaded) is
 // mapped.
 func TestReplayWithoutRoot(t *testing.T) {
+	t.Parallel()
 	names := []string{"TestEditGoesThroughEditorBuffer", "TestClientWithoutFSWritesDiskAtomically", "TestSessionLoadAfterRestart",
 		"TestEditGoesThroughEditorBuffer.app-server", "TestSessionLoadAfterRestart.app-server"}
 	// A new session on one backend, a loaded one on the other.
 	for _, name := range quick(t, names, itself, "TestSessionLoadAfterRestart", "TestEditGoesThroughEditorBuffer.app-server") {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			path := rewriteTranscript(t, filepath.Join(corpusDir, name+".ndjson"), func(entries []record.Entry) []record.Entry {
 				entries[0].Root = ""
 				return entries
@@ -462,15 +487,19 @@ var hex64 = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 // replays a transcript, then replays that new recording: the recorder in the
 // agent binary captures everything a replay needs, with no codex involved.
 func TestRecordingOfAReplayReplays(t *testing.T) {
+	t.Parallel()
 	names := []string{"TestHelloTurn", "TestEditGoesThroughEditorBuffer", "TestAllSevenToolsInAutoMode", "TestCancelMidStream", "TestSessionLoadAfterRestart",
 		"TestHelloTurn.app-server", "TestEditGoesThroughEditorBuffer.app-server", "TestAppServerCommandApproval.allowed.app-server",
 		"TestCancelMidStream.app-server", "TestAppServerSessionsShareOneProcess.app-server"}
 	// The file tools and a load on exec; an approval and a cancel on the
 	// app-server.
+	// The cases run one after another (each replays twice, the second
+	// replay waiting for the first): the test holds one replay's place from
+	// the start rather than queue its cases behind the corpus's, where
+	// their second replays made a tail.
 	for _, name := range quick(t, names, itself, "TestAllSevenToolsInAutoMode", "TestSessionLoadAfterRestart",
 		"TestAppServerCommandApproval.allowed.app-server", "TestCancelMidStream.app-server") {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			again := filepath.Join(t.TempDir(), name+".ndjson")
 			o := opts
 			o.AgentArgs = []string{"--record", again}

@@ -23,6 +23,7 @@ import (
 // form (".blobs": written with record.Write, its large values stored once)
 // is scrubbed in every use of a blob and keeps its form.
 func TestScrubbedTranscriptReplays(t *testing.T) {
+	t.Parallel()
 	type scrub struct {
 		name, old, new string
 		blobs          bool
@@ -49,11 +50,14 @@ func TestScrubbedTranscriptReplays(t *testing.T) {
 		return tt.name
 	}
 	// The tools' files on exec, a stored rollout, blobs on the app-server.
+	// The cases run one after another (each replays twice, the second
+	// replay waiting for the first): the test holds one replay's place from
+	// the start rather than queue its cases behind the corpus's, where
+	// their second replays made a tail.
 	tests = quick(t, tests, caseName, "TestAllSevenToolsInAutoMode", "TestSessionLoadAfterRestart", "TestAllSevenToolsInAutoMode.app-server.blobs")
 	for _, tt := range tests {
 		name := caseName(tt)
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			src := filepath.Join(corpusDir, tt.name+".ndjson")
 			orig, err := os.ReadFile(src)
 			if err != nil {
@@ -108,12 +112,11 @@ func TestScrubbedTranscriptReplays(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !strings.Contains(string(out), " 0 content hashes") {
-				o := opts
-				o.StepTimeout = 2 * replay.DefaultStepTimeout / 10
-				res, err := replay.Run(context.Background(), byHand, o)
+				res, err := replay.Run(context.Background(), byHand, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
+				endedWithoutWaiting(t, res)
 				if res.Match() {
 					t.Errorf("the transcript edited by hand replays too: the scrub's hashes prove nothing")
 				}

@@ -19,6 +19,7 @@ const userDir = "../testdata/user-transcripts"
 //
 //	go test ./e2e/replay/ -run '^TestUserTranscripts$/^Name$'
 func TestUserTranscripts(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(userDir, "*.ndjson"))
 	if err != nil {
 		t.Fatal(err)

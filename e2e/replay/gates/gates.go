@@ -29,6 +29,13 @@ import (
 	"sync"
 )
 
+// AnotherWay is the gate the harness opens once the agent went another
+// way than recorded: the replay has failed, and a fake process no longer
+// holds back what codex would send whatever the agent does next (the
+// answer to a skills listing) for a point of the recording that is not
+// coming.
+const AnotherWay = "another-way"
+
 // The two kinds of line on a connection.
 const (
 	markPrefix = "mark " // fake → harness
