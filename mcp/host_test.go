@@ -398,7 +398,7 @@ func TestHostClosesUnauthenticatedUnread(t *testing.T) {
 // TestHostBoundsRequestReads checks that ReadTimeout ends requests whose
 // headers or body never finish, also for a client with a valid token.
 func TestHostBoundsRequestReads(t *testing.T) {
-	h := newTestHost(t, &HostOptions{ReadTimeout: 200 * time.Millisecond})
+	h := newTestHost(t, &HostOptions{ReadTimeout: 100 * time.Millisecond})
 	token, rec, _ := newSession(t, h, "/w/a.txt", "a\n")
 	host := h.ln.Addr().String()
 	for name, req := range map[string]string{
@@ -438,7 +438,7 @@ func TestHostCallOutlivesReadTimeout(t *testing.T) {
 	h := newTestHost(t, &HostOptions{ReadTimeout: readTimeout})
 	mem := fsopstest.NewMemFiles()
 	setFile(mem, "/w/a.txt", "slow\n")
-	token, unregister := h.Register(NewServer(fsops.NewEngine(slowFiles{mem, 5 * readTimeout}), nil))
+	token, unregister := h.Register(NewServer(fsops.NewEngine(slowFiles{mem, 2 * readTimeout}), nil))
 	t.Cleanup(unregister)
 	cs := dialHTTP(t, h.URL(), token)
 	for range 2 {
