@@ -435,14 +435,14 @@ func TestEditorWriteSizeChecked(t *testing.T) {
 }
 
 // Load: 20 sessions editing one file at once, half of them through a
-// symlink alias, 200 edits each in CI (20 in the quick loop and under the
-// race detector): every acknowledged edit is in the file. Each edit
-// rewrites the whole growing file, so the full run is by far the longest
-// test of the package.
+// symlink alias, 200 edits each in CI (20 under the race detector, 10 in the
+// quick loop): every acknowledged edit is in the file. Each edit rewrites
+// the whole growing file, so the full run is by far the longest test of the
+// package.
 func TestManySessionsEditOneFileThroughAliases(t *testing.T) {
-	sessions, edits := 20, stress.Size(t, 20, 200)
+	sessions, edits := 20, stress.Size(t, 10, 200)
 	if raceEnabled {
-		edits = 20 // the same interleavings, fewer of them
+		edits = min(edits, 20) // the same interleavings, fewer of them
 	}
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	real := filepath.Join(th.cwd, "shared.txt")
