@@ -68,7 +68,7 @@ func flipper(t *testing.T, name, target string, isDir bool, stop <-chan struct{}
 // gets a byte written outside: the write re-checks the resolved location
 // and is made relative to the workspace root.
 func TestFlippingSymlinkNeverWritesOutside(t *testing.T) {
-	const iterations = 400
+	iterations := stress.Size(t, 150, 400)
 	for _, tc := range []struct {
 		name  string
 		isDir bool // flip the parent directory instead of the file
