@@ -329,7 +329,7 @@ while :; do sleep 0.02; done`,
 			// that a loaded machine still runs the trap before any kill.
 			grace := 10 * time.Second
 			if tt.killed {
-				grace = 300 * time.Millisecond
+				grace = 100 * time.Millisecond
 			}
 			r := &Runner{Path: fakeCodex(t, tt.script), Grace: grace}
 			ctx, cancel := context.WithCancel(context.Background())
