@@ -140,6 +140,7 @@ func (g *gate) WithGroup(name string) slog.Handler {
 // every request among them is answered and the session they cancel still
 // works.
 func TestServeSurvivesNotificationBurst(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	e := serveRaw(t, Options{Backend: &fakeBackend{}, Logger: gatedLogger(release)})
@@ -184,6 +185,7 @@ func TestServeSurvivesNotificationBurst(t *testing.T) {
 // A request with "id": null is answered with Invalid Request, id null: the
 // SDK would take it for a notification and never answer.
 func TestServeNullIDAnswered(t *testing.T) {
+	t.Parallel()
 	e := serveRaw(t, Options{Backend: &fakeBackend{}})
 	e.send(`{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}`,
 		`{"jsonrpc":"2.0","id":"next","method":"initialize","params":{"protocolVersion":1}}`)
@@ -199,6 +201,7 @@ func TestServeNullIDAnswered(t *testing.T) {
 // An initialize whose protocolVersion is a decimal string is taken as the
 // number; other strings are still refused.
 func TestServeStringProtocolVersion(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		version string
 		code    int // 0: answered with protocolVersion 1
@@ -230,6 +233,7 @@ func TestServeStringProtocolVersion(t *testing.T) {
 // that request at once instead of leaving it waiting forever, and the editor
 // gets no error for its response.
 func TestServeOversizedResponseFailsRequest(t *testing.T) {
+	t.Parallel()
 	e := serveRaw(t, Options{Backend: &fakeBackend{}})
 	e.initialize(t) // also orders Serve's setup of the connection before its use here
 

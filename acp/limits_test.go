@@ -14,6 +14,7 @@ import (
 // made an update line of over 11 MiB, past the editor's 10 MiB. Cut texts
 // still end at a line end.
 func TestLimitContentCountsEscapes(t *testing.T) {
+	t.Parallel()
 	oldText := strings.Repeat("<<>>&&<<>>&&\n", (1<<20)/13)
 	newText := strings.Repeat("\x1b\x1b<<>>&&\x01\x02\n", (1<<20)/13)
 	got := limitContent([]acpsdk.ToolCallContent{acpsdk.ToolDiffContent("/w/a.html", newText, oldText)})
@@ -46,6 +47,7 @@ func TestLimitContentCountsEscapes(t *testing.T) {
 // sentLen counts what encoding/json writes, or a few bytes more (\b and \f),
 // never fewer; sentPrefix cuts at a rune boundary within the count.
 func TestSentLen(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "plain", "tab\tquote\"back\\slash\r\n", "<a href=\"x\">&</a>", "\x00\x01\x1b\x7f",
 		"\b\f", "héllo wörld 日本", "\u2028\u2029", "bad \xff\xfe utf-8", "\xe6\x97"} {
 		enc, err := json.Marshal(s)

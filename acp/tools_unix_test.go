@@ -15,6 +15,7 @@ import (
 )
 
 func TestEditorReadRefusesNonRegularFiles(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	fifo := filepath.Join(th.cwd, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -38,6 +39,7 @@ func TestEditorReadRefusesNonRegularFiles(t *testing.T) {
 // (past the 8 MiB read bound and the editor's 10 MiB line) because the fake
 // editor itself reads whole files.
 func TestReadHugeFileBothRoutes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fs   bool
