@@ -58,6 +58,7 @@ func TestAlignLinesShortest(t *testing.T) {
 // the old "}" aside because it occurs more than 5 times in the new file);
 // go-diff in exact mode does not.
 func TestUnifiedDiffShorterThanGNU(t *testing.T) {
+	t.Parallel()
 	file := func(s string) []byte { return []byte(strings.Join(strings.Fields(s), "\n") + "\n") }
 	for _, tc := range []struct {
 		old, new string
@@ -110,6 +111,7 @@ func TestAlignLinesHitsBound(t *testing.T) {
 }
 
 func TestLineRune(t *testing.T) {
+	t.Parallel()
 	seen := map[rune]bool{}
 	for _, k := range []int32{0, 1, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFF, maxLineRunes - 1} {
 		r := lineRune(k)
