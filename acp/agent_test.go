@@ -187,6 +187,7 @@ func (h *harness) promptInBackground(sid acpsdk.SessionId, text string) <-chan p
 }
 
 func TestInitialize(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{FS: true})
 	resp, err := h.editor.Initialize(h.ctx)
 	if err != nil {
@@ -217,6 +218,7 @@ func TestInitialize(t *testing.T) {
 }
 
 func TestNewSessionValidatesCwd(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)
@@ -239,6 +241,7 @@ func TestNewSessionValidatesCwd(t *testing.T) {
 }
 
 func TestPromptTurnStreamsAndResumes(t *testing.T) {
+	t.Parallel()
 	lines := fixtureLines(t, "agent_message_reasoning.jsonl")
 	be := &fakeBackend{script: playLines(lines...)}
 	h := startAgent(t, be, fakeeditor.Options{FS: true})
@@ -275,6 +278,7 @@ func TestPromptTurnStreamsAndResumes(t *testing.T) {
 }
 
 func TestPromptCodexExitsWithoutOutput(t *testing.T) {
+	t.Parallel()
 	be := &fakeBackend{script: func(context.Context, int, execrun.Invocation, func([]byte)) error {
 		return &proc.ExitError{Code: 1, Stderr: "Error: MCP server acp failed to start"}
 	}}
@@ -307,6 +311,7 @@ func hangAfter(started chan<- struct{}, lines ...string) func(context.Context, i
 }
 
 func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	be := &fakeBackend{script: hangAfter(started,
 		`{"type":"thread.started","thread_id":"t-1"}`,
@@ -330,6 +335,7 @@ func TestCancelAnswersCancelledAfterUpdates(t *testing.T) {
 }
 
 func TestMalformedInputGetsErrorAndAgentKeepsServing(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
 	for _, line := range []string{
 		"this is not json",
@@ -381,6 +387,7 @@ func errorCodes(raw [][]byte) []int {
 }
 
 func TestSetModeChangesSandboxAndNotifies(t *testing.T) {
+	t.Parallel()
 	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
 		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
 	h := startAgent(t, be, fakeeditor.Options{})
@@ -416,6 +423,7 @@ func TestSetModeChangesSandboxAndNotifies(t *testing.T) {
 }
 
 func TestUnknownSession(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
 	if _, err := h.editor.Initialize(h.ctx); err != nil {
 		t.Fatal(err)
@@ -428,6 +436,7 @@ func TestUnknownSession(t *testing.T) {
 }
 
 func TestPromptText(t *testing.T) {
+	t.Parallel()
 	res := acpsdk.ContentBlock{Resource: &acpsdk.ContentBlockResource{Type: "resource", Resource: acpsdk.EmbeddedResourceResource{
 		TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///w/a.go", Text: "package a"},
 	}}}
@@ -461,6 +470,7 @@ func TestPromptText(t *testing.T) {
 }
 
 func TestClientMCPConfig(t *testing.T) {
+	t.Parallel()
 	servers := []acpsdk.McpServer{
 		{Stdio: &acpsdk.McpServerStdio{Name: "my tools", Command: "/bin/tool", Args: []string{"--x", `a"b`}, Env: []acpsdk.EnvVariable{{Name: "K", Value: "v\\1"}}}},
 		{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "acp", Url: "http://127.0.0.1:9/mcp", Headers: []acpsdk.HttpHeader{{Name: "Authorization", Value: "Bearer x"}}}},
@@ -489,6 +499,7 @@ func TestClientMCPConfig(t *testing.T) {
 // cannot ask, refuses their tools that are not read-only), header values
 // only in the environment.
 func TestEditorMCPServersReachCodex(t *testing.T) {
+	t.Parallel()
 	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
 		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
 	h := startAgent(t, be, fakeeditor.Options{})
@@ -520,6 +531,7 @@ func TestEditorMCPServersReachCodex(t *testing.T) {
 // A session/cancel that arrives while a newer prompt waits for the running
 // turn to stop cancels that prompt too: it answers cancelled and never runs.
 func TestCancelReachesWaitingPrompt(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	be := &fakeBackend{script: func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
@@ -583,6 +595,7 @@ func awaitSession(s *session, cond func() bool) {
 // request lasts: with codex hung, a request the client gives up on
 // answers at once; the next one gets the settings once they are there.
 func TestNewSessionStopsWaitingForSettings(t *testing.T) {
+	t.Parallel()
 	called, release := make(chan struct{}), make(chan struct{})
 	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalNever}
 	h := startAgentWith(t, Options{Backend: &fakeBackend{}, UserConfig: func() codex.UserConfig {
@@ -621,6 +634,7 @@ func TestNewSessionStopsWaitingForSettings(t *testing.T) {
 // The first turn's prompt gives the session its title (as session/list
 // shows it), which the editor is told once with session_info_update.
 func TestFirstTurnAnnouncesTitle(t *testing.T) {
+	t.Parallel()
 	be := &fakeBackend{script: playLines(
 		`{"type":"thread.started","thread_id":"t"}`,
 		`{"type":"turn.started"}`,
@@ -650,6 +664,7 @@ func TestFirstTurnAnnouncesTitle(t *testing.T) {
 // (Options.ProjectUserConfig, asked with the session's cwd), else the
 // user's; a project whose settings cannot be read leaves the user's.
 func TestSessionUsesProjectSettings(t *testing.T) {
+	t.Parallel()
 	project, plain, broken := t.TempDir(), t.TempDir(), t.TempDir()
 	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalOnRequest}
 	projectUser := codex.UserConfig{ApprovalPolicy: codex.ApprovalNever, SandboxMode: codex.SandboxWorkspaceWrite,
@@ -691,6 +706,7 @@ func TestSessionUsesProjectSettings(t *testing.T) {
 // differs from the user's: codex is asked wherever a project file names a
 // setting, and ignores an untrusted project's file.
 func TestSessionUserConfigLogsAppliedProjectSettings(t *testing.T) {
+	t.Parallel()
 	user := codex.UserConfig{ApprovalPolicy: codex.ApprovalOnRequest}
 	for _, tc := range []struct {
 		name    string
@@ -740,6 +756,7 @@ func (b *forgettingBackend) Forget(id string) {
 
 // session/close tells a backend that warms threads to forget the session's.
 func TestCloseForgetsWarmedSession(t *testing.T) {
+	t.Parallel()
 	be := &forgettingBackend{}
 	h := startAgent(t, be, fakeeditor.Options{})
 	id := h.newSession(t, t.TempDir())

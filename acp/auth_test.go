@@ -70,6 +70,7 @@ func wantAuthRequired(t *testing.T, err error, wantText ...string) {
 }
 
 func TestNewSessionAuth(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		status  error
@@ -117,6 +118,7 @@ func TestNewSessionAuth(t *testing.T) {
 // TestLoginStatusCachedAndRechecked: session/new asks codex once; a
 // successful authenticate replaces the cached answer.
 func TestLoginStatusCachedAndRechecked(t *testing.T) {
+	t.Parallel()
 	login := &fakeLogin{status: errNotLoggedInFake}
 	auth := login.auth(nil)
 	h := startAgentWith(t, Options{Backend: &fakeBackend{}, Auth: auth}, fakeeditor.Options{})
@@ -168,6 +170,7 @@ func TestLoginStatusCachedAndRechecked(t *testing.T) {
 }
 
 func TestAuthenticate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, method string
 		status       error
@@ -209,6 +212,7 @@ func TestAuthenticate(t *testing.T) {
 // backend), authenticate hands it over, trimmed, and answers with codex's
 // verdict (the key left out of it); afterwards session/new needs nothing.
 func TestAuthenticateSavesKey(t *testing.T) {
+	t.Parallel()
 	const key = "sk-unit-secret-0123456789"
 	for _, tc := range []struct {
 		name, method string
@@ -263,6 +267,7 @@ func TestAuthenticateSavesKey(t *testing.T) {
 }
 
 func TestAuthenticateCustomProvider(t *testing.T) {
+	t.Parallel()
 	login := &fakeLogin{status: errNotLoggedInFake}
 	auth := login.auth(nil)
 	auth.CustomProvider = "mock"
@@ -285,6 +290,7 @@ func TestAuthenticateCustomProvider(t *testing.T) {
 }
 
 func TestInitializeAuthMethods(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		caps    acpsdk.ClientCapabilities
@@ -355,6 +361,7 @@ func TestInitializeAuthMethods(t *testing.T) {
 // TestResumeNeedsAuth: session/resume (and load, the same path) answers
 // auth_required as session/new does.
 func TestResumeNeedsAuth(t *testing.T) {
+	t.Parallel()
 	login := &fakeLogin{}
 	h := startAgentWith(t, Options{Backend: &fakeBackend{}, StateDir: t.TempDir(), Auth: login.auth(nil)}, fakeeditor.Options{})
 	cwd := t.TempDir()
@@ -387,6 +394,7 @@ func checkSchema(t *testing.T, raw [][]byte) {
 // authenticates with openai-api-key whenever OPENAI_API_KEY is set — and a
 // status that cannot be read saves nothing.
 func TestAuthenticateKeyKeepsLogin(t *testing.T) {
+	t.Parallel()
 	const key = "sk-unit-secret-0123456789"
 	for _, tc := range []struct {
 		name      string

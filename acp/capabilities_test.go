@@ -12,6 +12,7 @@ import (
 // The tests' fake backends say what they offer as a real one must: a fake
 // whose methods and Capabilities disagree tests an agent no backend makes.
 func TestFakeBackendsCapabilities(t *testing.T) {
+	t.Parallel()
 	all := backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan
 	open := make(chan struct{})
 	close(open)

@@ -22,6 +22,7 @@ import (
 )
 
 func TestParseCommand(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		text, name, args string
 		ok               bool
@@ -57,6 +58,7 @@ func commandNames(cmds []command) string {
 // Each backend offers what it can run, and skills follow the builtin
 // commands, less one that has a builtin's name.
 func TestSessionCommandsPerBackend(t *testing.T) {
+	t.Parallel()
 	skills := []backend.Skill{{Name: "greet", Description: "Say hello", Scope: "repo"}, {Name: "review", Scope: "user"}}
 	cases := []struct {
 		name    string
@@ -202,6 +204,7 @@ func (b *cmdBackend) turnCount() int {
 // as a codex exec whose prompt mentions it: codex exec gives the model the
 // skill's instructions for the mention.
 func TestExecSkillCommand(t *testing.T) {
+	t.Parallel()
 	var listedFor []string
 	var mu sync.Mutex
 	fake := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"th_1"}`, `{"type":"turn.completed","usage":{}}`)}
@@ -246,6 +249,7 @@ func commandNamesOf(cmds []acpsdk.AvailableCommand) string {
 }
 
 func TestCommandDispatch(t *testing.T) {
+	t.Parallel()
 	be := &cmdBackend{feats: backend.Review | backend.Compact | backend.Skills | backend.ThreadCommands | backend.Plan,
 		skillList: []backend.Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}
 	h := startAgent(t, be, fakeeditor.Options{})
@@ -387,6 +391,7 @@ func TestCommandDispatch(t *testing.T) {
 
 // /status answers from what the agent knows, without codex.
 func TestStatusCommand(t *testing.T) {
+	t.Parallel()
 	be := &fakeBackend{script: playLines(fixtureLines(t, "agent_message_reasoning.jsonl")...)}
 	h := startAgentWith(t, Options{Backend: be, ModelInfo: func() ModelInfo {
 		return ModelInfo{ContextWindow: 272000,
@@ -421,6 +426,7 @@ func TestStatusCommand(t *testing.T) {
 // /status says when codex is outside the tested range, and how to report
 // for a newer one.
 func TestStatusCommandUntestedCodex(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ version, want string }{
 		{"0.99.1", "- Codex version: 0.99.1\n  - codex 0.99.1 is older than any codex codexacp was tested with (" + codex.TestedRange() + "): app-server features may be missing"},
 		{"99.0.0", "- Codex version: 99.0.0\n  - codex 99.0.0 is newer than any codex codexacp was tested with (" + codex.TestedRange() + "): it is untested; if something goes wrong, please report it (README, \"Reporting a bug\")"},
@@ -468,6 +474,7 @@ func (b *gatedSkills) Skills(context.Context, backend.Turn) ([]backend.Skill, er
 // Two refreshes of a session's skills run one after the other: the newer
 // list is the one the editor is left with, not the slower older one.
 func TestSkillRefreshesSerialized(t *testing.T) {
+	t.Parallel()
 	greet := backend.Skill{Name: "greet", Scope: "repo"}
 	be := &gatedSkills{cmdBackend: &cmdBackend{feats: backend.Skills}, before: []backend.Skill{greet},
 		after: []backend.Skill{greet, {Name: "lint", Scope: "user"}}, started: make(chan struct{}), gate: make(chan struct{})}
@@ -517,6 +524,7 @@ func TestSkillRefreshesSerialized(t *testing.T) {
 // announcement: nothing about it reaches the editor before the answer to
 // session/new, and the session is not refreshed a second time needlessly.
 func TestSkillsChangedBeforeAnnouncement(t *testing.T) {
+	t.Parallel()
 	be := &gatedSkills{cmdBackend: &cmdBackend{feats: backend.Skills}}
 	h := startAgent(t, be, fakeeditor.Options{})
 	s := newSession(newSessionID(), t.TempDir(), nil, nil, events.Options{})
@@ -544,6 +552,7 @@ func (b *slowSkills) Skills(ctx context.Context, t backend.Turn) ([]backend.Skil
 // commands (its skills still being listed) must not take that for the end
 // of the wait and go to codex as text: only session/cancel cancels it.
 func TestSlashCommandSurvivesAnotherPrompt(t *testing.T) {
+	t.Parallel()
 	be := &slowSkills{gate: make(chan struct{}), cmdBackend: &cmdBackend{feats: backend.Skills,
 		skillList: []backend.Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}}
 	h := startAgent(t, be, fakeeditor.Options{})

@@ -148,6 +148,7 @@ func sameMap(a, b map[string]string) bool {
 
 // Without a model catalog only the mode is offered.
 func TestConfigOptionsWithoutCatalog(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
 	resp := h.openSession(t, t.TempDir())
 	if got := current(resp.ConfigOptions); !sameMap(got, map[string]string{"mode": "ask"}) {
@@ -158,6 +159,7 @@ func TestConfigOptionsWithoutCatalog(t *testing.T) {
 // Describing a turn waits for the catalog prepared in the background only
 // as long as the turn's context lasts.
 func TestTurnWaitsForTheCatalogUntilCancelled(t *testing.T) {
+	t.Parallel()
 	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +189,7 @@ func TestTurnWaitsForTheCatalogUntilCancelled(t *testing.T) {
 // The catalog without apply_patch reaches every turn that has the file
 // tools, whether it was given as a value or prepared in the background.
 func TestTurnCarriesTheCatalog(t *testing.T) {
+	t.Parallel()
 	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +219,7 @@ func TestTurnCarriesTheCatalog(t *testing.T) {
 // configuration (config.toml, as codex reports it) when codexacp names
 // none, with that model's context window; a -c override wins over it.
 func TestConfigOptionsFollowUserConfig(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                  string
 		opts                  Options

@@ -58,6 +58,7 @@ func (th *toolsHarness) askedSince(before int) bool {
 // write lands: through an alias, in a git directory of any name, and in the
 // directory a .git file points to.
 func TestAutoModeProtectsByResolvedLocation(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
 	}}, backend.ModeAuto)
@@ -113,6 +114,7 @@ func TestAutoModeProtectsByResolvedLocation(t *testing.T) {
 // A workspace that itself lies under a directory named .codex is not
 // protected as a whole: only what lies below a root counts.
 func TestWorkspaceUnderDotCodexDoesNotAsk(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	nested := filepath.Join(th.cwd, ".codex", "project")
 	if err := os.MkdirAll(nested, 0o755); err != nil {
@@ -173,6 +175,7 @@ func TestCodexHomeProtectedByLocation(t *testing.T) {
 // The file swapped for a link to outside while the user is asked: nothing is
 // written there, on either route.
 func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
+	t.Parallel()
 	for _, route := range fsRoutes {
 		t.Run(route.name, func(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), "victim")
@@ -203,6 +206,7 @@ func TestSwapDuringPermissionQuestionWritesNothingOutside(t *testing.T) {
 // not through the local disk, not through an editor that writes through
 // links.
 func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
+	t.Parallel()
 	iterations := stress.Size(t, 100, 300) // per route
 	for _, route := range fsRoutes {
 		t.Run(route.name, func(t *testing.T) {
@@ -296,6 +300,7 @@ func TestFlippingLinkThroughToolsNeverWritesOutside(t *testing.T) {
 // A dangling link inside the workspace is refused before the editor is
 // asked to write anything, wherever it points.
 func TestDanglingLinkRefusedBeforeEditor(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, backend.ModeAuto)
 	out := filepath.Join(t.TempDir(), "created-outside")
 	link := filepath.Join(th.cwd, "link")
@@ -317,6 +322,7 @@ func TestDanglingLinkRefusedBeforeEditor(t *testing.T) {
 // An editor read that never answers holds the file only until the bound:
 // the call fails, and the same file can be edited right after.
 func TestEditorThatNeverAnswersReleasesTheFile(t *testing.T) {
+	t.Parallel()
 	var hang sync.Once
 	th := startToolsWith(t, Options{EditorTimeout: 200 * time.Millisecond}, fakeeditor.Options{FS: true,
 		BeforeFS: func(ctx context.Context, method, path string) {
@@ -337,6 +343,7 @@ func TestEditorThatNeverAnswersReleasesTheFile(t *testing.T) {
 // When the turn ends (codex died) while an editor read is pending, the
 // read ends with it and the file is free for the next turn.
 func TestTurnEndReleasesPendingEditorRead(t *testing.T) {
+	t.Parallel()
 	reading := make(chan struct{})
 	var once sync.Once
 	th := startTools(t, fakeeditor.Options{FS: true, BeforeFS: func(ctx context.Context, method, path string) {
@@ -370,6 +377,7 @@ func TestTurnEndReleasesPendingEditorRead(t *testing.T) {
 // A file over the editor's message size is read by line ranges and refused
 // for edits up front; a large write never makes a line over 10 MiB.
 func TestLargeFilesThroughTheEditor(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	big := filepath.Join(th.cwd, "big.txt")
 	var b strings.Builder
@@ -425,6 +433,7 @@ func TestLargeFilesThroughTheEditor(t *testing.T) {
 // Content whose fs/write_text_file message would exceed the line limit is
 // refused before it is sent (the SDK escapes <, > and & to six bytes).
 func TestEditorWriteSizeChecked(t *testing.T) {
+	t.Parallel()
 	if err := checkEditorWriteSize("/w/a", []byte(strings.Repeat("a\n", 3<<20))); err != nil {
 		t.Errorf("6 MiB of plain text: %v", err)
 	}
@@ -435,14 +444,15 @@ func TestEditorWriteSizeChecked(t *testing.T) {
 }
 
 // Load: 20 sessions editing one file at once, half of them through a
-// symlink alias, 200 edits each in CI (20 in the quick loop and under the
-// race detector): every acknowledged edit is in the file. Each edit
-// rewrites the whole growing file, so the full run is by far the longest
-// test of the package.
+// symlink alias, 200 edits each in CI (20 under the race detector, 10 in the
+// quick loop): every acknowledged edit is in the file. Each edit rewrites
+// the whole growing file, so the full run is by far the longest test of the
+// package.
 func TestManySessionsEditOneFileThroughAliases(t *testing.T) {
-	sessions, edits := 20, stress.Size(t, 20, 200)
+	t.Parallel()
+	sessions, edits := 20, stress.Size(t, 10, 200)
 	if raceEnabled {
-		edits = 20 // the same interleavings, fewer of them
+		edits = min(edits, 20) // the same interleavings, fewer of them
 	}
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAuto)
 	real := filepath.Join(th.cwd, "shared.txt")

@@ -24,6 +24,7 @@ import (
 // the call to stop). The call ends with the turn, failed; the session's
 // next prompt edits another file at once.
 func TestDeadTurnEndsItsCallsAndFreesTheSession(t *testing.T) {
+	t.Parallel()
 	host, err := mcp.NewHost(&mcp.HostOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

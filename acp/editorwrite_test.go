@@ -44,6 +44,7 @@ func (th *toolsHarness) failedTexts(t *testing.T) []string {
 // user. Editors that keep the change in their buffer, write in place or
 // save by rename are not flagged.
 func TestEditorWriteCheckedAfterwards(t *testing.T) {
+	t.Parallel()
 	type env struct{ ws, path, outside string }
 	swapForLink := func(e env) {
 		_ = os.Remove(e.path)
@@ -166,6 +167,7 @@ func TestEditorWriteCheckedAfterwards(t *testing.T) {
 
 // What editors change on save is the same text; other content is not.
 func TestSameText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		same bool

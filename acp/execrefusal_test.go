@@ -20,6 +20,7 @@ import (
 // records come from the thread's rollout, which codex writes as the turn
 // goes (here: the fake codex appends them between two lines of output).
 func TestExecRefusalShownAsFailedToolCall(t *testing.T) {
+	t.Parallel()
 	rollout := filepath.Join(t.TempDir(), "rollout-2026-11-27T17-46-55-th-1.jsonl")
 	mustWrite(t, rollout, `{"type":"session_meta","payload":{"id":"th-1"}}`+"\n")
 	appendRollout := func(lines ...string) {

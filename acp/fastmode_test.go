@@ -132,6 +132,7 @@ func TestFastModeOption(t *testing.T) {
 // codex's older name for priority); the exec backend offers no picker, as
 // codex exec cannot change a thread's tier after its first turn.
 func TestFastModeDefaultsAndBackends(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		backend    backend.Backend

@@ -50,6 +50,7 @@ func (th *toolsHarness) editorWritesSince(before int) int {
 // an editor that writes in place without changing the outside file: auto
 // mode refuses it, saying why; nothing is sent to the editor.
 func TestHardLinkRefusedInAutoThroughTheEditor(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true}, backend.ModeAuto)
 	path := filepath.Join(th.cwd, "a.txt")
 	outside := hardLinkedOutside(t, path)
@@ -75,6 +76,7 @@ func TestHardLinkRefusedInAutoThroughTheEditor(t *testing.T) {
 // In ask mode the question says the file has other names, even after the
 // user allowed every edit of the session; allowed, the editor writes it.
 func TestHardLinkAsksWithTheReason(t *testing.T) {
+	t.Parallel()
 	var questions []acpsdk.RequestPermissionRequest
 	th := startTools(t, fakeeditor.Options{FS: true, WriteThrough: true,
 		Permission: func(req acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
@@ -116,6 +118,7 @@ func TestHardLinkAsksWithTheReason(t *testing.T) {
 // A hard link made while the user is asked (the file swapped for a second
 // name of an outside file) is caught by the check right before the write.
 func TestHardLinkMadeDuringTheQuestionRefused(t *testing.T) {
+	t.Parallel()
 	outside := filepath.Join(t.TempDir(), "victim")
 	mustWrite(t, outside, "precious one\n")
 	var path string
@@ -142,6 +145,7 @@ func TestHardLinkMadeDuringTheQuestionRefused(t *testing.T) {
 // local route replaces the file by rename: the link is broken, the other
 // name keeps its content, so there is nothing to refuse.
 func TestHardLinkFullAccessAndLocalRoute(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		fs          bool

@@ -25,6 +25,7 @@ func testHooks() []backend.Hook {
 // A hook is trusted only after the user's yes to a question that shows
 // what it runs; a no, or a dismissed question, writes nothing.
 func TestHooksTrust(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		prompt  string
@@ -85,6 +86,7 @@ func TestHooksTrust(t *testing.T) {
 }
 
 func TestHooksBadArgs(t *testing.T) {
+	t.Parallel()
 	for _, prompt := range []string{"/hooks trust 0", "/hooks trust 4", "/hooks trust x", "/hooks forget"} {
 		be := &authBackend{hooks: testHooks()}
 		h := startAgent(t, be, fakeeditor.Options{})

@@ -22,6 +22,7 @@ func fileURI(path string) string {
 // /review and /compact take no images: a prompt with some is refused with
 // a clear error, and codex does not run.
 func TestCommandTurnRefusesImages(t *testing.T) {
+	t.Parallel()
 	be := &cmdBackend{feats: backend.Review | backend.Compact}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())

@@ -20,6 +20,7 @@ import (
 // refused at once with the path and what it is; the prompt never waits
 // for a writer. So is a link to one.
 func TestPromptImageFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "a.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

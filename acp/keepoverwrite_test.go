@@ -17,6 +17,7 @@ import (
 // as a whole kept as its hunks; one too large even so, a creation, or an
 // edit, not at all.
 func TestKeepOverwrite(t *testing.T) {
+	t.Parallel()
 	a := &Agent{store: sessionstore.New(t.TempDir(), nil), log: discardLogger()}
 	s := newSession(sidHere, "/w", nil, nil, events.Options{})
 	if err := a.store.Save(s.record()); err != nil {

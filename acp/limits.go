@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -12,7 +13,8 @@ import (
 // clients (and the SDK) enforce, so a huge write cannot make the editor drop
 // the connection: tool-call content and raw input are trimmed for display.
 const (
-	// maxUpdateTextBytes bounds the old+new text of one tool-call update.
+	// maxUpdateTextBytes bounds the old+new text of one tool-call update,
+	// counted as sent (sentLen): escaping can make text six times larger.
 	maxUpdateTextBytes = 2 << 20
 	// maxRawInputBytes bounds the raw arguments echoed in a tool call;
 	// longer string arguments are cut to maxRawStringBytes.
@@ -50,9 +52,9 @@ func trimStrings(v any) any {
 	return v
 }
 
-// limitContent keeps tool-call content within maxUpdateTextBytes of text:
-// diffs past the budget are cut at a line end and the rest is left out,
-// with a note saying so.
+// limitContent keeps tool-call content within maxUpdateTextBytes of text
+// as sent: diffs past the budget are cut at a line end and the rest is left
+// out, with a note saying so.
 func limitContent(contents []acpsdk.ToolCallContent) []acpsdk.ToolCallContent {
 	budget := maxUpdateTextBytes
 	for i, c := range contents {
@@ -63,16 +65,16 @@ func limitContent(contents []acpsdk.ToolCallContent) []acpsdk.ToolCallContent {
 		if c.Diff.OldText != nil {
 			old = *c.Diff.OldText
 		}
-		size := len(old) + len(c.Diff.NewText)
+		size := sentLen(old) + sentLen(c.Diff.NewText)
 		if size <= budget {
 			budget -= size
 			continue
 		}
 		d := *c.Diff
-		newText := cutAtLine(d.NewText, budget/2)
+		newText := cutAtLine(d.NewText, sentPrefix(d.NewText, budget/2))
 		d.NewText = newText
 		if d.OldText != nil {
-			oldText := cutAtLine(old, budget-len(newText))
+			oldText := cutAtLine(old, sentPrefix(old, budget-sentLen(newText)))
 			d.OldText = &oldText
 		}
 		out := append(contents[:i:i], acpsdk.ToolCallContent{Diff: &d})
@@ -109,4 +111,51 @@ func cutAtRune(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// sentLen is how many bytes s takes inside a JSON string as the SDK
+// writes it (encoding/json): quotes, backslashes and \n, \r, \t as two
+// bytes; <, >, &, other control characters, U+2028, U+2029 and invalid
+// UTF-8 (written as U+FFFD) as six. It may count a few too many, never too
+// few.
+func sentLen(s string) int {
+	return sentPrefixLen(s, -1)
+}
+
+// sentPrefix is the length of the longest prefix of s whose sentLen is at
+// most n; it ends at a rune boundary.
+func sentPrefix(s string, n int) int {
+	return sentPrefixLen(s, n)
+}
+
+// sentPrefixLen walks s: with n < 0 it returns sentLen(s), else
+// sentPrefix(s, n).
+func sentPrefixLen(s string, n int) int {
+	sent := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		w, size := 1, 1
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			w = 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			w = 6
+		case c >= utf8.RuneSelf:
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			w = size
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				w = 6
+			}
+		}
+		if n >= 0 && sent+w > n {
+			return i
+		}
+		sent += w
+		i += size
+	}
+	if n >= 0 {
+		return len(s)
+	}
+	return sent
 }

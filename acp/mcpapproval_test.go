@@ -14,6 +14,7 @@ import (
 // askApproval maps the user's answer to codex's decision, for commands and
 // MCP tools alike.
 func TestAskApprovalAnswers(t *testing.T) {
+	t.Parallel()
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
 	for _, tc := range []struct {
 		name    string
@@ -61,6 +62,7 @@ func TestAskApprovalAnswers(t *testing.T) {
 // call of its own, with an id of its own even when another call of the
 // same tool asks at once, and that call ends when the user answered.
 func TestApproveMCPToolUnannounced(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var asked []acpsdk.ToolCallId
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{Permission: func(r acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {

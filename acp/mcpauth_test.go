@@ -70,6 +70,7 @@ func (b *authBackend) TrustHook(_ context.Context, _ backend.Turn, key, hash str
 const signInPage = "http://127.0.0.1:9/authorize?state=abc"
 
 func TestMCPLoginCommand(t *testing.T) {
+	t.Parallel()
 	accept := func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 		return fakeeditor.Accept(nil), nil
 	}
@@ -141,6 +142,7 @@ func TestMCPLoginCommand(t *testing.T) {
 // A session/cancel while the sign-in is awaited stops the wait: the prompt
 // answers cancelled.
 func TestMCPLoginCancelled(t *testing.T) {
+	t.Parallel()
 	waiting := make(chan struct{})
 	be := &authBackend{page: signInPage, loginFn: func(ctx context.Context) error {
 		close(waiting)
@@ -162,6 +164,7 @@ func TestMCPLoginCancelled(t *testing.T) {
 
 // /mcp marks a server that needs a sign-in and names the command.
 func TestMCPListSignIn(t *testing.T) {
+	t.Parallel()
 	be := &authBackend{servers: []backend.MCPServerStatus{
 		{Name: "vault", RuntimeStatus: "", AuthStatus: "notLoggedIn", ToolsError: "MCP startup failed: Auth required"},
 		{Name: "docs", AuthStatus: "oAuth", Tools: []string{"search"}}}}
@@ -185,6 +188,7 @@ func TestMCPListSignIn(t *testing.T) {
 
 // Without the backend's sign-in, /mcp login says so.
 func TestMCPLoginUnsupported(t *testing.T) {
+	t.Parallel()
 	be := &cmdBackend{feats: backend.ThreadCommands}
 	h := startAgent(t, be, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())

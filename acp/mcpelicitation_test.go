@@ -23,6 +23,7 @@ const (
 // that elicitation, and codex gets the editor's answer, checked: accept
 // with the server's content, decline, cancel; anything else declines.
 func TestElicitMCP(t *testing.T) {
+	t.Parallel()
 	answer := func(r acpsdk.UnstableCreateElicitationResponse, err error) func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 		return func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
 			return r, err
@@ -100,6 +101,7 @@ func TestElicitMCP(t *testing.T) {
 // not have it: the server's question is declined, and the next one is
 // declined without asking.
 func TestElicitMCPRefused(t *testing.T) {
+	t.Parallel()
 	be := &askingBackend{method: "mcpServer/elicitation/request", params: mcpFormParams}
 	h := startAgent(t, be, fakeeditor.Options{
 		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
@@ -131,6 +133,7 @@ func TestElicitMCPRefused(t *testing.T) {
 // ($/cancel_request), codex is answered cancel, and the prompt ends
 // cancelled.
 func TestElicitMCPCancelledWhileAsked(t *testing.T) {
+	t.Parallel()
 	be := &askingBackend{method: "mcpServer/elicitation/request", params: mcpFormParams}
 	cancelWhileAsked(t, be, fakeeditor.Accept(map[string]any{"name": "Ada"}))
 	if got := be.answered(); len(got) != 1 || got[0] != `{"action":"cancel"}` {
@@ -144,6 +147,7 @@ func TestElicitMCPCancelledWhileAsked(t *testing.T) {
 // server's secret fields by the agent's rule, secrets.IsFormField); the
 // other answers are.
 func TestElicitMCPSecretNotRecorded(t *testing.T) {
+	t.Parallel()
 	const params = `{"threadId":"th","serverName":"fixture","mode":"form","message":"Sign in","requestedSchema":{"type":"object","properties":{` +
 		`"password":{"type":"string"},"pin":{"type":"string","title":"Access token"},"name":{"type":"string"}}}}`
 	be := &askingBackend{method: "mcpServer/elicitation/request", params: params}

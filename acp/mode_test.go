@@ -17,6 +17,7 @@ import (
 // The user's own settings are offered, and chosen for a new session, only
 // when there are some.
 func TestModesOffered(t *testing.T) {
+	t.Parallel()
 	ids := func(user codex.UserConfig) []string {
 		var out []string
 		for _, m := range modeState(defaultMode(user), user).AvailableModes {
@@ -40,6 +41,7 @@ func TestModesOffered(t *testing.T) {
 
 // While planning, the file tools refuse writes whatever the mode.
 func TestPlanningRefusesWrites(t *testing.T) {
+	t.Parallel()
 	for _, tc := range backendtest.WritableModes {
 		t.Run(string(tc.Mode), func(t *testing.T) {
 			s := newSession("s", t.TempDir(), nil, nil, events.Options{})

@@ -12,6 +12,7 @@ import (
 
 // Plan mode is offered where the backend can plan (the app-server), not on exec.
 func TestCollabOptionOffered(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		backend backend.Backend

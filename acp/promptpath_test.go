@@ -66,6 +66,7 @@ func awaitAnswer(t *testing.T, ch <-chan promptResult, what string) promptResult
 // A prompt that is not a slash command runs its turn while the session's
 // skills are still being listed; the commands go out once they are.
 func TestPlainPromptDoesNotWaitForSkills(t *testing.T) {
+	t.Parallel()
 	h, be, release := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	r := awaitAnswer(t, h.promptInBackground(sid, "hello"), "a plain prompt while the skills are listed")
@@ -91,6 +92,7 @@ func TestPlainPromptDoesNotWaitForSkills(t *testing.T) {
 // A "/name" prompt whose name is not known yet waits for the listing, and
 // runs the skill once the listing has it; a builtin command does not wait.
 func TestSkillPromptWaitsForListing(t *testing.T) {
+	t.Parallel()
 	h, be, release := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	status := awaitAnswer(t, h.promptInBackground(sid, "/status"), "/status while the skills are listed")
@@ -115,6 +117,7 @@ func TestSkillPromptWaitsForListing(t *testing.T) {
 // /skills shows the listing: it waits for it rather than answer that there
 // are no skills.
 func TestSkillsCommandWaitsForListing(t *testing.T) {
+	t.Parallel()
 	h, _, release := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	list := h.promptInBackground(sid, "/skills")
@@ -138,6 +141,7 @@ func TestSkillsCommandWaitsForListing(t *testing.T) {
 // A session/cancel ends a "/name" prompt's wait for the listing: it
 // answers cancelled and nothing runs.
 func TestCancelEndsSkillWait(t *testing.T) {
+	t.Parallel()
 	h, be, _ := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	skill := h.promptInBackground(sid, "/greet Ada")
@@ -157,6 +161,7 @@ func TestCancelEndsSkillWait(t *testing.T) {
 // Opening a session, and setting its mode, waits for no other session's
 // commands announcement (nor its own).
 func TestSessionsDoNotWaitForAnnouncements(t *testing.T) {
+	t.Parallel()
 	h, _, release := blockedSkills(t)
 	first := h.newSession(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
@@ -188,6 +193,7 @@ func (b *startCounting) Start() { b.starts.Add(1) }
 // a session, once: not for an editor that only initializes (or lists
 // sessions).
 func TestBackendStartsWithFirstSession(t *testing.T) {
+	t.Parallel()
 	be := &startCounting{cmdBackend: &cmdBackend{}}
 	h := startAgentWith(t, Options{Backend: be, StateDir: t.TempDir()}, fakeeditor.Options{})
 	if _, err := h.editor.Initialize(h.ctx); err != nil {

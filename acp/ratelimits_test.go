@@ -22,6 +22,7 @@ func (b *limitsBackend) LastRateLimits() *events.RateLimits { return b.limits }
 // The usage_update at a turn's end carries the latest usage limits codex
 // sent in its _meta; without any, none.
 func TestUsageUpdateCarriesRateLimits(t *testing.T) {
+	t.Parallel()
 	reset := int64(1795828807)
 	for _, tc := range []struct {
 		name   string

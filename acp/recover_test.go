@@ -99,6 +99,7 @@ func wantLogged(t *testing.T, log *syncbuf.Buffer, frame string) {
 // A panic in a request handler answers that request -32603, is logged with
 // its stack, and every session goes on.
 func TestPanicInARequestHandler(t *testing.T) {
+	t.Parallel()
 	var log syncbuf.Buffer
 	be := newPanickyBackend()
 	be.warmPanicsIn = t.TempDir()
@@ -116,6 +117,7 @@ func TestPanicInARequestHandler(t *testing.T) {
 // prompt's goroutine) ends that turn with -32603; the session's next
 // prompt and the other sessions' prompts work.
 func TestPanicInATurn(t *testing.T) {
+	t.Parallel()
 	var log syncbuf.Buffer
 	be := newPanickyBackend()
 	be.turnPanicsIn = t.TempDir()
@@ -134,6 +136,7 @@ func TestPanicInATurn(t *testing.T) {
 // here the shell-edits baseline taken at the first event, where an
 // untracked symlink used to end the process) ends that turn with -32603.
 func TestPanicInATurnEvent(t *testing.T) {
+	t.Parallel()
 	var log syncbuf.Buffer
 	var panicked atomic.Bool
 	opts := Options{Backend: &fakeBackend{script: shellTurn(func() {})}, ContextWindow: 272000,
@@ -159,6 +162,7 @@ func TestPanicInATurnEvent(t *testing.T) {
 // A panic in a background goroutine (the model list loaded once) is logged;
 // nothing waits forever for it, and sessions work.
 func TestPanicInTheBackground(t *testing.T) {
+	t.Parallel()
 	var log syncbuf.Buffer
 	h := startAgentWith(t, Options{Backend: newPanickyBackend(), ContextWindow: 272000, Logger: slog.New(slog.NewTextHandler(&log, nil)),
 		ModelInfo: func() ModelInfo { panic(recovery.Injected("model list")) }}, fakeeditor.Options{})
@@ -174,6 +178,7 @@ func TestPanicInTheBackground(t *testing.T) {
 // down at the first prompt. The prompt completes, and the command's edit
 // is shown.
 func TestShellEditsWithAnUntrackedLockLink(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
@@ -208,6 +213,7 @@ func TestShellEditsWithAnUntrackedLockLink(t *testing.T) {
 // of *Agent that takes a context (a handler's shape) is overridden by
 // rescued, or is known not to be a handler.
 func TestEveryHandlerIsRescued(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "recover.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)

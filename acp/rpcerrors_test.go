@@ -10,6 +10,7 @@ import (
 
 // The codes the agent names itself are the SDK's.
 func TestRPCErrorCodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		got  int
@@ -31,6 +32,7 @@ func TestRPCErrorCodes(t *testing.T) {
 // Editor errors are judged by code, then by structured data, and by their
 // words only when that is all there is.
 func TestClassifyEditorError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error

@@ -75,6 +75,7 @@ func (w *stuckWriter) Write(p []byte) (int, error) {
 // A signal stops Serve even when the input guard is stuck answering a bad
 // line to an editor that no longer reads.
 func TestServeStopsWhileWriteBlocked(t *testing.T) {
+	t.Parallel()
 	errSignal := errors.New("terminated")
 	out := &stuckWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(out.release)

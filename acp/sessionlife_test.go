@@ -13,6 +13,7 @@ import (
 // agent: the record goes, a second delete succeeds, a malformed id is
 // -32602; initialize advertises it.
 func TestServeSessionDelete(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := serveRaw(t, Options{Backend: &fakeBackend{}, StateDir: dir})
 	e.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1}}`)

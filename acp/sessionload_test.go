@@ -240,6 +240,7 @@ func TestObserveStoredSeesWhatListAndLoadRead(t *testing.T) {
 }
 
 func TestNoStateDirNoLoad(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, &fakeBackend{}, fakeeditor.Options{})
 	init, err := h.editor.Initialize(h.ctx)
 	if err != nil {
@@ -255,6 +256,7 @@ func TestNoStateDirNoLoad(t *testing.T) {
 }
 
 func TestSessionTitle(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"fix the bug":            "fix the bug",
 		"  first line\nsecond":   "first line",
@@ -469,6 +471,7 @@ func liveSessionMethods(h *harness, id acpsdk.SessionId) map[string]error {
 // TestCancelOfUnknownSessionIsIgnored: session/cancel is a notification;
 // for a session the agent does not have there is nothing to do or answer.
 func TestCancelOfUnknownSessionIsIgnored(t *testing.T) {
+	t.Parallel()
 	a := NewAgent(Options{Backend: &fakeBackend{}, Logger: discardLogger()})
 	for _, id := range []acpsdk.SessionId{sidUnknown, "../../x"} {
 		if err := a.Cancel(context.Background(), acpsdk.CancelNotification{SessionId: id}); err != nil {
@@ -482,6 +485,7 @@ func TestCancelOfUnknownSessionIsIgnored(t *testing.T) {
 // end of Serve; the first turn, which gives the session its thread and
 // title, is stored before its answer.
 func TestWarmTurnStoredAfterAnswer(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	be := &fakeBackend{script: func(_ context.Context, n int, _ execrun.Invocation, onLine func([]byte)) error {
 		for _, l := range []string{
@@ -554,6 +558,7 @@ func TestWarmTurnStoredAfterAnswer(t *testing.T) {
 }
 
 func TestTurnEndedReportsNewThreadOrTitle(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		thread, title string // before the turn
@@ -579,6 +584,7 @@ func TestTurnEndedReportsNewThreadOrTitle(t *testing.T) {
 // A delete right after a warm turn waits for that turn's record save, which
 // would otherwise bring the deleted record back.
 func TestDeleteWaitsForTheLastTurnsSave(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	be := &fakeBackend{script: playLines(
 		`{"type":"thread.started","thread_id":"`+loadThreadID+`"}`, `{"type":"turn.started"}`,
@@ -622,6 +628,7 @@ func TestDeleteWaitsForTheLastTurnsSave(t *testing.T) {
 // bring the deleted record back; a save that began before the delete is
 // removed with the record.
 func TestDeletedSessionIsNotSavedAgain(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		save func(a *Agent, s *session)

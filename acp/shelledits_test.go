@@ -86,6 +86,7 @@ func findToolCall(h *harness, id acpsdk.ToolCallId) *acpsdk.SessionUpdateToolCal
 // In auto mode a command's changes follow its completion as a completed
 // edit tool call, a diff per file.
 func TestShellEditsFollowTheCommand(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
 	writeTestFile(t, a, "alpha\nbeta\n")
@@ -131,6 +132,7 @@ func TestShellEditsFollowTheCommand(t *testing.T) {
 // read again where nothing changed), and what changed between the turns —
 // a file the user saved — is not the next command's.
 func TestShellEditsKeepTheTrackerBetweenTurns(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
 	writeTestFile(t, a, "alpha\n")
@@ -175,6 +177,7 @@ func TestShellEditsKeepTheTrackerBetweenTurns(t *testing.T) {
 // In ask mode the shell cannot write: nothing is compared or shown (the
 // script's write stands for one the sandbox would have refused).
 func TestShellEditsNotInAskMode(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	a := filepath.Join(cwd, "a.txt")
 	writeTestFile(t, a, "alpha\n")
@@ -192,6 +195,7 @@ func TestShellEditsNotInAskMode(t *testing.T) {
 // A file our own tool changed before the command is not the command's: the
 // tool showed its diff.
 func TestShellEditsLeaveOwnToolEditsOut(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
 	writeTestFile(t, a, "alpha\n")
@@ -222,6 +226,7 @@ func TestShellEditsLeaveOwnToolEditsOut(t *testing.T) {
 }
 
 func TestShellEditsUpdate(t *testing.T) {
+	t.Parallel()
 	display := func(p string) string { return strings.TrimPrefix(p, "/w/") }
 	rep := shelledits.Report{
 		Changes: []shelledits.Change{
@@ -272,6 +277,7 @@ func TestShellEditsUpdate(t *testing.T) {
 // full-access, and in ask mode once the user allowed commands always — in
 // that session only, not in another with the same id (another agent's).
 func TestShellMayWrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode      backend.Mode
 		runAlways bool

@@ -120,6 +120,7 @@ func errorCode(res *mcpsdk.CallToolResult) (int, string) {
 }
 
 func TestEditorFSErrorsMapByMeaning(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		err      error
@@ -147,6 +148,7 @@ func TestEditorFSErrorsMapByMeaning(t *testing.T) {
 }
 
 func TestEditorWriteFailureNeverFallsBackToDisk(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
@@ -163,6 +165,7 @@ func TestEditorWriteFailureNeverFallsBackToDisk(t *testing.T) {
 }
 
 func TestEditorWithoutFSUsesDisk(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: false}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
@@ -181,6 +184,7 @@ func TestEditorWithoutFSUsesDisk(t *testing.T) {
 }
 
 func TestBinaryAndDirectoryOnDiskRefusedBeforeEditor(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	bin := filepath.Join(th.cwd, "blob.bin")
 	if err := os.WriteFile(bin, []byte("ab\x00cd"), 0o644); err != nil {
@@ -198,6 +202,7 @@ func TestBinaryAndDirectoryOnDiskRefusedBeforeEditor(t *testing.T) {
 }
 
 func TestPermissionCancelledWritesNothing(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}
 	}}, backend.ModeAsk)
@@ -213,6 +218,7 @@ func TestPermissionCancelledWritesNothing(t *testing.T) {
 }
 
 func TestInWorkspaceResolvesSymlinks(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -290,6 +296,7 @@ func BenchmarkEditToolCallEndToEnd(b *testing.B) {
 }
 
 func TestDiffContentLargeFileSendsHunks(t *testing.T) {
+	t.Parallel()
 	var old strings.Builder
 	for i := 0; i < 20000; i++ {
 		fmt.Fprintf(&old, "line %d\n", i)
@@ -325,6 +332,7 @@ func TestDiffContentLargeFileSendsHunks(t *testing.T) {
 // A client that advertises fs but answers "method not found" wrote nothing:
 // the disk is used, once per method, and later calls go straight to disk.
 func TestEditorMethodNotFoundFallsBackToDisk(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true, FSNotImplemented: true}, backend.ModeFullAccess)
 	path := filepath.Join(th.cwd, "a.txt")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
@@ -349,6 +357,7 @@ func TestEditorMethodNotFoundFallsBackToDisk(t *testing.T) {
 }
 
 func TestReadToolCallUpdates(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeAsk)
 	path := filepath.Join(th.cwd, "src", "a.go")
 	th.editor.SetBuffer(path, "package a\n")
@@ -390,6 +399,7 @@ func TestReadToolCallUpdates(t *testing.T) {
 // A deleted line that itself starts with "-- " (an SQL comment) prints as
 // "--- …" inside a hunk: it is a body line, not a header.
 func TestHunkContentsKeepsHeaderLikeLines(t *testing.T) {
+	t.Parallel()
 	var old strings.Builder
 	for i := 0; i < 20000; i++ {
 		fmt.Fprintf(&old, "select %d;\n", i)
@@ -412,6 +422,7 @@ func TestHunkContentsKeepsHeaderLikeLines(t *testing.T) {
 // Auto mode applies workspace edits without asking, except inside .git and
 // .codex, which codex's own sandbox keeps read-only.
 func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
 		return fakeeditor.Select("allow_always")
 	}}, backend.ModeAuto)
@@ -448,6 +459,7 @@ func TestAutoModeAsksForGitAndCodexDirs(t *testing.T) {
 // nothing is written, the tool call fails, and its last update comes before
 // the prompt's answer.
 func TestCancelWhilePermissionPending(t *testing.T) {
+	t.Parallel()
 	asked := make(chan struct{})
 	answer := make(chan struct{})
 	th := startTools(t, fakeeditor.Options{FS: true, Permission: func(acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
@@ -494,6 +506,7 @@ func TestCancelWhilePermissionPending(t *testing.T) {
 // A write arriving while no turn runs (a codex that outlived its turn) is
 // refused and reported nowhere.
 func TestWriteOutsideTurnRefused(t *testing.T) {
+	t.Parallel()
 	th := startTools(t, fakeeditor.Options{FS: true}, backend.ModeFullAccess)
 	if err := th.editor.Conn.Cancel(th.ctx, acpsdk.CancelNotification{SessionId: th.session}); err != nil {
 		t.Fatal(err)
@@ -520,6 +533,7 @@ func TestWriteOutsideTurnRefused(t *testing.T) {
 // workspace once the user allows the write (the question names them), and
 // nothing when the user refuses.
 func TestWriteCreateParentsAsksAndCreates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		option string
 		want   bool
@@ -566,6 +580,7 @@ func (f *stuckWrites) WriteFile(ctx context.Context, path string, data []byte) e
 // failed before the prompt's answer, its own later completion reports
 // nothing, and the session keeps nothing of it.
 func TestToolCallGivenUpAtTurnEnd(t *testing.T) {
+	t.Parallel()
 	disk := &stuckWrites{Files: fsops.NewLocalFiles(), entered: make(chan struct{}), release: make(chan struct{})}
 	released := false
 	release := func() {
@@ -639,6 +654,7 @@ func TestToolCallGivenUpAtTurnEnd(t *testing.T) {
 // The editor shows the file tools by events.FileTool, which names them
 // without importing fsops: it must know fsops's names.
 func TestFileToolVerbs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool, verb string
 		kind       acpsdk.ToolKind

@@ -16,6 +16,7 @@ import (
 )
 
 func TestTurnQueueOrder(t *testing.T) {
+	t.Parallel()
 	var q turnQueue
 	if err := q.acquire(context.Background()); err != nil {
 		t.Fatal(err)
@@ -93,6 +94,7 @@ func (b *steeringBackend) steeredTexts() []string {
 // while the first one's turn runs, on a backend that steers and on one that
 // queues, with and without a cancel before or after the second.
 func TestPromptWhileTurnRuns(t *testing.T) {
+	t.Parallel()
 	const (
 		cancelNone   = iota
 		cancelAfter  // session/cancel after the second prompt

@@ -61,6 +61,7 @@ func agentText(ed *fakeeditor.Editor) string {
 // A failed turn ends the prompt with the cause and the action, never with
 // -32603 (before: "Codex turn failed: …" as an internal error).
 func TestTurnFailureEndsPromptWithExplanation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		fixture string
 		stop    acpsdk.StopReason
@@ -100,6 +101,7 @@ func TestTurnFailureEndsPromptWithExplanation(t *testing.T) {
 }
 
 func TestTurnFailureUnauthorizedIsAuthRequired(t *testing.T) {
+	t.Parallel()
 	h := startAgent(t, newFailingBackend(t, "turn_failed_http401.jsonl"), fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	_, err := h.prompt(sid, "hi")
@@ -111,6 +113,7 @@ func TestTurnFailureUnauthorizedIsAuthRequired(t *testing.T) {
 // auth_required, which would send the user to an OpenAI sign-in that
 // authenticate then answers with "no sign-in is needed".
 func TestTurnFailureUnauthorizedCustomProvider(t *testing.T) {
+	t.Parallel()
 	h := startAgentWith(t, Options{Backend: newFailingBackend(t, "turn_failed_http401.jsonl"), Auth: Auth{CustomProvider: "ollama"}}, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	resp, err := h.prompt(sid, "hi")
@@ -133,6 +136,7 @@ func TestTurnFailureUnauthorizedCustomProvider(t *testing.T) {
 
 // The usage limit's reset comes from the limits codex sent (app-server).
 func TestTurnFailureUsageLimitSaysWhenItResets(t *testing.T) {
+	t.Parallel()
 	reset := time.Now().Add(90 * time.Minute).Unix()
 	b := newFailingBackend(t, "turn_failed_usage_limit.jsonl")
 	b.limits = &events.RateLimits{LimitID: "codex", Primary: &events.RateLimitWindow{UsedPercent: 100, ResetsAt: &reset}}
@@ -150,6 +154,7 @@ func TestTurnFailureUsageLimitSaysWhenItResets(t *testing.T) {
 }
 
 func TestStatusShowsUsageLimits(t *testing.T) {
+	t.Parallel()
 	reset := time.Now().Add(2 * time.Hour).Unix()
 	mins := int64(300)
 	b := newFailingBackend(t, "turn_failed_usage_limit.jsonl")

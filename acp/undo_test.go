@@ -120,6 +120,7 @@ func undoWorkspace(t *testing.T) (cwd string, a, b, c string, edit func()) {
 // allowed it; codex forgets the turn first; one edit tool call carries a
 // diff per file.
 func TestUndoShellTurn(t *testing.T) {
+	t.Parallel()
 	cwd, a, b, c, edit := undoWorkspace(t)
 	be := newUndoBackend("th-undo", edit)
 	var asked []string
@@ -189,6 +190,7 @@ func TestUndoShellTurn(t *testing.T) {
 // diff, named in the summary. A binary file with NUL bytes and one that is
 // not UTF-8.
 func TestUndoBinaryShellEdits(t *testing.T) {
+	t.Parallel()
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -268,6 +270,7 @@ func TestUndoBinaryShellEdits(t *testing.T) {
 // its place since the turn (leading out of the workspace, to a file that
 // holds what the turn left) is not written through.
 func TestUndoBinaryNotThroughLink(t *testing.T) {
+	t.Parallel()
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -308,6 +311,7 @@ func TestUndoBinaryNotThroughLink(t *testing.T) {
 // A file changed after the turn is asked about; refused, it is left and
 // named, the others restored.
 func TestUndoStaleFileAsked(t *testing.T) {
+	t.Parallel()
 	cwd, a, b, c, edit := undoWorkspace(t)
 	be := newUndoBackend("th-undo", edit)
 	var question string
@@ -343,6 +347,7 @@ func TestUndoStaleFileAsked(t *testing.T) {
 
 // In ask mode every write of the undo is asked, in one question.
 func TestUndoAskMode(t *testing.T) {
+	t.Parallel()
 	cwd, a, b, c, edit := undoWorkspace(t)
 	be := newUndoBackend("th-undo", edit)
 	var questions int
@@ -371,6 +376,7 @@ func TestUndoAskMode(t *testing.T) {
 
 // /undo 2 takes two turns back at once; codex is told both, oldest first.
 func TestUndoTwoTurns(t *testing.T) {
+	t.Parallel()
 	cwd, a, _, _, _ := undoWorkspace(t)
 	be := newUndoBackend("th-undo",
 		func() { writeTestFile(t, a, "one\n") },
@@ -406,6 +412,7 @@ func TestUndoTwoTurns(t *testing.T) {
 // While a turn runs /undo is refused at once: it neither waits nor races
 // the turn's writes.
 func TestUndoDuringTurn(t *testing.T) {
+	t.Parallel()
 	cwd, _, _, _, edit := undoWorkspace(t)
 	be := newUndoBackend("th-undo", edit)
 	h := startAgent(t, be, fakeeditor.Options{FS: true, WriteThrough: true})
@@ -437,6 +444,7 @@ func TestUndoDuringTurn(t *testing.T) {
 // When codex cannot forget the turn nothing is changed, and the user is
 // told.
 func TestUndoCodexRemembers(t *testing.T) {
+	t.Parallel()
 	cwd, a, _, _, edit := undoWorkspace(t)
 	be := newUndoBackend("th-undo", edit)
 	be.forgetErr = errors.New("thread not found")
@@ -460,6 +468,7 @@ func TestUndoCodexRemembers(t *testing.T) {
 // The extension method undoes like /undo and answers what it did; it is
 // declared in initialize's _meta.
 func TestUndoExtensionMethod(t *testing.T) {
+	t.Parallel()
 	cwd, a, b, _, edit := undoWorkspace(t)
 	be := newUndoBackend("th-undo", edit)
 	h := startAgent(t, be, fakeeditor.Options{FS: true, WriteThrough: true})
@@ -569,6 +578,7 @@ func TestUndoAfterLoadInRestartedAgent(t *testing.T) {
 // overwritten file and removes the created one, through the editor's
 // buffers (ask mode: the user allows the undo's writes).
 func TestUndoFileToolWrites(t *testing.T) {
+	t.Parallel()
 	host, err := mcp.NewHost(&mcp.HostOptions{Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 )
 
 func TestACPMethodName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{`{"jsonrpc":"2.0","id":3,"method":"_codexacp/elicitation/create","params":{"sessionId":"s"}}`,
 			`{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"sessionId":"s"}}`},
@@ -100,6 +101,7 @@ func (b *askingBackend) answer() string {
 // schema), and its answer reaches codex; an editor without elicitation gets
 // permission questions for what has options.
 func TestAskUserByElicitation(t *testing.T) {
+	t.Parallel()
 	const params = `{"threadId":"th","turnId":"t1","itemId":"call_ask","isBlocking":true,"questions":[` +
 		`{"id":"lang","header":"Language","question":"Which language?","options":[{"label":"English","description":"Hello"},{"label":"French","description":"Bonjour"}]},` +
 		`{"id":"name","header":"Name","question":"Whom to greet?"}]}`
@@ -166,6 +168,7 @@ func TestAskUserByElicitation(t *testing.T) {
 // "method not found" gets the question as a permission question instead,
 // and later questions go straight there.
 func TestAskUserFormRefused(t *testing.T) {
+	t.Parallel()
 	be := &askingBackend{params: `{"itemId":"call_ask","questions":[{"id":"lang","header":"Language","question":"Which language?","options":[{"label":"English"},{"label":"French"}]}]}`}
 	h := startAgent(t, be, fakeeditor.Options{
 		Elicitation: func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
@@ -201,6 +204,7 @@ func TestAskUserFormRefused(t *testing.T) {
 // the editor's answer nor in the agent's answer to codex, however short;
 // the other answers are.
 func TestAskUserSecretNotRecorded(t *testing.T) {
+	t.Parallel()
 	const params = `{"itemId":"call_ask","questions":[` +
 		`{"id":"token","header":"Token","question":"Your token?","isSecret":true},` +
 		`{"id":"pin","header":"PIN","question":"Your PIN?","isSecret":true,"isOther":true,"options":[{"label":"none"}]},` +
@@ -260,6 +264,7 @@ func checkSecretsLeftOut(t *testing.T, transcript, plain string, secrets ...stri
 // the editor's handler sees its request end), codex is answered with no
 // answers, and the prompt ends cancelled.
 func TestAskUserCancelledWhileAsked(t *testing.T) {
+	t.Parallel()
 	be := &askingBackend{params: `{"itemId":"call_ask","questions":[{"id":"name","header":"Name","question":"Whom?"}]}`}
 	cancelWhileAsked(t, be, fakeeditor.Dismiss())
 	if got := be.answer(); got != `{"answers":{}}` {

@@ -15,6 +15,7 @@ import (
 // directory, and reading it neither waits nor runs without end: a write
 // check in auto mode would hold its tool call for good.
 func TestGitdirOfSpecialFile(t *testing.T) {
+	t.Parallel()
 	for name, mk := range map[string]func(string) error{
 		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o600) },
 		"zero": func(p string) error { return os.Symlink("/dev/zero", p) },

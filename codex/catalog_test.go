@@ -13,15 +13,21 @@ import (
 
 // fakeCatalogCodex answers --version with version and `debug models --bundled`
 // with a two-model catalog, counting catalog runs in dir/runs.
-func fakeCatalogCodex(t *testing.T, dir, version string) string {
+// fakeCatalogCodex is a codex of version whose "debug models" runs take
+// 200 ms when slow: long enough that concurrent callers meet one run.
+func fakeCatalogCodex(t *testing.T, dir, version string, slow bool) string {
 	t.Helper()
+	delay := "0"
+	if slow {
+		delay = "0.2"
+	}
 	return fakeCodex(t, `
 case "$1" in
 --version) echo version >> "`+dir+`/versions"; echo "codex-cli `+version+`" ;;
 debug)
 	[ "$2 $3" = "models --bundled" ] || exit 2
 	echo run >> "`+dir+`/runs"
-	sleep 0.2
+	sleep `+delay+`
 	echo '{"models":[{"slug":"a","apply_patch_tool_type":"freeform","context_window":1000,"nested":{"k":[1,2]}},{"slug":"b","shell_type":"x"}],"extra":true}'
 	;;
 *) exit 2 ;;
@@ -32,7 +38,7 @@ esac
 func TestModelCatalog(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
-	codex := fakeCatalogCodex(t, dir, "9.9.9")
+	codex := fakeCatalogCodex(t, dir, "9.9.9", true)
 
 	const callers = 8
 	paths := make([]string, callers)
@@ -98,7 +104,7 @@ func TestModelCatalog(t *testing.T) {
 	}
 
 	// Another codex version gets its own file.
-	other := fakeCatalogCodex(t, dir, "10.0.0")
+	other := fakeCatalogCodex(t, dir, "10.0.0", false)
 	if p, err := ModelCatalog(context.Background(), other, cache); err != nil || p != filepath.Join(cache, "model-catalog-10.0.0.json") {
 		t.Errorf("ModelCatalog(other version) = %q, %v", p, err)
 	}
@@ -130,7 +136,7 @@ func TestModelCatalogErrors(t *testing.T) {
 func TestModelCatalogCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := ModelCatalog(ctx, fakeCatalogCodex(t, t.TempDir(), "3.0.0"), t.TempDir())
+	_, err := ModelCatalog(ctx, fakeCatalogCodex(t, t.TempDir(), "3.0.0", false), t.TempDir())
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("ModelCatalog = %v, want context.Canceled", err)
 	}
@@ -155,7 +161,7 @@ func TestVersionOf(t *testing.T) {
 // --version runs once for both, and again for a binary that changed.
 func TestVersionRunsCodexOnce(t *testing.T) {
 	dir := t.TempDir()
-	codex := fakeCatalogCodex(t, dir, "7.7.7")
+	codex := fakeCatalogCodex(t, dir, "7.7.7", true)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {

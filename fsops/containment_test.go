@@ -68,7 +68,8 @@ func flipper(t *testing.T, name, target string, isDir bool, stop <-chan struct{}
 // gets a byte written outside: the write re-checks the resolved location
 // and is made relative to the workspace root.
 func TestFlippingSymlinkNeverWritesOutside(t *testing.T) {
-	const iterations = 400
+	t.Parallel()
+	iterations := stress.Size(t, 150, 400)
 	for _, tc := range []struct {
 		name  string
 		isDir bool // flip the parent directory instead of the file
@@ -128,6 +129,7 @@ func TestFlippingSymlinkNeverWritesOutside(t *testing.T) {
 // A file and a symlink to it are one file: edits through both are
 // serialised, and none is lost.
 func TestAliasesShareOneLock(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	real := filepath.Join(ws, "notes.txt")
 	alias := filepath.Join(ws, "alias.txt")
@@ -168,6 +170,7 @@ func TestAliasesShareOneLock(t *testing.T) {
 // Dangling links are refused through the engine wherever they point, and a
 // directory link to nowhere too.
 func TestDanglingLinksRefused(t *testing.T) {
+	t.Parallel()
 	ws, out := t.TempDir(), t.TempDir()
 	engine := NewEngine(NewLocalFiles().Within(ws))
 	links := map[string]string{
@@ -200,6 +203,7 @@ func TestDanglingLinksRefused(t *testing.T) {
 // A temporary file left by a writer killed mid-write is removed by the next
 // write of that file; one of a live writer is left alone.
 func TestKilledWriterDebrisRemoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big.txt")
 	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
@@ -233,6 +237,7 @@ func TestKilledWriterDebrisRemoved(t *testing.T) {
 // Paths no file system accepts are refused as invalid arguments, naming the
 // path once.
 func TestUnusablePathsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	engine := NewEngine(NewLocalFiles())
 	longName := filepath.Join(dir, strings.Repeat("n", 300))

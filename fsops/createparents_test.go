@@ -66,6 +66,7 @@ func (d mkdirFailingDir) Mkdir(name string, _ fs.FileMode) error {
 // made only inside the workspace root, judged on the resolved location, and
 // only once the write is approved.
 func TestWriteTextFileCreateParentsLocal(t *testing.T) {
+	t.Parallel()
 	veto := errors.New("rejected")
 	tests := []struct {
 		name   string
@@ -176,6 +177,7 @@ func TestWriteTextFileCreateParentsLocal(t *testing.T) {
 // checked before: a link swapped into the path after it was resolved cannot
 // lead the creation elsewhere, inside the workspace or out.
 func TestLocalMkdirAllRefusesLinks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, ws, out string)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	const h = "--- /f\n+++ /f\n"
 	twelve := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n"
 	tests := []struct {
@@ -39,6 +40,7 @@ func TestUnifiedDiff(t *testing.T) {
 // A change far from the ends of a big file is diffed through a small span,
 // with line numbers counted from the start of the file.
 func TestUnifiedDiffLineNumbersInBigFile(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := 1; i <= 10000; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
@@ -55,6 +57,7 @@ func TestUnifiedDiffLineNumbersInBigFile(t *testing.T) {
 // the start of a run of equal lines lands where the whole-file diff puts
 // it (at the end of the run, where GNU diff puts it too).
 func TestUnifiedDiffRegionIsAHint(t *testing.T) {
+	t.Parallel()
 	old := "head\n" + strings.Repeat("x\n", 40) + "tail\n"
 	new := "head\n" + strings.Repeat("x\n", 41) + "tail\n"
 	want := "--- /f\n+++ /f\n@@ -39,4 +39,5 @@\n x\n x\n x\n+x\n tail\n"
@@ -66,6 +69,7 @@ func TestUnifiedDiffRegionIsAHint(t *testing.T) {
 }
 
 func TestCommonLineAffixes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		old, new                  string
 		prefix, oldSuffix, newSuf int
@@ -85,6 +89,7 @@ func TestCommonLineAffixes(t *testing.T) {
 }
 
 func TestCountLines(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "a\n\n": 2, "\n": 1, "a\r\nb\r\n": 2, "\uFEFF": 0, "\uFEFFa": 1} {
 		if got := CountLines([]byte(in)); got != want {
 			t.Errorf("CountLines(%q) = %d, want %d", in, got, want)

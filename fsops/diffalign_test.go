@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 // TestAlignLinesShortest checks alignments of random files, most of them
@@ -16,7 +18,7 @@ import (
 // alignment is coarser but still valid.
 func TestAlignLinesShortest(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
-	for i := range 3000 {
+	for i := range stress.Size(t, 1000, 3000) {
 		capped := i%5 == 4
 		maxLines := []int{5, 40, 200}[i%3]
 		alpha := 1 + r.Intn(6)
@@ -56,6 +58,7 @@ func TestAlignLinesShortest(t *testing.T) {
 // the old "}" aside because it occurs more than 5 times in the new file);
 // go-diff in exact mode does not.
 func TestUnifiedDiffShorterThanGNU(t *testing.T) {
+	t.Parallel()
 	file := func(s string) []byte { return []byte(strings.Join(strings.Fields(s), "\n") + "\n") }
 	for _, tc := range []struct {
 		old, new string
@@ -95,6 +98,10 @@ func TestAlignLinesHitsBound(t *testing.T) {
 	if !capped {
 		t.Fatal("the alignment of a shuffled file did not reach the bound")
 	}
+	// The diff of it, capped sooner (it is the bound's outcome, not its
+	// duration, that matters here).
+	defer func(old time.Duration) { diffTimeout = old }(diffTimeout)
+	diffTimeout = 20 * time.Millisecond
 	start = time.Now()
 	d := UnifiedDiff("/f", o, n)
 	t.Logf("unified diff: %v, %d bytes", time.Since(start), len(d))
@@ -104,6 +111,7 @@ func TestAlignLinesHitsBound(t *testing.T) {
 }
 
 func TestLineRune(t *testing.T) {
+	t.Parallel()
 	seen := map[rune]bool{}
 	for _, k := range []int32{0, 1, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFF, maxLineRunes - 1} {
 		r := lineRune(k)

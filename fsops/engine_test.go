@@ -50,6 +50,7 @@ func intp(n int) *int { return &n }
 
 // Seed 000: edit_text_file.
 func TestEditTextFileSeed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		file      string // content of path; "" with missing = true for none
@@ -145,6 +146,7 @@ func TestEditTextFileSeed(t *testing.T) {
 
 // Seed 002: expected_replacements, and the file is untouched on failure.
 func TestEditTextFileExpectedReplacements(t *testing.T) {
+	t.Parallel()
 	const path = "/w/a.txt"
 	tests := []struct {
 		name      string
@@ -199,6 +201,7 @@ func TestEditTextFileExpectedReplacements(t *testing.T) {
 
 // Seed 001: multi_edit_text_file.
 func TestMultiEditTextFileSeed(t *testing.T) {
+	t.Parallel()
 	const config = "[server]\nhost = \"localhost\"\nport = 8080\n\n[app]\ndebug = false\n"
 	var many, manyAfter strings.Builder
 	var manyEdits []fsops.EditOp
@@ -325,6 +328,7 @@ func TestMultiEditTextFileSeed(t *testing.T) {
 
 // Seed 003: write_text_file.
 func TestWriteTextFileSeed(t *testing.T) {
+	t.Parallel()
 	oneMB := strings.Repeat(strings.Repeat("x", 1023)+"\n", 1024)
 	tests := []struct {
 		name         string
@@ -397,6 +401,7 @@ func TestWriteTextFileSeed(t *testing.T) {
 }
 
 func TestWriteTextFileExpectedHash(t *testing.T) {
+	t.Parallel()
 	const path = "/w/a.txt"
 	ctx := context.Background()
 	files := fsopstest.NewMemFiles()
@@ -429,6 +434,7 @@ func TestWriteTextFileExpectedHash(t *testing.T) {
 // An existing file's BOM and CRLF endings survive a whole-file write whose
 // content has neither.
 func TestWriteTextFileKeepsConventions(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, old, content, want string }{
 		{"crlf kept", "a\r\nb\r\n", "x\ny\n", "x\r\ny\r\n"},
 		{"crlf content as given", "a\r\nb\r\n", "x\r\ny\n", "x\r\ny\n"},
@@ -459,6 +465,7 @@ type filesOnly struct{ fsops.Files }
 // in the change, created only once it is approved, and reported; without
 // the flag a missing parent stays seed 003 TC6's error.
 func TestWriteTextFileCreateParents(t *testing.T) {
+	t.Parallel()
 	veto := errors.New("the user said no")
 	eacces := &fs.PathError{Op: "mkdir", Path: "/test/a/b", Err: syscall.EACCES}
 	tests := []struct {
@@ -568,6 +575,7 @@ func TestWriteTextFileCreateParents(t *testing.T) {
 }
 
 func TestReadTextFile(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("y", 300<<10)
 	var big strings.Builder
 	for i := 1; i <= 3000; i++ {
@@ -646,6 +654,7 @@ func TestReadTextFile(t *testing.T) {
 }
 
 func TestReadTextFileErrors(t *testing.T) {
+	t.Parallel()
 	files := fsopstest.NewMemFiles()
 	files.Mkdir("/w/dir")
 	e := fsops.NewEngine(files)
@@ -665,6 +674,7 @@ func TestReadTextFileErrors(t *testing.T) {
 // Every editing tool refuses relative paths, directories, binary files and
 // missing files, and writes nothing.
 func TestEditingToolsRejectBadTargets(t *testing.T) {
+	t.Parallel()
 	h := fsops.HashOf([]byte("x"))
 	tools := map[string]func(e *fsops.Engine, path string) error{
 		"edit": func(e *fsops.Engine, path string) error {
@@ -716,6 +726,7 @@ func TestEditingToolsRejectBadTargets(t *testing.T) {
 }
 
 func TestModelTextMustBeText(t *testing.T) {
+	t.Parallel()
 	files := fsopstest.NewMemFiles()
 	files.Set("/w/f", "x\n")
 	e := fsops.NewEngine(files)
@@ -731,6 +742,7 @@ func TestModelTextMustBeText(t *testing.T) {
 
 // Edits keep CRLF endings, a BOM and a missing final newline.
 func TestEditsPreserveBytes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, file, old, new, want string
 	}{
@@ -752,6 +764,7 @@ func TestEditsPreserveBytes(t *testing.T) {
 }
 
 func TestBeforeWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("sees the change", func(t *testing.T) {
 		files := fsopstest.NewMemFiles()
@@ -847,6 +860,7 @@ func TestBeforeWrite(t *testing.T) {
 
 // Concurrent edits of one file are serialised: none is lost.
 func TestConcurrentEditsAreSerialised(t *testing.T) {
+	t.Parallel()
 	const n = 50
 	var file strings.Builder
 	for i := range n {
@@ -878,6 +892,7 @@ func TestConcurrentEditsAreSerialised(t *testing.T) {
 }
 
 func TestCancelledContext(t *testing.T) {
+	t.Parallel()
 	files := fsopstest.NewMemFiles()
 	files.Set("/w/f", "a\n")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -893,6 +908,7 @@ func TestCancelledContext(t *testing.T) {
 }
 
 func TestAsError(t *testing.T) {
+	t.Parallel()
 	te := &fsops.Error{Code: fsops.CodeStale, Message: "m", Hint: "h"}
 	tests := []struct {
 		err  error

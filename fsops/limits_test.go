@@ -36,6 +36,7 @@ func wantTooLarge(t *testing.T, err error, words ...string) {
 // to become 64 KiB, 64 GiB in all. It was built before anything was asked
 // (the agent died of it); now it is sized first and refused, unasked.
 func TestEditResultSizedBeforeBuilt(t *testing.T) {
+	t.Parallel()
 	files := &oneFile{path: "/w/f", data: bytes.Repeat([]byte("a"), 1<<20)}
 	n := 1 << 20
 	asked := 0
@@ -59,6 +60,7 @@ func TestEditResultSizedBeforeBuilt(t *testing.T) {
 }
 
 func TestResultLimits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	big := strings.Repeat("z", 3<<20)
 	for _, tc := range []struct {
@@ -104,6 +106,7 @@ func TestResultLimits(t *testing.T) {
 // An edit of a file over the limit is refused from its size, before it is
 // read; one that grows past it while read is refused too.
 func TestEditOfLargeFileRefusedUnread(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "big.log")
 	if err := os.WriteFile(path, []byte("first\n"), 0o644); err != nil {
@@ -147,6 +150,7 @@ func (s sizedInfo) Size() int64 { return s.size }
 // A window of more lines than MaxDiffLines is not aligned but shown
 // replaced whole, in one hunk that applies.
 func TestDiffOfHugeWindowReplacedWhole(t *testing.T) {
+	t.Parallel()
 	old := []byte("head\n" + strings.Repeat("x\n", MaxDiffLines+10) + "tail")
 	new := bytes.Replace(bytes.Replace(old, []byte("head"), []byte("HEAD"), 1), []byte("tail"), []byte("TAIL"), 1)
 	diff, lines := diffAndLines("/f", old, new, wholeRegion(old, new))
@@ -168,6 +172,7 @@ func TestDiffOfHugeWindowReplacedWhole(t *testing.T) {
 // in a file under the limit: the index of occurrences keeps none of them
 // (it listed them all: 20 patterns × 4 Mi offsets, over 600 MB).
 func TestMultiEditOccurrencesBounded(t *testing.T) {
+	t.Parallel()
 	files := &oneFile{path: "/w/f", data: bytes.Repeat([]byte("a"), 4<<20)}
 	var edits []EditOp
 	for k := 1; k <= 20; k++ {

@@ -71,6 +71,7 @@ func withHash(hash string, call func(*fsops.Engine, string) (*fsops.LinesResult,
 
 // Seed 004: replace_text_lines.
 func TestReplaceTextLines(t *testing.T) {
+	t.Parallel()
 	stale := fsops.HashOf([]byte("older"))
 	runLineCases(t, []lineCase{
 		{name: "last three lines [-3,0]", file: five, call: replace([]int{-3, 0}, "l3\nl4\nl5", "x\ny"), want: "l1\nl2\nx\ny\n"},
@@ -112,6 +113,7 @@ func TestReplaceTextLines(t *testing.T) {
 
 // Seed 004: insert_text_lines.
 func TestInsertTextLines(t *testing.T) {
+	t.Parallel()
 	runLineCases(t, []lineCase{
 		{name: "before line 2", file: five, call: insert(2, "l2", "new"), want: "l1\nnew\nl2\nl3\nl4\nl5\n"},
 		{name: "before line 1", file: five, call: insert(1, "l1", "a\nb\n"), want: "a\nb\nl1\nl2\nl3\nl4\nl5\n"},
@@ -130,6 +132,7 @@ func TestInsertTextLines(t *testing.T) {
 }
 
 func TestInsertTextLinesAnchorHint(t *testing.T) {
+	t.Parallel()
 	files := fsopstest.NewMemFiles()
 	files.Set("/w/f", five)
 	_, err := fsops.NewEngine(files).InsertTextLines(context.Background(),
@@ -142,6 +145,7 @@ func TestInsertTextLinesAnchorHint(t *testing.T) {
 
 // Seed 004: append_text_file.
 func TestAppendTextFile(t *testing.T) {
+	t.Parallel()
 	runLineCases(t, []lineCase{
 		{name: "after final newline", file: "l1\n", call: appendText("x"), want: "l1\nx\n"},
 		{name: "content with newline", file: "l1\n", call: appendText("x\ny\n"), want: "l1\nx\ny\n"},

@@ -88,6 +88,7 @@ func dirEntries(t *testing.T, dir string) string {
 // Seed 003 through the local disk adapter, in a temporary directory that
 // stands for /test.
 func TestWriteTextFileSeedLocal(t *testing.T) {
+	t.Parallel()
 	oneMB := strings.Repeat(strings.Repeat("x", 1023)+"\n", 1024)
 	tests := []struct {
 		name        string
@@ -163,6 +164,7 @@ func TestWriteTextFileSeedLocal(t *testing.T) {
 // The OS error mapping on real paths: missing files, directories, a file
 // where a directory should be.
 func TestLocalFilesRealErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
@@ -201,6 +203,7 @@ func TestLocalFilesRealErrors(t *testing.T) {
 }
 
 func TestLocalFilesAtomicWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	l := NewLocalFiles()
@@ -312,6 +315,7 @@ func TestPathLocksAreFreed(t *testing.T) {
 // writable directory, so write permission on the file itself is checked
 // (root passes the check; the OS answer is injected here).
 func TestLocalFilesReadOnlyFileNotReplaced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "ro.txt")
 	if err := os.WriteFile(p, []byte("keep\n"), 0o444); err != nil {
@@ -332,6 +336,7 @@ func TestLocalFilesReadOnlyFileNotReplaced(t *testing.T) {
 
 // A dangling symlink is neither written through nor replaced.
 func TestLocalFilesDanglingSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(filepath.Join(dir, "missing", "target"), link); err != nil {

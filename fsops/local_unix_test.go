@@ -33,6 +33,7 @@ func testNotRegular(t *testing.T, l *LocalFiles, dir string) {
 // makes) reads one chunk: the line, no hash, no line count. It used to read
 // the whole file and the agent died.
 func TestReadHugeSparseFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "big.log")
 	if err := os.WriteFile(path, []byte("first line\nsecond\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -324,6 +324,7 @@ func randomEdit(r *rand.Rand, src lineSource, data []byte) (from, to int, repl s
 // equally short alignments), and of longer files where some lines occur
 // very often (GNU's heuristics set such lines aside in some places).
 func TestUnifiedDiffMatchesGNU(t *testing.T) {
+	t.Parallel()
 	g := needGNU(t)
 	dir := t.TempDir()
 	var stats oracleStats
@@ -418,6 +419,7 @@ func randomLines(r *rand.Rand, src lineSource, max int) string {
 // checks the diff each one reports (computed over the edited window only)
 // against GNU diff of the whole files.
 func TestEngineDiffsMatchGNU(t *testing.T) {
+	t.Parallel()
 	g := needGNU(t)
 	dir := t.TempDir()
 	var stats oracleStats

@@ -14,6 +14,7 @@ import (
 // a path ending in a slash (or "/.", "/..") names a directory (POSIX), so
 // "new.txt/" must not write new.txt.
 func TestCheckPath(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("Unix paths")
 	}
@@ -56,6 +57,7 @@ func TestCheckPath(t *testing.T) {
 // with a client error that names the path (never -32603), on every tool,
 // and nothing is created.
 func TestClientPathErrors(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks and POSIX errors")
 	}

@@ -12,6 +12,7 @@ import (
 // any sequence of replacements, including self-overlapping patterns,
 // deletions and insertions that create or cut matches.
 func TestStagingFindMatchesPlainSearch(t *testing.T) {
+	t.Parallel()
 	for _, limit := range []int{maxTrackedOccurrences, 2} {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			defer func(old int) { maxTrackedOccurrences = old }(maxTrackedOccurrences)
@@ -75,6 +76,7 @@ func testStagingFindMatchesPlainSearch(t *testing.T) {
 }
 
 func TestOccurrences(t *testing.T) {
+	t.Parallel()
 	data := []byte("aaaa abcabc xyzxyz abcabc")
 	got, untracked := occurrences(data, [][]byte{[]byte("aa"), []byte("abcabc"), []byte("abcabc"), []byte("zxyz a"), []byte("none!")}, 10)
 	want := map[string][]int{"aa": {0, 1, 2}, "abcabc": {5, 19}, "zxyz a": {14}, "none!": nil}

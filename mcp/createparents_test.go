@@ -17,6 +17,7 @@ import (
 // the seed's error by default; with the flag the directories and the file,
 // only inside the workspace and only once the observer approved.
 func TestWriteTextFileCreateParents(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T, ws, out string)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -81,14 +82,19 @@ func newTestHost(t testing.TB, opts *HostOptions) *Host {
 }
 
 // dialHTTP connects an MCP client to url sending token as a bearer token
-// ("" sends no Authorization header).
+// ("" sends no Authorization header). The client has connections of its
+// own, closed with it: a connection its pool opened but never used would
+// make the host's Close wait its whole shutdown grace.
 func dialHTTP(t testing.TB, url, token string) *mcpsdk.ClientSession {
 	t.Helper()
-	cs, err := tryDialHTTP(url, token)
+	cs, closeConns, err := dialHTTPConns(url, token)
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() {
+		cs.Close()
+		closeConns()
+	})
 	return cs
 }
 
@@ -99,6 +105,22 @@ func tryDialHTTP(url, token string) (*mcpsdk.ClientSession, error) {
 		MaxRetries: -1,
 	}
 	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
+}
+
+// dialHTTPConns is tryDialHTTP on a transport of the client's own, with
+// the function that closes its idle connections.
+func dialHTTPConns(url, token string) (*mcpsdk.ClientSession, func(), error) {
+	conns := http.DefaultTransport.(*http.Transport).Clone()
+	tr := &mcpsdk.StreamableClientTransport{
+		Endpoint:   url,
+		HTTPClient: &http.Client{Transport: &bearer.Transport{Token: token, Base: conns}},
+		MaxRetries: -1,
+	}
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		conns.CloseIdleConnections()
+	}
+	return cs, conns.CloseIdleConnections, err
 }
 
 // call runs a tool and returns the result with its structuredContent

@@ -59,6 +59,7 @@ func newSession(t *testing.T, h *Host, path, content string) (token string, rec 
 }
 
 func TestHostURLAndTokens(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	if !strings.HasPrefix(h.URL(), "http://127.0.0.1:") || !strings.HasSuffix(h.URL(), "/mcp") {
 		t.Errorf("URL = %q, want http://127.0.0.1:PORT/mcp", h.URL())
@@ -81,6 +82,7 @@ func TestHostURLAndTokens(t *testing.T) {
 // TestHostRejectsUnauthenticated checks that a request without a valid
 // token gets the same 401 whatever was wrong, before any tool runs.
 func TestHostRejectsUnauthenticated(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	token, rec, _ := newSession(t, h, "/w/a.txt", "secret\n")
 	callBody := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/w/a.txt"}}}`
@@ -133,6 +135,7 @@ func TestHostRejectsUnauthenticated(t *testing.T) {
 // TestHostIsolatesSessions checks that a token reaches only its own
 // session's files, and that session ids do not cross tokens.
 func TestHostIsolatesSessions(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	tokA, recA, memA := newSession(t, h, "/w/file.txt", "A's file\n")
 	tokB, recB, memB := newSession(t, h, "/w/file.txt", "B's file\n")
@@ -176,6 +179,7 @@ func TestHostIsolatesSessions(t *testing.T) {
 }
 
 func TestHostUnregister(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	mem := fsopstest.NewMemFiles()
 	setFile(mem, "/w/a.txt", "a\n")
@@ -197,6 +201,7 @@ func TestHostUnregister(t *testing.T) {
 // TestHostRejectsForeignHost checks that the go-sdk's DNS-rebinding
 // protection is on: a valid token with a non-loopback Host header is refused.
 func TestHostRejectsForeignHost(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	token, rec, _ := newSession(t, h, "/w/a.txt", "a\n")
 	for _, host := range []string{"evil.example:80", "attacker.test"} {
@@ -214,6 +219,7 @@ func TestHostRejectsForeignHost(t *testing.T) {
 }
 
 func TestHostUnknownPath(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	token, _, _ := newSession(t, h, "/w/a.txt", "a\n")
 	url := strings.TrimSuffix(h.URL(), "/mcp") + "/other"
@@ -229,6 +235,7 @@ func TestHostUnknownPath(t *testing.T) {
 // over the limit is refused with 413 before any tool runs, leaving the
 // file untouched.
 func TestHostBodyLimit(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, nil)
 	token, rec, mem := newSession(t, h, "/w/big.txt", "small\n")
 	cs := dialHTTP(t, h.URL(), token)
@@ -282,6 +289,7 @@ func TestHostBodyLimit(t *testing.T) {
 }
 
 func TestHostCustomBodyLimit(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, &HostOptions{MaxRequestBodyBytes: 4096})
 	token, _, _ := newSession(t, h, "/w/a.txt", "a\n")
 	status, _ := post(t, h.URL(), map[string]string{"Authorization": "Bearer " + token},
@@ -292,6 +300,7 @@ func TestHostCustomBodyLimit(t *testing.T) {
 }
 
 func TestHostClose(t *testing.T) {
+	t.Parallel()
 	h, err := NewHost(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -323,6 +332,7 @@ func TestHostClose(t *testing.T) {
 // TestUnknownTool documents what the model sees for a tool that does not
 // exist: the go-sdk answers with a JSON-RPC invalid-params error.
 func TestUnknownTool(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -377,6 +387,7 @@ func waitClosed(t *testing.T, r io.Reader) {
 // does not wait for the body (issue 9: such connections piled up until the
 // agent ran out of file descriptors).
 func TestHostClosesUnauthenticatedUnread(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, &HostOptions{ReadTimeout: time.Hour})
 	newSession(t, h, "/w/a.txt", "a\n")
 	host := h.ln.Addr().String()
@@ -398,7 +409,8 @@ func TestHostClosesUnauthenticatedUnread(t *testing.T) {
 // TestHostBoundsRequestReads checks that ReadTimeout ends requests whose
 // headers or body never finish, also for a client with a valid token.
 func TestHostBoundsRequestReads(t *testing.T) {
-	h := newTestHost(t, &HostOptions{ReadTimeout: 200 * time.Millisecond})
+	t.Parallel()
+	h := newTestHost(t, &HostOptions{ReadTimeout: 100 * time.Millisecond})
 	token, rec, _ := newSession(t, h, "/w/a.txt", "a\n")
 	host := h.ln.Addr().String()
 	for name, req := range map[string]string{
@@ -434,11 +446,12 @@ func (s slowFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 // requests only: a call that takes longer (as one waiting for the user's
 // permission does) is answered, and the session's streams survive it.
 func TestHostCallOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
 	const readTimeout = 100 * time.Millisecond
 	h := newTestHost(t, &HostOptions{ReadTimeout: readTimeout})
 	mem := fsopstest.NewMemFiles()
 	setFile(mem, "/w/a.txt", "slow\n")
-	token, unregister := h.Register(NewServer(fsops.NewEngine(slowFiles{mem, 5 * readTimeout}), nil))
+	token, unregister := h.Register(NewServer(fsops.NewEngine(slowFiles{mem, 2 * readTimeout}), nil))
 	t.Cleanup(unregister)
 	cs := dialHTTP(t, h.URL(), token)
 	for range 2 {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestObserverSeesEditInOrder(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			mem := fsopstest.NewMemFiles()
@@ -69,6 +70,7 @@ func TestObserverSeesEditInOrder(t *testing.T) {
 }
 
 func TestObserverRead(t *testing.T) {
+	t.Parallel()
 	mem := fsopstest.NewMemFiles()
 	setFile(mem, "/w/a.txt", "one\ntwo\n")
 	rec := &recorder{}
@@ -89,6 +91,7 @@ func TestObserverRead(t *testing.T) {
 // TestVeto checks that a BeforeWrite error leaves the file untouched and
 // tells the model Permission denied with a hint.
 func TestVeto(t *testing.T) {
+	t.Parallel()
 	custom := &fsops.Error{Code: fsops.CodePermission, Message: "Session is read-only: /w/a.txt", Hint: "Switch the session to a writing mode."}
 	tests := []struct {
 		name     string
@@ -144,6 +147,7 @@ func TestVeto(t *testing.T) {
 // TestConcurrentCalls runs calls from several clients of one server at
 // once (run with -race): every call gets its own id and its events in order.
 func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	mem := fsopstest.NewMemFiles()
 	const n = 8
 	for i := range n {
@@ -216,6 +220,7 @@ func (b *blockingObserver) BeforeWrite(ctx context.Context, c *Call, ch *fsops.C
 // notifications/cancelled) ends the call's context: a write waiting for
 // permission is abandoned and nothing is written.
 func TestClientCancel(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			mem := fsopstest.NewMemFiles()
@@ -313,6 +318,7 @@ func TestObserverPanicBecomesError(t *testing.T) {
 
 // A panic in a tool becomes an error result; the server keeps serving.
 func TestToolPanicBecomesError(t *testing.T) {
+	t.Parallel()
 	cs := connectInMemory(t, NewServer(fsops.NewEngine(panicFiles{fsopstest.NewMemFiles()}), nil))
 	res, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"})
 	if code, msg, _ := toolErr(t, res, sc); code != fsops.CodeInternal || !strings.Contains(msg, "Internal error") {

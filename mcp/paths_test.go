@@ -14,6 +14,7 @@ import (
 // error with the contract's -32600 code, the path and a hint, never
 // -32603; and "new.txt/" writes nothing.
 func TestClientPathErrorsReachTheModel(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks and POSIX paths")
 	}

@@ -289,6 +289,7 @@ func hundredStrings() (in, out string, edits []any) {
 // TestSeedCases runs every seed contract test case through an MCP client,
 // over the in-memory transport and over streamable HTTP with a token.
 func TestSeedCases(t *testing.T) {
+	t.Parallel()
 	cases := append(seedCases(), lineCases()...)
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {

@@ -33,6 +33,7 @@ func isReadOnly(tool string) bool { return tool == fsops.ToolReadTextFile }
 // with a description, a closed input schema whose every property is
 // described, and annotations that match what the tool does.
 func TestToolList(t *testing.T) {
+	t.Parallel()
 	cs := connectInMemory(t, NewServer(fsops.NewEngine(fsopstest.NewMemFiles()), nil))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -110,6 +111,7 @@ func TestToolList(t *testing.T) {
 // the problem and a hint listing the accepted arguments; nothing is read or
 // written, and the observer still hears of the call.
 func TestInvalidArguments(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		tool    string
@@ -177,6 +179,7 @@ func TestInvalidArguments(t *testing.T) {
 }
 
 func TestArgumentsHint(t *testing.T) {
+	t.Parallel()
 	got := argumentsHint(fsops.ToolMultiEditTextFile, specs()[3].tool.InputSchema.(*jsonschema.Schema))
 	want := "Call multi_edit_text_file again with exactly these arguments: path (string, required), " +
 		"edits (array of {old_string, new_string}, required), expected_hash (string, optional). " +
@@ -187,6 +190,7 @@ func TestArgumentsHint(t *testing.T) {
 }
 
 func TestPlainValidationError(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`validating root: required: missing properties: ["a"]`, `required: missing properties: ["a"]`},
 		{`validating root: validating /properties/old_string: type: 1 has type "integer", want "string"`,
@@ -203,6 +207,7 @@ func TestPlainValidationError(t *testing.T) {
 }
 
 func TestArgumentsPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`{"path":"/a/./b/../c.txt"}`, "/a/c.txt"},
 		{`{"path":"rel/x"}`, "rel/x"},
@@ -219,6 +224,7 @@ func TestArgumentsPath(t *testing.T) {
 }
 
 func TestDefaultHints(t *testing.T) {
+	t.Parallel()
 	codes := []int{fsops.CodeNotFound, fsops.CodePermission, fsops.CodeIsDirectory, fsops.CodeBinary, fsops.CodeDiskFull,
 		fsops.CodeStringNotFound, fsops.CodeMatchCount, fsops.CodeConflict, fsops.CodeStale, fsops.CodeOldMismatch,
 		fsops.CodeAnchorMismatch, fsops.CodeInvalidRequest, -32603}
@@ -241,6 +247,7 @@ func TestDefaultHints(t *testing.T) {
 
 // TestDocsListEveryArgument keeps docs/mcp.md in step with the schemas.
 func TestDocsListEveryArgument(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/mcp.md")
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +274,7 @@ func TestDocsListEveryArgument(t *testing.T) {
 
 // A rejected value of a megabyte is not quoted back whole.
 func TestValidationErrorCapped(t *testing.T) {
+	t.Parallel()
 	msg := plainValidationError("validating root: validating /properties/content: type: " + strings.Repeat("x", 1<<20) + " has type array, want string")
 	if len(msg) > 2*maxValidationMessage {
 		t.Fatalf("message of %d bytes", len(msg))

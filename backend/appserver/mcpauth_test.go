@@ -24,8 +24,9 @@ import (
 // mcpServer/oauth/login answers a page and login L1; once the file
 // "visited" exists in $FAKE_DIR (the test's "browser" opened the page), a
 // background job sends the completion ($FAKE_RESULT: its success and error
-// fields; a page never visited ends the job after 30 s, so that no test
-// leaves it behind). Every request line is appended to $FAKE_DIR/requests.
+// fields; the end of stdin ends a job still waiting, as a page never
+// visited does after 30 s, so that no test leaves it behind or waits on its
+// hold of stdout). Every request line is appended to $FAKE_DIR/requests.
 // hooks/list answers one untrusted command hook.
 const shAuthAppServer = `#!/bin/sh
 while IFS= read -r line; do
@@ -38,13 +39,15 @@ while IFS= read -r line; do
     echo "{\"id\":$id,\"result\":{\"authorizationUrl\":\"http://127.0.0.1:9/authorize?state=st\",\"loginId\":\"L1\"}}"
     ( n=0; while [ ! -f "$FAKE_DIR/visited" ]; do sleep 0.02; n=$((n+1)); [ $n -lt 1500 ] || exit 0; done
       echo "{\"method\":\"mcpServer/oauthLogin/completed\",\"params\":{\"name\":\"other\",\"success\":true,\"loginId\":\"L0\"}}"
-      echo "{\"method\":\"mcpServer/oauthLogin/completed\",\"params\":{\"name\":\"vault\",\"loginId\":\"L1\",$FAKE_RESULT}}" ) & ;;
+      echo "{\"method\":\"mcpServer/oauthLogin/completed\",\"params\":{\"name\":\"vault\",\"loginId\":\"L1\",$FAKE_RESULT}}" ) &
+    job=$! ;;
   *'"method":"hooks/list"'*)
     echo "{\"id\":$id,\"result\":{\"data\":[{\"cwd\":\"/p\",\"hooks\":[{\"key\":\"/p/.codex/hooks.json:pre_tool_use:0:0\",\"eventName\":\"preToolUse\",\"handlerType\":\"command\",\"command\":\"echo checked\",\"async\":false,\"matcher\":\"shell\",\"timeoutSec\":600,\"statusMessage\":null,\"sourcePath\":\"/p/.codex/hooks.json\",\"source\":\"project\",\"pluginId\":null,\"displayOrder\":0,\"enabled\":true,\"isManaged\":false,\"currentHash\":\"sha256:86e4\",\"trustStatus\":\"untrusted\"}],\"warnings\":[\"w1\"],\"errors\":[{\"path\":\"/p/x.json\",\"message\":\"bad\"}]}]}}" ;;
   *'"method":"config/batchWrite"'*) echo "{\"id\":$id,\"result\":{\"status\":\"ok\",\"version\":\"v2\",\"filePath\":\"/h/config.toml\"}}" ;;
   *) echo "{\"id\":$id,\"result\":{}}" ;;
   esac
 done
+[ -z "$job" ] || kill "$job" 2>/dev/null
 `
 
 // authBackend is a backend on shAuthAppServer; result is the completion's

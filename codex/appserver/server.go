@@ -33,7 +33,7 @@ type Options struct {
 	Path   string        // codex executable
 	Config []string      // user's -c key=value, passed as `codex app-server -c k=v ...`
 	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE removed as for exec (proc.Env)
-	Grace  time.Duration // stdin close → SIGKILL of its group; 0: DefaultGrace
+	Grace  time.Duration // stdin close, the agent's death → SIGKILL of its group; 0: DefaultGrace
 	Logger *slog.Logger  // nil: slog.Default()
 
 	ClientName, ClientVersion string // initialize clientInfo; empty: "codexacp", "0"
@@ -176,7 +176,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		done:       make(chan struct{}),
 	}
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.Background())
-	p, err := proc.Start(cmd, syscall.SIGTERM, &c.wg, log)
+	p, err := proc.Start(cmd, syscall.SIGTERM, proc.Timing{Grace: grace}, &c.wg, log)
 	if err != nil {
 		c.cancelHandler()
 		return nil, err

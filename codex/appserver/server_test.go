@@ -22,6 +22,7 @@ import (
 	"github.com/codexacp/codexacp/codex/proc"
 	"github.com/codexacp/codexacp/codex/proc/proctest"
 	"github.com/codexacp/codexacp/internal/recovery"
+	"github.com/codexacp/codexacp/internal/stress"
 )
 
 // fakeAppServerEnv makes the test binary a fake `codex app-server` (see
@@ -91,6 +92,7 @@ type fake struct {
 	// loaded by thread/resume, cut by thread/revert.
 	loaded bool
 	turns  []string
+	held   []func() // the answers to "late" calls, sent at "release"
 }
 
 func (f *fake) write(v any) {
@@ -118,7 +120,6 @@ type fakeParams struct {
 	Method   string          `json:"method,omitempty"`
 	Count    int             `json:"count,omitempty"`
 	Size     int             `json:"size,omitempty"`
-	Ms       int             `json:"ms,omitempty"`
 	Tag      string          `json:"tag,omitempty"`
 }
 
@@ -261,10 +262,14 @@ func (f *fake) handle(line []byte) (code int, exit bool) {
 		return 3, true
 	case "hang":
 	case "late":
-		go func() {
-			time.Sleep(time.Duration(p.Ms) * time.Millisecond)
-			reply(map[string]any{"late": true})
-		}()
+		// Answered when "release" comes: after the caller gave up.
+		f.held = append(f.held, func() { reply(map[string]any{"late": true}) })
+	case "release":
+		for _, r := range f.held {
+			r()
+		}
+		f.held = nil
+		reply(map[string]any{})
 	case "spawn":
 		// A child in the fake's group and one in a group of its own, as
 		// codex starts commands; both tagged.
@@ -579,7 +584,7 @@ func TestAppServerServerRequests(t *testing.T) {
 
 func TestAppServerHugeLine(t *testing.T) {
 	c, _ := startFake(t, "", nil)
-	const size = 12 << 20
+	size := stress.Size(t, 2<<20, 12<<20) // 32 to 192 times the read buffer
 	r := &recorder{}
 	defer c.Route("t1", r)()
 	var res struct{ Text string }
@@ -653,7 +658,7 @@ func TestAppServerCallContext(t *testing.T) {
 		params any
 	}{
 		{"never answered", "hang", nil},
-		{"answered late", "late", map[string]int{"ms": 300}},
+		{"answered late", "late", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -671,8 +676,8 @@ func TestAppServerCallContext(t *testing.T) {
 	if err := c.Call(ctx, "echo", nil, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Call with a cancelled ctx = %v", err)
 	}
-	time.Sleep(400 * time.Millisecond) // the late answer arrives and is dropped
-	call(t, c, "echo", map[string]int{}, nil)
+	// The late answer arrives before release's own, and is dropped.
+	call(t, c, "release", nil, nil)
 	if !strings.Contains(logs.String(), "answer to no pending call dropped") {
 		t.Errorf("the late answer was not dropped:\n%s", logs)
 	}
@@ -685,11 +690,15 @@ func TestAppServerClose(t *testing.T) {
 		minTime time.Duration // Close waited for the grace period
 	}{
 		{"exits at the end of stdin", "", 0},
-		{"ignores the end of stdin", "ignore-eof", 500 * time.Millisecond},
+		{"ignores the end of stdin", "ignore-eof", 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _ := startFake(t, tt.mode, nil)
+			c, _ := startFake(t, tt.mode, func(o *Options) {
+				if tt.minTime > 0 {
+					o.Grace = tt.minTime
+				}
+			})
 			var res struct{ Pids []int }
 			call(t, c, "spawn", map[string]string{"tag": "x"}, &res)
 			pids := append(res.Pids, c.Pid())

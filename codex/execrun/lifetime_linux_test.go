@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/codexacp/codexacp/codex/proc/proctest"
 )
@@ -79,7 +80,7 @@ func TestHelperAgent(t *testing.T) {
 	if err := os.WriteFile(codex, []byte("#!/bin/sh\n"+os.Getenv(helperCodexEnv)+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Path: codex}
+	r := &Runner{Path: codex, Grace: 200 * time.Millisecond} // the watchdog's too
 	r.Run(context.Background(), Invocation{Cwd: dir}, func(line []byte) {
 		pid := 0
 		fmt.Sscanf(string(line), `{"pid":%d}`, &pid)

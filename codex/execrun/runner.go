@@ -25,8 +25,9 @@ type Runner struct {
 	Path   string        // codex executable
 	Config []string      // user's -c key=value, passed to every run exactly like codex's own -c
 	Env    []string      // base environment (nil: os.Environ()); RUST_BACKTRACE is always removed
-	Grace  time.Duration // SIGINT → SIGKILL grace; 0 means proc.DefaultGrace
+	Grace  time.Duration // SIGINT (a cancel, the agent's death) → SIGKILL grace; 0 means proc.DefaultGrace
 	Logger *slog.Logger  // debug logs of runs and codex's stderr; nil means slog.Default()
+	Drain  time.Duration // each read of codex's output after it exited; 0 means proc.DrainTimeout
 
 	mu      sync.Mutex
 	waiting map[string]*started // by key: processes Prestart started
@@ -220,7 +221,7 @@ func (r *Runner) start(inv Invocation) (*started, error) {
 	cmd.Env = env
 	wg := new(sync.WaitGroup)
 	at := time.Now()
-	p, err := proc.Start(cmd, syscall.SIGINT, wg, log)
+	p, err := proc.Start(cmd, syscall.SIGINT, proc.Timing{Grace: r.grace(), Drain: r.Drain}, wg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -329,7 +329,7 @@ while :; do sleep 0.02; done`,
 			// that a loaded machine still runs the trap before any kill.
 			grace := 10 * time.Second
 			if tt.killed {
-				grace = 300 * time.Millisecond
+				grace = 100 * time.Millisecond
 			}
 			r := &Runner{Path: fakeCodex(t, tt.script), Grace: grace}
 			ctx, cancel := context.WithCancel(context.Background())
@@ -400,7 +400,7 @@ func TestRunLeftoverHoldingStdout(t *testing.T) {
 sleep 60 &
 echo "{\"child\":$!}"
 exit 0
-`)}
+`), Drain: 50 * time.Millisecond}
 	child := 0
 	err := r.Run(context.Background(), Invocation{Cwd: t.TempDir()}, func(line []byte) {
 		fmt.Sscanf(string(line), `{"child":%d}`, &child)
@@ -419,11 +419,11 @@ exit 0
 // TestRunSlowConsumerGetsEverything: output codex printed before exiting is
 // delivered even when onLine takes longer than the drain timeout.
 func TestRunSlowConsumerGetsEverything(t *testing.T) {
-	r := &Runner{Path: fakeCodex(t, `echo 1; echo 2; echo 3; exit 0`)}
+	r := &Runner{Path: fakeCodex(t, `echo 1; echo 2; echo 3; exit 0`), Drain: 50 * time.Millisecond}
 	var lines []string
 	err := r.Run(context.Background(), Invocation{Cwd: t.TempDir()}, func(line []byte) {
 		lines = append(lines, string(line))
-		time.Sleep(proc.DrainTimeout)
+		time.Sleep(2 * r.Drain)
 	})
 	if err != nil || !slices.Equal(lines, []string{"1", "2", "3"}) {
 		t.Errorf("Run = %v, lines %q; want nil, [1 2 3]", err, lines)

@@ -31,6 +31,28 @@ const DefaultGrace = 2 * time.Second
 // the write end open, and what it prints is not codex's output.
 const DrainTimeout = 500 * time.Millisecond
 
+// Timing is how long Start's process is given at its end. Zero fields take
+// the defaults; tests shorten them to reach the kill and drain paths without
+// waiting them out.
+type Timing struct {
+	// Grace is how long codex may outlive the agent before the watchdog
+	// kills its group (0: DefaultGrace).
+	Grace time.Duration
+	// Drain bounds each read of codex's stdout and stderr once codex has
+	// exited (0: DrainTimeout).
+	Drain time.Duration
+}
+
+func (t Timing) orDefaults() Timing {
+	if t.Grace <= 0 {
+		t.Grace = DefaultGrace
+	}
+	if t.Drain <= 0 {
+		t.Drain = DrainTimeout
+	}
+	return t
+}
+
 // StderrTailSize is how much of codex's stderr is kept for error reports.
 const StderrTailSize = 16 << 10
 
@@ -46,6 +68,7 @@ type Process struct {
 	Stdin, Stdout, Stderr *os.File
 
 	deathSig syscall.Signal // what codex gets when the agent dies (procAttr, watchdog)
+	timing   Timing         // with the defaults filled in
 	watchdog *watchdog      // set before Start returns; nil when none started
 
 	exited    chan struct{} // closed once cmd.Wait returned
@@ -55,7 +78,8 @@ type Process struct {
 }
 
 // Start starts cmd in its own process group with parent-death signal
-// deathSig (procAttr) and three pipes, whose other ends it returns in the
+// deathSig (procAttr), a watchdog that kills the group when codex outlives
+// the agent by timing.Grace, and three pipes, whose other ends it returns in the
 // Process, from a goroutine (added to wg, which has no other members yet)
 // that reaps cmd. On error nothing is left open or running; an executable
 // that cannot be found is ErrNotFound.
@@ -63,7 +87,7 @@ type Process struct {
 // The caller owns all three pipes (no copying goroutines inside exec.Cmd), so
 // that cmd.Wait returns as soon as codex is reaped even when something it
 // started still holds a pipe, and the cancel path can act on that.
-func Start(cmd *exec.Cmd, deathSig syscall.Signal, wg *sync.WaitGroup, log *slog.Logger) (*Process, error) {
+func Start(cmd *exec.Cmd, deathSig syscall.Signal, timing Timing, wg *sync.WaitGroup, log *slog.Logger) (*Process, error) {
 	var pipes [3]struct{ r, w *os.File }
 	for i := range pipes {
 		r, w, err := os.Pipe()
@@ -78,7 +102,7 @@ func Start(cmd *exec.Cmd, deathSig syscall.Signal, wg *sync.WaitGroup, log *slog
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes[0].r, pipes[1].w, pipes[2].w
 	cmd.SysProcAttr = procAttr(deathSig)
-	p := &Process{Cmd: cmd, deathSig: deathSig, Stdin: pipes[0].w, Stdout: pipes[1].r, Stderr: pipes[2].r, exited: make(chan struct{})}
+	p := &Process{Cmd: cmd, deathSig: deathSig, timing: timing.orDefaults(), Stdin: pipes[0].w, Stdout: pipes[1].r, Stderr: pipes[2].r, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	wg.Add(1)
 	go func() {
@@ -129,7 +153,7 @@ func (p *Process) startAndWait(started chan<- error, log *slog.Logger) {
 	}
 	// Before codex can be reaped: the watchdog joins its process group
 	// (Unix) or puts it in a job object (Windows).
-	p.watchdog = startWatchdog(p.Cmd.Process.Pid, p.deathSig, log)
+	p.watchdog = startWatchdog(p.Cmd.Process.Pid, p.deathSig, p.timing.Grace, log)
 	started <- nil
 	p.wait()
 	p.watchdog.stop()
@@ -141,8 +165,8 @@ func (p *Process) wait() {
 	p.hasExited.Store(true)
 	// Wake reads blocked on pipes that an heir of codex keeps open, and a
 	// prompt write nobody will read any more.
-	p.Stdout.SetReadDeadline(time.Now().Add(DrainTimeout))
-	p.Stderr.SetReadDeadline(time.Now().Add(DrainTimeout))
+	p.Stdout.SetReadDeadline(time.Now().Add(p.timing.Drain))
+	p.Stderr.SetReadDeadline(time.Now().Add(p.timing.Drain))
 	p.Stdin.SetWriteDeadline(time.Now())
 	close(p.exited)
 }
@@ -170,10 +194,14 @@ func (p *Process) Close() {
 }
 
 // StdoutReader reads the process's stdout as DrainReader describes.
-func (p *Process) StdoutReader() io.Reader { return &drainReader{f: p.Stdout, exited: &p.hasExited} }
+func (p *Process) StdoutReader() io.Reader {
+	return &drainReader{f: p.Stdout, exited: &p.hasExited, drain: p.timing.Drain}
+}
 
 // StderrReader reads the process's stderr as DrainReader describes.
-func (p *Process) StderrReader() io.Reader { return &drainReader{f: p.Stderr, exited: &p.hasExited} }
+func (p *Process) StderrReader() io.Reader {
+	return &drainReader{f: p.Stderr, exited: &p.hasExited, drain: p.timing.Drain}
+}
 
 // SuperviseCancel interrupts codex when ctx ends, and kills its process group
 // when it has not exited within grace. Once codex has exited after a cancel,
@@ -223,11 +251,12 @@ func (p *Process) KillTree() {
 type drainReader struct {
 	f      *os.File
 	exited *atomic.Bool
+	drain  time.Duration
 }
 
 func (d *drainReader) Read(b []byte) (int, error) {
 	if d.exited.Load() {
-		d.f.SetReadDeadline(time.Now().Add(DrainTimeout))
+		d.f.SetReadDeadline(time.Now().Add(d.drain))
 	}
 	return d.f.Read(b)
 }

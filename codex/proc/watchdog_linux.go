@@ -2,8 +2,8 @@ package proc
 
 // watchdogScript runs in codex's process group. EOF on its stdin means the
 // agent is gone (it holds the only write end); codex then has had its
-// parent-death signal from the kernel (procAttr) and gets up to two seconds
-// to exit before the whole group is SIGKILLed. While the watchdog lives,
+// parent-death signal from the kernel (procAttr) and gets the grace period ($3
+// tenths of a second) to exit before the whole group is SIGKILLed. While the watchdog lives,
 // codex's pid and group id cannot be reused, so $1 and "kill 0" cannot hit
 // another process.
 //
@@ -12,6 +12,6 @@ package proc
 const watchdogScript = `read -r _
 runs() { s=$(cat /proc/$1/stat 2>/dev/null) || return 1; s=${s##*) }; [ "${s%% *}" != Z ]; }
 i=0
-while [ $i -lt 20 ] && runs "$1"; do sleep 0.1; i=$((i+1)); done
+while [ $i -lt "$3" ] && runs "$1"; do sleep 0.1; i=$((i+1)); done
 kill -KILL 0
 `

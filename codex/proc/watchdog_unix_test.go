@@ -35,7 +35,7 @@ func TestWatchdogSignalScript(t *testing.T) {
 			}
 			pid := codex.Process.Pid
 			t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
-			w := runWatchdog(watchdogSignalScript, pid, syscall.SIGINT, slog.New(slog.DiscardHandler))
+			w := runWatchdog(watchdogSignalScript, pid, syscall.SIGINT, 200*time.Millisecond, slog.New(slog.DiscardHandler))
 			if w == nil {
 				t.Fatal("no watchdog")
 			}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -28,8 +29,9 @@ type watchdog struct {
 // startWatchdog puts codex (pid, not reaped yet, so the pid still names it)
 // into a new kill-on-close job object. Processes codex starts before that
 // (it has run for microseconds) are not in the job. Without a job (nil),
-// a cancel terminates codex alone and codex outlives a killed agent.
-func startWatchdog(pid int, deathSig syscall.Signal, log *slog.Logger) *watchdog {
+// a cancel terminates codex alone and codex outlives a killed agent. The job
+// ends codex with the agent at once: there is no grace period.
+func startWatchdog(pid int, deathSig syscall.Signal, grace time.Duration, log *slog.Logger) *watchdog {
 	job, err := newJob(pid)
 	if err != nil {
 		log.Debug("codex: no job object", "err", err)

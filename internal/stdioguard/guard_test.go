@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codexacp/codexacp/internal/stress"
 	"github.com/codexacp/codexacp/internal/testkit"
 )
 
@@ -240,7 +241,7 @@ func TestGuardOversizedLines(t *testing.T) {
 // requests and $/cancel_request (handled inline by the SDK) pass, and every
 // session/cancel reaches the agent. The log gets a summary, not a line each.
 func TestGuardNotificationBurst(t *testing.T) {
-	const n = 100_000
+	n := stress.Size(t, 20_000, 100_000)
 	burst, requests := testkit.NotificationBurst(n, "sess_known")
 	var logged bytes.Buffer
 	toSDK, toEditor, cancelled := runGuard(t, burst, maxLineBytes, slog.New(slog.NewTextHandler(&logged, nil)))
