@@ -214,6 +214,11 @@ type Tracker struct {
 // system can (tests compare with and without).
 var useNotify = notifySupported
 
+// Watches reports whether trackers watch their roots for changes (Linux):
+// only then is a baseline taken ahead of time worth keeping, since a later
+// Start moves it on by what the watches saw instead of reading it anew.
+func Watches() bool { return useNotify }
+
 // root is one workspace root.
 type root struct {
 	given string // as the caller named it (reported paths start with it)
@@ -283,18 +288,33 @@ func (t *Tracker) Baseline(ctx context.Context) error {
 // Touch and Wait wait for the baseline, Scan returning its error. The
 // baseline describes the workspace as it is read, after Start returns; a
 // caller that must have it before something changes the workspace calls
-// Wait.
+// Wait. A Start while an earlier one's baseline is still being taken (a
+// session's first, taken ahead of its turn) does not wait for it either:
+// its own waits in the background, then moves that baseline on.
 func (t *Tracker) Start(ctx context.Context) {
-	t.lock()
-	prev := t.base
-	t.base, t.baseErr = nil, nil
+	t.mu.Lock()
+	earlier := t.pending
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
-	t.pending, t.cancelPending = done, cancel
+	// Close cancels every baseline under way: the earlier one too.
+	cancelAll := cancel
+	if cancelEarlier := t.cancelPending; cancelEarlier != nil {
+		cancelAll = func() { cancel(); cancelEarlier() }
+	}
+	t.pending, t.cancelPending = done, cancelAll
+	prev := t.base // nil while the earlier one is taken
+	t.base, t.baseErr = nil, nil
 	t.mu.Unlock()
 	go func() {
 		defer close(done)
 		defer cancel()
+		if earlier != nil {
+			<-earlier
+			t.mu.Lock()
+			prev = t.base
+			t.base, t.baseErr = nil, nil
+			t.mu.Unlock()
+		}
 		var base []*rootState
 		var err error
 		func() {
@@ -310,7 +330,10 @@ func (t *Tracker) Start(ctx context.Context) {
 		}()
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		t.base, t.baseErr, t.pending, t.cancelPending = base, err, nil, nil
+		t.base, t.baseErr = base, err
+		if t.pending == done { // no later Start waits for this one
+			t.pending, t.cancelPending = nil, nil
+		}
 	}()
 }
 
