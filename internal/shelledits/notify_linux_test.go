@@ -714,7 +714,7 @@ func TestStartDoesNotWaitForTheEarlierBaseline(t *testing.T) {
 	tr := New([]string{w.dir}, Limits{})
 	defer tr.Close()
 	defer once.Do(func() { close(release) }) // before Close waits for the walk
-	tr.Start(context.Background()) // the walk held
+	tr.Start(context.Background())           // the walk held
 	started := make(chan struct{})
 	go func() { tr.Start(context.Background()); close(started) }()
 	select {
