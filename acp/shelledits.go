@@ -17,6 +17,7 @@ import (
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/shelledits"
 )
 
@@ -289,6 +290,8 @@ func (a *Agent) warmShellEdits(s *session) {
 	if a.opts.noShellWarm || !shelledits.Watches() || s.toolMode() == backend.ModeReadOnly {
 		return
 	}
+	// A bug here costs the head start, not the session/new that asked.
+	defer recovery.Recover(a.log, "shell-edits baseline ahead of the turn", nil)
 	s.mu.Lock()
 	busy := s.closed || s.cancel != nil
 	s.mu.Unlock()
@@ -305,6 +308,7 @@ func (a *Agent) warmShellEdits(s *session) {
 		return
 	}
 	go func() {
+		defer recovery.Recover(a.log, "shell-edits baseline ahead of the turn", nil)
 		tr.Wait() // bounded by Limits.Timeout; Close cancels it
 		s.shell.settled(tr, a.shellIdleBytes())
 	}()
