@@ -189,6 +189,9 @@ func (r Report) Empty() bool { return len(r.Changes) == 0 && len(r.More) == 0 }
 type Tracker struct {
 	lim   Limits
 	roots []root // deduplicated, in the given order
+	// watch: the roots are watched for changes where the system can
+	// (useNotify when made; tests compare with and without).
+	watch bool
 
 	// closed is set by Close: no watches are set after it.
 	closed atomic.Bool
@@ -210,8 +213,8 @@ type Tracker struct {
 	baseErr       error        // why the last baseline failed
 }
 
-// useNotify says whether trackers watch their roots for changes where the
-// system can (tests compare with and without).
+// useNotify says whether new trackers watch their roots for changes where
+// the system can (tests compare with and without).
 var useNotify = notifySupported
 
 // Watches reports whether trackers watch their roots for changes (Linux):
@@ -229,7 +232,7 @@ type root struct {
 // root inside another is dropped; roots that cannot be resolved are kept
 // as given.
 func New(roots []string, lim Limits) *Tracker {
-	t := &Tracker{lim: lim.withDefaults()}
+	t := &Tracker{lim: lim.withDefaults(), watch: useNotify}
 	var rs []root
 	for _, r := range roots {
 		r = filepath.Clean(r)
@@ -378,7 +381,7 @@ func (t *Tracker) Watching() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pending != nil {
-		return useNotify && !t.closed.Load()
+		return t.watch && !t.closed.Load()
 	}
 	for _, st := range t.base {
 		if st.notify != nil {
@@ -460,7 +463,7 @@ func (t *Tracker) freeBudget() bool {
 // newNotifier returns a notifier for a root, or nil where there is none
 // or after Close (a turn's last scans come after its end).
 func (t *Tracker) newNotifier() *notifier {
-	if !useNotify || t.closed.Load() {
+	if !t.watch || t.closed.Load() {
 		return nil
 	}
 	b := t.budget.Load()

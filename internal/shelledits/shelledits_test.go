@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -68,19 +69,68 @@ func needGit(t testing.TB) {
 }
 
 // gitWS is a repository with a.txt, b.txt, sub/c.txt committed, and
-// .gitignore ignoring *.log.
+// .gitignore ignoring *.log: a copy of gitTemplate's.
 func gitWS(t testing.TB) ws {
 	t.Helper()
 	needGit(t)
+	tmpl, err := gitTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := ws{t, t.TempDir()}
-	w.git("init", "-q", ".")
-	w.write("a.txt", "alpha\n")
-	w.write("b.txt", "bravo\n")
-	w.write("sub/c.txt", "charlie\n")
-	w.write(".gitignore", "*.log\n")
-	w.git("add", ".")
-	w.git("commit", "-q", "-m", "init")
+	if err := os.CopyFS(w.dir, os.DirFS(tmpl)); err != nil {
+		t.Fatal(err)
+	}
 	return w
+}
+
+// gitTemplate makes gitWS's repository once per test binary (three git
+// processes, which every test in git would otherwise start: most of the
+// package's time). A copy's files differ from the index's stat (inode,
+// change time), so git compares them by content: a copy's status is the
+// same as a repository made in place.
+var gitTemplate = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "shelledits-template-")
+	if err != nil {
+		return "", err
+	}
+	templateDir = dir
+	w := ws{&templateTB{}, dir}
+	var failed error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				failed = fmt.Errorf("the template repository: %v", r)
+			}
+		}()
+		w.git("init", "-q", "--template=", ".") // no hook samples to copy
+		w.write("a.txt", "alpha\n")
+		w.write("b.txt", "bravo\n")
+		w.write("sub/c.txt", "charlie\n")
+		w.write(".gitignore", "*.log\n")
+		w.git("add", ".")
+		w.git("commit", "-q", "-m", "init")
+	}()
+	return dir, failed
+})
+
+// templateDir is gitTemplate's directory, removed by TestMain.
+var templateDir string
+
+// templateTB is the testing.TB of gitTemplate's helpers, which run outside
+// any test: a failure panics (recovered into gitTemplate's error).
+type templateTB struct{ testing.TB }
+
+func (templateTB) Helper()                           {}
+func (templateTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
+func (templateTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// newWatched is New for a tracker that watches its roots or not (where
+// the system can), whatever useNotify says: for parallel tests.
+func newWatched(roots []string, lim Limits, notify bool) *Tracker {
+	tr := New(roots, lim)
+	tr.watch = notify && notifySupported
+	return tr
 }
 
 // plainWS is a directory outside git with the same files.
@@ -346,7 +396,7 @@ func TestScan(t *testing.T) {
 	} {
 		for _, notify := range notifyModes() {
 			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
-				setNotify(t, notify)
+				t.Parallel() // each its own workspace; most of the time is git's
 				var w ws
 				if tc.git {
 					w = gitWS(t)
@@ -356,7 +406,7 @@ func TestScan(t *testing.T) {
 				if tc.before != nil {
 					tc.before(w)
 				}
-				tr := New([]string{w.dir}, tc.lim)
+				tr := newWatched([]string{w.dir}, tc.lim, notify)
 				defer tr.Close()
 				baseline(t, tr)
 				tc.cmd(w)
@@ -729,7 +779,7 @@ func TestKeepTextsBeforeBinaries(t *testing.T) {
 	} {
 		for _, notify := range notifyModes() {
 			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
-				setNotify(t, notify)
+				t.Parallel()
 				w := plainWS(t)
 				if tc.git {
 					w = gitWS(t)
@@ -737,7 +787,7 @@ func TestKeepTextsBeforeBinaries(t *testing.T) {
 				if tc.before != nil {
 					tc.before(w)
 				}
-				tr := New([]string{w.dir}, tc.lim)
+				tr := newWatched([]string{w.dir}, tc.lim, notify)
 				defer tr.Close()
 				baseline(t, tr)
 				for i, s := range tc.steps {

@@ -71,6 +71,7 @@ func TestSpecialFilesInGit(t *testing.T) {
 			want: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := gitWS(t)
 			if tc.before != nil {
 				tc.before(w)
