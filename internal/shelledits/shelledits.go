@@ -192,6 +192,10 @@ type Tracker struct {
 	// watch: the roots are watched for changes where the system can
 	// (useNotify when made; tests compare with and without).
 	watch bool
+	// openFile and listDir replace the package's (tests that change the
+	// tree under a read, in parallel); nil: the package's.
+	openFile openFunc
+	listDir  listFunc
 
 	// closed is set by Close: no watches are set after it.
 	closed atomic.Bool
@@ -256,6 +260,22 @@ func New(roots []string, lim Limits) *Tracker {
 		}
 	}
 	return t
+}
+
+// open is how the tracker opens a file for its content.
+func (t *Tracker) open() openFunc {
+	if t.openFile != nil {
+		return t.openFile
+	}
+	return openFile
+}
+
+// list is how the tracker lists a directory.
+func (t *Tracker) list() listFunc {
+	if t.listDir != nil {
+		return t.listDir
+	}
+	return listDir
 }
 
 // ErrNoBaseline is returned by Scan before a Baseline succeeded.
@@ -595,7 +615,7 @@ func (t *Tracker) Touch(paths ...string) {
 			e := &entry{}
 			if fs, kind := lstat(real); kind == kindRegular {
 				e.exists, e.st, e.hasStat = true, fs, true
-				e.keep(real, t.lim.MaxFileBytes)
+				e.keep(t.open(), real, t.lim.MaxFileBytes)
 			} else if kind == kindAbsent {
 				e.hasStat = true
 			} else {
@@ -768,12 +788,12 @@ type entry struct {
 // keep reads the file's content into e (regular file of e.st). A binary
 // file's is kept like a text's, within the same limits: it is not shown,
 // but /undo can put it back.
-func (e *entry) keep(path string, max int64) int64 {
+func (e *entry) keep(open openFunc, path string, max int64) int64 {
 	if e.st.size > max {
 		e.large = true
 		return 0
 	}
-	data, st, kind, err := readFile(path, max)
+	data, st, kind, err := readFile(open, path, max)
 	if err != nil || kind != kindRegular || st != e.st {
 		return 0
 	}
@@ -818,7 +838,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 		n.close()
 		return nil, err
 	}
-	files, partial, err := walk(ctx, r.real, t.lim.MaxWalkFiles, n)
+	files, partial, err := walk(ctx, t.list(), r.real, t.lim.MaxWalkFiles, n)
 	if err != nil {
 		n.close()
 		return nil, err
@@ -861,7 +881,7 @@ func (t *Tracker) keepNewest(st *rootState) {
 			continue
 		}
 		files--
-		n := e.keep(st.abs(rel), t.lim.MaxFileBytes)
+		n := e.keep(t.open(), st.abs(rel), t.lim.MaxFileBytes)
 		if !e.binary {
 			bytes -= n
 			for heldBytes > bytes {
