@@ -257,14 +257,14 @@ func watchedDirs(tr *Tracker, i int) []string {
 // where git lists something in it, and costs no watch where it is
 // ignored; a .gitignore edit that makes git list one has it watched.
 func TestSkippedDirectoriesWatchedWhereGitListsThem(t *testing.T) {
-	setNotify(t, true)
+	t.Parallel()
 	w := gitWS(t)
 	w.write("sub/.gitignore", "node_modules/\n")
 	w.git("add", ".")
 	w.git("commit", "-qm", "ignore")
 	w.write("sub/node_modules/p/q.js", "one\n")
 	w.write("lib/__pycache__/m.pyc", "mike\n")
-	tr := New([]string{w.dir}, Limits{})
+	tr := newWatched([]string{w.dir}, Limits{}, true)
 	defer tr.Close()
 	baseline(t, tr)
 	if got, want := watchedDirs(tr, 0), []string{"", "lib", "lib/__pycache__", "sub"}; !slices.Equal(got, want) {

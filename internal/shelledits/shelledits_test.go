@@ -457,6 +457,7 @@ func mustStat(t testing.TB, p string) os.FileInfo {
 
 // Each scan reports what changed since the one before.
 func TestScanRollsTheBaseline(t *testing.T) {
+	t.Parallel() // no package hooks
 	for _, isGit := range []bool{true, false} {
 		t.Run(fmt.Sprint("git=", isGit), func(t *testing.T) {
 			w := plainWS(t)
@@ -487,6 +488,7 @@ func TestScanRollsTheBaseline(t *testing.T) {
 // A file changed by someone else (a file tool) and touched is not reported;
 // its next change is, from the touched text.
 func TestTouch(t *testing.T) {
+	t.Parallel() // no package hooks
 	for _, isGit := range []bool{true, false} {
 		t.Run(fmt.Sprint("git=", isGit), func(t *testing.T) {
 			w := plainWS(t)
@@ -513,6 +515,7 @@ func TestTouch(t *testing.T) {
 // Only files inside the roots count; a root inside another is one root;
 // paths are reported below the roots as given.
 func TestRoots(t *testing.T) {
+	t.Parallel() // no package hooks
 	w := gitWS(t)
 	plain := plainWS(t)
 	link := filepath.Join(t.TempDir(), "link")
