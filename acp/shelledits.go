@@ -27,8 +27,10 @@ import (
 // own tool call completes, as a completed edit tool call with a diff per
 // file. Display only: nothing is written through the editor.
 //
-// The baseline is taken at the turn's first event (codex has only started:
-// no command runs before the model answered), in the background, so that
+// The baseline is taken ahead of the session's first turn where the roots
+// can be watched (warmShellEdits), and moved on at each turn's first event
+// (codex has only started: no command runs before the model answered), in
+// the background, so that
 // the turn's events do not wait for it (a command's start does), or, in ask
 // mode, when the user approves a command (before the answer lets codex run
 // it); every command's completion
