@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,7 +91,7 @@ func fuzzTree(w ws, outside string, git bool, prog []byte, atWalk bool) (rest []
 				opGitNested: {"init", "-q", name},
 				opGitlink:   {"update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111," + name},
 			}[int(op)]
-			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+			cmd := exec.Command("git", append(slices.Clone(testGitConfig), args...)...)
 			cmd.Dir = w.dir
 			cmd.Run()
 		}

@@ -54,12 +54,17 @@ func (w ws) remove(rel string) {
 
 func (w ws) git(args ...string) {
 	w.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd := exec.Command("git", append(slices.Clone(testGitConfig), args...)...)
 	cmd.Dir = w.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		w.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
+
+// testGitConfig is the configuration of the tests' own git commands: no
+// signing, and no `git maintenance run --auto` started by every commit.
+var testGitConfig = []string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
+	"-c", "maintenance.auto=false"}
 
 func needGit(t testing.TB) {
 	t.Helper()
