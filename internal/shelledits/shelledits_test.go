@@ -836,3 +836,43 @@ func checkKept(t *testing.T, tr *Tracker) {
 		}
 	}
 }
+
+// At the top of its work tree (a .git directory in the root, the usual
+// workspace) findRepo asks git nothing: the prefix is empty. Below the top,
+// with a linked worktree's .git file, or with a core.worktree setting, it
+// asks git (rev-parse) as before.
+func TestFindRepoAtTheTopAsksNoGit(t *testing.T) {
+	w := gitWS(t)
+	worktree := ws{t, t.TempDir()}
+	worktree.git("init", "-q", "--template=", ".")
+	worktree.git("config", "core.worktree", w.dir)
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		prefix string
+		runs   int64
+	}{
+		{"top", w.dir, "", 0},
+		{"below the top", w.path("sub"), "sub/", 1},
+		{"core.worktree elsewhere", worktree.dir, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := gitRuns.Load()
+			rp, err := findRepo(context.Background(), tc.dir)
+			runs := gitRuns.Load() - before
+			if tc.name == "core.worktree elsewhere" {
+				// git says the directory is outside its work tree.
+				if err == nil && rp.prefix == "" && runs == 0 {
+					t.Errorf("findRepo took the directory for the top of its work tree without asking git")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rp.prefix != tc.prefix || runs != tc.runs {
+				t.Errorf("prefix %q after %d git runs, want %q after %d", rp.prefix, runs, tc.prefix, tc.runs)
+			}
+		})
+	}
+}
