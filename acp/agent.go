@@ -118,6 +118,9 @@ type Options struct {
 	shellIdle time.Duration
 	// shellIdleBytes overrides maxIdleShellBytes (tests). 0: it.
 	shellIdleBytes int64
+	// noShellWarm: no shell-edits baseline ahead of a session's first
+	// turn (tests of what turns alone do with the kept trackers).
+	noShellWarm bool
 }
 
 // Agent is the ACP agent. Its methods are called concurrently by the SDK (one

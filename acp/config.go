@@ -207,6 +207,9 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req acpsdk.SetSessio
 	}
 	a.persist(s)
 	a.prepareNext(ctx, s, false)
+	if v.ConfigId == configMode || v.ConfigId == configCollab {
+		a.warmShellEdits(s)
+	}
 	opts := a.configOptions(s)
 	a.sendUpdate(ctx, s.id, configUpdate(opts))
 	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
@@ -250,6 +253,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	s.setMode(m)
 	a.persist(s)
 	a.prepareNext(ctx, s, false)
+	a.warmShellEdits(s) // a mode where the shell may write, after read-only
 	a.sendUpdate(ctx, s.id, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		SessionUpdate: "current_mode_update",
 		CurrentModeId: acpsdk.SessionModeId(m),

@@ -146,7 +146,9 @@ func TestPanicInATurnEvent(t *testing.T) {
 				panic(recovery.Injected("baseline"))
 			}
 			return shelledits.New(roots, lim)
-		}}
+		},
+		noShellWarm: true, // the turn makes the tracker (TestPanicWhileWarmingShellEdits: the session)
+	}
 	h := startAgentWith(t, opts, fakeeditor.Options{})
 	other := h.newSession(t, t.TempDir())
 	sid := h.newSession(t, t.TempDir())
@@ -157,6 +159,36 @@ func TestPanicInATurnEvent(t *testing.T) {
 	wantLogged(t, &log, "TestPanicInATurnEvent.func")
 	wantEndTurn(t, h, other)
 	wantEndTurn(t, h, sid)
+}
+
+// A panic while a session's shell-edits baseline is started ahead of its
+// first turn (at session/new) is logged; session/new answers, and the
+// turn takes its own baseline and shows the command's edits.
+func TestPanicWhileWarmingShellEdits(t *testing.T) {
+	if !shelledits.Watches() {
+		t.Skip("no baseline ahead of the turn where the roots cannot be watched")
+	}
+	var log syncbuf.Buffer
+	var panicked atomic.Bool
+	cwd := t.TempDir()
+	a := filepath.Join(cwd, "a.txt")
+	writeTestFile(t, a, "alpha\n")
+	opts := Options{Backend: &fakeBackend{script: shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })}, ContextWindow: 272000,
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+		newShellTracker: func(roots []string, lim shelledits.Limits) *shelledits.Tracker {
+			if panicked.CompareAndSwap(false, true) {
+				panic(recovery.Injected("baseline"))
+			}
+			return shelledits.New(roots, lim)
+		}}
+	h := startAgentWith(t, opts, fakeeditor.Options{FS: true})
+	sid := h.newSession(t, cwd)
+	wantLogged(t, &log, "TestPanicWhileWarmingShellEdits.func")
+	setMode(t, h, sid, backend.ModeAuto)
+	wantEndTurn(t, h, sid)
+	if findToolCall(h, "shell-edits-t1-item_0") == nil {
+		t.Error("no shell edits shown")
+	}
 }
 
 // A panic in a background goroutine (the model list loaded once) is logged;

@@ -277,6 +277,7 @@ func (a *Agent) addSession(s *session) {
 		t, _ := a.turn(context.Background(), s, "")
 		a.opts.Backend.Warm(t)
 	}
+	a.warmShellEdits(s)
 }
 
 // checkDir requires an absolute path to an existing directory and returns it

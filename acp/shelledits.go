@@ -17,6 +17,7 @@ import (
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/events"
 	"github.com/codexacp/codexacp/fsops"
+	"github.com/codexacp/codexacp/internal/recovery"
 	"github.com/codexacp/codexacp/internal/shelledits"
 )
 
@@ -26,8 +27,10 @@ import (
 // own tool call completes, as a completed edit tool call with a diff per
 // file. Display only: nothing is written through the editor.
 //
-// The baseline is taken at the turn's first event (codex has only started:
-// no command runs before the model answered), in the background, so that
+// The baseline is taken ahead of the session's first turn where the roots
+// can be watched (warmShellEdits), and moved on at each turn's first event
+// (codex has only started: no command runs before the model answered), in
+// the background, so that
 // the turn's events do not wait for it (a command's start does), or, in ask
 // mode, when the user approves a command (before the answer lets codex run
 // it); every command's completion
@@ -93,6 +96,52 @@ func (k *keptTracker) take(roots []string) *shelledits.Tracker {
 		return nil
 	}
 	return tr
+}
+
+// warm keeps a tracker of the given roots made by newTracker, its
+// baseline started (in the background), unless one is kept already or the
+// session closed; it returns the tracker, nil when none was made. Listed
+// in idles without bytes until its baseline is there (settled).
+func (k *keptTracker) warm(newTracker func() *shelledits.Tracker, roots []string, idle time.Duration, idles *idleShells) *shelledits.Tracker {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done || k.tr != nil {
+		return nil
+	}
+	tr := newTracker()
+	tr.Start(context.Background()) // Close (the session's end, idle time) cancels it
+	k.tr, k.roots, k.idles = tr, roots, idles
+	k.idle = time.AfterFunc(idle, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.tr == tr {
+			k.forget()
+			tr.Close()
+		}
+	})
+	idles.add(k, 0)
+	return tr
+}
+
+// settled counts the bytes that tr, warmed, keeps now that its baseline is
+// there, or closes it when it watches nothing (its next baseline would read
+// everything anyway), unless a turn took it meanwhile.
+func (k *keptTracker) settled(tr *shelledits.Tracker, maxBytes int64) {
+	k.mu.Lock()
+	if k.tr != tr {
+		k.mu.Unlock()
+		return
+	}
+	if !tr.Watching() {
+		k.forget()
+		k.mu.Unlock()
+		tr.Close()
+		return
+	}
+	idles := k.idles
+	idles.add(k, tr.KeptBytes())
+	k.mu.Unlock()
+	idles.trim(maxBytes)
 }
 
 // forget stops the idle timer and unlists the kept tracker (k.mu held).
@@ -228,6 +277,70 @@ func (r *idleShells) trim(maxBytes int64) {
 	}
 }
 
+// warmShellEdits takes a session's shell-edits baseline ahead of its
+// first turn (at session/new, load, resume, fork, and when its mode lets
+// the shell write), while the user types: the turn then moves it on by
+// what the watches saw instead of reading the workspace beside codex's
+// start of the turn (on a 10k-file repository a whole `git status` and
+// a watch per directory, ~115 ms of CPU; issue 24). It is the session's
+// kept tracker, under the same bounds as one a turn left (idle time, the
+// watch budget, the kept bytes, the session's end). Only where the roots
+// can be watched (otherwise the turn's baseline reads everything anyway),
+// in modes where a command may be followed, when no turn runs and nothing
+// is kept.
+func (a *Agent) warmShellEdits(s *session) {
+	if a.opts.noShellWarm || !shelledits.Watches() || s.toolMode() == backend.ModeReadOnly {
+		return
+	}
+	// A bug here costs the head start, not the session/new that asked.
+	defer recovery.Recover(a.log, "shell-edits baseline ahead of the turn", nil)
+	s.mu.Lock()
+	busy := s.closed || s.cancel != nil
+	s.mu.Unlock()
+	if busy {
+		return
+	}
+	roots := s.roots()
+	tr := s.shell.warm(func() *shelledits.Tracker {
+		tr := a.newShellTracker(roots)
+		tr.SetReclaim(a.idleShells.reclaim)
+		return tr
+	}, roots, a.shellIdle(), &a.idleShells)
+	if tr == nil {
+		return
+	}
+	go func() {
+		defer recovery.Recover(a.log, "shell-edits baseline ahead of the turn", nil)
+		tr.Wait() // bounded by Limits.Timeout; Close cancels it
+		s.shell.settled(tr, a.shellIdleBytes())
+	}()
+}
+
+// newShellTracker makes a tracker of the roots (Options.newShellTracker
+// in tests).
+func (a *Agent) newShellTracker(roots []string) *shelledits.Tracker {
+	if a.opts.newShellTracker != nil {
+		return a.opts.newShellTracker(roots, shelledits.Limits{})
+	}
+	return shelledits.New(roots, shelledits.Limits{})
+}
+
+// shellIdle is how long a session keeps its tracker without a turn.
+func (a *Agent) shellIdle() time.Duration {
+	if a.opts.shellIdle > 0 {
+		return a.opts.shellIdle
+	}
+	return shellKeepIdle
+}
+
+// shellIdleBytes bounds the contents of all sessions' kept trackers.
+func (a *Agent) shellIdleBytes() int64 {
+	if a.opts.shellIdleBytes > 0 {
+		return a.opts.shellIdleBytes
+	}
+	return maxIdleShellBytes
+}
+
 // anonShellEdits numbers the edit calls of commands without an item id.
 var anonShellEdits atomic.Uint64
 
@@ -267,11 +380,7 @@ func (o *turnOutput) beginShellEdits(always bool) {
 	roots := o.s.roots()
 	tr := o.s.shell.take(roots) // its baseline moved on, where watched
 	if tr == nil {
-		newTracker := shelledits.New
-		if o.a.opts.newShellTracker != nil {
-			newTracker = o.a.opts.newShellTracker
-		}
-		tr = newTracker(roots, shelledits.Limits{})
+		tr = o.a.newShellTracker(roots)
 	}
 	// Past the watch budget, an idle session's kept tracker gives way.
 	tr.SetReclaim(o.a.idleShells.reclaim)
@@ -312,15 +421,7 @@ func (o *turnOutput) keepShellEdits() {
 		tr.Close()
 		return
 	}
-	idle := shellKeepIdle
-	if o.a.opts.shellIdle > 0 {
-		idle = o.a.opts.shellIdle
-	}
-	maxBytes := int64(maxIdleShellBytes)
-	if o.a.opts.shellIdleBytes > 0 {
-		maxBytes = o.a.opts.shellIdleBytes
-	}
-	o.s.shell.keep(tr, o.s.roots(), idle, &o.a.idleShells, tr.KeptBytes(), maxBytes)
+	o.s.shell.keep(tr, o.s.roots(), o.a.shellIdle(), &o.a.idleShells, tr.KeptBytes(), o.a.shellIdleBytes())
 }
 
 // shellTracker returns the turn's tracker (once its baseline is there), or

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,8 +55,8 @@ func TestShellEditsOfCancelledTurnsLeaveNoInotify(t *testing.T) {
 	writeTestFile(t, a, "alpha\n")
 	var h *harness
 	var sid acpsdk.SessionId
+	var start int // before the session: its first turn's tracker was made at session/new
 	be := &fakeBackend{script: func(ctx context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
-		start := inotifyInstances(t)
 		for _, l := range []string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
 			`{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"sed","aggregated_output":"","exit_code":null,"status":"in_progress"}}`} {
 			onLine([]byte(l))
@@ -69,9 +70,10 @@ func TestShellEditsOfCancelledTurnsLeaveNoInotify(t *testing.T) {
 		return ctx.Err()
 	}}
 	h = startAgent(t, be, fakeeditor.Options{FS: true})
+	start = inotifyInstances(t)
 	sid = h.newSession(t, cwd)
 	setMode(t, h, sid, backend.ModeAuto)
-	before := inotifyInstances(t)
+	before := start
 	for range 5 {
 		resp, err := h.prompt(sid, "go")
 		if err != nil {
@@ -100,9 +102,9 @@ func TestShellEditsKeptWatchesEnd(t *testing.T) {
 			writeTestFile(t, a, "alpha\n")
 			be := &fakeBackend{script: shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })}
 			h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000, shellIdle: tc.idle}, fakeeditor.Options{FS: true})
+			before := inotifyInstances(t) // the session's tracker is made at session/new
 			sid := h.newSession(t, cwd)
 			setMode(t, h, sid, backend.ModeAuto)
-			before := inotifyInstances(t)
 			if _, err := h.prompt(sid, "go"); err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +153,9 @@ func TestShellEditsIdleTrackersGiveWay(t *testing.T) {
 				mu.Unlock()
 				return shellTurn(func() { writeTestFile(t, filepath.Join(inv.Cwd, "a.txt"), content) })(ctx, n, inv, onLine)
 			}}
-			h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000, shellIdleBytes: tc.idleBytes,
+			// What turns do; the sessions' baselines taken ahead of the
+			// turns are TestShellEditsBaselineTakenAtSessionNew's.
+			h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000, shellIdleBytes: tc.idleBytes, noShellWarm: true,
 				newShellTracker: func(roots []string, lim shelledits.Limits) *shelledits.Tracker {
 					mu.Lock()
 					made[filepath.Base(roots[0])]++
@@ -186,4 +190,47 @@ func TestShellEditsIdleTrackersGiveWay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A session's first baseline is taken ahead of its first turn, at
+// session/new (while the user types), and the turn moves it on: one tracker,
+// its watches set before any prompt, and a file saved between session/new
+// and the turn is not the command's.
+func TestShellEditsBaselineTakenAtSessionNew(t *testing.T) {
+	cwd := t.TempDir()
+	a, b := filepath.Join(cwd, "a.txt"), filepath.Join(cwd, "b.txt")
+	writeTestFile(t, a, "alpha\n")
+	writeTestFile(t, b, "bravo\n")
+	var made atomic.Int32
+	be := &fakeBackend{script: shellTurn(func() { writeTestFile(t, a, "ALPHA\n") })}
+	h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000,
+		newShellTracker: func(roots []string, lim shelledits.Limits) *shelledits.Tracker {
+			made.Add(1)
+			return shelledits.New(roots, lim)
+		}}, fakeeditor.Options{FS: true})
+	before := inotifyInstances(t)
+	sid := h.newSession(t, cwd)
+	waitInstances(t, "the session's watches", func(n int) bool { return n > before })
+	if got := made.Load(); got != 1 {
+		t.Fatalf("trackers made at session/new: %d, want 1", got)
+	}
+	writeTestFile(t, b, "saved before the prompt\n")
+	setMode(t, h, sid, backend.ModeAuto)
+	if _, err := h.prompt(sid, "go"); err != nil {
+		t.Fatal(err)
+	}
+	tc := findToolCall(h, "shell-edits-t1-item_0")
+	if tc == nil || tc.Title != "Shell edits: a.txt" || len(tc.Content) != 1 || tc.Content[0].Diff == nil {
+		t.Fatalf("shell edits = %+v", tc)
+	}
+	if d := tc.Content[0].Diff; d.OldText == nil || *d.OldText != "alpha\n" || d.NewText != "ALPHA\n" {
+		t.Errorf("a.txt diff = %+v", d)
+	}
+	if got := made.Load(); got != 1 {
+		t.Errorf("trackers made: %d, want 1 (the turn moved the session's on)", got)
+	}
+	if _, err := h.editor.Conn.CloseSession(h.ctx, acpsdk.CloseSessionRequest{SessionId: sid}); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, "the session's watches to end", func(n int) bool { return n <= before })
 }

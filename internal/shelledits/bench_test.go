@@ -79,6 +79,34 @@ func BenchmarkShellEdits(b *testing.B) {
 				}
 				b.ReportMetric(float64(start.Nanoseconds())/float64(b.N), "start-ns/op")
 			})
+			b.Run(name+"/first-turn", func(b *testing.B) {
+				// A session's first turn (acp): its tracker was made at
+				// session/new, which started a baseline; the turn's first
+				// event Starts it again, here while that baseline is still
+				// being taken (a prompt right after session/new, or a
+				// text turn shorter than the baseline before the shell
+				// turn). start-ns/op is what the turn's event waits for
+				// (before 2026-11-28 the whole earlier baseline); ns/op
+				// is until the turn's baseline is there.
+				setNotify(b, notify)
+				var start time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					tr := New([]string{c.w.dir}, Limits{})
+					tr.Start(ctx) // session/new's
+					b.StartTimer()
+					t0 := time.Now()
+					tr.Start(ctx) // the first turn's
+					start += time.Since(t0)
+					if err := tr.Wait(); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					tr.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(start.Nanoseconds())/float64(b.N), "start-ns/op")
+			})
 			b.Run(name+"/baseline-again", func(b *testing.B) {
 				// The next turn's Start, one file saved in between: where
 				// the root is watched, the baseline is moved on.

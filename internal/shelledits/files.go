@@ -43,17 +43,21 @@ func lstat(path string) (fileStat, fileKind) {
 // openFile opens a file for its content: without blocking, without
 // following a final symlink, refusing anything but a regular file. A
 // variable so that tests can make a file vanish, turn into something else
-// or become unreadable between the listing and the read.
+// or become unreadable between the listing and the read (a Tracker's
+// own, when set: tests running in parallel).
 var openFile = func(path string) (*os.File, fs.FileInfo, error) {
 	return regularfile.Open(path, regularfile.NoFollowLink)
 }
+
+// openFunc is openFile's type.
+type openFunc = func(path string) (*os.File, fs.FileInfo, error)
 
 // readFile reads a regular file of at most max bytes; a larger one gives
 // nil data with its stat. The stat is the open file's. A path that is not
 // a regular file when opened (a FIFO, a symlink swapped in since it was
 // listed) is kindOther with no error.
-func readFile(path string, max int64) (data []byte, st fileStat, kind fileKind, err error) {
-	f, fi, err := openFile(path)
+func readFile(open openFunc, path string, max int64) (data []byte, st fileStat, kind fileKind, err error) {
+	f, fi, err := open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, st, kindAbsent, nil

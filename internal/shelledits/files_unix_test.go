@@ -14,7 +14,7 @@ func TestReadFileDoesNotBlockOnAFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)
 	}
-	if data, _, kind, _ := readFile(p, 1<<20); kind != kindOther || data != nil {
+	if data, _, kind, _ := readFile(openFile, p, 1<<20); kind != kindOther || data != nil {
 		t.Errorf("kind = %v, data = %q", kind, data)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,7 +91,7 @@ func fuzzTree(w ws, outside string, git bool, prog []byte, atWalk bool) (rest []
 				opGitNested: {"init", "-q", name},
 				opGitlink:   {"update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111," + name},
 			}[int(op)]
-			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+			cmd := exec.Command("git", append(slices.Clone(testGitConfig), args...)...)
 			cmd.Dir = w.dir
 			cmd.Run()
 		}
@@ -148,6 +149,7 @@ func FuzzTreeScan(f *testing.F) {
 		if len(before)+len(between)+len(during) > 90 {
 			return // thirty ops is plenty; more only slows the fuzzer
 		}
+		t.Parallel() // the seeds, in the quick loop: each its own tree and hooks
 		var w ws
 		if git {
 			w = gitWS(t)
@@ -160,9 +162,8 @@ func FuzzTreeScan(f *testing.F) {
 		}
 		// Half the inputs watch the tree (where the system can), the
 		// others compare it whole: both must find the same changes.
-		setNotify(t, len(before)%2 == 0)
 		fuzzTree(w, outside, git, before, false)
-		tr := New([]string{w.dir}, Limits{Timeout: time.Minute})
+		tr := newWatched([]string{w.dir}, Limits{Timeout: time.Minute}, len(before)%2 == 0)
 		defer tr.Close()
 		if err := tr.Baseline(context.Background()); err != nil {
 			t.Fatalf("baseline: %v", err)
@@ -174,11 +175,9 @@ func FuzzTreeScan(f *testing.F) {
 		// The during ops run at the scan's first read; those after an
 		// opAtWalk at the start run when the walk lists a subdirectory
 		// (its parent listed it), and so on for each opAtWalk.
-		restoreOpen, restoreList := openFile, listDir
-		t.Cleanup(func() { openFile, listDir = restoreOpen, restoreList })
 		var mu sync.Mutex
 		pending, ran := during, false
-		listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		tr.listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
 			if follow == regularfile.NoFollowLink { // below the root
 				mu.Lock()
 				if len(pending) >= 3 && pending[0]%opCount == opAtWalk {
@@ -186,16 +185,16 @@ func FuzzTreeScan(f *testing.F) {
 				}
 				mu.Unlock()
 			}
-			return restoreList(dir, dev, follow)
+			return listDir(dir, dev, follow)
 		}
-		openFile = func(p string) (*os.File, fs.FileInfo, error) {
+		tr.openFile = func(p string) (*os.File, fs.FileInfo, error) {
 			mu.Lock()
 			if len(pending) > 0 {
 				fuzzTree(w, outside, git, pending, false)
 				pending, ran = nil, true
 			}
 			mu.Unlock()
-			return restoreOpen(p)
+			return openFile(p)
 		}
 		type result struct {
 			rep Report
@@ -216,7 +215,7 @@ func FuzzTreeScan(f *testing.F) {
 		case <-time.After(walkWait):
 			t.Fatal("the scan blocked") // on a FIFO in place of a directory?
 		}
-		openFile, listDir = restoreOpen, restoreList
+		tr.openFile, tr.listDir = nil, nil
 		quiet := !ran || len(during) < 3 // the tree did not change under the scan
 		checkReport(t, w.dir, rep, old, now, quiet)
 

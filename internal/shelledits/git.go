@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/codexacp/codexacp/internal/regularfile"
 )
 
 // gitPath is the git executable, or "" when there is none.
@@ -45,6 +47,11 @@ var errNotInRepo = errors.New("shelledits: not in a git work tree")
 func findRepo(ctx context.Context, dir string) (*repo, error) {
 	if !gitMarkerAbove(dir, os.Getenv, exists) {
 		return nil, errNotInRepo
+	}
+	if atTheTop(dir, os.Getenv) {
+		// A git process fewer at each baseline: a directory that is not
+		// a repository after all fails at git status, and is walked.
+		return &repo{dir: dir}, nil
 	}
 	out, err := runGit(ctx, dir, nil, "rev-parse", "--show-prefix")
 	if err != nil {
@@ -395,6 +402,23 @@ func gitMarkerAbove(dir string, getenv func(string) string, exists func(string) 
 		}
 		d = parent
 	}
+}
+
+// atTheTop reports whether dir is, without asking git, the top of its work
+// tree: it holds a .git directory whose config sets no core.worktree (the
+// word anywhere in it is enough to ask git), and no GIT_DIR or
+// GIT_WORK_TREE points elsewhere. A linked worktree's or a submodule's .git
+// file is left to git.
+func atTheTop(dir string, getenv func(string) string) bool {
+	if getenv("GIT_DIR") != "" || getenv("GIT_WORK_TREE") != "" {
+		return false
+	}
+	gitDir := filepath.Join(dir, ".git")
+	if fi, err := os.Lstat(gitDir); err != nil || !fi.IsDir() {
+		return false
+	}
+	config, err := regularfile.ReadFile(filepath.Join(gitDir, "config"), 1<<20, regularfile.NoFollowLink)
+	return err == nil && !bytes.Contains(bytes.ToLower(config), []byte("worktree"))
 }
 
 func exists(path string) bool {

@@ -257,14 +257,14 @@ func watchedDirs(tr *Tracker, i int) []string {
 // where git lists something in it, and costs no watch where it is
 // ignored; a .gitignore edit that makes git list one has it watched.
 func TestSkippedDirectoriesWatchedWhereGitListsThem(t *testing.T) {
-	setNotify(t, true)
+	t.Parallel()
 	w := gitWS(t)
 	w.write("sub/.gitignore", "node_modules/\n")
 	w.git("add", ".")
 	w.git("commit", "-qm", "ignore")
 	w.write("sub/node_modules/p/q.js", "one\n")
 	w.write("lib/__pycache__/m.pyc", "mike\n")
-	tr := New([]string{w.dir}, Limits{})
+	tr := newWatched([]string{w.dir}, Limits{}, true)
 	defer tr.Close()
 	baseline(t, tr)
 	if got, want := watchedDirs(tr, 0), []string{"", "lib", "lib/__pycache__", "sub"}; !slices.Equal(got, want) {
@@ -695,4 +695,41 @@ func TestReclaimWhenTheBudgetRefuses(t *testing.T) {
 			t.Error("CloseIdle did not close an idle tracker")
 		}
 	})
+}
+
+// Start while an earlier baseline is being taken (the session's, taken
+// ahead of its first turn) returns at once: the new baseline waits for
+// the earlier one in the background and moves it on, so that what
+// changed between the two is not reported.
+func TestStartDoesNotWaitForTheEarlierBaseline(t *testing.T) {
+	setNotify(t, true)
+	w := plainWS(t)
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		<-release
+		return readDir(dir, dev, follow)
+	}
+	tr := New([]string{w.dir}, Limits{})
+	defer tr.Close()
+	defer once.Do(func() { close(release) }) // before Close waits for the walk
+	tr.Start(context.Background())           // the walk held
+	started := make(chan struct{})
+	go func() { tr.Start(context.Background()); close(started) }()
+	select {
+	case <-started:
+	case <-time.After(walkWait):
+		t.Fatal("Start waited for the earlier baseline")
+	}
+	w.replace("a.txt", "ALPHA\n") // between the two baselines: not the command's
+	once.Do(func() { close(release) })
+	if err := tr.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	w.write("sub/d.txt", "delta\n")
+	if got, want := summaries(w.dir, scanOnce(t, tr)), []string{`created sub/d.txt nil→"delta\n"`}; !slices.Equal(got, want) {
+		t.Errorf("changes = %q, want %q", got, want)
+	}
+
 }

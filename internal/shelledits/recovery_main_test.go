@@ -8,4 +8,10 @@ import (
 )
 
 // A panic the agent recovers from still fails the tests (internal/recovery).
-func TestMain(m *testing.M) { os.Exit(recovery.Main(m)) }
+func TestMain(m *testing.M) {
+	code := recovery.Main(m)
+	if templateDir != "" {
+		os.RemoveAll(templateDir)
+	}
+	os.Exit(code)
+}

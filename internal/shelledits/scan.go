@@ -163,7 +163,7 @@ func (t *Tracker) scanDirs(ctx context.Context, base *rootState, dirs, rootNames
 			if d == "" {
 				follow = regularfile.FollowLink
 			}
-			names, stats, _, err := listDir(base.abs(d), dev, follow)
+			names, stats, _, err := t.list()(base.abs(d), dev, follow)
 			if err != nil {
 				return nil, ctx.Err()
 			}
@@ -195,7 +195,7 @@ func (t *Tracker) scanDirsInPlace(ctx context.Context, base *rootState, dirs map
 		if d == "" {
 			follow = regularfile.FollowLink
 		}
-		names, stats, _, err := listDir(base.abs(d), dev, follow)
+		names, stats, _, err := t.list()(base.abs(d), dev, follow)
 		if err != nil {
 			return nil, ctx.Err() // gone or replaced: the whole root
 		}
@@ -406,7 +406,7 @@ func (t *Tracker) scanWhole(ctx context.Context, base *rootState, n *notifier, b
 			}
 		}
 	} else {
-		files, partial, err := walk(ctx, base.root.real, t.lim.MaxWalkFiles, n)
+		files, partial, err := walk(ctx, t.list(), base.root.real, t.lim.MaxWalkFiles, n)
 		if err != nil {
 			return nil, err
 		}
@@ -586,7 +586,7 @@ func (t *Tracker) report(ctx context.Context, base *rootState, show []candidate,
 		}
 		exists := c.exists
 		if exists {
-			data, st, kind, err := readFile(base.abs(c.rel), t.lim.MaxFileBytes)
+			data, st, kind, err := readFile(t.open(), base.abs(c.rel), t.lim.MaxFileBytes)
 			switch {
 			case kind == kindAbsent:
 				exists = false

@@ -189,6 +189,13 @@ func (r Report) Empty() bool { return len(r.Changes) == 0 && len(r.More) == 0 }
 type Tracker struct {
 	lim   Limits
 	roots []root // deduplicated, in the given order
+	// watch: the roots are watched for changes where the system can
+	// (useNotify when made; tests compare with and without).
+	watch bool
+	// openFile and listDir replace the package's (tests that change the
+	// tree under a read, in parallel); nil: the package's.
+	openFile openFunc
+	listDir  listFunc
 
 	// closed is set by Close: no watches are set after it.
 	closed atomic.Bool
@@ -210,9 +217,14 @@ type Tracker struct {
 	baseErr       error        // why the last baseline failed
 }
 
-// useNotify says whether trackers watch their roots for changes where the
-// system can (tests compare with and without).
+// useNotify says whether new trackers watch their roots for changes where
+// the system can (tests compare with and without).
 var useNotify = notifySupported
+
+// Watches reports whether trackers watch their roots for changes (Linux):
+// only then is a baseline taken ahead of time worth keeping, since a later
+// Start moves it on by what the watches saw instead of reading it anew.
+func Watches() bool { return useNotify }
 
 // root is one workspace root.
 type root struct {
@@ -224,7 +236,7 @@ type root struct {
 // root inside another is dropped; roots that cannot be resolved are kept
 // as given.
 func New(roots []string, lim Limits) *Tracker {
-	t := &Tracker{lim: lim.withDefaults()}
+	t := &Tracker{lim: lim.withDefaults(), watch: useNotify}
 	var rs []root
 	for _, r := range roots {
 		r = filepath.Clean(r)
@@ -248,6 +260,22 @@ func New(roots []string, lim Limits) *Tracker {
 		}
 	}
 	return t
+}
+
+// open is how the tracker opens a file for its content.
+func (t *Tracker) open() openFunc {
+	if t.openFile != nil {
+		return t.openFile
+	}
+	return openFile
+}
+
+// list is how the tracker lists a directory.
+func (t *Tracker) list() listFunc {
+	if t.listDir != nil {
+		return t.listDir
+	}
+	return listDir
 }
 
 // ErrNoBaseline is returned by Scan before a Baseline succeeded.
@@ -283,18 +311,33 @@ func (t *Tracker) Baseline(ctx context.Context) error {
 // Touch and Wait wait for the baseline, Scan returning its error. The
 // baseline describes the workspace as it is read, after Start returns; a
 // caller that must have it before something changes the workspace calls
-// Wait.
+// Wait. A Start while an earlier one's baseline is still being taken (a
+// session's first, taken ahead of its turn) does not wait for it either:
+// its own waits in the background, then moves that baseline on.
 func (t *Tracker) Start(ctx context.Context) {
-	t.lock()
-	prev := t.base
-	t.base, t.baseErr = nil, nil
+	t.mu.Lock()
+	earlier := t.pending
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
-	t.pending, t.cancelPending = done, cancel
+	// Close cancels every baseline under way: the earlier one too.
+	cancelAll := cancel
+	if cancelEarlier := t.cancelPending; cancelEarlier != nil {
+		cancelAll = func() { cancel(); cancelEarlier() }
+	}
+	t.pending, t.cancelPending = done, cancelAll
+	prev := t.base // nil while the earlier one is taken
+	t.base, t.baseErr = nil, nil
 	t.mu.Unlock()
 	go func() {
 		defer close(done)
 		defer cancel()
+		if earlier != nil {
+			<-earlier
+			t.mu.Lock()
+			prev = t.base
+			t.base, t.baseErr = nil, nil
+			t.mu.Unlock()
+		}
 		var base []*rootState
 		var err error
 		func() {
@@ -310,7 +353,10 @@ func (t *Tracker) Start(ctx context.Context) {
 		}()
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		t.base, t.baseErr, t.pending, t.cancelPending = base, err, nil, nil
+		t.base, t.baseErr = base, err
+		if t.pending == done { // no later Start waits for this one
+			t.pending, t.cancelPending = nil, nil
+		}
 	}()
 }
 
@@ -355,7 +401,7 @@ func (t *Tracker) Watching() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pending != nil {
-		return useNotify && !t.closed.Load()
+		return t.watch && !t.closed.Load()
 	}
 	for _, st := range t.base {
 		if st.notify != nil {
@@ -437,7 +483,7 @@ func (t *Tracker) freeBudget() bool {
 // newNotifier returns a notifier for a root, or nil where there is none
 // or after Close (a turn's last scans come after its end).
 func (t *Tracker) newNotifier() *notifier {
-	if !useNotify || t.closed.Load() {
+	if !t.watch || t.closed.Load() {
 		return nil
 	}
 	b := t.budget.Load()
@@ -569,7 +615,7 @@ func (t *Tracker) Touch(paths ...string) {
 			e := &entry{}
 			if fs, kind := lstat(real); kind == kindRegular {
 				e.exists, e.st, e.hasStat = true, fs, true
-				e.keep(real, t.lim.MaxFileBytes)
+				e.keep(t.open(), real, t.lim.MaxFileBytes)
 			} else if kind == kindAbsent {
 				e.hasStat = true
 			} else {
@@ -742,12 +788,12 @@ type entry struct {
 // keep reads the file's content into e (regular file of e.st). A binary
 // file's is kept like a text's, within the same limits: it is not shown,
 // but /undo can put it back.
-func (e *entry) keep(path string, max int64) int64 {
+func (e *entry) keep(open openFunc, path string, max int64) int64 {
 	if e.st.size > max {
 		e.large = true
 		return 0
 	}
-	data, st, kind, err := readFile(path, max)
+	data, st, kind, err := readFile(open, path, max)
 	if err != nil || kind != kindRegular || st != e.st {
 		return 0
 	}
@@ -792,7 +838,7 @@ func (t *Tracker) snapshotRoot(ctx context.Context, r root) (*rootState, error) 
 		n.close()
 		return nil, err
 	}
-	files, partial, err := walk(ctx, r.real, t.lim.MaxWalkFiles, n)
+	files, partial, err := walk(ctx, t.list(), r.real, t.lim.MaxWalkFiles, n)
 	if err != nil {
 		n.close()
 		return nil, err
@@ -835,7 +881,7 @@ func (t *Tracker) keepNewest(st *rootState) {
 			continue
 		}
 		files--
-		n := e.keep(st.abs(rel), t.lim.MaxFileBytes)
+		n := e.keep(t.open(), st.abs(rel), t.lim.MaxFileBytes)
 		if !e.binary {
 			bytes -= n
 			for heldBytes > bytes {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -53,12 +54,17 @@ func (w ws) remove(rel string) {
 
 func (w ws) git(args ...string) {
 	w.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd := exec.Command("git", append(slices.Clone(testGitConfig), args...)...)
 	cmd.Dir = w.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		w.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
+
+// testGitConfig is the configuration of the tests' own git commands: no
+// signing, and no `git maintenance run --auto` started by every commit.
+var testGitConfig = []string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
+	"-c", "maintenance.auto=false"}
 
 func needGit(t testing.TB) {
 	t.Helper()
@@ -68,19 +74,68 @@ func needGit(t testing.TB) {
 }
 
 // gitWS is a repository with a.txt, b.txt, sub/c.txt committed, and
-// .gitignore ignoring *.log.
+// .gitignore ignoring *.log: a copy of gitTemplate's.
 func gitWS(t testing.TB) ws {
 	t.Helper()
 	needGit(t)
+	tmpl, err := gitTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := ws{t, t.TempDir()}
-	w.git("init", "-q", ".")
-	w.write("a.txt", "alpha\n")
-	w.write("b.txt", "bravo\n")
-	w.write("sub/c.txt", "charlie\n")
-	w.write(".gitignore", "*.log\n")
-	w.git("add", ".")
-	w.git("commit", "-q", "-m", "init")
+	if err := os.CopyFS(w.dir, os.DirFS(tmpl)); err != nil {
+		t.Fatal(err)
+	}
 	return w
+}
+
+// gitTemplate makes gitWS's repository once per test binary (three git
+// processes, which every test in git would otherwise start: most of the
+// package's time). A copy's files differ from the index's stat (inode,
+// change time), so git compares them by content: a copy's status is the
+// same as a repository made in place.
+var gitTemplate = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "shelledits-template-")
+	if err != nil {
+		return "", err
+	}
+	templateDir = dir
+	w := ws{&templateTB{}, dir}
+	var failed error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				failed = fmt.Errorf("the template repository: %v", r)
+			}
+		}()
+		w.git("init", "-q", "--template=", ".") // no hook samples to copy
+		w.write("a.txt", "alpha\n")
+		w.write("b.txt", "bravo\n")
+		w.write("sub/c.txt", "charlie\n")
+		w.write(".gitignore", "*.log\n")
+		w.git("add", ".")
+		w.git("commit", "-q", "-m", "init")
+	}()
+	return dir, failed
+})
+
+// templateDir is gitTemplate's directory, removed by TestMain.
+var templateDir string
+
+// templateTB is the testing.TB of gitTemplate's helpers, which run outside
+// any test: a failure panics (recovered into gitTemplate's error).
+type templateTB struct{ testing.TB }
+
+func (templateTB) Helper()                           {}
+func (templateTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
+func (templateTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// newWatched is New for a tracker that watches its roots or not (where
+// the system can), whatever useNotify says: for parallel tests.
+func newWatched(roots []string, lim Limits, notify bool) *Tracker {
+	tr := New(roots, lim)
+	tr.watch = notify && notifySupported
+	return tr
 }
 
 // plainWS is a directory outside git with the same files.
@@ -346,7 +401,7 @@ func TestScan(t *testing.T) {
 	} {
 		for _, notify := range notifyModes() {
 			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
-				setNotify(t, notify)
+				t.Parallel() // each its own workspace; most of the time is git's
 				var w ws
 				if tc.git {
 					w = gitWS(t)
@@ -356,7 +411,7 @@ func TestScan(t *testing.T) {
 				if tc.before != nil {
 					tc.before(w)
 				}
-				tr := New([]string{w.dir}, tc.lim)
+				tr := newWatched([]string{w.dir}, tc.lim, notify)
 				defer tr.Close()
 				baseline(t, tr)
 				tc.cmd(w)
@@ -407,6 +462,7 @@ func mustStat(t testing.TB, p string) os.FileInfo {
 
 // Each scan reports what changed since the one before.
 func TestScanRollsTheBaseline(t *testing.T) {
+	t.Parallel() // no package hooks
 	for _, isGit := range []bool{true, false} {
 		t.Run(fmt.Sprint("git=", isGit), func(t *testing.T) {
 			w := plainWS(t)
@@ -437,6 +493,7 @@ func TestScanRollsTheBaseline(t *testing.T) {
 // A file changed by someone else (a file tool) and touched is not reported;
 // its next change is, from the touched text.
 func TestTouch(t *testing.T) {
+	t.Parallel() // no package hooks
 	for _, isGit := range []bool{true, false} {
 		t.Run(fmt.Sprint("git=", isGit), func(t *testing.T) {
 			w := plainWS(t)
@@ -463,6 +520,7 @@ func TestTouch(t *testing.T) {
 // Only files inside the roots count; a root inside another is one root;
 // paths are reported below the roots as given.
 func TestRoots(t *testing.T) {
+	t.Parallel() // no package hooks
 	w := gitWS(t)
 	plain := plainWS(t)
 	link := filepath.Join(t.TempDir(), "link")
@@ -729,7 +787,7 @@ func TestKeepTextsBeforeBinaries(t *testing.T) {
 	} {
 		for _, notify := range notifyModes() {
 			t.Run(tc.name+notifyName(notify), func(t *testing.T) {
-				setNotify(t, notify)
+				t.Parallel()
 				w := plainWS(t)
 				if tc.git {
 					w = gitWS(t)
@@ -737,7 +795,7 @@ func TestKeepTextsBeforeBinaries(t *testing.T) {
 				if tc.before != nil {
 					tc.before(w)
 				}
-				tr := New([]string{w.dir}, tc.lim)
+				tr := newWatched([]string{w.dir}, tc.lim, notify)
 				defer tr.Close()
 				baseline(t, tr)
 				for i, s := range tc.steps {
@@ -776,5 +834,45 @@ func checkKept(t *testing.T, tr *Tracker) {
 			t.Errorf("counted %d files, %d bytes, binaries %v; kept %d, %d, %v",
 				st.keptFiles, st.keptBytes, st.keptBinaries, files, bytes, binaries)
 		}
+	}
+}
+
+// At the top of its work tree (a .git directory in the root, the usual
+// workspace) findRepo asks git nothing: the prefix is empty. Below the top,
+// with a linked worktree's .git file, or with a core.worktree setting, it
+// asks git (rev-parse) as before.
+func TestFindRepoAtTheTopAsksNoGit(t *testing.T) {
+	w := gitWS(t)
+	worktree := ws{t, t.TempDir()}
+	worktree.git("init", "-q", "--template=", ".")
+	worktree.git("config", "core.worktree", w.dir)
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		prefix string
+		runs   int64
+	}{
+		{"top", w.dir, "", 0},
+		{"below the top", w.path("sub"), "sub/", 1},
+		{"core.worktree elsewhere", worktree.dir, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := gitRuns.Load()
+			rp, err := findRepo(context.Background(), tc.dir)
+			runs := gitRuns.Load() - before
+			if tc.name == "core.worktree elsewhere" {
+				// git says the directory is outside its work tree.
+				if err == nil && rp.prefix == "" && runs == 0 {
+					t.Errorf("findRepo took the directory for the top of its work tree without asking git")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rp.prefix != tc.prefix || runs != tc.runs {
+				t.Errorf("prefix %q after %d git runs, want %q after %d", rp.prefix, runs, tc.prefix, tc.runs)
+			}
+		})
 	}
 }

@@ -71,6 +71,7 @@ func TestSpecialFilesInGit(t *testing.T) {
 			want: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := gitWS(t)
 			if tc.before != nil {
 				tc.before(w)
@@ -150,6 +151,7 @@ func TestFileChangesUnderTheRead(t *testing.T) {
 	} {
 		for _, isGit := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/git=%v", tc.name, isGit), func(t *testing.T) {
+				t.Parallel()
 				w := plainWS(t)
 				if isGit {
 					w = gitWS(t)
@@ -159,16 +161,14 @@ func TestFileChangesUnderTheRead(t *testing.T) {
 				baseline(t, tr)
 				w.replace("a.txt", "ALPHA\n")
 				swapped := false
-				restore := openFile
-				t.Cleanup(func() { openFile = restore })
-				openFile = func(p string) (*os.File, fs.FileInfo, error) {
+				tr.openFile = func(p string) (*os.File, fs.FileInfo, error) {
 					if filepath.Base(p) == "a.txt" && !swapped {
 						swapped = true
 						if err := tc.swap(w, p); err != nil {
 							return nil, nil, &fs.PathError{Op: "open", Path: p, Err: err}
 						}
 					}
-					return restore(p)
+					return openFile(p)
 				}
 				rep := scanOnce(t, tr)
 				if got := summaries(w.dir, rep); !slices.Equal(got, tc.want) {

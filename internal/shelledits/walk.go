@@ -32,6 +32,9 @@ func skippedPath(rel string) bool {
 // in its parent and its own.
 var listDir = readDir
 
+// listFunc is listDir's type.
+type listFunc = func(dir string, dev uint64, follow regularfile.Follow) (files []string, stats []fileStat, subdirs []string, err error)
+
 // walk lists the regular files below root, breadth first (so a limit
 // leaves out the deepest), at most max of them: partial says some were
 // left out. Symlinks are not followed, nor mount points (a workspace at /
@@ -39,7 +42,7 @@ var listDir = readDir
 // few goroutines at once (the work is system calls); the result does not
 // depend on their timing. With a notifier, each directory is watched before
 // it is read.
-func walk(ctx context.Context, root string, max int, n *notifier) (files map[string]fileStat, partial bool, err error) {
+func walk(ctx context.Context, list listFunc, root string, max int, n *notifier) (files map[string]fileStat, partial bool, err error) {
 	dev := deviceOf(root)
 	files = map[string]fileStat{}
 	level := []string{""}
@@ -71,7 +74,7 @@ func walk(ctx context.Context, root string, max int, n *notifier) (files map[str
 					if n != nil {
 						n.watch(abs, level[i])
 					}
-					l.names, l.stats, l.subdirs, _ = listDir(abs, dev, follow)
+					l.names, l.stats, l.subdirs, _ = list(abs, dev, follow)
 				}
 			})
 		}
