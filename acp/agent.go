@@ -157,6 +157,9 @@ type Agent struct {
 	// idleShells are the sessions' shell-edits trackers kept between
 	// turns (acp/shelledits.go).
 	idleShells idleShells
+	// warming holds a token while a session's shell-edits baseline is
+	// taken ahead of its first turn (warmShellEdits): one at a time.
+	warming chan struct{}
 }
 
 var (
@@ -251,7 +254,8 @@ func NewAgent(opts Options) *Agent {
 	if opts.Backend == nil {
 		opts.Backend = noBackend{}
 	}
-	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration)}
+	a := &Agent{opts: opts, log: log, sessions: make(map[string]*session), tools: make(map[string]*toolsRegistration),
+		warming: make(chan struct{}, 1)}
 	a.saves.idle.L = &a.saves.mu
 	if opts.StateDir != "" {
 		a.store = sessionstore.New(opts.StateDir, log)

@@ -287,11 +287,26 @@ func (r *idleShells) trim(maxBytes int64) {
 // watch budget, the kept bytes, the session's end). Only where the roots
 // can be watched (otherwise the turn's baseline reads everything anyway),
 // in modes where a command may be followed, when no turn runs and nothing
-// is kept.
+// is kept. One such baseline is taken at a time: a burst of session/new
+// (a client opening many sessions, or a hostile one) must not start a
+// `git status` and a walk of the workspace per session at once; a session
+// passed over takes its baseline at its first turn, as without a head
+// start.
 func (a *Agent) warmShellEdits(s *session) {
 	if a.opts.noShellWarm || !shelledits.Watches() || s.toolMode() == backend.ModeReadOnly {
 		return
 	}
+	select {
+	case a.warming <- struct{}{}:
+	default:
+		return // another session's is being taken
+	}
+	warmed := false
+	defer func() {
+		if !warmed {
+			<-a.warming
+		}
+	}()
 	// A bug here costs the head start, not the session/new that asked.
 	defer recovery.Recover(a.log, "shell-edits baseline ahead of the turn", nil)
 	s.mu.Lock()
@@ -309,7 +324,9 @@ func (a *Agent) warmShellEdits(s *session) {
 	if tr == nil {
 		return
 	}
+	warmed = true
 	go func() {
+		defer func() { <-a.warming }()
 		defer recovery.Recover(a.log, "shell-edits baseline ahead of the turn", nil)
 		tr.Wait() // bounded by Limits.Timeout; Close cancels it
 		s.shell.settled(tr, a.shellIdleBytes())

@@ -234,3 +234,39 @@ func TestShellEditsBaselineTakenAtSessionNew(t *testing.T) {
 	}
 	waitInstances(t, "the session's watches to end", func(n int) bool { return n <= before })
 }
+
+// Sessions' baselines ahead of their turns are taken one at a time: a
+// burst of session/new starts no tracker while another session's is being
+// taken (each would run a git status and a walk of the workspace at once),
+// and a session/new after it is there warms its own.
+func TestShellEditsWarmOneAtATime(t *testing.T) {
+	cwd := t.TempDir()
+	writeTestFile(t, filepath.Join(cwd, "a.txt"), "alpha\n")
+	var made atomic.Int32
+	h := startAgentWith(t, Options{Backend: &fakeBackend{}, ContextWindow: 272000,
+		newShellTracker: func(roots []string, lim shelledits.Limits) *shelledits.Tracker {
+			made.Add(1)
+			return shelledits.New(roots, lim)
+		}}, fakeeditor.Options{FS: true})
+	h.agent.warming <- struct{}{} // another session's baseline is being taken
+	for range 5 {
+		h.newSession(t, cwd)
+	}
+	if got := made.Load(); got != 0 {
+		t.Fatalf("trackers warmed beside another session's: %d, want 0", got)
+	}
+	<-h.agent.warming
+	h.newSession(t, cwd)
+	if got := made.Load(); got != 1 {
+		t.Fatalf("trackers warmed once none was: %d, want 1", got)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(h.agent.warming) > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the warmed baseline never gave its turn back")
+		}
+	}
+	h.newSession(t, cwd)
+	if got := made.Load(); got != 2 {
+		t.Errorf("trackers warmed after the first was there: %d, want 2", got)
+	}
+}
