@@ -263,7 +263,6 @@ type asPlayer struct {
 // replay, TestRecordingOfAReplayReplays).
 var floating = map[string]bool{"skills/list": true}
 
-
 func runAppServer(entries []record.Entry, n int, r *replayer, stdin io.Reader, sigs <-chan os.Signal) int {
 	p, err := planAppServer(entries, n)
 	if err != nil {
