@@ -78,6 +78,9 @@ func RunRelay(stdin io.Reader, stdout io.Writer, getenv func(string) string) err
 		}
 		limit = n
 	}
+	if err := checkPrivateDir(filepath.Dir(socket)); err != nil {
+		return fmt.Errorf("mcp relay: not the agent's socket: %w", err)
+	}
 	conn, err := net.DialTimeout("unix", socket, relayDialTimeout)
 	if err != nil {
 		return fmt.Errorf("mcp relay: cannot reach the agent: %w", err)

@@ -238,7 +238,17 @@ func TestRelayBadToken(t *testing.T) {
 // TestRelayEnvironment: without a usable socket or token the relay says so
 // and writes nothing to stdout.
 func TestRelayEnvironment(t *testing.T) {
+	if !relaySupported() {
+		t.Skip("no relay on " + runtime.GOOS + ": codex uses the HTTP route")
+	}
 	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -250,6 +260,8 @@ func TestRelayEnvironment(t *testing.T) {
 		{"token with a newline", map[string]string{RelaySocketEnv: dir + "/s", RelayTokenEnv: "a\nb"}, RelayTokenEnv},
 		{"bad bound", map[string]string{RelaySocketEnv: dir + "/s", RelayTokenEnv: "t", RelayMaxEnv: "-1"}, RelayMaxEnv},
 		{"no agent", map[string]string{RelaySocketEnv: dir + "/s", RelayTokenEnv: "t"}, "cannot reach the agent"},
+		{"a directory others may enter", map[string]string{RelaySocketEnv: open + "/s", RelayTokenEnv: "t"}, "not the agent's socket"},
+		{"no directory", map[string]string{RelaySocketEnv: dir + "/none/s", RelayTokenEnv: "t"}, "not the agent's socket"},
 	} {
 		var out bytes.Buffer
 		err := RunRelay(strings.NewReader(""), &out, func(k string) string { return tc.env[k] })
