@@ -120,7 +120,9 @@ type lineWriter struct {
 
 // copyLines copies the agent's lines from r to out until r ends; a line
 // is written as it arrives, in pieces when it is long, holding out for
-// the whole line. It returns nil at the end of r.
+// the whole line. An unterminated last line is dropped when it fits the
+// buffer (the agent stopped mid-message); a longer one has been passed on
+// in part by then. It returns nil at the end of r.
 func copyLines(out *lineWriter, r io.Reader) error {
 	br := bufio.NewReaderSize(r, relayBuffer)
 	for {
@@ -133,8 +135,11 @@ func copyLines(out *lineWriter, r io.Reader) error {
 		}
 		out.mu.Lock()
 		err := func() error {
-			for {
+			for first := true; ; first = false {
 				frag, err := br.ReadSlice('\n')
+				if err != nil && !errors.Is(err, bufio.ErrBufferFull) && first {
+					return err // nothing of this line written: drop it
+				}
 				if _, werr := out.w.Write(frag); werr != nil {
 					return fmt.Errorf("writing to codex: %w", werr)
 				}

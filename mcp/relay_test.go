@@ -336,6 +336,20 @@ func TestForwardBounded(t *testing.T) {
 	}
 }
 
+// TestCopyLines covers the agent → codex side: lines pass whole, long
+// ones too, and an unterminated last line (the agent stopped mid-message)
+// is not written.
+func TestCopyLines(t *testing.T) {
+	long := `{"x":"` + strings.Repeat("z", 3*relayBuffer) + `"}` + "\n"
+	var codex bytes.Buffer
+	if err := copyLines(&lineWriter{w: &codex}, strings.NewReader("{\"a\":1}\n"+long+`{"b":`)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"a\":1}\n" + long; codex.String() != want {
+		t.Errorf("codex got %d bytes ending %q, want %d", codex.Len(), codex.String()[max(0, codex.Len()-20):], len(want))
+	}
+}
+
 func TestRequestID(t *testing.T) {
 	for _, tc := range []struct{ prefix, want string }{
 		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{"content":"xxx`, `5`},
