@@ -186,7 +186,7 @@ func BenchmarkColdPrompt(b *testing.B) {
 // own milestones are read from its log.
 type coldRun struct {
 	startChunk, startServer, startReady, threadStart time.Duration
-	promptTurn, promptReq, promptChunk  time.Duration
+	promptTurn, promptReq, promptChunk               time.Duration
 }
 
 // coldPrompt starts an agent, opens a session and prompts right away.
