@@ -344,6 +344,9 @@ func (a *Agent) turn(ctx context.Context, s *session, text string) (backend.Turn
 	t.ServiceTier = a.turnServiceTier(s)
 	if a.opts.Tools != nil {
 		t.Tools = &backend.TurnTools{URL: a.opts.Tools.URL(), Token: s.toolsToken}
+		if r := a.opts.Tools.Relay(); r != nil {
+			t.Tools.Relay = &backend.ToolsRelay{Command: r.Command, Args: r.Args, Env: r.Env, TokenEnv: r.TokenEnv}
+		}
 		t.Catalog = a.modelInfo().Catalog
 	}
 	return t, window

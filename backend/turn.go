@@ -74,6 +74,22 @@ type ReviewTarget struct {
 type TurnTools struct {
 	URL   string // the loopback MCP endpoint
 	Token string // the session's bearer token: never on a command line or in a log
+	// Relay, when set, is the route codex takes instead of URL: a stdio MCP
+	// server (the agent's own binary) that forwards to the agent, so that
+	// codex starts a process rather than building an HTTP client for each
+	// thread (docs/benchmarks.md, "What a prompt waits for").
+	Relay *ToolsRelay
+}
+
+// ToolsRelay is a stdio MCP server entry that reaches the session's file
+// tools: the token goes to the relay as TokenEnv, through the thread's
+// config sent over stdin (app-server) or codex's own environment (exec),
+// never on a command line.
+type ToolsRelay struct {
+	Command  string
+	Args     []string
+	Env      map[string]string // besides the token
+	TokenEnv string
 }
 
 // OwnServerName is the MCP server name codex knows our file tools by.

@@ -127,7 +127,7 @@ func BenchmarkColdPrompt(b *testing.B) {
 	saved := agentBin
 	defer func() { agentBin = saved }()
 	type key struct{ backend, cand string }
-	type samples struct{ startChunk, promptReq, promptChunk, promptTurn, startServer, startReady []float64 }
+	type samples struct{ startChunk, promptReq, promptChunk, promptTurn, startServer, startReady, threadStart []float64 }
 	got := map[key]*samples{}
 	b.ResetTimer()
 	for i := range b.N {
@@ -148,6 +148,7 @@ func BenchmarkColdPrompt(b *testing.B) {
 				if backend == "app-server" {
 					s.startServer = append(s.startServer, ms(r.startServer))
 					s.startReady = append(s.startReady, ms(r.startReady))
+					s.threadStart = append(s.threadStart, ms(r.threadStart))
 				}
 			}
 		}
@@ -162,14 +163,17 @@ func BenchmarkColdPrompt(b *testing.B) {
 					within++
 				}
 			}
-			fmt.Fprintf(os.Stderr, "%s %s: start→chunk %s; prompt→request %s; prompt→chunk %s; prompt→turn started %s; start→app-server started %s, ready %s; request within 500 ms: %d/%d\n",
+			fmt.Fprintf(os.Stderr, "%s %s: start→chunk %s; prompt→request %s; prompt→chunk %s; prompt→turn started %s; start→app-server started %s, ready %s; thread/start %s; request within 500 ms: %d/%d\n",
 				backend, c.name, spread(s.startChunk), spread(s.promptReq), spread(s.promptChunk), spread(s.promptTurn),
-				spread(s.startServer), spread(s.startReady), within, len(s.promptReq))
+				spread(s.startServer), spread(s.startReady), spread(s.threadStart), within, len(s.promptReq))
 			prefix := backend + "/" + c.name + "/"
 			b.ReportMetric(midpoint(s.startChunk), prefix+"start-chunk-ms")
 			b.ReportMetric(midpoint(s.promptReq), prefix+"prompt-request-ms")
 			b.ReportMetric(midpoint(s.promptChunk), prefix+"prompt-chunk-ms")
 			b.ReportMetric(midpoint(s.promptTurn), prefix+"prompt-turn-ms")
+			if backend == "app-server" {
+				b.ReportMetric(midpoint(s.threadStart), prefix+"thread-start-ms")
+			}
 		}
 	}
 }
@@ -177,10 +181,12 @@ func BenchmarkColdPrompt(b *testing.B) {
 // coldRun is what coldPrompt measured: from the process start to the first
 // chunk, to codex app-server's start and to its answer to initialize; from
 // the prompt to the turn's start in the agent, to the model request and to
-// the first chunk. The agent's own milestones are read from its log.
+// the first chunk; on app-server, thread/start sent → answered (codex's
+// start of the thread, its tool server's handshake included). The agent's
+// own milestones are read from its log.
 type coldRun struct {
-	startChunk, startServer, startReady time.Duration
-	promptTurn, promptReq, promptChunk  time.Duration
+	startChunk, startServer, startReady, threadStart time.Duration
+	promptTurn, promptReq, promptChunk               time.Duration
 }
 
 // coldPrompt starts an agent, opens a session and prompts right away.
@@ -219,8 +225,31 @@ func coldPrompt(b *testing.B, backend string, env []string) (r coldRun) {
 	if backend == "app-server" {
 		r.startServer = logTime(b, log, `msg="codex app-server started"`).Sub(began)
 		r.startReady = logTime(b, log, `msg="codex app-server ready"`).Sub(began)
+		r.threadStart = logElapsed(b, log, `msg="codex app-server answer" method=thread/start`)
 	}
 	return r
+}
+
+// logElapsed is the elapsed= field of the first line of the agent's log
+// that contains msg.
+func logElapsed(b *testing.B, log, msg string) time.Duration {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, msg) {
+			continue
+		}
+		_, field, ok := strings.Cut(line, " elapsed=")
+		if !ok {
+			break
+		}
+		field, _, _ = strings.Cut(field, " ")
+		d, err := time.ParseDuration(field)
+		if err != nil {
+			b.Fatalf("log line %q: %v", line, err)
+		}
+		return d
+	}
+	b.Fatalf("the agent's log has no %s with its elapsed time", msg)
+	return 0
 }
 
 // logTime is the time of the first line of the agent's log that contains

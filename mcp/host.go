@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -75,6 +74,11 @@ type HostOptions struct {
 	// lock codex out or pin more descriptors than this. 0 means
 	// DefaultMaxUnauthenticatedConns.
 	MaxUnauthenticatedConns int
+	// RelayCommand is the executable codex runs as a session's relay
+	// (RelayArg; the agent's own binary), which reaches the host over a
+	// private unix socket instead of HTTP. "" means codex uses HTTP only
+	// (as it does on Windows): see Host.Relay.
+	RelayCommand string
 }
 
 // Host serves the MCP servers of all sessions of one agent process over
@@ -88,7 +92,8 @@ type Host struct {
 	ln     *guardListener
 	srv    *http.Server
 	opts   HostOptions
-	served chan struct{} // closed when the serving goroutine returns
+	served chan struct{}  // closed when the serving goroutine returns
+	relay  *relayListener // nil: HTTP only
 
 	mu       sync.RWMutex
 	sessions map[string]*hostSession // by token
@@ -146,6 +151,7 @@ func NewHost(opts *HostOptions) (*Host, error) {
 			return ctx
 		},
 	}
+	h.relay = h.startRelay(h.opts.RelayCommand)
 	go func() {
 		defer close(h.served)
 		defer recovery.Recover(h.opts.Logger, "mcp host", nil)
@@ -214,6 +220,9 @@ func (h *Host) Close() error {
 	for _, s := range sessions {
 		closeSessions(s.server)
 	}
+	if h.relay != nil {
+		h.relay.close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	err := h.srv.Shutdown(ctx)
@@ -266,10 +275,7 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Codex shows the model this text (as "HTTP 413: ..."), so say what
 		// to do. Bodies without a length are cut by the go-sdk, with its
 		// own message.
-		http.Error(w, fmt.Sprintf("request body exceeds %d bytes: write a large file in parts, each ending at a line "+
-			"end (write_text_file with the first part, then append_text_file with the next, which adds whole lines)",
-			h.opts.MaxRequestBodyBytes),
-			http.StatusRequestEntityTooLarge)
+		http.Error(w, tooLargeMessage(h.opts.MaxRequestBodyBytes), http.StatusRequestEntityTooLarge)
 		return
 	}
 	s.handler.ServeHTTP(w, r)
@@ -282,16 +288,7 @@ func (h *Host) authenticate(r *http.Request) *hostSession {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil
 	}
-	token = strings.TrimSpace(token)
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	var found *hostSession
-	for _, s := range h.sessions {
-		if subtle.ConstantTimeCompare([]byte(s.token), []byte(token)) == 1 {
-			found = s
-		}
-	}
-	return found
+	return h.sessionByToken(strings.TrimSpace(token))
 }
 
 type loggerKey struct{}

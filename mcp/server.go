@@ -5,8 +5,10 @@
 // Each ACP session gets its own server ([NewServer]), bound to that session's
 // fsops engine and to an [Observer] through which the ACP layer reports every
 // call to the editor and asks the user before a write. One [Host] per agent
-// process serves all of them over streamable HTTP on 127.0.0.1; a random
-// bearer token registered with the host selects the session.
+// process serves all of them over streamable HTTP on 127.0.0.1 and, where it
+// can, on a private unix socket that codex reaches through a relay process
+// (the agent's binary as `codexacp mcp-relay`, [RunRelay]); a random token
+// registered with the host selects the session on either route.
 //
 // Every tool result carries structuredContent, because Codex shows the model
 // only the structured content when a result has it: the fsops result struct

@@ -538,15 +538,7 @@ func threadParams(t backend.Turn) protocol.ThreadOptions {
 	config["shell_environment_policy.set."+sessionTagEnv] = t.SessionID
 	params := protocol.ThreadOptions{Cwd: t.Cwd}
 	if t.Tools != nil {
-		config["mcp_servers."+backend.OwnServerName] = protocol.MCPServerConfig{
-			URL: t.Tools.URL,
-			// Sent over the app-server's stdin, never on a command line.
-			HTTPHeaders:              map[string]string{"Authorization": "Bearer " + t.Tools.Token},
-			Required:                 true,
-			DefaultToolsApprovalMode: "approve",
-			// A permission prompt waits for the user; codex must not time out first.
-			ToolTimeoutSec: 86400,
-		}
+		config["mcp_servers."+backend.OwnServerName] = ownServerConfig(t.Tools)
 		if t.Catalog != "" {
 			config["model_catalog_json"] = t.Catalog
 		}
@@ -556,6 +548,29 @@ func threadParams(t backend.Turn) protocol.ThreadOptions {
 	_, params.ApprovalPolicy = appServerPolicy(t)
 	params.Sandbox = t.Policy().Sandbox
 	return params
+}
+
+// ownServerConfig is the file tools' server in a thread's config: the
+// relay when there is one, else the HTTP endpoint. The token is sent over
+// the app-server's stdin, never on a command line.
+func ownServerConfig(tools *backend.TurnTools) protocol.MCPServerConfig {
+	c := protocol.MCPServerConfig{
+		Required:                 true,
+		DefaultToolsApprovalMode: "approve",
+		// A permission prompt waits for the user; codex must not time out first.
+		ToolTimeoutSec: 86400,
+	}
+	if r := tools.Relay; r != nil {
+		c.Command, c.Args = r.Command, append([]string{}, r.Args...)
+		c.Env = map[string]string{r.TokenEnv: tools.Token}
+		for k, v := range r.Env {
+			c.Env[k] = v
+		}
+		return c
+	}
+	c.URL = tools.URL
+	c.HTTPHeaders = map[string]string{"Authorization": "Bearer " + tools.Token}
+	return c
 }
 
 // editorServerConfig is one of the editor's MCP servers in a thread's

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +42,29 @@ func TestThreadParams(t *testing.T) {
 	b, _ := json.Marshal(start)
 	if strings.Count(string(b), "tok") != 1 {
 		t.Errorf("token in the params %d times: %s", strings.Count(string(b), "tok"), b)
+	}
+}
+
+// TestThreadParamsRelay: with a relay the thread's config names a stdio
+// server whose environment carries the token (sent over the app-server's
+// stdin), and no URL.
+func TestThreadParamsRelay(t *testing.T) {
+	relay := &backend.ToolsRelay{Command: "/bin/codexacp", Args: []string{"mcp-relay"}, Env: map[string]string{"SOCK": "/tmp/d/s"}, TokenEnv: "TOKVAR"}
+	turn := backend.Turn{SessionID: "sess_1", Cwd: "/ws", Mode: backend.ModeAsk,
+		Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok", Relay: relay}}
+	start := threadParams(turn)
+	acp := start.Config["mcp_servers.acp"].(protocol.MCPServerConfig)
+	if acp.Command != "/bin/codexacp" || !slices.Equal(acp.Args, []string{"mcp-relay"}) || acp.URL != "" || acp.HTTPHeaders != nil ||
+		!maps.Equal(acp.Env, map[string]string{"SOCK": "/tmp/d/s", "TOKVAR": "tok"}) ||
+		!acp.Required || acp.DefaultToolsApprovalMode != "approve" || acp.ToolTimeoutSec != 86400 {
+		t.Errorf("our tool server = %+v", acp)
+	}
+	if relay.Env["TOKVAR"] != "" {
+		t.Error("the turn's relay Env was changed")
+	}
+	b, _ := json.Marshal(start)
+	if strings.Count(string(b), "tok\"") != 1 {
+		t.Errorf("token in the params %d times: %s", strings.Count(string(b), "tok\""), b)
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -540,19 +542,42 @@ func execInvocation(t backend.Turn) execrun.Invocation {
 	}
 	if t.Tools != nil {
 		inv.Config = append(inv.Config,
-			"mcp_servers."+backend.OwnServerName+"={url="+tomlString(t.Tools.URL)+
-				", bearer_token_env_var="+tomlString(toolsTokenEnv)+
-				", required=true, default_tools_approval_mode=\"approve\""+
-				// A permission prompt waits for the user; codex must not time out first.
-				", tool_timeout_sec=86400}",
+			"mcp_servers."+backend.OwnServerName+"="+ownServerTable(t.Tools),
 			"developer_instructions="+tomlString(backend.DeveloperInstructions(t.Cwd)+execAskNote(t.EditorMCP, p.Tools)),
 		)
 		if t.Catalog != "" {
 			inv.Config = append(inv.Config, "model_catalog_json="+tomlString(t.Catalog))
 		}
-		inv.Env = append(inv.Env, toolsTokenEnv+"="+t.Tools.Token)
+		inv.Env = append(inv.Env, tokenEnv(t.Tools)+"="+t.Tools.Token)
 	}
 	return inv
+}
+
+// ownServerTable is the file tools' server as a -c value: the relay when
+// there is one, else the HTTP endpoint. Either way the token is in codex's
+// environment (toolsTokenEnv), which codex passes to the relay (env_vars)
+// or sends as the bearer token.
+func ownServerTable(tools *backend.TurnTools) string {
+	// A permission prompt waits for the user; codex must not time out first.
+	const common = `, required=true, default_tools_approval_mode="approve", tool_timeout_sec=86400}`
+	r := tools.Relay
+	if r == nil {
+		return "{url=" + tomlString(tools.URL) + ", bearer_token_env_var=" + tomlString(toolsTokenEnv) + common
+	}
+	env := make([][2]string, 0, len(r.Env))
+	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
+		env = append(env, [2]string{k, r.Env[k]})
+	}
+	return "{command=" + tomlString(r.Command) + ", args=" + tomlStringArray(r.Args) +
+		", env=" + tomlInlineTable(env) + ", env_vars=" + tomlStringArray([]string{r.TokenEnv}) + common
+}
+
+// tokenEnv is the variable of codex's environment that carries the token.
+func tokenEnv(tools *backend.TurnTools) string {
+	if tools.Relay != nil {
+		return tools.Relay.TokenEnv
+	}
+	return toolsTokenEnv
 }
 
 // editorMCPConfig renders the editor's MCP servers as codex -c overrides

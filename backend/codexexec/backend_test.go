@@ -269,6 +269,34 @@ func TestExecConfigApprovalMode(t *testing.T) {
 	}
 }
 
+// TestExecToolsRoute: our tool server as exec's -c, over HTTP or through
+// the relay; either way the token is only in codex's environment.
+func TestExecToolsRoute(t *testing.T) {
+	relay := &backend.ToolsRelay{Command: "/a b/codexacp", Args: []string{"mcp-relay"},
+		Env: map[string]string{"SOCK": "/tmp/d/s", "MAX": "8"}, TokenEnv: "TOKVAR"}
+	for _, tc := range []struct {
+		relay *backend.ToolsRelay
+		want  string
+		env   string
+	}{
+		{nil, `mcp_servers.acp={url="http://127.0.0.1:1/mcp", bearer_token_env_var="CODEXACP_MCP_TOKEN", required=true, default_tools_approval_mode="approve", tool_timeout_sec=86400}`,
+			"CODEXACP_MCP_TOKEN=tok"},
+		{relay, `mcp_servers.acp={command="/a b/codexacp", args=["mcp-relay"], env={"MAX"="8", "SOCK"="/tmp/d/s"}, env_vars=["TOKVAR"], required=true, default_tools_approval_mode="approve", tool_timeout_sec=86400}`,
+			"TOKVAR=tok"},
+	} {
+		inv := execInvocation(backend.Turn{Mode: backend.ModeAuto, Tools: &backend.TurnTools{URL: "http://127.0.0.1:1/mcp", Token: "tok", Relay: tc.relay}})
+		if !slices.Contains(inv.Config, tc.want) {
+			t.Errorf("relay %v: config %q lacks %q", tc.relay != nil, inv.Config, tc.want)
+		}
+		if !slices.Contains(inv.Env, tc.env) {
+			t.Errorf("relay %v: env %q lacks %q", tc.relay != nil, inv.Env, tc.env)
+		}
+		if strings.Contains(strings.Join(inv.Config, " "), "tok\"") {
+			t.Errorf("relay %v: the token is on the command line: %q", tc.relay != nil, inv.Config)
+		}
+	}
+}
+
 // ForgetTurns cuts the thread with Revert (offered only with it), and the
 // thread's rollout is looked for anew: its next turn writes a revision.
 func TestExecForgetTurns(t *testing.T) {

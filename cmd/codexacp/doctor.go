@@ -74,11 +74,15 @@ func doctor(ctx context.Context, o *options, out io.Writer, log *slog.Logger) er
 		check("state dir", true, filepath.Join(o.stateDir, "sessions"))
 	}
 
-	host, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
+	host, err := mcp.NewHost(&mcp.HostOptions{Logger: log, RelayCommand: relayCommand(log)})
 	if err != nil {
 		check("tool server", false, err.Error())
 	} else {
-		check("tool server", true, "listens on "+host.URL())
+		route := "; codex reaches it over HTTP"
+		if r := host.Relay(); r != nil {
+			route = "; codex reaches it through " + filepath.Base(r.Command) + " " + strings.Join(r.Args, " ") + " (a private unix socket)"
+		}
+		check("tool server", true, "listens on "+host.URL()+route)
 		host.Close()
 	}
 

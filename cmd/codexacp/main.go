@@ -37,6 +37,15 @@ import (
 var version string
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == mcp.RelayArg {
+		// codex started us as a session's file-tool server (mcp.RunRelay):
+		// stdout carries MCP only, and none of the agent starts.
+		if err := mcp.RunRelay(os.Stdin, os.Stdout, os.Getenv); err != nil {
+			fmt.Fprintln(os.Stderr, "codexacp:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// Logs go through a queue: an editor that does not read our stderr
 	// must not stall the agent once the pipe is full.
 	stderr := newLogWriter(os.Stderr, logBufferSize)
@@ -224,7 +233,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		agentOpts.Auth = prepareAuth(ctx, later, log, path, o.config, o.backend, args)
 	}
 
-	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log})
+	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log, RelayCommand: relayCommand(log)})
 	if err != nil {
 		return fmt.Errorf("starting the file-tool server: %w", err)
 	}
@@ -541,3 +550,43 @@ const (
 	// "Backends").
 	defaultBackend = backendAppServer
 )
+
+// relayOffEnv=off keeps codex on the HTTP route to the file tools.
+const relayOffEnv = "CODEXACP_MCP_RELAY"
+
+// relayCommand is the executable codex runs as the file tools' relay
+// (mcp.RunRelay): this very binary, when its path still names it. "" (and
+// the HTTP route) when it does not: the binary was removed or replaced
+// since it started (an upgrade while the editor runs), or the path cannot
+// be found.
+func relayCommand(log *slog.Logger) string {
+	if os.Getenv(relayOffEnv) == "off" {
+		log.Info("codex reaches the file tools over HTTP", "reason", relayOffEnv+"=off")
+		return ""
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		err = sameAsRunning(exe)
+	}
+	if err != nil {
+		log.Info("codex reaches the file tools over HTTP", "reason", err)
+		return ""
+	}
+	return exe
+}
+
+// sameAsRunning checks that path is the running executable, where the
+// system says which that is (/proc/self/exe); elsewhere that it exists.
+func sameAsRunning(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("the executable: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("the executable %s is not a regular file", path)
+	}
+	if self, err := os.Stat("/proc/self/exe"); err == nil && !os.SameFile(fi, self) {
+		return fmt.Errorf("%s is no longer the running executable", path)
+	}
+	return nil
+}

@@ -266,9 +266,6 @@ type asPlayer struct {
 // replay, TestRecordingOfAReplayReplays).
 var floating = map[string]bool{"skills/list": true}
 
-// mcpServer is the agent's tool server as a thread's config names it.
-type mcpServer struct{ url, token string }
-
 func runAppServer(entries []record.Entry, n int, r *replayer, stdin io.Reader, sigs <-chan os.Signal) int {
 	p, err := planAppServer(entries, n)
 	if err != nil {
@@ -618,7 +615,8 @@ func (a *asPlayer) learnServer(recorded, live json.RawMessage) {
 
 // threadServer reads the agent's tool server from thread/start,
 // thread/resume or thread/fork params: config mcp_servers.acp (a dotted key, or nested)
-// with its url and its "Authorization: Bearer <token>" header.
+// with its url and its "Authorization: Bearer <token>" header, or the
+// agent's relay as a stdio server (command, args, env).
 func threadServer(params json.RawMessage) (mcpServer, bool) {
 	var p struct {
 		Config map[string]any `json:"config"`
@@ -632,6 +630,20 @@ func threadServer(params json.RawMessage) (mcpServer, bool) {
 		acp, _ = servers["acp"].(map[string]any)
 	}
 	url, _ := acp["url"].(string)
+	if command, _ := acp["command"].(string); url == "" && command != "" {
+		var args []string
+		list, _ := acp["args"].([]any)
+		for _, a := range list {
+			s, _ := a.(string)
+			args = append(args, s)
+		}
+		env := map[string]string{}
+		vars, _ := acp["env"].(map[string]any)
+		for k, v := range vars {
+			env[k], _ = v.(string)
+		}
+		return stdioServer(command, args, env), true
+	}
 	if url == "" {
 		return mcpServer{}, false
 	}
@@ -689,7 +701,7 @@ func (a *asPlayer) session(recorded string) (*mcpsdk.ClientSession, error) {
 	if s := a.sessions[srv]; s != nil {
 		return s, nil
 	}
-	s, err := connect(a.ctx, srv.url, srv.token)
+	s, err := srv.connect(a.ctx)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server acp: %w", err)
 	}

@@ -374,9 +374,11 @@ func TestThreadServer(t *testing.T) {
 		want   mcpServer
 		ok     bool
 	}{
-		{`{"config":{"mcp_servers.acp":{"url":"http://h/mcp","http_headers":{"Authorization":"Bearer t0k"}}}}`, mcpServer{"http://h/mcp", "t0k"}, true},
-		{`{"config":{"mcp_servers":{"acp":{"url":"http://h/mcp","http_headers":{"authorization":"bearer  t0k"}}}}}`, mcpServer{"http://h/mcp", "t0k"}, true},
-		{`{"config":{"mcp_servers.acp":{"url":"http://h/mcp"}}}`, mcpServer{"http://h/mcp", ""}, true},
+		{`{"config":{"mcp_servers.acp":{"url":"http://h/mcp","http_headers":{"Authorization":"Bearer t0k"}}}}`, mcpServer{url: "http://h/mcp", token: "t0k"}, true},
+		{`{"config":{"mcp_servers":{"acp":{"url":"http://h/mcp","http_headers":{"authorization":"bearer  t0k"}}}}}`, mcpServer{url: "http://h/mcp", token: "t0k"}, true},
+		{`{"config":{"mcp_servers.acp":{"url":"http://h/mcp"}}}`, mcpServer{url: "http://h/mcp", token: ""}, true},
+		{`{"config":{"mcp_servers.acp":{"command":"/bin/codexacp","args":["mcp-relay"],"env":{"S":"/tmp/s","T":"t0k"}}}}`,
+			stdioServer("/bin/codexacp", []string{"mcp-relay"}, map[string]string{"T": "t0k", "S": "/tmp/s"}), true},
 		{`{"config":{"mcp_servers.other":{"url":"http://h/mcp"}}}`, mcpServer{}, false},
 		{`{"cwd":"/w"}`, mcpServer{}, false},
 		{`[]`, mcpServer{}, false},

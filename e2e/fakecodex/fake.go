@@ -330,6 +330,20 @@ func (ex execArgs) mcpServer() (url, tokenVar string) {
 	return url, tokenVar
 }
 
+// toolServer is the agent's embedded server as codex reaches it: over HTTP
+// (mcpServer) or through the agent's relay, a stdio server.
+func (ex execArgs) toolServer(getenv func(string) string) (mcpServer, bool) {
+	if url, tokenVar := ex.mcpServer(); url != "" {
+		return mcpServer{url: url, token: getenv(tokenVar)}, true
+	}
+	for _, kv := range ex.config {
+		if key, value, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(key) == "mcp_servers.acp" {
+			return execStdioServer(value, getenv)
+		}
+	}
+	return mcpServer{}, false
+}
+
 // claimRun numbers this process among the runs of one replay: the first
 // exec (or app-server) is run 1. Concurrent claims get distinct numbers
 // (O_EXCL).
@@ -508,7 +522,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 	cancelledRun := p.exit == nil || p.exit.Cancelled
 
 	var session *mcpsdk.ClientSession
-	if url, tokenVar := ex.mcpServer(); url != "" {
+	if srv, ok := ex.toolServer(getenv); ok {
 		// Codex connects to a required server before anything else and
 		// exits 1 without output when it cannot.
 		// A cancelled run connects even when SIGINT came first: it still
@@ -517,7 +531,7 @@ func (r *replayer) replay(p *plan, ex execArgs, getenv func(string) string, sigs
 		if cancelledRun {
 			connectCtx = context.Background()
 		}
-		s, err := connect(connectCtx, url, getenv(tokenVar))
+		s, err := srv.connect(connectCtx)
 		if err != nil {
 			fmt.Fprintf(r.stderr, "fakecodex: MCP server acp: %v\n", err)
 			return 1

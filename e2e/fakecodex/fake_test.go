@@ -68,6 +68,29 @@ func TestMCPServerFromConfig(t *testing.T) {
 	}
 }
 
+// TestToolServerFromConfig: exec's -c names the agent's server over HTTP
+// or as its relay, a stdio server whose token codex passes from its own
+// environment (env_vars).
+func TestToolServerFromConfig(t *testing.T) {
+	getenv := func(k string) string { return map[string]string{"TOK": "t0k"}[k] }
+	for _, tc := range []struct {
+		config string
+		want   mcpServer
+		ok     bool
+	}{
+		{`mcp_servers.acp={url="http://127.0.0.1:2/mcp", bearer_token_env_var="TOK", required=true}`,
+			mcpServer{url: "http://127.0.0.1:2/mcp", token: "t0k"}, true},
+		{`mcp_servers.acp={command="/a b/codexacp", args=["mcp-relay"], env={CODEXACP_MCP_SOCKET="/tmp/x/s", "M"="8"}, env_vars=["TOK"], required=true}`,
+			stdioServer("/a b/codexacp", []string{"mcp-relay"}, map[string]string{"CODEXACP_MCP_SOCKET": "/tmp/x/s", "M": "8", "TOK": "t0k"}), true},
+		{`mcp_servers.other={command="x"}`, mcpServer{}, false},
+	} {
+		got, ok := execArgs{config: []string{tc.config}}.toolServer(getenv)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("toolServer(%s) = %+v, %v; want %+v, %v", tc.config, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
 // fake is one test's transcript and state directory.
 type fake struct {
 	t     *testing.T

@@ -7,8 +7,9 @@
 //     context window);
 //   - `fakecodex exec ... [resume <thread>] -` replays the transcript's next
 //     codex run: it reads the prompt from stdin, connects to the embedded MCP
-//     server named in `-c mcp_servers.acp={url=...}` with the bearer token
-//     from the variable that names (like codex, at start-up), prints the
+//     server named in `-c mcp_servers.acp={...}` (like codex, at start-up:
+//     it starts the agent's relay, command=..., with env and env_vars, or
+//     reaches url=... with the bearer token from bearer_token_env_var), prints the
 //     recorded JSONL lines, recreates each file a tool first touched as it was
 //     on disk, makes the recorded tool calls at the recorded points (waiting
 //     for each result and comparing it with the recorded one, see

@@ -524,8 +524,11 @@ func TestRecordingOfAReplayReplays(t *testing.T) {
 				}
 			}
 			if strings.HasSuffix(name, ".app-server") {
-				// The token went to codex in thread/start's config.
-				if !bytes.Contains(data, []byte(`"http_headers":{"Authorization":"[REDACTED]"}`)) {
+				// The token went to codex in thread/start's config: in the
+				// relay's environment, or as an HTTP header where the agent
+				// has no relay (mcp.Host.Relay).
+				if !bytes.Contains(data, []byte(`"CODEXACP_MCP_TOKEN":"[REDACTED]"`)) &&
+					!bytes.Contains(data, []byte(`"http_headers":{"Authorization":"[REDACTED]"}`)) {
 					t.Errorf("the app-server's thread config is not recorded with its token redacted")
 				}
 			} else if !bytes.Contains(data, []byte(`"CODEXACP_MCP_TOKEN"`)) {
