@@ -110,15 +110,7 @@ func (k *keptTracker) warm(newTracker func() *shelledits.Tracker, roots []string
 	}
 	tr := newTracker()
 	tr.Start(context.Background()) // Close (the session's end, idle time) cancels it
-	k.tr, k.roots, k.idles = tr, roots, idles
-	k.idle = time.AfterFunc(idle, func() {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		if k.tr == tr {
-			k.forget()
-			tr.Close()
-		}
-	})
+	k.hold(tr, roots, idle, idles)
 	idles.add(k, 0)
 	return tr
 }
@@ -144,6 +136,20 @@ func (k *keptTracker) settled(tr *shelledits.Tracker, maxBytes int64) {
 	idles.trim(maxBytes)
 }
 
+// hold makes tr the kept tracker of roots, closed after idle unless taken
+// first (k.mu held; the caller lists it in idles).
+func (k *keptTracker) hold(tr *shelledits.Tracker, roots []string, idle time.Duration, idles *idleShells) {
+	k.tr, k.roots, k.idles = tr, roots, idles
+	k.idle = time.AfterFunc(idle, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.tr == tr {
+			k.forget()
+			tr.Close()
+		}
+	})
+}
+
 // forget stops the idle timer and unlists the kept tracker (k.mu held).
 func (k *keptTracker) forget() {
 	k.idle.Stop()
@@ -166,15 +172,7 @@ func (k *keptTracker) keep(tr *shelledits.Tracker, roots []string, idle time.Dur
 		k.forget()
 		old.Close()
 	}
-	k.tr, k.roots, k.idles = tr, roots, idles
-	k.idle = time.AfterFunc(idle, func() {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		if k.tr == tr {
-			k.forget()
-			tr.Close()
-		}
-	})
+	k.hold(tr, roots, idle, idles)
 	idles.add(k, bytes)
 	k.mu.Unlock()
 	idles.trim(maxBytes)
