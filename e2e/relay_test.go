@@ -14,30 +14,24 @@ import (
 // either way.
 func TestToolsRoute(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		for _, route := range []string{"relay", "http"} {
-			t.Run(route, func(t *testing.T) {
-				s := setup{backend: backend}
-				if route == "http" {
-					s.env = []string{"CODEXACP_MCP_RELAY=off"}
-				}
-				e := start(t, s)
-				p := e.writeFile("notes.txt", "through the "+route+" route\n")
-				e.mock.Enqueue(
-					mockapi.Reply(acpCall(t, "call_read", "read_text_file", map[string]any{"path": p})),
-					mockapi.Reply(mockapi.Message("read it")),
-				)
-				if _, err := e.prompt("read notes.txt"); err != nil {
-					t.Fatalf("prompt: %v", err)
-				}
-				if out := toolOutput(t, e, "call_read"); !strings.Contains(out, "through the "+route+" route") {
-					t.Errorf("read_text_file output = %q, want the file's content", out)
-				}
-				relayed := strings.Contains(e.stderr.String(), "mcp host: relay connected")
-				if relayed != (route == "relay") {
-					t.Errorf("the agent's log says the relay connected: %v, want %v", relayed, route == "relay")
-				}
-			})
-		}
+		eachRoute(t, backend, func(t *testing.T, route string, s setup) {
+			e := start(t, s)
+			p := e.writeFile("notes.txt", "through the "+route+" route\n")
+			e.mock.Enqueue(
+				mockapi.Reply(acpCall(t, "call_read", "read_text_file", map[string]any{"path": p})),
+				mockapi.Reply(mockapi.Message("read it")),
+			)
+			if _, err := e.prompt("read notes.txt"); err != nil {
+				t.Fatalf("prompt: %v", err)
+			}
+			if out := toolOutput(t, e, "call_read"); !strings.Contains(out, "through the "+route+" route") {
+				t.Errorf("read_text_file output = %q, want the file's content", out)
+			}
+			relayed := strings.Contains(e.stderr.String(), "mcp host: relay connected")
+			if relayed != (route == "relay") {
+				t.Errorf("the agent's log says the relay connected: %v, want %v", relayed, route == "relay")
+			}
+		})
 	})
 }
 
@@ -46,32 +40,40 @@ func TestToolsRoute(t *testing.T) {
 // model is told how to write in parts; the session's tools go on working.
 func TestOversizeToolCallReachesModel(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
-		for _, route := range []string{"relay", "http"} {
-			t.Run(route, func(t *testing.T) {
-				s := setup{backend: backend}
-				if route == "http" {
-					s.env = []string{"CODEXACP_MCP_RELAY=off"}
-				}
-				e := start(t, s)
-				p := e.writeFile("big.txt", "small\n")
-				e.mock.Enqueue(
-					mockapi.Reply(acpCall(t, "call_big", "write_text_file", map[string]any{"path": p, "content": strings.Repeat("x", 9<<20)})),
-					mockapi.Reply(acpCall(t, "call_read", "read_text_file", map[string]any{"path": p})),
-					mockapi.Reply(mockapi.Message("done")),
-				)
-				if _, err := e.prompt("write a big file"); err != nil {
-					t.Fatalf("prompt: %v", err)
-				}
-				if out := toolOutput(t, e, "call_big"); !strings.Contains(out, "write a large file in parts") {
-					t.Errorf("the oversize call's output = %.300q, want the advice", out)
-				}
-				if got, err := os.ReadFile(p); err != nil || string(got) != "small\n" {
-					t.Errorf("big.txt = %.40q, %v; want it unchanged", got, err)
-				}
-				if out := toolOutput(t, e, "call_read"); !strings.Contains(out, "small") {
-					t.Errorf("the read after it = %.300q, want the file's content", out)
-				}
-			})
-		}
+		eachRoute(t, backend, func(t *testing.T, route string, s setup) {
+			e := start(t, s)
+			p := e.writeFile("big.txt", "small\n")
+			e.mock.Enqueue(
+				mockapi.Reply(acpCall(t, "call_big", "write_text_file", map[string]any{"path": p, "content": strings.Repeat("x", 9<<20)})),
+				mockapi.Reply(acpCall(t, "call_read", "read_text_file", map[string]any{"path": p})),
+				mockapi.Reply(mockapi.Message("done")),
+			)
+			if _, err := e.prompt("write a big file"); err != nil {
+				t.Fatalf("prompt: %v", err)
+			}
+			if out := toolOutput(t, e, "call_big"); !strings.Contains(out, "write a large file in parts") {
+				t.Errorf("the oversize call's output = %.300q, want the advice", out)
+			}
+			if got, err := os.ReadFile(p); err != nil || string(got) != "small\n" {
+				t.Errorf("big.txt = %.40q, %v; want it unchanged", got, err)
+			}
+			if out := toolOutput(t, e, "call_read"); !strings.Contains(out, "small") {
+				t.Errorf("the read after it = %.300q, want the file's content", out)
+			}
+		})
 	})
+}
+
+// eachRoute runs f as a subtest per route of codex to the file tools: the
+// relay (the default) and HTTP (CODEXACP_MCP_RELAY=off).
+func eachRoute(t *testing.T, backend string, f func(t *testing.T, route string, s setup)) {
+	for _, route := range []string{"relay", "http"} {
+		t.Run(route, func(t *testing.T) {
+			s := setup{backend: backend}
+			if route == "http" {
+				s.env = []string{"CODEXACP_MCP_RELAY=off"}
+			}
+			f(t, route, s)
+		})
+	}
 }
