@@ -150,6 +150,9 @@ func (r *relayListener) serve(h *Host, c net.Conn) {
 		r.log.Warn("mcp host: relay connection refused: unknown token")
 		return
 	}
+	if h.opts.relayAuthenticated != nil {
+		h.opts.relayAuthenticated()
+	}
 	c.SetReadDeadline(time.Time{})
 	ss, err := s.server.Connect(r.ctx, &mcpsdk.IOTransport{
 		Reader:        readCloser{br, c},
@@ -158,6 +161,13 @@ func (r *relayListener) serve(h *Host, c net.Conn) {
 	}, nil)
 	if err != nil {
 		r.log.Warn("mcp host: relay session", "err", err)
+		return
+	}
+	// The token may have been revoked since it was checked: unregister
+	// (and Close) then closed the server's sessions without this one.
+	if h.sessionByToken(token) != s {
+		ss.Close()
+		r.log.Warn("mcp host: relay connection refused: token revoked")
 		return
 	}
 	r.log.Debug("mcp host: relay connected")

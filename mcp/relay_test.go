@@ -385,3 +385,18 @@ func TestRelaySocketRefusesBadClients(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestRelayTokenRevokedWhileConnecting: a session unregistered between
+// the host's check of a relay's token and its MCP session's start (when
+// unregister finds no session of the server to close) does not leave that
+// relay connected to the revoked server.
+func TestRelayTokenRevokedWhileConnecting(t *testing.T) {
+	var unregister func()
+	h, route := newRelayHost(t, &HostOptions{relayAuthenticated: func() { unregister() }})
+	var token string
+	token, unregister = h.Register(NewServer(fsops.NewEngine(fsopstest.NewMemFiles()), nil))
+	r := startRelay(t, route, token)
+	if err := r.wait(t); err == nil || !strings.Contains(err.Error(), "the agent closed the connection") {
+		t.Errorf("RunRelay = %v, want the agent closed the connection", err)
+	}
+}
