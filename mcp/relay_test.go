@@ -400,3 +400,24 @@ func TestRelayTokenRevokedWhileConnecting(t *testing.T) {
 		t.Errorf("RunRelay = %v, want the agent closed the connection", err)
 	}
 }
+
+// TestHostRelayRouteSocketGone: once the socket is gone (a cleaner of old
+// temporary files removed it) codex is sent the HTTP route, not a relay
+// that cannot connect, which would fail the thread (the server is
+// required).
+func TestHostRelayRouteSocketGone(t *testing.T) {
+	h, route := newRelayHost(t, nil)
+	socket := route.Env[RelaySocketEnv]
+	if err := os.Remove(socket); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Relay(); r != nil {
+		t.Errorf("Relay() = %+v with the socket removed, want nil (HTTP)", r)
+	}
+	if err := os.RemoveAll(socket[:strings.LastIndexByte(socket, '/')]); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Relay(); r != nil {
+		t.Errorf("Relay() = %+v with the socket's directory removed, want nil (HTTP)", r)
+	}
+}
