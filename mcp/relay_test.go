@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -419,5 +420,33 @@ func TestHostRelayRouteSocketGone(t *testing.T) {
 	}
 	if r := h.Relay(); r != nil {
 		t.Errorf("Relay() = %+v with the socket's directory removed, want nil (HTTP)", r)
+	}
+}
+
+// TestRelayEndAgentGone: when the agent's end closes as codex sends it a
+// message (a refused token: codex's initialize follows it at once), the
+// write to the socket may fail before the read sees the end, and the read
+// may see a reset (the agent closed with that message unread); the relay
+// still says the agent closed the connection, not "broken pipe".
+func TestRelayEndAgentGone(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		write, read   error
+		writeFailsToo bool
+	}{
+		{"the write fails first", syscall.EPIPE, nil, true},
+		{"the write fails, the read sees a reset", syscall.EPIPE, syscall.ECONNRESET, true},
+		{"the read sees a reset", nil, syscall.ECONNRESET, false},
+	} {
+		agentDone, codexDone := make(chan error, 1), make(chan error)
+		go func() {
+			if tc.writeFailsToo {
+				codexDone <- &agentWriteError{err: tc.write}
+			}
+			agentDone <- tc.read // the read sees the end once the write failed
+		}()
+		if err := relayEnd(agentDone, codexDone); err == nil || !strings.Contains(err.Error(), "the agent closed the connection") {
+			t.Errorf("%s: relayEnd = %v, want the agent closed the connection", tc.name, err)
+		}
 	}
 }
