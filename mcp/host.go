@@ -79,6 +79,10 @@ type HostOptions struct {
 	// private unix socket instead of HTTP. "" means codex uses HTTP only
 	// (as it does on Windows): see Host.Relay.
 	RelayCommand string
+
+	// relayAuthenticated, in tests, runs once a relay's token is known,
+	// before its MCP session starts.
+	relayAuthenticated func()
 }
 
 // Host serves the MCP servers of all sessions of one agent process over

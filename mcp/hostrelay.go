@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +55,8 @@ type relayListener struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
+
+	gone atomic.Bool // the socket was found removed (logged once)
 }
 
 // relaySupported says whether this platform gets the relay. Windows keeps
@@ -87,9 +90,20 @@ func (h *Host) startRelay(command string) *relayListener {
 
 // Relay is the route for codex to reach the file tools through a relay
 // process, or nil when codex must use the HTTP route (URL): no relay
-// command was given, the platform has none, or its socket could not be made.
+// command was given, the platform has none, its socket could not be made
+// or is gone.
 func (h *Host) Relay() *RelayRoute {
 	if h.relay == nil {
+		return nil
+	}
+	// A cleaner of old temporary files may have removed the socket (its
+	// directory is in $TMPDIR, and an editor may run for weeks): a relay
+	// could not connect, and codex fails a thread whose required server
+	// does not start.
+	if fi, err := os.Lstat(h.relay.ln.Addr().String()); err != nil || fi.Mode().Type() != os.ModeSocket {
+		if !h.relay.gone.Swap(true) {
+			h.opts.Logger.Warn("mcp host: the relay socket is gone, codex reaches the file tools over HTTP", "err", err)
+		}
 		return nil
 	}
 	return &RelayRoute{
@@ -150,6 +164,9 @@ func (r *relayListener) serve(h *Host, c net.Conn) {
 		r.log.Warn("mcp host: relay connection refused: unknown token")
 		return
 	}
+	if h.opts.relayAuthenticated != nil {
+		h.opts.relayAuthenticated()
+	}
 	c.SetReadDeadline(time.Time{})
 	ss, err := s.server.Connect(r.ctx, &mcpsdk.IOTransport{
 		Reader:        readCloser{br, c},
@@ -158,6 +175,13 @@ func (r *relayListener) serve(h *Host, c net.Conn) {
 	}, nil)
 	if err != nil {
 		r.log.Warn("mcp host: relay session", "err", err)
+		return
+	}
+	// The token may have been revoked since it was checked: unregister
+	// (and Close) then closed the server's sessions without this one.
+	if h.sessionByToken(token) != s {
+		ss.Close()
+		r.log.Warn("mcp host: relay connection refused: token revoked")
 		return
 	}
 	r.log.Debug("mcp host: relay connected")

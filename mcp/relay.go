@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -95,15 +96,36 @@ func RunRelay(stdin io.Reader, stdout io.Writer, getenv func(string) string) err
 	codexDone := make(chan error, 1)
 	go func() { agentDone <- copyLines(out, conn) }()
 	go func() { codexDone <- forwardBounded(conn, stdin, out, limit) }()
-	select {
-	case err := <-agentDone:
-		if err != nil {
+	return relayEnd(agentDone, codexDone)
+}
+
+// relayEnd waits for the first of the relay's two directions to end and
+// says why the relay stops.
+func relayEnd(agentDone, codexDone <-chan error) error {
+	agentGone := func(err error) error {
+		// A reset is the agent closing with codex's last message unread.
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 			return fmt.Errorf("mcp relay: the agent's connection failed: %w", err)
 		}
 		return errors.New("mcp relay: the agent closed the connection (it exited, or refused the token)")
+	}
+	select {
+	case err := <-agentDone:
+		return agentGone(err)
 	case err := <-codexDone:
-		// codex closed stdin (or it failed): the agent's end of the
-		// session closes with the connection.
+		// A write to the agent fails when its end closed (a refused
+		// token: codex's first message follows the token at once), often
+		// before the read sees the end: say so as the read does.
+		var werr *agentWriteError
+		if errors.As(err, &werr) {
+			select {
+			case aerr := <-agentDone:
+				return agentGone(aerr)
+			case <-time.After(relayDialTimeout):
+			}
+		}
+		// Otherwise codex closed stdin (or it failed): the agent's end of
+		// the session closes with the connection.
 		if err != nil {
 			return fmt.Errorf("mcp relay: %w", err)
 		}
@@ -200,7 +222,7 @@ func forwardBounded(agent io.Writer, r io.Reader, out *lineWriter, limit int64) 
 				line = append(line, '\n') // the last line, unterminated
 			}
 			if _, werr := agent.Write(line); werr != nil {
-				return fmt.Errorf("writing to the agent: %w", werr)
+				return &agentWriteError{werr}
 			}
 		}
 		if err != nil { // io.EOF
@@ -211,6 +233,13 @@ func forwardBounded(agent io.Writer, r io.Reader, out *lineWriter, limit int64) 
 		}
 	}
 }
+
+// agentWriteError is a failed write to the agent's socket: its end closed
+// (or failed), which the other direction's read sees too.
+type agentWriteError struct{ err error }
+
+func (e *agentWriteError) Error() string { return "writing to the agent: " + e.err.Error() }
+func (e *agentWriteError) Unwrap() error { return e.err }
 
 // requestID returns the "id" of the JSON-RPC request whose beginning is
 // prefix, or nil when prefix does not show one before the message is cut.

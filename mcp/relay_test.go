@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -383,5 +384,69 @@ func TestRelaySocketRefusesBadClients(t *testing.T) {
 			t.Errorf("first line %.20q: read %d bytes, %v; want the connection closed", first, n, err)
 		}
 		c.Close()
+	}
+}
+
+// TestRelayTokenRevokedWhileConnecting: a session unregistered between
+// the host's check of a relay's token and its MCP session's start (when
+// unregister finds no session of the server to close) does not leave that
+// relay connected to the revoked server.
+func TestRelayTokenRevokedWhileConnecting(t *testing.T) {
+	var unregister func()
+	h, route := newRelayHost(t, &HostOptions{relayAuthenticated: func() { unregister() }})
+	var token string
+	token, unregister = h.Register(NewServer(fsops.NewEngine(fsopstest.NewMemFiles()), nil))
+	r := startRelay(t, route, token)
+	if err := r.wait(t); err == nil || !strings.Contains(err.Error(), "the agent closed the connection") {
+		t.Errorf("RunRelay = %v, want the agent closed the connection", err)
+	}
+}
+
+// TestHostRelayRouteSocketGone: once the socket is gone (a cleaner of old
+// temporary files removed it) codex is sent the HTTP route, not a relay
+// that cannot connect, which would fail the thread (the server is
+// required).
+func TestHostRelayRouteSocketGone(t *testing.T) {
+	h, route := newRelayHost(t, nil)
+	socket := route.Env[RelaySocketEnv]
+	if err := os.Remove(socket); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Relay(); r != nil {
+		t.Errorf("Relay() = %+v with the socket removed, want nil (HTTP)", r)
+	}
+	if err := os.RemoveAll(socket[:strings.LastIndexByte(socket, '/')]); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Relay(); r != nil {
+		t.Errorf("Relay() = %+v with the socket's directory removed, want nil (HTTP)", r)
+	}
+}
+
+// TestRelayEndAgentGone: when the agent's end closes as codex sends it a
+// message (a refused token: codex's initialize follows it at once), the
+// write to the socket may fail before the read sees the end, and the read
+// may see a reset (the agent closed with that message unread); the relay
+// still says the agent closed the connection, not "broken pipe".
+func TestRelayEndAgentGone(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		write, read   error
+		writeFailsToo bool
+	}{
+		{"the write fails first", syscall.EPIPE, nil, true},
+		{"the write fails, the read sees a reset", syscall.EPIPE, syscall.ECONNRESET, true},
+		{"the read sees a reset", nil, syscall.ECONNRESET, false},
+	} {
+		agentDone, codexDone := make(chan error, 1), make(chan error)
+		go func() {
+			if tc.writeFailsToo {
+				codexDone <- &agentWriteError{err: tc.write}
+			}
+			agentDone <- tc.read // the read sees the end once the write failed
+		}()
+		if err := relayEnd(agentDone, codexDone); err == nil || !strings.Contains(err.Error(), "the agent closed the connection") {
+			t.Errorf("%s: relayEnd = %v, want the agent closed the connection", tc.name, err)
+		}
 	}
 }
