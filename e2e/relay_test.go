@@ -8,10 +8,10 @@ import (
 	"github.com/codexacp/codexacp/e2e/mockapi"
 )
 
-// TestToolsRoute: codex reaches the file tools through the relay (codex
-// runs the agent's binary as a stdio MCP server, mcp.RunRelay), and over
-// HTTP when CODEXACP_MCP_RELAY=off, on both backends; a tool call works
-// either way.
+// TestToolsRoute: codex reaches the file tools through the relay with
+// CODEXACP_MCP_RELAY=on (codex runs the agent's binary as a stdio MCP
+// server, mcp.RunRelay), and over HTTP by default, on both backends; a
+// tool call works either way.
 func TestToolsRoute(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
 		eachRoute(t, backend, func(t *testing.T, route string, s setup) {
@@ -65,13 +65,13 @@ func TestOversizeToolCallReachesModel(t *testing.T) {
 }
 
 // eachRoute runs f as a subtest per route of codex to the file tools: the
-// relay (the default) and HTTP (CODEXACP_MCP_RELAY=off).
+// relay (CODEXACP_MCP_RELAY=on) and HTTP (the default).
 func eachRoute(t *testing.T, backend string, f func(t *testing.T, route string, s setup)) {
 	for _, route := range []string{"relay", "http"} {
 		t.Run(route, func(t *testing.T) {
 			s := setup{backend: backend}
-			if route == "http" {
-				s.env = []string{"CODEXACP_MCP_RELAY=off"}
+			if route == "relay" {
+				s.env = []string{"CODEXACP_MCP_RELAY=on"}
 			}
 			f(t, route, s)
 		})

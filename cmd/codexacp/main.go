@@ -208,7 +208,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// status, a new catalog) delayed it. codex app-server, which a fresh
 	// agent's first prompt waits for, still starts at launch.
 	later := newStartGate()
-	defer later.leave()
+	bg, cancelBG := context.WithCancel(ctx)
+	defer later.end(cancelBG)
 	agentOpts := acp.Options{Version: version, Logger: log, Initialized: later.open}
 
 	// Image directories of agents killed mid-turn; in the background,
@@ -225,12 +226,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		log.Info("using codex", "path", path, "backend", o.backend)
 		// In front of the user's overrides, which win.
 		o.config = append(codex.DefaultOverrides(os.Environ(), o.config), o.config...)
-		agentOpts.ModelInfo = prepareCatalog(ctx, later, log, path, o.config)
-		agentOpts.CodexVersion = prepareCodexVersion(ctx, later, log, path, agentOpts.ModelInfo)
+		agentOpts.ModelInfo = prepareCatalog(bg, later, log, path, o.config)
+		agentOpts.CodexVersion = prepareCodexVersion(bg, later, log, path, agentOpts.ModelInfo)
 		agentOpts.DefaultModel = codex.ConfiguredModel(o.config)
 		agentOpts.DefaultEffort = codex.ConfiguredValue(o.config, "model_reasoning_effort")
 		agentOpts.DefaultServiceTier = codex.ConfiguredValue(o.config, "service_tier")
-		agentOpts.Auth = prepareAuth(ctx, later, log, path, o.config, o.backend, args)
+		agentOpts.Auth = prepareAuth(bg, later, log, path, o.config, o.backend, args)
 	}
 
 	tools, err := mcp.NewHost(&mcp.HostOptions{Logger: log, RelayCommand: relayCommand(log)})
@@ -280,7 +281,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// two, before the first prompt).
 		cs := &codexapp.ConfigServer{Options: codexapp.Options{Path: path, Config: o.config, Logger: log}}
 		defer cs.Close()
-		agentOpts.UserConfig = prepareUserConfig(ctx, later, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
+		agentOpts.UserConfig = prepareUserConfig(bg, later, log, rec, func(ctx context.Context) (codex.UserConfig, error) {
 			defer cs.Close()
 			return cs.UserConfig(ctx)
 		})
@@ -320,7 +321,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer be.Close()
 		cs.Warm() // every session/new, load and resume lists skills with it
 		agentOpts.Backend = be
-		useConfigServer(ctx, later, log, rec, &agentOpts, cs)
+		useConfigServer(bg, later, log, rec, &agentOpts, cs)
 	}
 	err = acp.NewAgent(agentOpts).Serve(ctx, stdin, stdout)
 	if ctx.Err() != nil {
@@ -448,7 +449,9 @@ func prepareUserConfig(ctx context.Context, later *startGate, log *slog.Logger, 
 func inBackground[T any](later *startGate, f func() T) func() T {
 	ready := make(chan struct{})
 	var v T
+	later.started()
 	go func() {
+		defer later.finished()
 		defer close(ready)
 		defer recovery.Recover(nil, "a background start-up task", nil) // v stays zero
 		if later.wait() {
@@ -465,6 +468,10 @@ func inBackground[T any](later *startGate, f func() T) func() T {
 type startGate struct {
 	ch, left           chan struct{}
 	openOnce, leftOnce sync.Once
+	// work counts the work started under the gate, which end waits for:
+	// it writes caches (the model catalog) that must not change under a
+	// caller that thinks the agent is done.
+	work sync.WaitGroup
 }
 
 func newStartGate() *startGate {
@@ -486,6 +493,27 @@ func (g *startGate) open() {
 
 // leave drops the work still held back: the agent is leaving.
 func (g *startGate) leave() { g.leftOnce.Do(func() { close(g.left) }) }
+
+// started and finished count a piece of work under the gate.
+func (g *startGate) started() {
+	if g != nil {
+		g.work.Add(1)
+	}
+}
+
+func (g *startGate) finished() {
+	if g != nil {
+		g.work.Done()
+	}
+}
+
+// end drops the work still held back, cancels (with cancel, the context
+// of the work) what runs, and waits for it to return.
+func (g *startGate) end(cancel context.CancelFunc) {
+	g.leave()
+	cancel()
+	g.work.Wait()
+}
 
 // wait reports whether g opened (true) or the agent left first (false).
 func (g *startGate) wait() bool {
@@ -551,17 +579,20 @@ const (
 	defaultBackend = backendAppServer
 )
 
-// relayOffEnv=off keeps codex on the HTTP route to the file tools.
-const relayOffEnv = "CODEXACP_MCP_RELAY"
+// relayEnv=on gives codex the file tools through the relay instead of
+// HTTP. Off by default until the relay's token is out of reach of the
+// commands codex runs (docs/mcp.md, "The relay": the token sits in the
+// relay's environment, which a command of the same user may read where
+// codex's sandbox shows it the relay's process).
+const relayEnv = "CODEXACP_MCP_RELAY"
 
 // relayCommand is the executable codex runs as the file tools' relay
-// (mcp.RunRelay): this very binary, when its path still names it. "" (and
-// the HTTP route) when it does not: the binary was removed or replaced
-// since it started (an upgrade while the editor runs), or the path cannot
-// be found.
+// (mcp.RunRelay) when relayEnv=on: this very binary, when its path still
+// names it. "" (and the HTTP route) otherwise, or when the binary was
+// removed or replaced since it started (an upgrade while the editor
+// runs), or the path cannot be found.
 func relayCommand(log *slog.Logger) string {
-	if os.Getenv(relayOffEnv) == "off" {
-		log.Info("codex reaches the file tools over HTTP", "reason", relayOffEnv+"=off")
+	if os.Getenv(relayEnv) != "on" {
 		return ""
 	}
 	exe, err := os.Executable()

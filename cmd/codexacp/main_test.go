@@ -422,6 +422,25 @@ func TestStartGate(t *testing.T) {
 			t.Error("ran before the gate opened")
 		}
 	})
+	t.Run("ended", func(t *testing.T) {
+		g := newStartGate()
+		ctx, cancel := context.WithCancel(context.Background())
+		var returned atomic.Bool
+		running := make(chan struct{})
+		inBackground(g, func() int {
+			close(running)
+			<-ctx.Done() // a codex run, say, that ends with its context
+			time.Sleep(20 * time.Millisecond)
+			returned.Store(true)
+			return 1
+		})
+		g.open()
+		<-running
+		g.end(cancel)
+		if !returned.Load() {
+			t.Error("end returned before the running work did")
+		}
+	})
 	t.Run("waited for", func(t *testing.T) {
 		g := newStartGate()
 		if v := inBackground(g, func() int { return 7 })(); v != 7 {

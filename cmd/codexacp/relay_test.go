@@ -9,21 +9,24 @@ import (
 	"testing"
 )
 
-// TestRelayCommand: codex is given this binary as the relay only while its
-// path still names the running executable; otherwise (and with
-// CODEXACP_MCP_RELAY=off) the HTTP route.
+// TestRelayCommand: codex is given this binary as the relay only with
+// CODEXACP_MCP_RELAY=on and while its path still names the running
+// executable; otherwise the HTTP route.
 func TestRelayCommand(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	exe, err := os.Executable()
 	if err != nil {
 		t.Skip("no executable path on this system:", err)
 	}
-	if got := relayCommand(log); got != exe {
-		t.Errorf("relayCommand = %q, want the running executable %q", got, exe)
+	for _, v := range []string{"", "off", "1"} {
+		t.Setenv(relayEnv, v)
+		if got := relayCommand(log); got != "" {
+			t.Errorf("with %s=%q: relayCommand = %q, want the HTTP route", relayEnv, v, got)
+		}
 	}
-	t.Setenv(relayOffEnv, "off")
-	if got := relayCommand(log); got != "" {
-		t.Errorf("with %s=off: relayCommand = %q, want the HTTP route", relayOffEnv, got)
+	t.Setenv(relayEnv, "on")
+	if got := relayCommand(log); got != exe {
+		t.Errorf("with %s=on: relayCommand = %q, want the running executable %q", relayEnv, got, exe)
 	}
 
 	if err := sameAsRunning(exe); err != nil {
