@@ -158,19 +158,22 @@ esac
 			t.Errorf("quickstart command %q is neither run by this test nor listed in quickstartNeedsNetwork", c)
 			continue
 		}
-		keep := func() {}
-		if args[1] == "install" {
-			// The last run's install, linked again only if it changed.
-			keep = testkit.ReuseBinary(filepath.Join(bin, "codexacp"), "quickstart")
-		}
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir, cmd.Env = root, env
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
+		run := cmd.Run
+		if args[1] == "install" {
+			// GOBIN starts with the agent another test built from this
+			// tree (testkit.ReuseBinary): the install runs as a newcomer's,
+			// and the go command links again only if that one is stale.
+			run = func() error {
+				return testkit.ReuseBinary(filepath.Join(bin, "codexacp"), "github.com/codexacp/codexacp/cmd/codexacp", cmd.Run)
+			}
+		}
+		if err := run(); err != nil {
 			t.Fatalf("%s: %v\n%s", c, err, out.String())
 		}
-		keep()
 		ran++
 		switch c {
 		case "codexacp --version":

@@ -147,7 +147,7 @@ func newAcpxEnv(t *testing.T) *acpxEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{agentBin, "--codex-path", codexPath, "--log-level", "debug", "-c", `model="gpt-5.5"`}
+	argv := []string{agentBin(t), "--codex-path", codexPath, "--log-level", "debug", "-c", `model="gpt-5.5"`}
 	for _, c := range append(mockapi.CodexConfig(mock.URL()), codextest.OfflineConfig...) {
 		argv = append(argv, "-c", c)
 	}

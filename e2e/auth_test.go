@@ -53,7 +53,7 @@ func authAgentAfter(t *testing.T, backend string, mock *mockapi.Server, before f
 	for _, c := range codextest.OfflineConfig {
 		args = append(args, "-c", c)
 	}
-	cmd := exec.Command(agentBin, args...)
+	cmd := exec.Command(agentBin(t), args...)
 	cmd.Env = append(env, extraEnv...)
 	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr

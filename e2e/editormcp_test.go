@@ -3,8 +3,8 @@ package e2e_test
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +14,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/codexacp/codexacp/e2e/mockapi"
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // The editor's own MCP servers (session/new mcpServers) in every mode: a
@@ -24,22 +25,15 @@ import (
 // everywhere.
 // docs/codex.md, "The editor's MCP servers".
 
-// mcpFixtureBin builds e2e/mcpfixture once, next to the agent binary.
+// mcpFixtureBin builds e2e/mcpfixture once, next to the agent binary,
+// linked again only when it changed (testkit.BuildCommands).
 var mcpFixtureBin = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(filepath.Dir(agentBin), "mcpfixture")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/codexacp/codexacp/e2e/mcpfixture").CombinedOutput()
+	bins, err := testkit.BuildCommands(binDir, "github.com/codexacp/codexacp/e2e/mcpfixture")
 	if err != nil {
-		return "", &buildError{err: err, out: string(out)}
+		return "", fmt.Errorf("building mcpfixture: %w", err)
 	}
-	return bin, nil
+	return bins[0], nil
 })
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (b *buildError) Error() string { return "building mcpfixture: " + b.err.Error() + "\n" + b.out }
 
 // fixtureServer is the MCP fixture as the editor passes it, run from a copy
 // in dir, writing what its note tool records to notes.

@@ -27,8 +27,36 @@ import (
 	"github.com/codexacp/codexacp/internal/testkit"
 )
 
-// agentBin is the codexacp binary under test, built once by TestMain.
-var agentBin string
+// binDir holds the commands the tests build, removed by TestMain.
+var binDir string
+
+// builtAgent builds codexacp once, for the first test that runs it: without
+// the pinned codex most tests skip, and a run filtered to tests that need
+// no agent builds nothing.
+var builtAgent = sync.OnceValues(func() (string, error) {
+	bins, err := testkit.BuildCommands(binDir, "github.com/codexacp/codexacp/cmd/codexacp")
+	if err != nil {
+		return "", fmt.Errorf("building codexacp: %w", err)
+	}
+	return bins[0], nil
+})
+
+// agentOverride, when set, is the binary agentBin gives instead
+// (BenchmarkColdPrompt's candidates).
+var agentOverride string
+
+// agentBin is the codexacp binary under test.
+func agentBin(t testing.TB) string {
+	t.Helper()
+	if agentOverride != "" {
+		return agentOverride
+	}
+	bin, err := builtAgent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "codexacp-e2e-bin")
@@ -36,12 +64,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins, err := testkit.BuildCommands(dir, "github.com/codexacp/codexacp/cmd/codexacp")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building codexacp: %v\n", err)
-		os.Exit(1)
-	}
-	agentBin = bins[0]
+	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -154,7 +177,7 @@ func (e *env) restart(s setup) *env {
 func (e *env) launch(s setup, extraArgs []string) {
 	t := e.t
 	t.Helper()
-	cmd := exec.Command(agentBin, append(append([]string(nil), e.args...), extraArgs...)...)
+	cmd := exec.Command(agentBin(t), append(append([]string(nil), e.args...), extraArgs...)...)
 	cmd.Env = e.baseEnv
 	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr

@@ -60,7 +60,7 @@ func startBurst(tb testing.TB, backend string) *burst {
 	for _, c := range append(mockapi.CodexConfig(mock.URL()), codextest.OfflineConfig...) {
 		args = append(args, "-c", c)
 	}
-	cmd := exec.Command(agentBin, args...)
+	cmd := exec.Command(agentBin(tb), args...)
 	cmd.Env = baseEnv
 	b := &burst{tb: tb, cmd: cmd, stderr: &syncbuf.Buffer{}, cwd: cwd, exited: make(chan struct{}), answers: make(chan answer, 4096)}
 	cmd.Stderr = b.stderr

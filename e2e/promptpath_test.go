@@ -106,7 +106,7 @@ func TestCancelSoonAfterFirstPrompt(t *testing.T) {
 //	CODEXACP_E2E=1 go test -run '^$' -bench ColdPrompt -benchtime 5x ./e2e/
 func BenchmarkColdPrompt(b *testing.B) {
 	type candidate struct{ name, bin string }
-	cands := []candidate{{"current", agentBin}}
+	cands := []candidate{{"current", agentBin(b)}}
 	if list := os.Getenv("CODEXACP_BENCH_AGENTS"); list != "" {
 		cands = nil
 		for _, kv := range strings.Split(list, ",") {
@@ -124,8 +124,7 @@ func BenchmarkColdPrompt(b *testing.B) {
 	// catalog it derives from codex's there, per codex version, and a
 	// fresh agent of a user who ran it before finds it.
 	cache := []string{"XDG_CACHE_HOME=" + b.TempDir()}
-	saved := agentBin
-	defer func() { agentBin = saved }()
+	defer func() { agentOverride = "" }()
 	type key struct{ backend, cand string }
 	type samples struct{ startChunk, promptReq, promptChunk, promptTurn, startServer, startReady, threadStart []float64 }
 	got := map[key]*samples{}
@@ -134,7 +133,7 @@ func BenchmarkColdPrompt(b *testing.B) {
 		for j := range cands {
 			c := cands[(i+j)%len(cands)] // the first candidate rotates
 			for _, backend := range backends {
-				agentBin = c.bin
+				agentOverride = c.bin
 				s := got[key{backend, c.name}]
 				if s == nil {
 					s = &samples{}

@@ -35,7 +35,7 @@ func TestUnreadStderrDoesNotBlockRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No codex and no state: nothing but session/new and its log line.
-	cmd := exec.Command(agentBin, "--codex-path", "/nonexistent/codex", "--log-level", "debug", "--state-dir=")
+	cmd := exec.Command(agentBin(t), "--codex-path", "/nonexistent/codex", "--log-level", "debug", "--state-dir=")
 	cmd.Env = env
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
