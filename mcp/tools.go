@@ -20,7 +20,11 @@ import (
 
 // toolSpec is one tool: what tools/list shows and how a call runs.
 type toolSpec struct {
-	tool *mcpsdk.Tool
+	// tool's InputSchema is schema as JSON, marshalled once: the go-sdk
+	// marshals a *jsonschema.Schema again at every AddTool (each session's
+	// server) and every tools/list, and a schema marshals slowly.
+	tool   *mcpsdk.Tool
+	schema *jsonschema.Schema
 	// run decodes and validates raw arguments and calls the engine. Invalid
 	// arguments come back as a CodeInvalidRequest *fsops.Error.
 	run func(ctx context.Context, e *fsops.Engine, args *arguments, before fsops.BeforeWrite) (any, error)
@@ -169,10 +173,15 @@ func defineTool[P, R any](name, title, description string, ann *mcpsdk.ToolAnnot
 		panic(fmt.Sprintf("mcp: resolving schema of %s: %v", name, err))
 	}
 	ann.Title = title
-	tool := &mcpsdk.Tool{Name: name, Title: title, Description: description, InputSchema: schema, Annotations: ann}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: marshalling the schema of %s: %v", name, err))
+	}
+	tool := &mcpsdk.Tool{Name: name, Title: title, Description: description, InputSchema: json.RawMessage(raw), Annotations: ann}
 	hint := argumentsHint(name, schema)
 	return toolSpec{
-		tool: tool,
+		tool:   tool,
+		schema: schema,
 		run: func(ctx context.Context, e *fsops.Engine, args *arguments, before fsops.BeforeWrite) (any, error) {
 			p, err := decodeArguments[P](args, resolved)
 			if err != nil {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -180,7 +181,7 @@ func TestInvalidArguments(t *testing.T) {
 
 func TestArgumentsHint(t *testing.T) {
 	t.Parallel()
-	got := argumentsHint(fsops.ToolMultiEditTextFile, specs()[3].tool.InputSchema.(*jsonschema.Schema))
+	got := argumentsHint(fsops.ToolMultiEditTextFile, specs()[3].schema)
 	want := "Call multi_edit_text_file again with exactly these arguments: path (string, required), " +
 		"edits (array of {old_string, new_string}, required), expected_hash (string, optional). " +
 		"Other arguments are not accepted; paths must be absolute."
@@ -253,7 +254,7 @@ func TestDocsListEveryArgument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, spec := range specs() {
-		s := spec.tool.InputSchema.(*jsonschema.Schema)
+		s := spec.schema
 		var row string
 		for _, line := range strings.Split(string(doc), "\n") {
 			if strings.HasPrefix(line, "| `"+spec.tool.Name+"` |") {
@@ -278,5 +279,30 @@ func TestValidationErrorCapped(t *testing.T) {
 	msg := plainValidationError("validating root: validating /properties/content: type: " + strings.Repeat("x", 1<<20) + " has type array, want string")
 	if len(msg) > 2*maxValidationMessage {
 		t.Fatalf("message of %d bytes", len(msg))
+	}
+}
+
+// Each tool's input schema goes out as the schema its arguments are
+// validated against: marshalled once, when the tool set is built, not by
+// every session's server (BenchmarkNewServer) and every tools/list.
+func TestToolsSendTheirSchema(t *testing.T) {
+	t.Parallel()
+	for _, spec := range specs() {
+		raw, ok := spec.tool.InputSchema.(json.RawMessage)
+		if !ok {
+			t.Errorf("%s: input schema is a %T, want it marshalled once (json.RawMessage)", spec.tool.Name, spec.tool.InputSchema)
+			continue
+		}
+		want, err := json.Marshal(spec.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent jsonschema.Schema // and it is a schema
+		if err := json.Unmarshal(raw, &sent); err != nil {
+			t.Fatalf("%s: %v", spec.tool.Name, err)
+		}
+		if got := []byte(raw); !bytes.Equal(got, want) {
+			t.Errorf("%s sends\n%s\nwant\n%s", spec.tool.Name, got, want)
+		}
 	}
 }
