@@ -83,6 +83,8 @@ type HostOptions struct {
 	// relayAuthenticated, in tests, runs once a relay's token is known,
 	// before its MCP session starts.
 	relayAuthenticated func()
+	// relayAuthTimeout, in tests, replaces relayAuthTimeout when set.
+	relayAuthTimeout time.Duration
 }
 
 // Host serves the MCP servers of all sessions of one agent process over

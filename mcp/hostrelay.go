@@ -81,7 +81,11 @@ func (h *Host) startRelay(command string) *relayListener {
 		h.opts.Logger.Warn("mcp host: no relay socket, codex reaches the file tools over HTTP", "err", err)
 		return nil
 	}
-	r := &relayListener{dir: dir, ln: ln, command: command, log: h.opts.Logger, conns: map[net.Conn]struct{}{}}
+	// The same cap as the HTTP listener's: connections that have not shown
+	// a token (each holding a goroutine and a read buffer for up to
+	// relayAuthTimeout) are a local flood's, past the cap the oldest close.
+	guarded := &guardListener{Listener: ln, max: h.opts.MaxUnauthenticatedConns, log: h.opts.Logger}
+	r := &relayListener{dir: dir, ln: guarded, command: command, log: h.opts.Logger, conns: map[net.Conn]struct{}{}}
 	r.ctx, r.cancel = context.WithCancel(withLogger(context.Background(), h.opts.Logger))
 	r.wg.Add(1)
 	go r.accept(h)
@@ -152,7 +156,11 @@ func (r *relayListener) serve(h *Host, c net.Conn) {
 		r.mu.Unlock()
 	}()
 	defer recovery.Recover(r.log, "mcp relay connection", nil)
-	c.SetReadDeadline(time.Now().Add(relayAuthTimeout))
+	authTimeout := relayAuthTimeout
+	if h.opts.relayAuthTimeout > 0 {
+		authTimeout = h.opts.relayAuthTimeout
+	}
+	c.SetReadDeadline(time.Now().Add(authTimeout))
 	br := bufio.NewReaderSize(c, relayBuffer)
 	token, err := readTokenLine(br)
 	if err != nil {
@@ -163,6 +171,9 @@ func (r *relayListener) serve(h *Host, c net.Conn) {
 	if s == nil {
 		r.log.Warn("mcp host: relay connection refused: unknown token")
 		return
+	}
+	if gc, ok := c.(*guardedConn); ok {
+		gc.l.authenticated(gc) // no longer counts against the cap
 	}
 	if h.opts.relayAuthenticated != nil {
 		h.opts.relayAuthenticated()

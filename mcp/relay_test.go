@@ -450,3 +450,46 @@ func TestRelayEndAgentGone(t *testing.T) {
 		}
 	}
 }
+
+// TestRelaySocketSurvivesFlood: connections to the relay socket that show
+// no token are capped as the HTTP listener's are (past the cap the oldest
+// close), so a local flood pins at most that many descriptors, goroutines
+// and read buffers; a relay connecting during the flood is served.
+func TestRelaySocketSurvivesFlood(t *testing.T) {
+	const max = 8
+	// Flood connections stay unless the cap closes them: a flood outlives
+	// any one connection's time to show a token.
+	h, route := newRelayHost(t, &HostOptions{MaxUnauthenticatedConns: max, relayAuthTimeout: time.Hour})
+	tok, _, _ := newSession(t, h, "/w/a.txt", "during the flood\n")
+	var flood []net.Conn
+	defer func() {
+		for _, c := range flood {
+			c.Close()
+		}
+	}()
+	for range 10 * max {
+		c, err := net.Dial("unix", route.Env[RelaySocketEnv])
+		if err != nil {
+			t.Fatal(err)
+		}
+		flood = append(flood, c)
+	}
+	cs := startRelay(t, route, tok).client(t)
+	if _, sc := call(t, cs, fsops.ToolReadTextFile, map[string]any{"path": "/w/a.txt"}); !strings.Contains(sc["content"].(string), "during the flood") {
+		t.Errorf("read during the flood = %v", sc)
+	}
+	// Every flood connection but the newest max was closed by the host.
+	closed, deadline := 0, time.Now().Add(30*time.Second) // bounds a failure's wait only
+	for _, c := range flood {
+		c.SetReadDeadline(deadline)
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+		if closed >= len(flood)-max {
+			break
+		}
+	}
+	if closed < len(flood)-max {
+		t.Errorf("flood connections closed by the host: %d of %d, want at least %d", closed, len(flood), len(flood)-max)
+	}
+}
