@@ -552,7 +552,7 @@ func (b *slowSkills) Skills(ctx context.Context, t backend.Turn) ([]backend.Skil
 // commands (its skills still being listed) must not take that for the end
 // of the wait and go to codex as text: only session/cancel cancels it.
 func TestSlashCommandSurvivesAnotherPrompt(t *testing.T) {
-	t.Parallel()
+	// Not parallel: waitingForCommands counts the whole process's goroutines.
 	be := &slowSkills{gate: make(chan struct{}), cmdBackend: &cmdBackend{feats: backend.Skills,
 		skillList: []backend.Skill{{Name: "greet", Description: "Say hello", Path: "/w/.agents/skills/greet/SKILL.md", Scope: "repo"}}}}
 	h := startAgent(t, be, fakeeditor.Options{})

@@ -92,7 +92,7 @@ func TestPlainPromptDoesNotWaitForSkills(t *testing.T) {
 // A "/name" prompt whose name is not known yet waits for the listing, and
 // runs the skill once the listing has it; a builtin command does not wait.
 func TestSkillPromptWaitsForListing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: waitingForCommands counts the whole process's goroutines.
 	h, be, release := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	status := awaitAnswer(t, h.promptInBackground(sid, "/status"), "/status while the skills are listed")
@@ -117,7 +117,7 @@ func TestSkillPromptWaitsForListing(t *testing.T) {
 // /skills shows the listing: it waits for it rather than answer that there
 // are no skills.
 func TestSkillsCommandWaitsForListing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: waitingForCommands counts the whole process's goroutines.
 	h, _, release := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	list := h.promptInBackground(sid, "/skills")
@@ -141,7 +141,7 @@ func TestSkillsCommandWaitsForListing(t *testing.T) {
 // A session/cancel ends a "/name" prompt's wait for the listing: it
 // answers cancelled and nothing runs.
 func TestCancelEndsSkillWait(t *testing.T) {
-	t.Parallel()
+	// Not parallel: waitingForCommands counts the whole process's goroutines.
 	h, be, _ := blockedSkills(t)
 	sid := h.newSession(t, t.TempDir())
 	skill := h.promptInBackground(sid, "/greet Ada")
