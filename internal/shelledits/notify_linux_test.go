@@ -110,12 +110,7 @@ func TestStartTakesTheBaselineInTheBackground(t *testing.T) {
 		t.Run(notifyName(notify), func(t *testing.T) {
 			setNotify(t, notify)
 			w := plainWS(t)
-			release := make(chan struct{})
-			t.Cleanup(func() { listDir = readDir })
-			listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
-				<-release
-				return readDir(dir, dev, follow)
-			}
+			release := holdWalks(t)
 			tr := New([]string{w.dir}, Limits{})
 			defer tr.Close()
 			tr.Start(context.Background()) // returns with the walk held
@@ -579,12 +574,7 @@ func TestScanOfRootFilesInGitAsksAboutThemOnly(t *testing.T) {
 func TestWatchingDoesNotWaitForTheBaseline(t *testing.T) {
 	setNotify(t, true)
 	w := plainWS(t)
-	release := make(chan struct{})
-	t.Cleanup(func() { listDir = readDir })
-	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
-		<-release
-		return readDir(dir, dev, follow)
-	}
+	release := holdWalks(t)
 	tr := New([]string{w.dir}, Limits{})
 	defer tr.Close()
 	tr.Start(context.Background()) // the walk held
@@ -675,12 +665,7 @@ func TestReclaimWhenTheBudgetRefuses(t *testing.T) {
 
 	t.Run("baseline under way", func(t *testing.T) {
 		w := plainWS(t)
-		release := make(chan struct{})
-		t.Cleanup(func() { listDir = readDir })
-		listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
-			<-release
-			return readDir(dir, dev, follow)
-		}
+		release := holdWalks(t)
 		tr := New([]string{w.dir}, Limits{})
 		defer tr.Close()
 		tr.Start(context.Background()) // returns with the walk held
@@ -704,13 +689,8 @@ func TestReclaimWhenTheBudgetRefuses(t *testing.T) {
 func TestStartDoesNotWaitForTheEarlierBaseline(t *testing.T) {
 	setNotify(t, true)
 	w := plainWS(t)
-	release := make(chan struct{})
+	release := holdWalks(t)
 	var once sync.Once
-	t.Cleanup(func() { listDir = readDir })
-	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
-		<-release
-		return readDir(dir, dev, follow)
-	}
 	tr := New([]string{w.dir}, Limits{})
 	defer tr.Close()
 	defer once.Do(func() { close(release) }) // before Close waits for the walk
@@ -732,4 +712,18 @@ func TestStartDoesNotWaitForTheEarlierBaseline(t *testing.T) {
 		t.Errorf("changes = %q, want %q", got, want)
 	}
 
+}
+
+// holdWalks makes every directory listing of a tracker without its own
+// hook wait until the returned channel is closed (it sets the package's
+// listDir: not for parallel tests).
+func holdWalks(t *testing.T) chan struct{} {
+	t.Helper()
+	release := make(chan struct{})
+	t.Cleanup(func() { listDir = readDir })
+	listDir = func(dir string, dev uint64, follow regularfile.Follow) ([]string, []fileStat, []string, error) {
+		<-release
+		return readDir(dir, dev, follow)
+	}
+	return release
 }
