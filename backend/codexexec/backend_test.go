@@ -484,16 +484,7 @@ func TestExecTurnRunsBesideNoWaitingCodex(t *testing.T) {
 // start and takes the process, rather than starting a second codex beside
 // it (which the prestarter then ended).
 func TestExecPromptTakesTheCodexBeingStarted(t *testing.T) {
-	r := &procRunner{gate: make(chan struct{}), prestarting: make(chan struct{})}
-	b := &Backend{Runner: r, Logger: testkit.DiscardLogger()}
-	defer b.Close()
-	release := sync.OnceFunc(func() { close(r.gate) })
-	defer release() // before Close, which waits for the prestarter
-	waits := make(chan struct{})
-	b.onWaitForStart = func() { close(waits) }
-	s1 := sessionTurn(t.TempDir(), 1)
-	b.Prepare(s1)
-	testkit.WaitFor(t, r.prestarting, "the prestarter never started the session's codex")
+	r, b, release, waits, s1 := codexBeingStarted(t)
 
 	done := make(chan error, 1)
 	go func() { done <- b.Run(context.Background(), s1, backendtest.NopOutput{}) }()
@@ -522,16 +513,7 @@ func TestExecPromptTakesTheCodexBeingStarted(t *testing.T) {
 // nothing else would (the runner would keep it for its idle time, 10
 // minutes, beside every later turn).
 func TestExecCancelledPromptEndsTheCodexBeingStarted(t *testing.T) {
-	r := &procRunner{gate: make(chan struct{}), prestarting: make(chan struct{})}
-	b := &Backend{Runner: r, Logger: testkit.DiscardLogger()}
-	defer b.Close()
-	release := sync.OnceFunc(func() { close(r.gate) })
-	defer release() // before Close, which waits for the prestarter
-	waits := make(chan struct{})
-	b.onWaitForStart = func() { close(waits) }
-	s1 := sessionTurn(t.TempDir(), 1)
-	b.Prepare(s1)
-	testkit.WaitFor(t, r.prestarting, "the prestarter never started the session's codex")
+	r, b, release, waits, s1 := codexBeingStarted(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -546,4 +528,24 @@ func TestExecCancelledPromptEndsTheCodexBeingStarted(t *testing.T) {
 	if n := r.aliveNow(); n != 0 {
 		t.Errorf("%d codex processes alive after the cancelled turn, want none", n)
 	}
+}
+
+// codexBeingStarted is a backend whose session s1 was prepared and whose
+// prestarter is starting the session's codex, held until release; waits
+// closes when a turn waits for that start. Cleanup releases the start,
+// then closes the backend (which waits for the prestarter).
+func codexBeingStarted(t *testing.T) (r *procRunner, b *Backend, release func(), waits chan struct{}, s1 backend.Turn) {
+	t.Helper()
+	dir := t.TempDir() // removed after the cleanups below
+	r = &procRunner{gate: make(chan struct{}), prestarting: make(chan struct{})}
+	b = &Backend{Runner: r, Logger: testkit.DiscardLogger()}
+	t.Cleanup(b.Close)
+	release = sync.OnceFunc(func() { close(r.gate) })
+	t.Cleanup(release) // runs before Close
+	waits = make(chan struct{})
+	b.onWaitForStart = func() { close(waits) }
+	s1 = sessionTurn(dir, 1)
+	b.Prepare(s1)
+	testkit.WaitFor(t, r.prestarting, "the prestarter never started the session's codex")
+	return r, b, release, waits, s1
 }
