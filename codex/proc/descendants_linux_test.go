@@ -12,14 +12,11 @@ import (
 	"testing"
 )
 
-// startTree starts a shell with a child and a grandchild below it (all
-// sleeping), and returns the shell and the pids of the three.
-func startTree(t *testing.T) (root *exec.Cmd, pids []int) {
+// startScript starts sh -c script in a process group of its own, killed
+// with the test, and returns it with the first n lines it prints.
+func startScript(t *testing.T, script string, n int) (root *exec.Cmd, lines []string) {
 	t.Helper()
-	root = exec.Command("sh", "-c", `
-sleep 60 & echo $!
-sh -c 'sleep 60 & echo $!; wait' & echo $!
-wait`)
+	root = exec.Command("sh", "-c", script)
 	root.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := root.StdoutPipe()
 	if err != nil {
@@ -30,15 +27,29 @@ wait`)
 	}
 	t.Cleanup(func() { syscall.Kill(-root.Process.Pid, syscall.SIGKILL); root.Wait() })
 	sc := bufio.NewScanner(out)
-	for len(pids) < 3 && sc.Scan() {
-		pid, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
+	for len(lines) < n && sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) != n {
+		t.Fatalf("the shell printed %q, want %d lines", lines, n)
+	}
+	return root, lines
+}
+
+// startTree starts a shell with a child and a grandchild below it (all
+// sleeping), and returns the shell and the pids of the three.
+func startTree(t *testing.T) (root *exec.Cmd, pids []int) {
+	t.Helper()
+	root, lines := startScript(t, `
+sleep 60 & echo $!
+sh -c 'sleep 60 & echo $!; wait' & echo $!
+wait`, 3)
+	for _, line := range lines {
+		pid, err := strconv.Atoi(strings.TrimSpace(line))
 		if err != nil {
-			t.Fatalf("the shell printed %q", sc.Text())
+			t.Fatalf("the shell printed %q", line)
 		}
 		pids = append(pids, pid)
-	}
-	if len(pids) != 3 {
-		t.Fatalf("the shell reported %v", pids)
 	}
 	slices.Sort(pids)
 	return root, pids

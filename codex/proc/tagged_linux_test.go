@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,23 +19,13 @@ func TestKillTagged(t *testing.T) {
 	// group with a tagged grandchild, one with another tag, an untagged one,
 	// one with no environment at all (looked at again, briefly, as one
 	// caught inside execve would be, then left alone).
-	root := exec.Command("sh", "-c", `
+	root, lines := startScript(t, `
 TAG=a setsid sleep 60 & echo own $!
 TAG=a sh -c 'sleep 60 & echo grandchild $!; wait' & echo shell $!
 TAG=b sleep 60 & echo other $!
 sleep 60 & echo untagged $!
 env -i sleep 60 & echo empty $!
-wait`)
-	root.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := root.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer root.Wait()
-	defer syscall.Kill(-root.Process.Pid, syscall.SIGKILL)
+wait`, 6)
 	// A tagged process not below root.
 	outside := exec.Command("sleep", "60")
 	outside.Env = append(os.Environ(), "TAG=a")
@@ -47,11 +36,10 @@ wait`)
 	defer outside.Process.Kill()
 
 	pids := map[string]int{}
-	sc := bufio.NewScanner(out)
-	for len(pids) < 6 && sc.Scan() {
+	for _, line := range lines {
 		var name string
 		var pid int
-		fmt.Sscan(sc.Text(), &name, &pid)
+		fmt.Sscan(line, &name, &pid)
 		pids[name] = pid
 	}
 	if len(pids) != 6 {
