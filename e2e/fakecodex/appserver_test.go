@@ -83,6 +83,14 @@ func (c *asConn) send(s string) {
 
 // expect reads the fake's next line, which must equal want (compared as
 // JSON).
+// initialize is the agent's side of the app-server handshake, as every
+// recording starts (id 11).
+func (c *asConn) initialize() {
+	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
+	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
+	c.send(`{"method":"initialized"}`)
+}
+
 func (c *asConn) expect(want string) {
 	c.t.Helper()
 	select {
@@ -135,9 +143,7 @@ func TestAppServerReplaysConversation(t *testing.T) {
 	f := newFake(t, entries...)
 	gs := harnessGates(t, f)
 	c := f.startAppServer()
-	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
-	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
-	c.send(`{"method":"initialized"}`)
+	c.initialize()
 	c.send(`{"id":12,"method":"thread/start","params":{"cwd":"/w","sandbox":"read-only","approvalPolicy":"on-request","config":{"mcp_servers.acp":{"url":"http://127.0.0.1:1/mcp","http_headers":{"Authorization":"Bearer live"}}}}}`)
 	c.expect(`{"method":"configWarning","params":{"summary":"no bubblewrap"}}`)
 	c.expect(`{"id":12,"result":{"thread":{"id":"th1"}}}`)
@@ -413,9 +419,7 @@ func TestAppServerAnswersUnrecordedConfigRead(t *testing.T) {
 		asEOF("in"),
 	)
 	c := newFake(t, entries...).startAppServer()
-	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
-	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
-	c.send(`{"method":"initialized"}`)
+	c.initialize()
 	c.send(`{"id":12,"method":"config/read","params":{"includeLayers":false,"cwd":"/w"}}`)
 	c.expect(`{"id":12,"result":{"config":{"approval_policy":"never"}}}`)
 	if code := c.exit(true); code != 0 {
@@ -442,9 +446,7 @@ func TestAppServerSkillsListFloats(t *testing.T) {
 	)
 	f := newFake(t, entries...)
 	c := f.startAppServer()
-	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
-	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
-	c.send(`{"method":"initialized"}`)
+	c.initialize()
 	c.send(`{"id":12,"method":"thread/start","params":{"cwd":"/w"}}`)
 	c.expect(`{"method":"mcpServer/startupStatus/updated","params":{"name":"acp","status":"ready"}}`)
 	c.expect(`{"id":12,"result":{"thread":{"id":"th1"}}}`)
@@ -468,14 +470,7 @@ func TestAppServerSkillsListFloats(t *testing.T) {
 // and the agent's exit (which waits for the listing it started, so that
 // its commands go out first) waited until it was killed.
 func TestAppServerSkillsListAnsweredAfterMismatch(t *testing.T) {
-	entries := append(append([]record.Entry(nil), handshake...),
-		as("out", `{"id":2,"method":"turn/start","params":{"threadId":"th1","input":[{"type":"text","text":"hi"}]}}`),
-		as("out", `{"id":3,"method":"skills/list","params":{"cwds":["/w"]}}`),
-		as("in", `{"id":2,"result":{"turn":{"id":"tu1"}}}`),
-		as("in", `{"id":3,"result":{"data":[]}}`),
-		asEOF("out"),
-		asEOF("in"),
-	)
+	entries := turnThenListing()
 	for _, listFirst := range []bool{false, true} {
 		name := "listed after the mismatch"
 		if listFirst {
@@ -484,9 +479,7 @@ func TestAppServerSkillsListAnsweredAfterMismatch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFake(t, entries...)
 			c := f.startAppServer()
-			c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
-			c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
-			c.send(`{"method":"initialized"}`)
+			c.initialize()
 			if listFirst {
 				c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
 			}
@@ -511,20 +504,11 @@ func TestAppServerSkillsListAnsweredAfterMismatch(t *testing.T) {
 // recorded place: the agent waits for it before it closes codex's stdin
 // at its exit.
 func TestAppServerSkillsListAnsweredOnceTheReplayWentAnotherWay(t *testing.T) {
-	entries := append(append([]record.Entry(nil), handshake...),
-		as("out", `{"id":2,"method":"turn/start","params":{"threadId":"th1","input":[{"type":"text","text":"hi"}]}}`),
-		as("out", `{"id":3,"method":"skills/list","params":{"cwds":["/w"]}}`),
-		as("in", `{"id":2,"result":{"turn":{"id":"tu1"}}}`),
-		as("in", `{"id":3,"result":{"data":[]}}`),
-		asEOF("out"),
-		asEOF("in"),
-	)
+	entries := turnThenListing()
 	f := newFake(t, entries...)
 	gs := harnessGates(t, f)
 	c := f.startAppServer()
-	c.send(`{"id":11,"method":"initialize","params":{"clientInfo":{"name":"codexacp","version":"0"}}}`)
-	c.expect(`{"id":11,"result":{"userAgent":"codex"}}`)
-	c.send(`{"method":"initialized"}`)
+	c.initialize()
 	c.send(`{"id":13,"method":"skills/list","params":{"cwds":["/w"]}}`)
 	select {
 	case l := <-c.lines:
@@ -536,4 +520,17 @@ func TestAppServerSkillsListAnsweredOnceTheReplayWentAnotherWay(t *testing.T) {
 	if code := c.exit(true); code != 0 {
 		t.Errorf("exit %d, want 0; stderr %s", code, c.stderr)
 	}
+}
+
+// turnThenListing is a recording of the handshake, a turn "hi" and a
+// skills listing sent after it.
+func turnThenListing() []record.Entry {
+	return append(append([]record.Entry(nil), handshake...),
+		as("out", `{"id":2,"method":"turn/start","params":{"threadId":"th1","input":[{"type":"text","text":"hi"}]}}`),
+		as("out", `{"id":3,"method":"skills/list","params":{"cwds":["/w"]}}`),
+		as("in", `{"id":2,"result":{"turn":{"id":"tu1"}}}`),
+		as("in", `{"id":3,"result":{"data":[]}}`),
+		asEOF("out"),
+		asEOF("in"),
+	)
 }
