@@ -13,7 +13,7 @@ import (
 // unless Serve writes only JSON-RPC messages and still answers a request
 // afterwards. Its seeds include the input guard's corpus
 // (internal/stdioguard's FuzzGuardInput, which checks the guard alone).
-// CI: go test ./acp/ -run '^$' -fuzz '^FuzzServe$' -fuzztime=10s
+// Fuzz it: go test ./acp/ -run '^$' -fuzz '^FuzzServe$' -fuzztime=10s (CI: .ci/run)
 func FuzzServe(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n" + `{"id":null,"method":"x"}`))

@@ -14,7 +14,7 @@ import (
 // session/load do. Reading never panics and never returns more than the
 // bounds allow; what loads round-trips: a record saved again loads the
 // same, a log's entries written again read back the same.
-// CI: go test ./acp/ -run '^$' -fuzz '^FuzzStateFiles$' -fuzztime=10s
+// Fuzz it: go test ./internal/sessionstore/ -run '^$' -fuzz '^FuzzStateFiles$' -fuzztime=10s (CI: .ci/run)
 func FuzzStateFiles(f *testing.F) {
 	f.Add([]byte(`{"sessionId":"` + sidHere + `","threadId":"` + threadID + `","cwd":"/w","mode":"auto","updatedAt":"2026-11-23T01:25:33+01:00","threadUsage":{"input_tokens":3}}`))
 	f.Add([]byte(`{"path":"/w/a.txt","hash":"h","content":[{"type":"diff","path":"/w/a.txt","oldText":"a","newText":"b"}]}` + "\n" + `{"path":"/w/b`))

@@ -12,7 +12,7 @@ import (
 // routes safely, answers the editor only with well-formed errors (at most
 // one per line), and that the oversized scanner agrees with encoding/json.
 // acp's FuzzServe runs this corpus through a real Agent.Serve.
-// CI: go test ./internal/stdioguard/ -run '^$' -fuzz '^FuzzGuardInput$' -fuzztime=10s
+// Fuzz it: go test ./internal/stdioguard/ -run '^$' -fuzz '^FuzzGuardInput$' -fuzztime=10s (CI: .ci/run)
 func FuzzGuardInput(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n" + `{"id":null,"method":"x"}`))
