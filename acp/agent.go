@@ -103,6 +103,9 @@ type Options struct {
 	// offer (auth.go). Zero: no methods, and codex counts as signed in.
 	Auth Auth
 
+	// beforePromptRegisters runs in session/prompt's handler before the
+	// prompt registers (tests hold it back, as a busy machine may). nil: none.
+	beforePromptRegisters func()
 	// toolCallGrace overrides how long a turn's end waits for its tool
 	// calls (tests reach the given-up path with it). 0: toolCallGrace.
 	toolCallGrace time.Duration
@@ -323,6 +326,13 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			defer recovery.Recover(a.log, "session/cancel", nil)
 			if err := a.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(sessionID)}); err != nil {
 				a.log.Debug("session/cancel ignored", "session", sessionID, "err", err)
+			}
+		},
+		// A session/cancel covers the prompts read before it, even those
+		// whose handler the SDK has not started yet (turn.go).
+		Prompt: func(sessionID string) {
+			if s, err := a.session(acpsdk.SessionId(sessionID)); err == nil {
+				s.promptRead()
 			}
 		},
 		Rename:           map[string]string{methodSessionDelete: extDeleteSession},

@@ -20,13 +20,17 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if a.opts.beforePromptRegisters != nil {
+		a.opts.beforePromptRegisters()
+	}
+	// Registered first: a session/cancel from now on covers this prompt, as
+	// it covers every prompt sent before it; one the input guard read
+	// before this registered waited for it (turn.go).
+	gen, cancelled := s.newPrompt()
 	text, images, err := promptContent(req.Prompt)
 	if err != nil {
 		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
-	// Registered before anything waits: a session/cancel from now on covers
-	// this prompt, as it covers every prompt sent before it (turn.go).
-	gen, cancelled := s.newPrompt()
 	// The SDK cancels a session's running prompt when another one for the
 	// session arrives, which would turn every steer into a cancel, and a
 	// slash command still waiting for the session's commands into text for

@@ -54,6 +54,8 @@ type session struct {
 	closed      bool
 	deleted     bool                     // session/delete: its record is never saved again (persist)
 	latest      uint64                   // generation of the newest prompt
+	read        uint64                   // prompts the input guard read (promptRead); latest catches up
+	caughtUp    chan struct{}            // closed when latest reaches read; nil: nobody waits
 	cancelledTo uint64                   // prompts up to this generation were cancelled by the client
 	nextCancel  context.Context          // done at the next session/cancel (newPrompt)
 	fireCancel  context.CancelFunc       // ends nextCancel

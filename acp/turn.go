@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -159,6 +160,10 @@ func (s *session) newPrompt() (gen uint64, cancelled context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latest++
+	if s.latest >= s.read && s.caughtUp != nil {
+		close(s.caughtUp)
+		s.caughtUp = nil
+	}
 	if s.nextCancel == nil {
 		s.nextCancel, s.fireCancel = context.WithCancel(context.Background())
 	}
@@ -206,9 +211,57 @@ func (s *session) cancelTurn(cause error) {
 	}
 }
 
+// promptRead notes a session/prompt the input guard read and passed on:
+// its handler, started later on a goroutine of the SDK's, registers it
+// (newPrompt).
+func (s *session) promptRead() {
+	s.mu.Lock()
+	s.read++
+	s.mu.Unlock()
+}
+
+// promptRegisterBound is how long a session/cancel waits for the handlers of
+// the prompts read before it to register them: microseconds as a rule; a
+// prompt the SDK refused never registers, and the cancel goes on without it.
+const promptRegisterBound = time.Second
+
+// awaitReadPrompts returns once every prompt read so far has registered, or
+// after bound: then the prompts still missing are given up on (one that
+// registers later counts as sent after the cancel).
+func (s *session) awaitReadPrompts(bound time.Duration) {
+	s.mu.Lock()
+	if s.latest >= s.read {
+		s.mu.Unlock()
+		return
+	}
+	if s.caughtUp == nil {
+		s.caughtUp = make(chan struct{})
+	}
+	caughtUp := s.caughtUp
+	s.mu.Unlock()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-caughtUp:
+	case <-t.C:
+		s.mu.Lock()
+		if s.latest < s.read {
+			s.read = s.latest
+		}
+		if s.caughtUp != nil {
+			close(s.caughtUp)
+			s.caughtUp = nil
+		}
+		s.mu.Unlock()
+	}
+}
+
 // cancelPrompts is session/cancel: the running turn ends, and a prompt
-// still waiting for it to finish answers cancelled instead of starting.
+// still waiting for it to finish answers cancelled instead of starting. It
+// covers every prompt the input guard read before it, registered or not
+// yet (awaitReadPrompts).
 func (s *session) cancelPrompts() {
+	s.awaitReadPrompts(promptRegisterBound)
 	s.mu.Lock()
 	s.cancelledTo = s.latest
 	if s.fireCancel != nil {

@@ -1,12 +1,16 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -215,5 +219,92 @@ func TestPromptWhileTurnRuns(t *testing.T) {
 				t.Errorf("steered = %q, want %q", sb.steeredTexts(), tc.steered)
 			}
 		})
+	}
+}
+
+// A session/cancel written right behind its prompt cancels it, however
+// late the SDK starts the prompt's handler: the SDK runs each request on a
+// goroutine of its own while the input guard handles the cancel at once.
+// Here the handler is held back until the cancel has been read; before the
+// guard noted prompts as it read them, the cancel found no prompt, and the
+// turn ran to its end.
+func TestCancelRightBehindItsPrompt(t *testing.T) {
+	t.Parallel()
+	be := &fakeBackend{script: func(ctx context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
+		onLine([]byte(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"done"}}`))
+		return nil
+	}}
+	var sid acpsdk.SessionId
+	var h *harness
+	opts := Options{Backend: be, ContextWindow: 272000}
+	opts.beforePromptRegisters = func() {
+		s, err := h.agent.session(sid)
+		if err != nil {
+			return
+		}
+		// Held until the cancel waits for this prompt (bounded: without the
+		// guard's note nothing waits).
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			s.mu.Lock()
+			waited := s.caughtUp != nil
+			s.mu.Unlock()
+			if waited {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	h = startAgentWith(t, opts, fakeeditor.Options{})
+	sid = h.newSession(t, t.TempDir())
+	lines := fmt.Sprintf(`{"jsonrpc":"2.0","id":900,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", sid, sid)
+	if _, err := io.WriteString(h.agentIn, lines); err != nil {
+		t.Fatal(err)
+	}
+	var answer []byte
+	for answer == nil {
+		for _, line := range h.editor.Raw() {
+			if bytes.Contains(line, []byte(`"id":900`)) {
+				answer = line
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// (The turn may have begun before the cancel went on: it ends cancelled.)
+	if !bytes.Contains(answer, []byte(`"stopReason":"cancelled"`)) {
+		t.Errorf("prompt answered %s, want stopReason cancelled", answer)
+	}
+}
+
+// A prompt the SDK refuses never registers: the cancel behind it waits for
+// it only up to promptRegisterBound, and the next prompt is not taken for
+// one sent before the cancel.
+func TestCancelBehindARefusedPrompt(t *testing.T) {
+	t.Parallel()
+	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
+	h := startAgent(t, be, fakeeditor.Options{})
+	sid := h.newSession(t, t.TempDir())
+	lines := fmt.Sprintf(`{"jsonrpc":"2.0","id":901,"method":"session/prompt","params":{"sessionId":%q}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", sid, sid)
+	if _, err := io.WriteString(h.agentIn, lines); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.prompt(sid, "next")
+	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("the prompt after the cancel = %+v, %v; want end_turn", resp, err)
+	}
+	answered := false
+	for _, line := range h.editor.Raw() {
+		if bytes.Contains(line, []byte(`"id":901`)) {
+			answered = true
+			if !bytes.Contains(line, []byte(`"code":-32602`)) {
+				t.Errorf("the refused prompt was answered %s, want invalid params", line)
+			}
+		}
+	}
+	if !answered { // long before: the cancel waited for it
+		t.Error("the refused prompt got no answer")
 	}
 }

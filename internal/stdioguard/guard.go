@@ -41,6 +41,14 @@ type Options struct {
 	Log *slog.Logger
 	// Cancel handles a session/cancel notification; nil: ignored.
 	Cancel func(sessionID string)
+	// Prompt, when set, is called with the session of each session/prompt
+	// request as it is read, before the SDK sees the request. The SDK
+	// starts a request's handler on a goroutine of its own while the guard
+	// handles a session/cancel at once, so a cancel right behind its prompt
+	// could otherwise be handled before the prompt's handler started: with
+	// Prompt the agent knows the prompt is coming. It runs on the reading
+	// goroutine and must not block.
+	Prompt func(sessionID string)
 	// Rename maps inbound request methods the SDK does not route to the
 	// extension methods it routes them under.
 	Rename map[string]string
@@ -61,6 +69,7 @@ type Options struct {
 func New(out io.Writer, sdkIn *io.PipeWriter, opts Options) (*Writer, *Guard) {
 	w := &Writer{w: out, rewrite: opts.Rewrite, deleteCap: opts.DeleteCapability, initialized: opts.Initialized}
 	g := newInputGuard(sdkIn, w, opts.Log, opts.Cancel)
+	g.prompt = opts.Prompt
 	g.rename = opts.Rename
 	g.reads = &w.reads
 	g.inits = &w.inits
@@ -254,6 +263,7 @@ type Guard struct {
 	editor io.Writer      // error answers
 	log    *slog.Logger
 	cancel func(sessionID string) // session/cancel; nil: ignored
+	prompt func(sessionID string) // Options.Prompt; nil: none
 	rename map[string]string      // Options.Rename
 	reads  *pendingReads          // our pending fs reads; nil: not checked
 	inits  *pendingInits          // the editor's initialize requests; nil: not noted
@@ -318,6 +328,11 @@ func (g *Guard) handle(line []byte) error {
 		if to, ok := g.rename[m.method]; ok {
 			line = renameMethod(line, to)
 		}
+		if m.method == string(acpsdk.AgentMethodSessionPrompt) && g.prompt != nil {
+			if sid, ok := sessionOf(m.params); ok {
+				g.prompt(sid)
+			}
+		}
 		if m.answers != nil && g.reads.answered(m.answers) && m.result != nil && !hasContent(m.result) {
 			return g.failResponse(m.answers, "the editor answered fs/read_text_file without content")
 		}
@@ -366,14 +381,24 @@ func (g *Guard) notification(method string, params json.RawMessage) {
 		g.ignored.add(g.log, "method", method)
 		return
 	}
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		g.ignored.add(g.log, "method", method, "err", err)
+	sid, ok := sessionOf(params)
+	if !ok {
+		g.ignored.add(g.log, "method", method, "reason", "no sessionId")
 		return
 	}
-	g.cancel(p.SessionID)
+	g.cancel(sid)
+}
+
+// sessionOf reads params' sessionId; ok is false when params have none that
+// is a string.
+func sessionOf(params json.RawMessage) (string, bool) {
+	var p struct {
+		SessionID *string `json:"sessionId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.SessionID == nil {
+		return "", false
+	}
+	return *p.SessionID, true
 }
 
 // oversized deals with a line over the limit, of which only what big saw is
@@ -526,7 +551,7 @@ func classify(line []byte) inbound {
 	case m.Method != "" && !validID(*m.ID):
 		return inbound{verdict: reject, err: invalidRequest("id must be a string, number or null")}
 	case m.Method != "":
-		return inbound{verdict: pass, method: m.Method}
+		return inbound{verdict: pass, method: m.Method, params: m.Params}
 	case m.Result != nil || m.Error != nil || hasErrorKey(line): // a response
 		switch {
 		case m.ID == nil || !routableID(*m.ID):

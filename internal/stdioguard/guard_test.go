@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/codexacp/codexacp/internal/stress"
@@ -327,5 +329,72 @@ func TestGuardReadAnswerWithoutContentFails(t *testing.T) {
 	if len(got) != 3 || !strings.Contains(string(got[0]), `"id":7,"error"`) || !strings.Contains(string(got[0]), "without content") ||
 		string(got[1]) != `{"jsonrpc":"2.0","id":8,"result":{"content":""}}` || string(got[2]) != `{"jsonrpc":"2.0","id":9,"result":{}}` {
 		t.Errorf("passed on %q", got)
+	}
+}
+
+// The agent hears of each prompt before the SDK reads it, in the order of
+// the input: a session/cancel right behind a prompt then covers it however
+// late the SDK starts the prompt's handler.
+func TestGuardNotesPromptsBeforeTheSDK(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	type hearing struct {
+		event      string
+		sdkPrompts int // prompts the SDK had read by then
+	}
+	var heard []hearing
+	sdkPrompts := 0
+	note := func(e string) {
+		mu.Lock()
+		heard = append(heard, hearing{e, sdkPrompts})
+		mu.Unlock()
+	}
+	pr, pw := io.Pipe()
+	var editor bytes.Buffer
+	g := newInputGuard(pw, &editor, discardLogger(), func(id string) { note("cancel " + id) })
+	g.prompt = func(id string) { note("prompt " + id) }
+	read := make(chan int)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		n := 0
+		for sc.Scan() {
+			n++
+			if bytes.Contains(sc.Bytes(), []byte(`"session/prompt"`)) {
+				mu.Lock()
+				sdkPrompts++
+				mu.Unlock()
+			}
+		}
+		read <- n
+	}()
+	input := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"prompt":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":7}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{"sessionId":"s2","modeId":"ask"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s2","prompt":[]}}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`,
+	}, "\n") + "\n"
+	if err := g.Run(strings.NewReader(input)); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-read; n != 5 {
+		t.Errorf("the SDK read %d lines, want the 5 requests", n)
+	}
+	// The prompts that name a session are heard in order, each before the
+	// SDK read it (the SDK may lag behind the guard, never lead it); a
+	// cancel without a session is nobody's.
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, h := range heard {
+		got = append(got, h.event)
+	}
+	if want := []string{"prompt s1", "cancel s1", "prompt s2"}; !slices.Equal(got, want) {
+		t.Fatalf("heard %q, want %q", got, want)
+	}
+	if heard[0].sdkPrompts > 0 || heard[2].sdkPrompts > 3 {
+		t.Errorf("the SDK had read %d and %d prompts when the agent heard of the first and the fourth", heard[0].sdkPrompts, heard[2].sdkPrompts)
 	}
 }
