@@ -106,6 +106,8 @@ type Options struct {
 	// beforePromptRegisters runs in session/prompt's handler before the
 	// prompt registers (tests hold it back, as a busy machine may). nil: none.
 	beforePromptRegisters func()
+	// promptRegisterBound overrides promptRegisterBound (tests). 0: promptRegisterBound.
+	promptRegisterBound time.Duration
 	// toolCallGrace overrides how long a turn's end waits for its tool
 	// calls (tests reach the given-up path with it). 0: toolCallGrace.
 	toolCallGrace time.Duration

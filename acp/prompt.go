@@ -154,6 +154,12 @@ func (a *Agent) Cancel(ctx context.Context, req acpsdk.CancelNotification) error
 		a.log.Debug("session/cancel ignored", "session", req.SessionId, "err", err)
 		return nil
 	}
-	s.cancelPrompts()
+	bound := promptRegisterBound
+	if a.opts.promptRegisterBound > 0 {
+		bound = a.opts.promptRegisterBound
+	}
+	if s.cancelPrompts(bound) {
+		a.log.Warn("session/cancel went on without a prompt read before it: its handler had not started", "session", s.id, "waited", bound)
+	}
 	return nil
 }

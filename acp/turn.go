@@ -160,6 +160,13 @@ func (s *session) newPrompt() (gen uint64, cancelled context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latest++
+	if s.latest > s.read {
+		// A prompt the guard did not count (a handler later than the
+		// cancel's bound, or one counted on a session object a load then
+		// replaced): without this, the next cancel would find its own
+		// prompt counted as registered and not wait for it.
+		s.read = s.latest
+	}
 	if s.latest >= s.read && s.caughtUp != nil {
 		close(s.caughtUp)
 		s.caughtUp = nil
@@ -221,18 +228,19 @@ func (s *session) promptRead() {
 }
 
 // promptRegisterBound is how long a session/cancel waits for the handlers of
-// the prompts read before it to register them: microseconds as a rule; a
-// prompt the SDK refused never registers, and the cancel goes on without it.
+// the prompts read before it to register them: microseconds as a rule. The
+// wait holds the editor's whole input (the guard reads on after the cancel).
 const promptRegisterBound = time.Second
 
 // awaitReadPrompts returns once every prompt read so far has registered, or
 // after bound: then the prompts still missing are given up on (one that
-// registers later counts as sent after the cancel).
-func (s *session) awaitReadPrompts(bound time.Duration) {
+// registers later counts as sent after the cancel). It reports whether it
+// gave up.
+func (s *session) awaitReadPrompts(bound time.Duration) (gaveUp bool) {
 	s.mu.Lock()
 	if s.latest >= s.read {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	if s.caughtUp == nil {
 		s.caughtUp = make(chan struct{})
@@ -243,6 +251,7 @@ func (s *session) awaitReadPrompts(bound time.Duration) {
 	defer t.Stop()
 	select {
 	case <-caughtUp:
+		return false
 	case <-t.C:
 		s.mu.Lock()
 		if s.latest < s.read {
@@ -253,6 +262,7 @@ func (s *session) awaitReadPrompts(bound time.Duration) {
 			s.caughtUp = nil
 		}
 		s.mu.Unlock()
+		return true
 	}
 }
 
@@ -260,8 +270,8 @@ func (s *session) awaitReadPrompts(bound time.Duration) {
 // still waiting for it to finish answers cancelled instead of starting. It
 // covers every prompt the input guard read before it, registered or not
 // yet (awaitReadPrompts).
-func (s *session) cancelPrompts() {
-	s.awaitReadPrompts(promptRegisterBound)
+func (s *session) cancelPrompts(registerBound time.Duration) (gaveUp bool) {
+	gaveUp = s.awaitReadPrompts(registerBound)
 	s.mu.Lock()
 	s.cancelledTo = s.latest
 	if s.fireCancel != nil {
@@ -270,6 +280,7 @@ func (s *session) cancelPrompts() {
 	}
 	s.mu.Unlock()
 	s.cancelTurn(errCancelledByClient)
+	return gaveUp
 }
 
 // runTurn runs spec as the session's next turn, with the prompt's images;

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/codexacp/codexacp/backend"
 	"github.com/codexacp/codexacp/codex/execrun"
 	"github.com/codexacp/codexacp/internal/fakeeditor"
+	"github.com/codexacp/codexacp/internal/syncbuf"
 )
 
 func TestTurnQueueOrder(t *testing.T) {
@@ -236,7 +240,9 @@ func TestCancelRightBehindItsPrompt(t *testing.T) {
 	}}
 	var sid acpsdk.SessionId
 	var h *harness
-	opts := Options{Backend: be, ContextWindow: 272000}
+	// The cancel waits for the prompt however slow the machine: the bound
+	// is not what this test is about.
+	opts := Options{Backend: be, ContextWindow: 272000, promptRegisterBound: time.Minute}
 	opts.beforePromptRegisters = func() {
 		s, err := h.agent.session(sid)
 		if err != nil {
@@ -262,29 +268,22 @@ func TestCancelRightBehindItsPrompt(t *testing.T) {
 	if _, err := io.WriteString(h.agentIn, lines); err != nil {
 		t.Fatal(err)
 	}
-	var answer []byte
-	for answer == nil {
-		for _, line := range h.editor.Raw() {
-			if bytes.Contains(line, []byte(`"id":900`)) {
-				answer = line
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
+	answer := h.awaitAnswer(900)
 	// (The turn may have begun before the cancel went on: it ends cancelled.)
 	if !bytes.Contains(answer, []byte(`"stopReason":"cancelled"`)) {
 		t.Errorf("prompt answered %s, want stopReason cancelled", answer)
 	}
 }
 
-// A prompt the SDK refuses never registers: the cancel behind it waits for
-// it only up to promptRegisterBound, and the next prompt is not taken for
-// one sent before the cancel.
+// A prompt the SDK refuses never reaches the handler, so the guard does not
+// count it: the cancel behind it does not wait for it, and the counts stay
+// level for the next cancel.
 func TestCancelBehindARefusedPrompt(t *testing.T) {
 	t.Parallel()
 	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
 		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
-	h := startAgent(t, be, fakeeditor.Options{})
+	logs := &syncbuf.Buffer{}
+	h := startAgentWith(t, Options{Backend: be, ContextWindow: 272000, Logger: slog.New(slog.NewTextHandler(logs, nil))}, fakeeditor.Options{})
 	sid := h.newSession(t, t.TempDir())
 	lines := fmt.Sprintf(`{"jsonrpc":"2.0","id":901,"method":"session/prompt","params":{"sessionId":%q}}`+"\n"+
 		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", sid, sid)
@@ -295,16 +294,76 @@ func TestCancelBehindARefusedPrompt(t *testing.T) {
 	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("the prompt after the cancel = %+v, %v; want end_turn", resp, err)
 	}
-	answered := false
-	for _, line := range h.editor.Raw() {
-		if bytes.Contains(line, []byte(`"id":901`)) {
-			answered = true
-			if !bytes.Contains(line, []byte(`"code":-32602`)) {
-				t.Errorf("the refused prompt was answered %s, want invalid params", line)
+	if a := h.awaitAnswer(901); !bytes.Contains(a, []byte(`"code":-32602`)) {
+		t.Errorf("the refused prompt was answered %s, want invalid params", a)
+	}
+	if strings.Contains(logs.String(), "went on without a prompt") {
+		t.Errorf("the cancel waited for the refused prompt:\n%s", logs)
+	}
+	s, err := h.agent.session(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.read != s.latest {
+		t.Errorf("prompts read %d, registered %d: want them level", s.read, s.latest)
+	}
+}
+
+// A prompt whose handler starts only after its cancel gave up waiting runs
+// (it counts as sent after the cancel), and the next prompt and cancel
+// right behind it are level again: the cancel covers that prompt.
+func TestCancelGivesUpOnALatePrompt(t *testing.T) {
+	t.Parallel()
+	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
+	logs := &syncbuf.Buffer{}
+	var sid acpsdk.SessionId
+	var h *harness
+	var prompts atomic.Int32
+	opts := Options{Backend: be, ContextWindow: 272000, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		promptRegisterBound: 10 * time.Millisecond}
+	opts.beforePromptRegisters = func() {
+		switch prompts.Add(1) {
+		case 1: // late: until its cancel gave up
+			for !strings.Contains(logs.String(), "went on without a prompt") {
+				time.Sleep(time.Millisecond)
 			}
+		case 2: // until its cancel waits for it
+			s, _ := h.agent.session(sid)
+			awaitSession(s, func() bool { return s.caughtUp != nil })
 		}
 	}
-	if !answered { // long before: the cancel waited for it
-		t.Error("the refused prompt got no answer")
+	h = startAgentWith(t, opts, fakeeditor.Options{})
+	sid = h.newSession(t, t.TempDir())
+	send := func(id int) {
+		lines := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", id, sid, sid)
+		if _, err := io.WriteString(h.agentIn, lines); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(910)
+	if a := h.awaitAnswer(910); !bytes.Contains(a, []byte(`"stopReason":"end_turn"`)) {
+		t.Errorf("the late prompt answered %s, want end_turn (registered after its cancel)", a)
+	}
+	send(911)
+	if a := h.awaitAnswer(911); !bytes.Contains(a, []byte(`"stopReason":"cancelled"`)) {
+		t.Errorf("the next prompt answered %s, want cancelled", a)
+	}
+}
+
+// awaitAnswer returns the agent's answer to the request with id, one the
+// test wrote to the agent's stdin itself.
+func (h *harness) awaitAnswer(id int) []byte {
+	key := []byte(fmt.Sprintf(`"id":%d,`, id))
+	for {
+		for _, line := range h.editor.Raw() {
+			if bytes.Contains(line, key) {
+				return line
+			}
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

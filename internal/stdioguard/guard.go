@@ -39,15 +39,18 @@ const maxLineBytes = 10*1024*1024 - 1
 // Options configures a Guard and its Writer.
 type Options struct {
 	Log *slog.Logger
-	// Cancel handles a session/cancel notification; nil: ignored.
+	// Cancel handles a session/cancel notification; nil: ignored. It runs
+	// on the reading goroutine: no input is read until it returns, which
+	// lets it wait (briefly) for the prompts read before it.
 	Cancel func(sessionID string)
 	// Prompt, when set, is called with the session of each session/prompt
-	// request as it is read, before the SDK sees the request. The SDK
-	// starts a request's handler on a goroutine of its own while the guard
-	// handles a session/cancel at once, so a cancel right behind its prompt
-	// could otherwise be handled before the prompt's handler started: with
-	// Prompt the agent knows the prompt is coming. It runs on the reading
-	// goroutine and must not block.
+	// request the SDK will hand to the agent (its params decode and
+	// validate as the SDK's do), as it is read, before the SDK sees it. The
+	// SDK starts a request's handler on a goroutine of its own while the
+	// guard handles a session/cancel at once, so a cancel right behind its
+	// prompt could otherwise be handled before the prompt's handler
+	// started: with Prompt the agent knows the prompt is coming. It runs on
+	// the reading goroutine and must not block.
 	Prompt func(sessionID string)
 	// Rename maps inbound request methods the SDK does not route to the
 	// extension methods it routes them under.
@@ -329,7 +332,7 @@ func (g *Guard) handle(line []byte) error {
 			line = renameMethod(line, to)
 		}
 		if m.method == string(acpsdk.AgentMethodSessionPrompt) && g.prompt != nil {
-			if sid, ok := sessionOf(m.params); ok {
+			if sid, ok := promptSession(m.params); ok {
 				g.prompt(sid)
 			}
 		}
@@ -387,6 +390,17 @@ func (g *Guard) notification(method string, params json.RawMessage) {
 		return
 	}
 	g.cancel(sid)
+}
+
+// promptSession is the session of a session/prompt the SDK will pass to
+// the agent; ok is false for one it answers with an error itself (its
+// handler would never see it).
+func promptSession(params json.RawMessage) (string, bool) {
+	var p acpsdk.PromptRequest
+	if json.Unmarshal(params, &p) != nil || p.Validate() != nil || p.SessionId == "" {
+		return "", false
+	}
+	return string(p.SessionId), true
 }
 
 // sessionOf reads params' sessionId; ok is false when params have none that
