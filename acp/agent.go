@@ -106,8 +106,9 @@ type Options struct {
 	// beforePromptRegisters runs in session/prompt's handler before the
 	// prompt registers (tests hold it back, as a busy machine may). nil: none.
 	beforePromptRegisters func()
-	// promptRegisterBound overrides promptRegisterBound (tests). 0: promptRegisterBound.
-	promptRegisterBound time.Duration
+	// promptRegisterBound, when set, says how long each session/cancel
+	// waits for the prompts read before it (tests). nil: promptRegisterBound.
+	promptRegisterBound func() time.Duration
 	// toolCallGrace overrides how long a turn's end waits for its tool
 	// calls (tests reach the given-up path with it). 0: toolCallGrace.
 	toolCallGrace time.Duration

@@ -155,8 +155,8 @@ func (a *Agent) Cancel(ctx context.Context, req acpsdk.CancelNotification) error
 		return nil
 	}
 	bound := promptRegisterBound
-	if a.opts.promptRegisterBound > 0 {
-		bound = a.opts.promptRegisterBound
+	if a.opts.promptRegisterBound != nil {
+		bound = a.opts.promptRegisterBound()
 	}
 	if s.cancelPrompts(bound) {
 		a.log.Warn("session/cancel went on without a prompt read before it: its handler had not started", "session", s.id, "waited", bound)

@@ -242,7 +242,7 @@ func TestCancelRightBehindItsPrompt(t *testing.T) {
 	var h *harness
 	// The cancel waits for the prompt however slow the machine: the bound
 	// is not what this test is about.
-	opts := Options{Backend: be, ContextWindow: 272000, promptRegisterBound: time.Minute}
+	opts := Options{Backend: be, ContextWindow: 272000, promptRegisterBound: func() time.Duration { return time.Minute }}
 	opts.beforePromptRegisters = func() {
 		s, err := h.agent.session(sid)
 		if err != nil {
@@ -322,17 +322,31 @@ func TestCancelGivesUpOnALatePrompt(t *testing.T) {
 	var sid acpsdk.SessionId
 	var h *harness
 	var prompts atomic.Int32
+	var patient atomic.Bool // the second cancel waits as long as it takes
 	opts := Options{Backend: be, ContextWindow: 272000, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		promptRegisterBound: 10 * time.Millisecond}
+		promptRegisterBound: func() time.Duration {
+			if patient.Load() {
+				return time.Minute
+			}
+			return time.Millisecond
+		}}
 	opts.beforePromptRegisters = func() {
 		switch prompts.Add(1) {
 		case 1: // late: until its cancel gave up
 			for !strings.Contains(logs.String(), "went on without a prompt") {
 				time.Sleep(time.Millisecond)
 			}
-		case 2: // until its cancel waits for it
+		case 2: // until its cancel waits for it (bounded: without the
+			// levelled count it never does)
 			s, _ := h.agent.session(sid)
-			awaitSession(s, func() bool { return s.caughtUp != nil })
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				s.mu.Lock()
+				waited := s.caughtUp != nil
+				s.mu.Unlock()
+				if waited {
+					return
+				}
+			}
 		}
 	}
 	h = startAgentWith(t, opts, fakeeditor.Options{})
@@ -348,6 +362,7 @@ func TestCancelGivesUpOnALatePrompt(t *testing.T) {
 	if a := h.awaitAnswer(910); !bytes.Contains(a, []byte(`"stopReason":"end_turn"`)) {
 		t.Errorf("the late prompt answered %s, want end_turn (registered after its cancel)", a)
 	}
+	patient.Store(true)
 	send(911)
 	if a := h.awaitAnswer(911); !bytes.Contains(a, []byte(`"stopReason":"cancelled"`)) {
 		t.Errorf("the next prompt answered %s, want cancelled", a)
