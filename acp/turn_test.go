@@ -234,10 +234,7 @@ func TestPromptWhileTurnRuns(t *testing.T) {
 // turn ran to its end.
 func TestCancelRightBehindItsPrompt(t *testing.T) {
 	t.Parallel()
-	be := &fakeBackend{script: func(ctx context.Context, _ int, _ execrun.Invocation, onLine func([]byte)) error {
-		onLine([]byte(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"done"}}`))
-		return nil
-	}}
+	be := &fakeBackend{script: cancelledOrDone(0)}
 	var sid acpsdk.SessionId
 	var h *harness
 	// The cancel waits for the prompt however slow the machine: the bound
@@ -269,7 +266,7 @@ func TestCancelRightBehindItsPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer := h.awaitAnswer(900)
-	// (The turn may have begun before the cancel went on: it ends cancelled.)
+	// (The turn may have begun before the cancel went on: the cancel ends it.)
 	if !bytes.Contains(answer, []byte(`"stopReason":"cancelled"`)) {
 		t.Errorf("prompt answered %s, want stopReason cancelled", answer)
 	}
@@ -316,8 +313,7 @@ func TestCancelBehindARefusedPrompt(t *testing.T) {
 // right behind it are level again: the cancel covers that prompt.
 func TestCancelGivesUpOnALatePrompt(t *testing.T) {
 	t.Parallel()
-	be := &fakeBackend{script: playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
-		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)}
+	be := &fakeBackend{script: cancelledOrDone(1)}
 	logs := &syncbuf.Buffer{}
 	var sid acpsdk.SessionId
 	var h *harness
@@ -380,5 +376,25 @@ func (h *harness) awaitAnswer(id int) []byte {
 			}
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// cancelledOrDone is a codex whose turns complete at once, except the one
+// numbered held (from 0), which ends when it is cancelled or else completes
+// after 10 s: a prompt whose cancel went missing then answers end_turn
+// instead of cancelled, whether its turn had begun when the cancel came or
+// not.
+func cancelledOrDone(held int) func(context.Context, int, execrun.Invocation, func([]byte)) error {
+	done := playLines(`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}`)
+	return func(ctx context.Context, n int, inv execrun.Invocation, onLine func([]byte)) error {
+		if n == held {
+			select {
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-time.After(10 * time.Second):
+			}
+		}
+		return done(ctx, n, inv, onLine)
 	}
 }
