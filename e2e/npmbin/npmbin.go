@@ -4,12 +4,15 @@
 package npmbin
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 // EnvRequired, set to 1 (CI does), turns a missing tool into a test failure:
@@ -19,20 +22,14 @@ const EnvRequired = "CODEXACP_E2E"
 // NodeModules returns the e2e/node_modules directory of the repository that
 // holds the working directory (a package directory under `go test`).
 func NodeModules() (string, error) {
-	dir, err := os.Getwd()
+	root, err := testkit.ModuleRoot()
+	if errors.Is(err, testkit.ErrNoModule) {
+		return "", os.ErrNotExist
+	}
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "e2e", "node_modules"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
+	return filepath.Join(root, "e2e", "node_modules"), nil
 }
 
 // Require returns path, or ends the test when path is empty: a skip saying

@@ -33,6 +33,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -42,6 +43,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/codexacp/codexacp/internal/testkit"
 )
 
 func main() {
@@ -289,20 +292,14 @@ func (p *paths) locate() error {
 // nodeModules is e2e/node_modules of the repository holding the working
 // directory.
 func nodeModules() (string, error) {
-	dir, err := os.Getwd()
+	root, err := testkit.ModuleRoot()
+	if errors.Is(err, testkit.ErrNoModule) {
+		return "", fmt.Errorf("not inside the codexacp repository")
+	}
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "e2e", "node_modules"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("not inside the codexacp repository")
-		}
-		dir = parent
-	}
+	return filepath.Join(root, "e2e", "node_modules"), nil
 }
 
 func isExecutable(p string) bool {

@@ -96,7 +96,7 @@ func buildCache() string {
 	if err != nil {
 		return ""
 	}
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		return ""
 	}
@@ -108,9 +108,13 @@ func buildCache() string {
 	return dir
 }
 
-// moduleRoot is the directory of the go.mod above the working directory
+// ErrNoModule is ModuleRoot's error when no go.mod is above the working
+// directory.
+var ErrNoModule = errors.New("no go.mod above the working directory")
+
+// ModuleRoot is the directory of the go.mod above the working directory
 // (a test runs in its package's directory).
-func moduleRoot() (string, error) {
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -121,7 +125,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
+			return "", ErrNoModule
 		}
 		dir = parent
 	}
