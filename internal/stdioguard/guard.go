@@ -44,8 +44,9 @@ type Options struct {
 	// lets it wait (briefly) for the prompts read before it.
 	Cancel func(sessionID string)
 	// Prompt, when set, is called with the session of each session/prompt
-	// request the SDK will hand to the agent (its params decode and
-	// validate as the SDK's do), as it is read, before the SDK sees it. The
+	// request the SDK will hand to the agent (a sessionId, and a prompt
+	// that is an array of objects: what the SDK checks short of each
+	// block's fields), as it is read, before the SDK sees it. The
 	// SDK starts a request's handler on a goroutine of its own while the
 	// guard handles a session/cancel at once, so a cancel right behind its
 	// prompt could otherwise be handled before the prompt's handler
@@ -394,13 +395,21 @@ func (g *Guard) notification(method string, params json.RawMessage) {
 
 // promptSession is the session of a session/prompt the SDK will pass to
 // the agent; ok is false for one it answers with an error itself (its
-// handler would never see it).
+// handler would never see it): no sessionId, no prompt, a block that is
+// not an object. The blocks are skipped, not decoded: an inline image
+// makes a prompt megabytes long, and the SDK decodes it once more (a typed
+// decode here cost 200 ms on 7 MiB, this one 50). A prompt the SDK refuses
+// only for a block's fields is counted; the next cancel of its session
+// then waits its bound for it.
 func promptSession(params json.RawMessage) (string, bool) {
-	var p acpsdk.PromptRequest
-	if json.Unmarshal(params, &p) != nil || p.Validate() != nil || p.SessionId == "" {
+	var p struct {
+		SessionID *string     `json:"sessionId"`
+		Prompt    *[]struct{} `json:"prompt"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.SessionID == nil || *p.SessionID == "" || p.Prompt == nil {
 		return "", false
 	}
-	return string(p.SessionId), true
+	return *p.SessionID, true
 }
 
 // sessionOf reads params' sessionId; ok is false when params have none that
